@@ -1,0 +1,65 @@
+# irqres: top-level build. `make demo` and `make test` are the two commands a new
+# Debian 12 machine needs; both install what they need first.
+prefix ?= /usr/local
+PREFIX ?= $(prefix)
+sbindir ?= $(PREFIX)/sbin
+datadir ?= $(PREFIX)/share
+sysconfdir ?= /etc
+unitdir ?= /lib/systemd/system
+DESTDIR ?=
+PYTHON ?= python3
+PYTEST ?= $(PYTHON) -m pytest
+
+export PYTHON
+
+all: daemon python
+
+deps: build/.deps-stamp
+build/.deps-stamp: scripts/install-deps.sh
+	bash scripts/install-deps.sh
+	@mkdir -p build && touch $@
+
+daemon: deps
+	$(MAKE) -C daemon
+
+# The Python package, installed in development mode (builds the trace reader extension).
+python: deps build/.python-stamp
+build/.python-stamp: pyproject.toml $(wildcard setup.py) $(wildcard analysis/irqres/*/*.c)
+	$(PYTHON) -m pip install -q --disable-pip-version-check --root-user-action=ignore \
+		--no-build-isolation -e .
+	@mkdir -p build && touch $@
+
+test check: all test-c test-asan test-py test-vm
+
+test-c: daemon
+	$(MAKE) -C daemon check
+
+test-asan: daemon
+	ASAN_OPTIONS=detect_leaks=1 $(MAKE) -C daemon BUILD=../build/daemon-asan SAN=1 check
+
+test-py: all
+	$(PYTEST) tests/python tests/integration
+
+test-vm: all
+	$(PYTEST) tests/vm
+
+demo: all
+	bash tests/vm/demo.sh
+
+bench: all
+	bash bench/run-all.sh
+
+install: daemon
+	$(MAKE) -C daemon install DESTDIR=$(DESTDIR) sbindir=$(sbindir)
+	$(PYTHON) -m pip install -q --disable-pip-version-check --root-user-action=ignore \
+		--no-build-isolation --no-deps $(if $(DESTDIR),--root $(DESTDIR)) --prefix $(PREFIX) .
+	install -d $(DESTDIR)$(sysconfdir)/irqres $(DESTDIR)$(datadir)/irqres/profiles
+	install -m 0644 profiles/*.yaml $(DESTDIR)$(datadir)/irqres/profiles/
+	install -D -m 0644 systemd/irqresd.service $(DESTDIR)$(unitdir)/irqresd.service
+	install -D -m 0644 systemd/irqres-tune.service $(DESTDIR)$(unitdir)/irqres-tune.service
+
+clean:
+	$(MAKE) -C daemon clean
+	rm -rf build analysis/*.egg-info
+
+.PHONY: all deps daemon python test check test-c test-asan test-py test-vm demo bench install clean

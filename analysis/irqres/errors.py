@@ -1,0 +1,21 @@
+"""Exceptions raised by the irqres library. The CLI turns them into clean messages."""
+
+
+class IrqresError(Exception):
+    """Base class of every error the library raises on purpose."""
+
+
+class UnitError(IrqresError, ValueError):
+    """A duration or number with a unit could not be read."""
+
+
+class ProfileError(IrqresError, ValueError):
+    """A profile is malformed; the message starts with ``file:line:col:`` when known."""
+
+
+class DaemonError(IrqresError):
+    """irqresd refused a request, or could not be reached."""
+
+
+class TraceError(IrqresError, ValueError):
+    """A trace file cannot be used; the message names the file and the cause."""

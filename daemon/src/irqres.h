@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * irqres.h - the data types that irqresd's modules pass to each other.
+ *
+ * Data flows one way: profile (profile.c) + threads found (discover.c) -> matches
+ * (match.c) -> plan (plan.c) -> changes to the kernel (apply.c, recorded by state.c).
+ * Time is integer nanoseconds (uint64_t, fields end in _ns) everywhere.
+ */
+#ifndef IRQRES_H
+#define IRQRES_H
+
+#include <sched.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define IRQRES_VERSION "0.1.0"
+
+#define TARGET_NAME_MAX 64
+#define COMM_MAX 16		/* kernel TASK_COMM_LEN, including the NUL */
+#define ACTIONS_MAX 256		/* full action names of one IRQ, comma separated */
+#define CGROUP_PATH_MAX 512
+
+/* Filesystem roots, settable so that unit tests run on fixture trees without root. */
+struct irqres_paths {
+	char proc[256];		/* default "/proc" */
+	char sys[256];		/* default "/sys" */
+	char cgroup[256];	/* cgroup v2 mount, default "/sys/fs/cgroup" */
+	char run[256];		/* state and socket directory, default "/run/irqres" */
+};
+extern struct irqres_paths irqres_paths;
+/* Reset every root to its default. */
+void irqres_paths_default(void);
+
+enum target_kind { TARGET_IRQ, TARGET_TASK };
+enum target_mode { MODE_STATIC, MODE_ADAPTIVE };
+
+struct adaptive_cfg {
+	uint64_t sample_ns;
+	double gain;
+	unsigned int window;
+	uint64_t default_job_ns;
+	uint64_t min_runtime_ns;	/* 0: derived (buffering bound or 1 us) */
+	uint64_t max_runtime_ns;	/* 0: derived (the deadline) */
+	uint64_t hysteresis_ns;
+};
+
+struct target {
+	char name[TARGET_NAME_MAX];
+	enum target_kind kind;
+	int line, col;			/* where the target starts in its file (1-based) */
+
+	/* IRQ-thread selectors (kind == TARGET_IRQ); NULL / 0 when not given. */
+	char *interface;
+	int *irqs;
+	size_t n_irqs;
+	char *action_glob;
+	char *driver;
+	bool secondary;			/* also match irq/N-s-* threads; default true */
+
+	/* Task selectors (kind == TARGET_TASK). */
+	char *task_comm;		/* fnmatch glob */
+	pid_t *pids;
+	size_t n_pids;
+	char *task_cgroup;		/* cgroup v2 path prefix */
+
+	uint64_t runtime_ns, period_ns, deadline_ns;
+	uint64_t min_interarrival_ns;	/* P, 0 = unknown */
+	uint32_t buffer;		/* N_c, 0 = unknown */
+	enum target_mode mode;
+	struct adaptive_cfg adaptive;
+};
+
+struct profile {
+	char *path;			/* the file it came from, or "<string>" */
+	bool admission_off;		/* admission_control: disable */
+	struct target *targets;
+	size_t n_targets;
+};
+
+/* One thread as found in /proc (an IRQ thread or a user thread). */
+struct thread_info {
+	pid_t pid;			/* the thread id (tid) */
+	pid_t tgid;
+	unsigned long long starttime;	/* /proc/PID/stat field 22: guards against pid reuse */
+	char comm[COMM_MAX];
+	bool kthread;			/* PF_KTHREAD */
+	bool is_irq;			/* a real IRQ thread: kthread, parent kthreadd, irq/ name */
+	int irq;			/* IRQ number, -1 when not an IRQ thread */
+	bool secondary;			/* irq/N-s-<action> */
+	char actions[ACTIONS_MAX];	/* full action names, comma separated */
+	cpu_set_t affinity;
+	int policy;			/* SCHED_OTHER, SCHED_FIFO, ..., SCHED_DEADLINE (6) */
+	int priority;			/* rt priority for FIFO/RR, else 0 */
+	int nice;
+	uint64_t dl_runtime_ns, dl_deadline_ns, dl_period_ns;
+	char cgroup[CGROUP_PATH_MAX];	/* cgroup v2 path, "" when unknown */
+};
+
+struct thread_list {
+	struct thread_info *v;
+	size_t n, cap;
+};
+
+/* A thread that a target selected. */
+struct match {
+	size_t target;			/* index into profile->targets */
+	struct thread_info thread;
+};
+
+struct match_list {
+	struct match *v;
+	size_t n, cap;
+};
+
+#endif /* IRQRES_H */

@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* paths.c - the filesystem roots every module reads and writes under. */
+#include "irqres.h"
+
+#include <stdio.h>
+
+struct irqres_paths irqres_paths = {
+	.proc = "/proc",
+	.sys = "/sys",
+	.cgroup = "/sys/fs/cgroup",
+	.run = "/run/irqres",
+};
+
+void irqres_paths_default(void)
+{
+	snprintf(irqres_paths.proc, sizeof(irqres_paths.proc), "/proc");
+	snprintf(irqres_paths.sys, sizeof(irqres_paths.sys), "/sys");
+	snprintf(irqres_paths.cgroup, sizeof(irqres_paths.cgroup), "/sys/fs/cgroup");
+	snprintf(irqres_paths.run, sizeof(irqres_paths.run), "/run/irqres");
+}
