@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * discover.h - finds threads in /proc (under irqres_paths.proc / .sys).
+ *
+ * An IRQ thread is a kernel thread (PF_KTHREAD in /proc/PID/stat field 9) whose parent
+ * is kthreadd (pid 2) and whose comm is irq/<N>-<action> or irq/<N>-s-<action>; a user
+ * process that names itself irq/11-eth0 is never one.  comm is cut at 15 characters, so
+ * the IRQ number comes from comm and the full action names from /sys/kernel/irq/N/actions
+ * (fallback: the directory names under /proc/irq/N/).
+ */
+#ifndef IRQRES_DISCOVER_H
+#define IRQRES_DISCOVER_H
+
+#include "irqres.h"
+
+/*
+ * Appends every IRQ thread to @list (which may already hold entries; start with a
+ * zeroed list).  Lists kthreadd's children from /proc/2/task/2/children when that file
+ * exists, else walks /proc.  Returns 0 or -errno (-ENOMEM, or /proc unreadable).
+ */
+int threads_scan_irq(struct thread_list *list);
+
+/*
+ * Appends every user thread (every /proc/PID/task/TID, kernel threads skipped) to @list.
+ * Threads that exit during the scan are skipped silently.  Returns 0 or -errno.
+ */
+int threads_scan_tasks(struct thread_list *list);
+
+/*
+ * Reads one thread (a tid; /proc/TID works for any thread) into *@ti: everything of
+ * struct thread_info.  Returns 0, -ESRCH when it does not exist (or exited meanwhile),
+ * or another -errno.
+ */
+int thread_read(pid_t pid, struct thread_info *ti);
+
+/* Returns 1 when @ti's thread still exists with the same starttime, 0 when not. */
+int thread_still_same(const struct thread_info *ti);
+
+/*
+ * Parses an IRQ-thread comm: "irq/11-eth0" -> irq 11, secondary false;
+ * "irq/19-s-ehci_hcd" -> 19, true.  Returns 0, or -EINVAL when @comm is not of that form.
+ */
+int thread_parse_irq_comm(const char *comm, int *irq, bool *secondary);
+
+/* Full action names of IRQ @irq, comma separated, into @buf.  Returns 0 or -errno. */
+int thread_irq_actions(int irq, char *buf, size_t len);
+
+/* Appends a copy of *@ti.  Returns 0 or -ENOMEM. */
+int thread_list_push(struct thread_list *list, const struct thread_info *ti);
+/* Frees the list's storage and leaves it empty. */
+void thread_list_free(struct thread_list *list);
+
+#endif

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * match.h - resolves a profile's targets to threads.
+ *
+ * IRQ selectors (interface, irq, action, driver) combine with AND; the IRQ set of an
+ * interface is the numbers in /sys/class/net/IF/device/msi_irqs/ (multi-queue NICs), else
+ * /sys/class/net/IF/device/irq, plus every /proc/interrupts line whose action names the
+ * interface (IF, IF-..., IF@...).  A driver is the basename of the IRQ's device's driver
+ * link: the device of an IRQ is found through /sys/bus/pci/devices/DEV/msi_irqs/N,
+ * /sys/bus/pci/devices/DEV/irq and /sys/class/net/IF/device (NICs).  `secondary: false`
+ * drops irq/N-s-* threads.  Task selectors (comm glob, pids, cgroup prefix) combine with
+ * AND too and never match kernel threads.
+ */
+#ifndef IRQRES_MATCH_H
+#define IRQRES_MATCH_H
+
+#include "irqres.h"
+
+struct match_unmatched {
+	size_t *v;		/* indexes of targets that matched no thread */
+	size_t n;
+};
+
+/*
+ * Resolves every target of @prof against @irq_threads (from threads_scan_irq) and
+ * @task_threads (from threads_scan_tasks; may be NULL when match_needs_tasks() is false)
+ * and appends one struct match per selected thread to @matches, in target order.
+ * Targets that match nothing are listed in @unmatched (may be NULL); the caller decides
+ * warning or error (docs/profile.md).  A thread selected by two targets is an error
+ * naming the thread and both targets.  Returns 0, -EINVAL (message in @err) or -ENOMEM.
+ * On error @matches and @unmatched are left as they were.
+ */
+int match_profile(const struct profile *prof, const struct thread_list *irq_threads,
+		  const struct thread_list *task_threads, struct match_list *matches,
+		  struct match_unmatched *unmatched, char *err, size_t errlen);
+
+/* true when some target of @prof is a task target (threads_scan_tasks() is needed). */
+bool match_needs_tasks(const struct profile *prof);
+
+/*
+ * Whether the single thread @ti (from thread_read, e.g. a hotplugged one) is selected by
+ * target @target of @prof.  Returns 1 yes, 0 no, or -errno.
+ */
+int match_thread(const struct profile *prof, size_t target, const struct thread_info *ti);
+
+/*
+ * The target of @prof that selects @ti: its index (>= 0), -ENOENT when none does,
+ * -EEXIST when two do (message in @err naming both), or another -errno.
+ */
+int match_find_target(const struct profile *prof, const struct thread_info *ti,
+		      char *err, size_t errlen);
+
+/* Appends "'name' (file:line:col)" of each unmatched target, comma separated, to @buf. */
+void match_describe_unmatched(const struct profile *prof, const struct match_unmatched *u,
+			      char *buf, size_t len);
+
+void match_list_free(struct match_list *matches);
+void match_unmatched_free(struct match_unmatched *u);
+
+#endif
