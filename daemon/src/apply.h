@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * apply.h - puts a plan into the kernel, all or nothing, and takes it back out.
+ *
+ * Every change is recorded in the state (state.h) before it is made. On any failure,
+ * apply_plan() undoes what it already did, in reverse order, and returns the first error
+ * with a message naming the thread and the way out. A thread that is gone (ESRCH) is
+ * skipped with a note. Functions return 0 (or a count) or -errno; none exits.
+ */
+#ifndef IRQRES_APPLY_H
+#define IRQRES_APPLY_H
+
+#include "irqres.h"
+#include "plan.h"
+#include "state.h"
+
+#include <stddef.h>
+
+/* Applies every item of a feasible plan (an infeasible one is refused with its first
+ * verdict). With plan->admission_off, admission control is turned off first (warned,
+ * recorded, restored). */
+int apply_plan(const struct plan *plan, struct state *st, char *err, size_t errlen);
+
+/* Applies one matched thread (hotplug): partition when needed, then SCHED_DEADLINE. */
+int apply_thread(const struct profile *prof, const struct match *m, struct state *st,
+		 char *err, size_t errlen);
+
+/* New budget for threads irqres manages, admission-checked for all of them at once
+ * before any change; on a refusal every thread keeps its budget. deadline_ns 0 keeps
+ * the deadline's ratio to the period. */
+int apply_set_budget(struct state *st, const pid_t *pids, size_t n, uint64_t runtime_ns,
+		     uint64_t deadline_ns, uint64_t period_ns, char *err, size_t errlen);
+
+/* Puts one recorded thread back (policy, cgroup) and forgets it. A thread gone or whose
+ * pid was reused is only forgotten, with a log line. */
+int apply_restore_thread(struct state *st, pid_t pid);
+/* Best effort, everything: threads in reverse order, partitions irqres created,
+ * +cpuset if irqres enabled it, admission control; deletes the state file when all
+ * went back. Returns the number of threads restored, or -errno of the first failure. */
+int apply_restore_all(struct state *st);
+
+#endif /* IRQRES_APPLY_H */

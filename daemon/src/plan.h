@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * plan.h - what applying a profile would do, and whether the kernel will accept it.
+ *
+ * For each matched thread: its old and new policy, its CPUs, its root domain, whether it
+ * needs a cpuset partition (affinity smaller than its root domain: sched_setattr would
+ * give EPERM), the buffering check (T-Q)/P < N_c, and a verdict. Per root domain: the
+ * kernel's admission rule in its own fixed point (dl.h: 1 CPU = 2^20):
+ *     existing DL bandwidth + new Σ to_ratio(T, Q) <= to_ratio(rt_period, rt_runtime) × CPUs
+ * where existing bandwidth leaves out the threads this plan replaces. The plan is feasible
+ * iff every item's verdict is ok. Building a plan changes nothing.
+ */
+#ifndef IRQRES_PLAN_H
+#define IRQRES_PLAN_H
+
+#include "cpuset.h"
+#include "irqres.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+enum plan_buffer { PLAN_BUF_UNKNOWN, PLAN_BUF_OK, PLAN_BUF_VIOLATED };
+
+/* A SCHED_DEADLINE task already present. */
+struct plan_dltask {
+	pid_t pid;
+	cpu_set_t cpus;			/* its affinity: tells its root domain */
+	uint64_t bw;			/* to_ratio(period, runtime) */
+};
+
+/* The system as the plan sees it (read by plan_env_read(), or filled by tests). */
+struct plan_env {
+	cpu_set_t online, isolated;
+	long long rt_runtime_us;	/* -1: unlimited */
+	long long rt_period_us;
+	bool partitions_possible;	/* cgroup v2 with the cpuset controller */
+	char partition_err[256];	/* why not, when not */
+	struct cpuset_part *parts;	/* partition roots present now */
+	size_t n_parts;
+	struct plan_dltask *dl;
+	size_t n_dl;
+};
+
+struct plan_domain {
+	cpu_set_t cpus;
+	int ncpus;
+	char partition[CPUSET_NAME_MAX];	/* "" for the default root domain */
+	bool is_new;			/* a partition this plan creates */
+	bool unlimited;			/* sched_rt_runtime_us = -1 */
+	uint64_t cap_bw;		/* to_ratio(rt_period, rt_runtime) × ncpus */
+	uint64_t existing_bw;		/* DL tasks present that the plan does not replace */
+	uint64_t new_bw;		/* Σ of the plan's items in this domain */
+	bool ok;
+};
+
+struct plan_item {
+	size_t target;			/* index into profile->targets */
+	struct thread_info thread;	/* as found */
+	uint64_t runtime_ns, deadline_ns, period_ns;
+	uint64_t bw;			/* to_ratio(period, runtime) */
+	int domain;			/* index into plan->domains (after the plan), -1 none */
+	bool needs_partition;
+	bool no_setaffinity;		/* PF_NO_SETAFFINITY: cannot be moved to a cpuset */
+	char partition[CPUSET_NAME_MAX];	/* partition it goes to, "" none */
+	enum plan_buffer buffer_check;
+	bool ok;
+	char verdict[320];		/* "ok" or why the kernel will refuse it */
+};
+
+struct plan {
+	const struct profile *prof;
+	bool admission_off;		/* the profile turns admission control off */
+	bool feasible;
+	struct plan_item *items;
+	size_t n_items;
+	struct plan_domain *domains;
+	size_t n_domains;
+	char **warnings;
+	size_t n_warnings;
+	char **errors;
+	size_t n_errors;
+};
+
+/* Reads online/isolated CPUs, sched_rt_{runtime,period}_us, the partitions present and,
+ * with scan_dl, every SCHED_DEADLINE thread (irqres_paths roots). */
+int plan_env_read(struct plan_env *env, bool scan_dl);
+void plan_env_free(struct plan_env *env);
+
+/* plan_build() reads the environment itself; plan_build_env() takes it from the caller.
+ * Both return 0 (feasible or not: see plan->feasible) or -errno; plan_free() always. */
+int plan_build(const struct profile *prof, const struct match_list *matches, struct plan *plan);
+int plan_build_env(const struct profile *prof, const struct match_list *matches,
+		   const struct plan_env *env, struct plan *plan);
+void plan_free(struct plan *plan);
+
+/* The human table printed before applying (irqresd --dry-run). */
+void plan_print_text(const struct plan *plan, FILE *f);
+/* PLAN of docs/protocol.md as one line of JSON (no newline). */
+int plan_write_json(const struct plan *plan, FILE *f);
+
+#endif /* IRQRES_PLAN_H */

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * state.h - the state file RUN_DIR/state: what irqresd changed and how it was before.
+ *
+ * Every change to the kernel is recorded (appended and fsync'd) BEFORE it is made, so a
+ * crash loses nothing: the next start loads the file and restores. A thread's record keeps
+ * the ORIGINAL attributes: recording a thread that is already recorded changes nothing.
+ * The file format is documented in state.c. Functions return 0 or -errno.
+ */
+#ifndef IRQRES_STATE_H
+#define IRQRES_STATE_H
+
+#include "cpuset.h"
+#include "irqres.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* One thread as it was before irqres changed it. */
+struct state_thread {
+	pid_t pid;
+	unsigned long long starttime;	/* /proc/PID/stat field 22; a different one = pid reused */
+	char comm[COMM_MAX];
+	int policy, priority, nice;
+	uint64_t dl_runtime_ns, dl_deadline_ns, dl_period_ns;
+	uint64_t flags;			/* original sched_flags */
+	char cgroup[CGROUP_PATH_MAX];	/* original cgroup v2 path, "" unknown / not moved */
+	cpu_set_t affinity;
+	char partition[CPUSET_NAME_MAX];	/* partition irqres moved it into, "" none */
+};
+
+/* A partition irqres uses. */
+struct state_partition {
+	char name[CPUSET_NAME_MAX];
+	bool created;			/* irqres made it: remove it on restore */
+};
+
+struct state {
+	char path[512];			/* RUN_DIR/state */
+	struct state_thread *threads;
+	size_t n_threads, cap_threads;
+	struct state_partition *parts;
+	size_t n_parts, cap_parts;
+	bool cpuset_added;		/* irqres enabled +cpuset in the root's subtree_control */
+	bool rt_runtime_saved;		/* admission control was turned off by irqres */
+	long long rt_runtime_us;	/* the original sched_rt_runtime_us */
+};
+
+void state_init(struct state *st);
+/* Creates irqres_paths.run (0700) and loads RUN_DIR/state when it exists (after a crash);
+ * a missing file is an empty state. err names the file, line and cause of a bad record. */
+int state_open(struct state *st, char *err, size_t errlen);
+/* Parses a state file into st (st must be initialised); bad lines are reported with their
+ * line number in err (the first one) and through the log, and skipped; returns the number
+ * of bad lines (>= 0) or -errno when the file cannot be read. */
+int state_load(struct state *st, const char *path, char *err, size_t errlen);
+bool state_empty(const struct state *st);
+
+/* Each record is appended and fsync'd before it returns. */
+int state_add_thread(struct state *st, const struct state_thread *t);
+int state_add_partition(struct state *st, const char *name, bool created);
+int state_set_cpuset_added(struct state *st);
+int state_set_rt_runtime(struct state *st, long long orig_us);
+
+/* Lookups: NULL when absent. */
+struct state_thread *state_find_thread(struct state *st, pid_t pid);
+struct state_partition *state_find_partition(struct state *st, const char *name);
+
+/* Forgetting rewrites the file atomically (temp file, fsync, rename). */
+int state_forget_thread(struct state *st, pid_t pid);
+int state_forget_partition(struct state *st, const char *name);
+int state_clear_cpuset_added(struct state *st);
+int state_clear_rt_runtime(struct state *st);
+/* Deletes the file (when everything is restored). */
+int state_remove(struct state *st);
+void state_free(struct state *st);
+
+#endif /* IRQRES_STATE_H */
