@@ -15,12 +15,12 @@
 
 #include "cpuset.h"
 #include "irqres.h"
+#include "json.h"
+#include "profile.h"
 
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
-
-enum plan_buffer { PLAN_BUF_UNKNOWN, PLAN_BUF_OK, PLAN_BUF_VIOLATED };
 
 /* A SCHED_DEADLINE task already present. */
 struct plan_dltask {
@@ -63,7 +63,7 @@ struct plan_item {
 	bool needs_partition;
 	bool no_setaffinity;		/* PF_NO_SETAFFINITY: cannot be moved to a cpuset */
 	char partition[CPUSET_NAME_MAX];	/* partition it goes to, "" none */
-	enum plan_buffer buffer_check;
+	enum profile_buffer_verdict buffer_check;
 	bool ok;
 	char verdict[320];		/* "ok" or why the kernel will refuse it */
 };
@@ -96,7 +96,7 @@ void plan_free(struct plan *plan);
 
 /* The human table printed before applying (irqresd --dry-run). */
 void plan_print_text(const struct plan *plan, FILE *f);
-/* PLAN of docs/protocol.md as one line of JSON (no newline). */
-int plan_write_json(const struct plan *plan, FILE *f);
+/* PLAN of docs/protocol.md as one JSON value into j (the caller checks json_error()). */
+void plan_write_json(const struct plan *plan, struct json *j);
 
 #endif /* IRQRES_PLAN_H */
