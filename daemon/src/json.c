@@ -121,11 +121,11 @@ static void push(struct json *j, const char *open, bool obj)
 	j->in_obj[j->depth] = obj;
 }
 
-static void pop(struct json *j, const char *close)
+static void pop(struct json *j, const char *close, bool obj)
 {
 	if (j->err)
 		return;
-	if (j->depth == 0 || j->after_key) {
+	if (j->depth == 0 || j->after_key || j->in_obj[j->depth] != obj) {
 		j->err = -EINVAL;
 		return;
 	}
@@ -134,9 +134,9 @@ static void pop(struct json *j, const char *close)
 }
 
 void json_obj_begin(struct json *j) { push(j, "{", true); }
-void json_obj_end(struct json *j) { pop(j, "}"); }
+void json_obj_end(struct json *j) { pop(j, "}", true); }
 void json_arr_begin(struct json *j) { push(j, "[", false); }
-void json_arr_end(struct json *j) { pop(j, "]"); }
+void json_arr_end(struct json *j) { pop(j, "]", false); }
 
 void json_strn(struct json *j, const char *s, size_t n)
 {

@@ -1,0 +1,651 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* ctl.c - the control socket: request parser, non-blocking server, reply framing. */
+#include "ctl.h"
+
+#include "log.h"
+#include "profile.h"
+#include "units.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#define CTL_WORDS_MAX 8
+#define CTL_OUT_MAX (4u << 20)	/* replies a client has not read yet; more and it is dropped */
+
+static const char *const verb_names[] = {
+	[CTL_PING] = "ping",
+	[CTL_STATUS] = "status",
+	[CTL_STATS] = "stats",
+	[CTL_SET_BUDGET] = "set-budget",
+	[CTL_PLAN] = "plan",
+	[CTL_APPLY] = "apply",
+	[CTL_RESTORE] = "restore",
+};
+
+/* arguments each verb takes: min..max */
+static const struct { unsigned char min, max; const char *usage; } verb_args[] = {
+	[CTL_PING] = { 0, 0, "ping" },
+	[CTL_STATUS] = { 0, 0, "status" },
+	[CTL_STATS] = { 0, 0, "stats" },
+	[CTL_SET_BUDGET] = { 2, 3, "set-budget <target> <runtime> [<period>]" },
+	[CTL_PLAN] = { 1, 1, "plan <profile path>" },
+	[CTL_APPLY] = { 1, 1, "apply <profile path>" },
+	[CTL_RESTORE] = { 0, 0, "restore" },
+};
+
+const char *ctl_verb_name(enum ctl_verb verb)
+{
+	if ((size_t)verb < sizeof(verb_names) / sizeof(verb_names[0]))
+		return verb_names[verb];
+	return "?";
+}
+
+struct word {
+	const char *s;
+	size_t n;
+};
+
+/* Copies a word for a message: at most 40 bytes, non-printable bytes as '?'. */
+static const char *word_show(const struct word *w, char *buf, size_t len)
+{
+	size_t i, n = w->n < 40 ? w->n : 40;
+
+	if (n >= len)
+		n = len - 1;
+	for (i = 0; i < n; i++)
+		buf[i] = isprint((unsigned char)w->s[i]) ? w->s[i] : '?';
+	buf[n] = '\0';
+	if (w->n > n && n >= 3)
+		memcpy(buf + n - 3, "...", 3);
+	return buf;
+}
+
+static int parse_target(const struct word *w, struct ctl_request *req, char *err, size_t errlen)
+{
+	char show[48];
+	size_t i;
+
+	if (w->n > 4 && memcmp(w->s, "pid:", 4) == 0) {
+		uint64_t v = 0;
+
+		for (i = 4; i < w->n; i++) {
+			if (!isdigit((unsigned char)w->s[i]) || v > (uint64_t)INT32_MAX) {
+				v = 0;
+				break;
+			}
+			v = v * 10 + (uint64_t)(w->s[i] - '0');
+		}
+		if (v == 0 || v > (uint64_t)INT32_MAX) {
+			snprintf(err, errlen, "set-budget: target '%s': not a pid (pid:<N>, N > 0)",
+				 word_show(w, show, sizeof(show)));
+			return -EINVAL;
+		}
+		req->pid = (pid_t)v;
+	} else {
+		if (w->n >= TARGET_NAME_MAX) {
+			snprintf(err, errlen, "set-budget: target '%s': name longer than %d characters",
+				 word_show(w, show, sizeof(show)), TARGET_NAME_MAX - 1);
+			return -EINVAL;
+		}
+		for (i = 0; i < w->n; i++) {
+			unsigned char c = (unsigned char)w->s[i];
+
+			if (!isalnum(c) && c != '_' && c != '.' && c != '-') {
+				snprintf(err, errlen, "set-budget: target '%s': a target name is "
+					 "[A-Za-z0-9_.-] or pid:<N>", word_show(w, show, sizeof(show)));
+				return -EINVAL;
+			}
+		}
+	}
+	memcpy(req->target, w->s, w->n);
+	req->target[w->n] = '\0';
+	return 0;
+}
+
+static int parse_duration(const char *what, const struct word *w, uint64_t *ns, char *err,
+			  size_t errlen)
+{
+	char buf[UNITS_FMT_LEN * 2], show[48];
+	const char *why = NULL;
+	int rc;
+
+	if (w->n >= sizeof(buf)) {
+		rc = -EINVAL;
+		why = "too long";
+	} else {
+		memcpy(buf, w->s, w->n);
+		buf[w->n] = '\0';
+		rc = units_parse_duration(buf, ns, &why);
+	}
+	if (rc < 0) {
+		snprintf(err, errlen, "set-budget: %s '%s': %s", what,
+			 word_show(w, show, sizeof(show)), why ? why : strerror(-rc));
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int ctl_parse(const char *line, size_t len, struct ctl_request *req, char *err, size_t errlen)
+{
+	struct word w[CTL_WORDS_MAX + 1];
+	size_t n = 0, i = 0, nargs, v;
+	char show[48];
+
+	memset(req, 0, sizeof(*req));
+	if (len > 0 && line[len - 1] == '\r')
+		len--;
+	while (i < len) {
+		while (i < len && (line[i] == ' ' || line[i] == '\t'))
+			i++;
+		if (i == len)
+			break;
+		if (n == CTL_WORDS_MAX + 1) {
+			snprintf(err, errlen, "request has too many words");
+			return -EINVAL;
+		}
+		w[n].s = line + i;
+		while (i < len && line[i] != ' ' && line[i] != '\t')
+			i++;
+		w[n].n = (size_t)(line + i - w[n].s);
+		n++;
+	}
+	if (n == 0) {
+		snprintf(err, errlen, "empty request: try ping, status, stats, set-budget, plan, "
+			 "apply or restore");
+		return -EINVAL;
+	}
+	for (v = 0; v < sizeof(verb_names) / sizeof(verb_names[0]); v++)
+		if (strlen(verb_names[v]) == w[0].n && memcmp(verb_names[v], w[0].s, w[0].n) == 0)
+			break;
+	if (v == sizeof(verb_names) / sizeof(verb_names[0])) {
+		snprintf(err, errlen, "unknown request '%s': try ping, status, stats, set-budget, "
+			 "plan, apply or restore", word_show(&w[0], show, sizeof(show)));
+		return -EINVAL;
+	}
+	req->verb = (enum ctl_verb)v;
+	nargs = n - 1;
+	if (nargs < verb_args[v].min || nargs > verb_args[v].max) {
+		snprintf(err, errlen, "%s: %s arguments: usage: %s", verb_names[v],
+			 nargs < verb_args[v].min ? "missing" : "too many", verb_args[v].usage);
+		return -EINVAL;
+	}
+	switch (req->verb) {
+	case CTL_SET_BUDGET:
+		if (parse_target(&w[1], req, err, errlen) < 0 ||
+		    parse_duration("runtime", &w[2], &req->runtime_ns, err, errlen) < 0 ||
+		    (nargs == 3 && parse_duration("period", &w[3], &req->period_ns, err, errlen) < 0))
+			return -EINVAL;
+		if (req->runtime_ns < PROFILE_RUNTIME_MIN_NS) {
+			snprintf(err, errlen, "set-budget %s: runtime %" PRIu64 " ns is below the "
+				 "kernel's minimum of %llu ns", req->target, req->runtime_ns,
+				 PROFILE_RUNTIME_MIN_NS);
+			return -EINVAL;
+		}
+		if (nargs == 3 && req->runtime_ns > req->period_ns) {
+			snprintf(err, errlen, "set-budget %s: runtime %" PRIu64 " ns is larger than "
+				 "the period %" PRIu64 " ns", req->target, req->runtime_ns,
+				 req->period_ns);
+			return -EINVAL;
+		}
+		break;
+	case CTL_PLAN:
+	case CTL_APPLY:
+		if (w[1].n >= sizeof(req->path)) {
+			snprintf(err, errlen, "%s: profile path longer than %zu bytes", verb_names[v],
+				 sizeof(req->path) - 1);
+			return -EINVAL;
+		}
+		for (i = 0; i < w[1].n; i++) {
+			if (w[1].s[i] == '\0') {
+				snprintf(err, errlen, "%s: profile path contains a NUL byte",
+					 verb_names[v]);
+				return -EINVAL;
+			}
+		}
+		memcpy(req->path, w[1].s, w[1].n);
+		req->path[w[1].n] = '\0';
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+static void reply_error(struct json *out, const char *msg)
+{
+	json_reset(out);
+	json_obj_begin(out);
+	json_kv_bool(out, "ok", false);
+	json_kv_str(out, "error", msg);
+	json_obj_end(out);
+}
+
+void ctl_handle_line(const char *line, size_t len, ctl_handler_fn handler, void *ctx,
+		     struct json *out)
+{
+	struct ctl_request req;
+	char err[512] = "";
+	int rc;
+
+	json_reset(out);
+	rc = ctl_parse(line, len, &req, err, sizeof(err));
+	if (rc == 0) {
+		json_obj_begin(out);
+		json_kv_bool(out, "ok", true);
+		rc = handler(ctx, &req, out, err, sizeof(err));
+		if (rc == 0) {
+			json_obj_end(out);
+			if (json_error(out)) {
+				rc = json_error(out);
+				snprintf(err, sizeof(err), "%s: cannot build the reply: %s",
+					 verb_names[req.verb], strerror(-rc));
+			}
+		} else if (!err[0]) {
+			snprintf(err, sizeof(err), "%s: %s", verb_names[req.verb], strerror(-rc));
+		}
+	}
+	if (rc < 0)
+		reply_error(out, err);
+	json_raw(out, "\n", 1);
+}
+
+/* ---- the server ---- */
+
+struct client {
+	int fd;
+	char in[CTL_LINE_MAX];
+	size_t in_len;
+	char *out;
+	size_t out_len, out_off, out_cap;
+	bool closing;		/* close once the output is flushed */
+};
+
+struct ctl_server {
+	int fd;
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	ctl_handler_fn handler;
+	void *ctx;
+	struct client clients[CTL_CLIENTS_MAX];
+	struct json reply;
+};
+
+static int mkdir_parent(const char *path, char *err, size_t errlen)
+{
+	char dir[PATH_MAX];
+	char *slash;
+	struct stat st;
+	int e;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (!slash || slash == dir)
+		return 0;
+	*slash = '\0';
+	if (stat(dir, &st) == 0) {
+		if (S_ISDIR(st.st_mode))
+			return 0;
+		snprintf(err, errlen, "%s: not a directory", dir);
+		return -ENOTDIR;
+	}
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+		e = errno;
+		snprintf(err, errlen, "%s: cannot create the socket directory: %s", dir,
+			 strerror(e));
+		return -e;
+	}
+	return 0;
+}
+
+/* A socket file that no daemon answers on is stale; one that answers is in use. */
+static int remove_stale(const struct sockaddr_un *sa, char *err, size_t errlen)
+{
+	struct stat st;
+	int fd, e;
+
+	if (lstat(sa->sun_path, &st) < 0)
+		return 0;
+	if (!S_ISSOCK(st.st_mode)) {
+		snprintf(err, errlen, "%s: exists and is not a socket", sa->sun_path);
+		return -EEXIST;
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		e = errno;
+		snprintf(err, errlen, "socket: %s", strerror(e));
+		return -e;
+	}
+	if (connect(fd, (const struct sockaddr *)sa, sizeof(*sa)) == 0) {
+		close(fd);
+		snprintf(err, errlen, "%s: another irqresd is listening there", sa->sun_path);
+		return -EADDRINUSE;
+	}
+	close(fd);
+	if (unlink(sa->sun_path) < 0 && errno != ENOENT) {
+		e = errno;
+		snprintf(err, errlen, "%s: cannot remove the stale socket: %s", sa->sun_path,
+			 strerror(e));
+		return -e;
+	}
+	pr_info("removed stale socket %s", sa->sun_path);
+	return 0;
+}
+
+int ctl_init(struct ctl_server **srvp, const char *path, ctl_handler_fn handler, void *ctx,
+	     char *err, size_t errlen)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct ctl_server *srv;
+	mode_t old_mask;
+	int rc, e, i;
+
+	*srvp = NULL;
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		snprintf(err, errlen, "%s: socket path longer than %zu bytes", path,
+			 sizeof(sa.sun_path) - 1);
+		return -ENAMETOOLONG;
+	}
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	rc = mkdir_parent(path, err, errlen);
+	if (rc < 0)
+		return rc;
+	rc = remove_stale(&sa, err, errlen);
+	if (rc < 0)
+		return rc;
+
+	srv = calloc(1, sizeof(*srv));
+	if (!srv) {
+		snprintf(err, errlen, "control socket: %s", strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	for (i = 0; i < CTL_CLIENTS_MAX; i++)
+		srv->clients[i].fd = -1;
+	json_init(&srv->reply);
+	srv->handler = handler;
+	srv->ctx = ctx;
+	memcpy(srv->path, sa.sun_path, sizeof(srv->path));
+
+	srv->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (srv->fd < 0) {
+		e = errno;
+		snprintf(err, errlen, "%s: socket: %s", path, strerror(e));
+		goto out_free;
+	}
+	old_mask = umask(0177);
+	rc = bind(srv->fd, (struct sockaddr *)&sa, sizeof(sa));
+	e = errno;
+	umask(old_mask);
+	if (rc < 0) {
+		snprintf(err, errlen, "%s: bind: %s", path, strerror(e));
+		goto out_close;
+	}
+	if (chmod(path, 0600) < 0 || listen(srv->fd, 16) < 0) {
+		e = errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(e));
+		unlink(path);
+		goto out_close;
+	}
+	*srvp = srv;
+	return 0;
+
+out_close:
+	close(srv->fd);
+out_free:
+	json_fini(&srv->reply);
+	free(srv);
+	return -e;
+}
+
+static void client_close(struct client *c)
+{
+	if (c->fd >= 0)
+		close(c->fd);
+	free(c->out);
+	memset(c, 0, sizeof(*c));
+	c->fd = -1;
+}
+
+void ctl_fini(struct ctl_server *srv)
+{
+	int i;
+
+	if (!srv)
+		return;
+	for (i = 0; i < CTL_CLIENTS_MAX; i++)
+		client_close(&srv->clients[i]);
+	close(srv->fd);
+	if (unlink(srv->path) < 0 && errno != ENOENT)
+		pr_warn("%s: cannot remove the socket: %m", srv->path);
+	json_fini(&srv->reply);
+	free(srv);
+}
+
+/* Queues bytes for the client; false (client to be dropped) when it reads too slowly. */
+static bool client_queue(struct client *c, const char *s, size_t n)
+{
+	size_t cap;
+	char *p;
+
+	if (c->out_off == c->out_len)
+		c->out_off = c->out_len = 0;
+	if (c->out_len - c->out_off + n > CTL_OUT_MAX)
+		return false;
+	if (c->out_len + n > c->out_cap) {
+		if (c->out_off) {
+			memmove(c->out, c->out + c->out_off, c->out_len - c->out_off);
+			c->out_len -= c->out_off;
+			c->out_off = 0;
+		}
+		cap = c->out_cap ? c->out_cap : 1024;
+		while (cap < c->out_len + n)
+			cap *= 2;
+		if (cap != c->out_cap) {
+			p = realloc(c->out, cap);
+			if (!p)
+				return false;
+			c->out = p;
+			c->out_cap = cap;
+		}
+	}
+	memcpy(c->out + c->out_len, s, n);
+	c->out_len += n;
+	return true;
+}
+
+/* Writes what it can; false when the client is gone. */
+static bool client_flush(struct client *c)
+{
+	while (c->out_off < c->out_len) {
+		ssize_t w = send(c->fd, c->out + c->out_off, c->out_len - c->out_off,
+				 MSG_NOSIGNAL | MSG_DONTWAIT);
+
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return true;
+			pr_debug("control client fd %d: send: %m", c->fd);
+			return false;
+		}
+		c->out_off += (size_t)w;
+	}
+	return !c->closing;
+}
+
+static bool client_error_close(struct client *c, const char *msg, struct json *reply)
+{
+	reply_error(reply, msg);
+	json_raw(reply, "\n", 1);
+	c->closing = true;
+	c->in_len = 0;
+	return client_queue(c, json_buf(reply), json_len(reply));
+}
+
+static void client_accept(struct ctl_server *srv)
+{
+	char msg[160];
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	struct client *c = NULL, tmp;
+	int fd, i;
+
+	for (;;) {
+		fd = accept4(srv->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+				pr_warn("control socket %s: accept: %m", srv->path);
+			return;
+		}
+		c = NULL;
+		for (i = 0; i < CTL_CLIENTS_MAX; i++) {
+			if (srv->clients[i].fd < 0) {
+				c = &srv->clients[i];
+				break;
+			}
+		}
+		if (!c) {	/* refuse with a reply, best effort */
+			memset(&tmp, 0, sizeof(tmp));
+			tmp.fd = fd;
+			snprintf(msg, sizeof(msg), "too many clients (%d): try again later",
+				 CTL_CLIENTS_MAX);
+			if (client_error_close(&tmp, msg, &srv->reply))
+				client_flush(&tmp);
+			client_close(&tmp);
+			continue;
+		}
+		memset(c, 0, sizeof(*c));
+		c->fd = fd;
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
+			pr_warn("control socket: SO_PEERCRED: %m; client refused");
+			client_close(c);
+			continue;
+		}
+		if (cred.uid != 0 && cred.uid != geteuid()) {
+			pr_warn("control socket: refused pid %d: uid %u is neither root nor irqresd's",
+				(int)cred.pid, (unsigned)cred.uid);
+			snprintf(msg, sizeof(msg), "permission denied: uid %u may not control irqresd",
+				 (unsigned)cred.uid);
+			if (!client_error_close(c, msg, &srv->reply) || !client_flush(c))
+				client_close(c);
+			continue;
+		}
+		pr_debug("control client pid %d connected (fd %d)", (int)cred.pid, fd);
+	}
+}
+
+/* Handles the complete lines in c->in; false when the client must be dropped now. */
+static bool client_process(struct ctl_server *srv, struct client *c)
+{
+	size_t start = 0;
+	char *nl;
+
+	while (!c->closing && (nl = memchr(c->in + start, '\n', c->in_len - start))) {
+		size_t n = (size_t)(nl - (c->in + start));
+
+		ctl_handle_line(c->in + start, n, srv->handler, srv->ctx, &srv->reply);
+		if (json_error(&srv->reply) || !client_queue(c, json_buf(&srv->reply),
+							     json_len(&srv->reply)))
+			return false;
+		start += n + 1;
+	}
+	if (start) {
+		memmove(c->in, c->in + start, c->in_len - start);
+		c->in_len -= start;
+	}
+	if (!c->closing && c->in_len == sizeof(c->in)) {
+		char msg[96];
+
+		snprintf(msg, sizeof(msg), "request longer than %d bytes: connection closed",
+			 CTL_LINE_MAX);
+		return client_error_close(c, msg, &srv->reply);
+	}
+	return true;
+}
+
+static bool client_read(struct ctl_server *srv, struct client *c)
+{
+	for (;;) {
+		ssize_t r;
+
+		if (c->closing)
+			return true;
+		r = recv(c->fd, c->in + c->in_len, sizeof(c->in) - c->in_len, MSG_DONTWAIT);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return errno == EAGAIN || errno == EWOULDBLOCK;
+		}
+		if (r == 0)	/* EOF: answer what is complete, then go */
+			return client_process(srv, c) && (c->closing = true);
+		c->in_len += (size_t)r;
+		if (!client_process(srv, c))
+			return false;
+		/* stop reading while replies wait, so a client that never reads cannot grow them */
+		if (c->out_len > c->out_off)
+			return true;
+	}
+}
+
+size_t ctl_pollfds(struct ctl_server *srv, struct pollfd *fds, size_t max)
+{
+	size_t n = 0;
+	int i;
+
+	if (max == 0)
+		return 0;
+	fds[n++] = (struct pollfd){ .fd = srv->fd, .events = POLLIN };
+	for (i = 0; i < CTL_CLIENTS_MAX && n < max; i++) {
+		struct client *c = &srv->clients[i];
+
+		if (c->fd < 0)
+			continue;
+		fds[n++] = (struct pollfd){
+			.fd = c->fd,
+			.events = c->out_len > c->out_off ? POLLOUT : (c->closing ? 0 : POLLIN),
+		};
+	}
+	return n;
+}
+
+void ctl_dispatch(struct ctl_server *srv, const struct pollfd *fds, size_t n)
+{
+	size_t k;
+	int i;
+
+	for (k = 0; k < n; k++) {
+		struct client *c = NULL;
+		bool keep = true;
+
+		if (!fds[k].revents)
+			continue;
+		if (fds[k].fd == srv->fd) {
+			client_accept(srv);
+			continue;
+		}
+		for (i = 0; i < CTL_CLIENTS_MAX; i++)
+			if (srv->clients[i].fd == fds[k].fd)
+				c = &srv->clients[i];
+		if (!c)
+			continue;
+		if (fds[k].revents & POLLOUT)
+			keep = client_flush(c);
+		if (keep && (fds[k].revents & (POLLIN | POLLHUP)) && !(c->out_len > c->out_off))
+			keep = client_read(srv, c);
+		if (keep && (fds[k].revents & (POLLERR | POLLNVAL)))
+			keep = false;
+		if (keep && c->out_len > c->out_off)
+			keep = client_flush(c);
+		else if (keep && c->closing)
+			keep = false;
+		if (!keep)
+			client_close(c);
+	}
+}

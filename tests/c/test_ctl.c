@@ -1,0 +1,431 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* test_ctl.c - the control protocol: request parser, reply framing, the socket server. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "ctl.h"
+
+static int parse(const char *line, struct ctl_request *req, char *err)
+{
+	return ctl_parse(line, strlen(line), req, err, 512);
+}
+
+static void test_parse_simple_verbs(void **state)
+{
+	struct ctl_request req;
+	char err[512];
+
+	assert_int_equal(parse("ping", &req, err), 0);
+	assert_int_equal(req.verb, CTL_PING);
+	assert_int_equal(parse("  status \r", &req, err), 0);
+	assert_int_equal(req.verb, CTL_STATUS);
+	assert_int_equal(parse("stats", &req, err), 0);
+	assert_int_equal(req.verb, CTL_STATS);
+	assert_int_equal(parse("restore", &req, err), 0);
+	assert_int_equal(req.verb, CTL_RESTORE);
+	assert_int_equal(parse("plan /etc/irqres/p.yaml", &req, err), 0);
+	assert_int_equal(req.verb, CTL_PLAN);
+	assert_string_equal(req.path, "/etc/irqres/p.yaml");
+	assert_int_equal(parse("apply\trel.yaml", &req, err), 0);
+	assert_int_equal(req.verb, CTL_APPLY);
+	assert_string_equal(req.path, "rel.yaml");
+	assert_string_equal(ctl_verb_name(CTL_SET_BUDGET), "set-budget");
+}
+
+static void test_parse_set_budget(void **state)
+{
+	struct ctl_request req;
+	char err[512];
+
+	assert_int_equal(parse("set-budget nic 2ms", &req, err), 0);
+	assert_int_equal(req.verb, CTL_SET_BUDGET);
+	assert_string_equal(req.target, "nic");
+	assert_int_equal(req.pid, 0);
+	assert_int_equal(req.runtime_ns, 2000000);
+	assert_int_equal(req.period_ns, 0);
+
+	assert_int_equal(parse("set-budget pid:4242 500us 1.5ms", &req, err), 0);
+	assert_int_equal(req.pid, 4242);
+	assert_string_equal(req.target, "pid:4242");
+	assert_int_equal(req.runtime_ns, 500000);
+	assert_int_equal(req.period_ns, 1500000);
+
+	assert_int_equal(parse("set-budget a.b-c_d 100000", &req, err), 0);
+	assert_int_equal(req.runtime_ns, 100000);
+}
+
+struct bad { const char *line, *needle; };
+
+static void test_parse_errors(void **state)
+{
+	static const struct bad bad[] = {
+		{ "", "empty request" },
+		{ "   ", "empty request" },
+		{ "pong", "unknown request 'pong'" },
+		{ "PING", "unknown request 'PING'" },
+		{ "ping extra", "ping: too many arguments" },
+		{ "status now", "status: too many arguments" },
+		{ "set-budget", "set-budget: missing arguments: usage: set-budget <target>" },
+		{ "set-budget nic", "missing arguments" },
+		{ "set-budget nic 1ms 2ms 3ms", "too many arguments" },
+		{ "set-budget nic fast", "set-budget: runtime 'fast':" },
+		{ "set-budget nic -1ms", "runtime '-1ms'" },
+		{ "set-budget nic 1.5", "runtime '1.5'" },
+		{ "set-budget nic 1ms 2parsecs", "period '2parsecs'" },
+		{ "set-budget nic 100ns", "below the kernel's minimum of 1024 ns" },
+		{ "set-budget nic 3ms 2ms", "larger than the period" },
+		{ "set-budget pid:0 1ms", "target 'pid:0': not a pid" },
+		{ "set-budget pid:12x 1ms", "not a pid" },
+		{ "set-budget pid:99999999999 1ms", "not a pid" },
+		{ "set-budget n/c 1ms", "target 'n/c': a target name is" },
+		{ "plan", "plan: missing arguments: usage: plan <profile path>" },
+		{ "apply a b", "apply: too many arguments" },
+		{ "a b c d e f g h i j", "too many words" },
+	};
+	struct ctl_request req;
+	char err[512];
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err[0] = '\0';
+		if (parse(bad[i].line, &req, err) != -EINVAL || !strstr(err, bad[i].needle))
+			fail_msg("'%s': got '%s', want '%s'", bad[i].line, err, bad[i].needle);
+	}
+}
+
+static void test_parse_binary_garbage(void **state)
+{
+	struct ctl_request req;
+	char err[512], line[600];
+	unsigned int seed = 1;
+	size_t i, k;
+
+	/* a verb with control bytes and NULs is named without them */
+	assert_int_equal(ctl_parse("pi\0ng", 5, &req, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "unknown request 'pi?ng'"));
+	assert_int_equal(ctl_parse("plan a\0b", 8, &req, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "NUL byte"));
+	/* a long unknown word is cut in the message */
+	memset(line, 'x', 500);
+	assert_int_equal(ctl_parse(line, 500, &req, err, sizeof(err)), -EINVAL);
+	assert_true(strlen(err) < 200);
+	/* random bytes never crash and always produce a message */
+	for (k = 0; k < 2000; k++) {
+		size_t n = rand_r(&seed) % sizeof(line);
+
+		for (i = 0; i < n; i++)
+			line[i] = (char)(rand_r(&seed) & 0xff);
+		err[0] = '\0';
+		if (ctl_parse(line, n, &req, err, sizeof(err)) < 0)
+			assert_true(err[0] != '\0');
+	}
+}
+
+/* ---- reply framing and the server, with a handler that echoes the request ---- */
+
+static int fake_calls;
+
+static int fake_handler(void *ctx, const struct ctl_request *req, struct json *reply,
+			char *err, size_t errlen)
+{
+	fake_calls++;
+	if (req->verb == CTL_RESTORE) {
+		snprintf(err, errlen, "restore: nothing to restore");
+		return -ENOENT;
+	}
+	if (req->verb == CTL_STATS)
+		return -EIO;	/* no message: ctl names the verb and the errno */
+	json_kv_str(reply, "verb", ctl_verb_name(req->verb));
+	if (req->verb == CTL_SET_BUDGET) {
+		json_kv_str(reply, "target", req->target);
+		json_kv_uint(reply, "runtime_ns", req->runtime_ns);
+	}
+	if (req->verb == CTL_PLAN) {	/* a big reply */
+		int i;
+
+		json_key(reply, "items");
+		json_arr_begin(reply);
+		for (i = 0; i < 20000; i++)
+			json_str(reply, "irq/11-eth0 irq/11-eth0 irq/11-eth0");
+		json_arr_end(reply);
+	}
+	return 0;
+}
+
+static void test_handle_line(void **state)
+{
+	struct json out;
+
+	json_init(&out);
+	ctl_handle_line("ping", 4, fake_handler, NULL, &out);
+	assert_string_equal(json_buf(&out), "{\"ok\":true,\"verb\":\"ping\"}\n");
+	ctl_handle_line("set-budget nic 2ms", 18, fake_handler, NULL, &out);
+	assert_string_equal(json_buf(&out),
+		"{\"ok\":true,\"verb\":\"set-budget\",\"target\":\"nic\",\"runtime_ns\":2000000}\n");
+	ctl_handle_line("restore", 7, fake_handler, NULL, &out);
+	assert_string_equal(json_buf(&out),
+		"{\"ok\":false,\"error\":\"restore: nothing to restore\"}\n");
+	ctl_handle_line("stats", 5, fake_handler, NULL, &out);
+	assert_string_equal(json_buf(&out),
+		"{\"ok\":false,\"error\":\"stats: Input/output error\"}\n");
+	ctl_handle_line("nope \"x\"", 8, fake_handler, NULL, &out);
+	assert_non_null(strstr(json_buf(&out), "\"error\":\"unknown request 'nope'"));
+	json_fini(&out);
+}
+
+struct env {
+	char dir[64], path[128];
+	struct ctl_server *srv;
+};
+
+static void pump(struct ctl_server *srv, int ms)
+{
+	struct pollfd fds[CTL_CLIENTS_MAX + 1];
+	size_t n;
+
+	for (;;) {
+		n = ctl_pollfds(srv, fds, CTL_CLIENTS_MAX + 1);
+		if (poll(fds, n, ms) <= 0)
+			return;
+		ctl_dispatch(srv, fds, n);
+	}
+}
+
+static int client_connect(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+
+	assert_true(fd >= 0);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	return fd;
+}
+
+/* Reads whatever the server sent after pumping it; returns the byte count (-1 on EOF). */
+static ssize_t client_recv(struct ctl_server *srv, int fd, char *buf, size_t len)
+{
+	size_t got = 0;
+	ssize_t r;
+
+	for (;;) {
+		pump(srv, 20);
+		r = recv(fd, buf + got, len - 1 - got, MSG_DONTWAIT);
+		if (r == 0)
+			return got ? (ssize_t)got : -1;
+		if (r < 0)
+			break;
+		got += (size_t)r;
+		if (got == len - 1)
+			break;
+	}
+	buf[got] = '\0';
+	return (ssize_t)got;
+}
+
+static int server_setup(void **state)
+{
+	struct env *e = calloc(1, sizeof(*e));
+	char err[256];
+
+	snprintf(e->dir, sizeof(e->dir), "/tmp/test_ctl.XXXXXX");
+	assert_non_null(mkdtemp(e->dir));
+	snprintf(e->path, sizeof(e->path), "%s/run/irqresd.sock", e->dir);
+	assert_int_equal(ctl_init(&e->srv, e->path, fake_handler, NULL, err, sizeof(err)), 0);
+	*state = e;
+	return 0;
+}
+
+static int server_teardown(void **state)
+{
+	struct env *e = *state;
+	char sub[160];
+
+	ctl_fini(e->srv);
+	assert_int_equal(access(e->path, F_OK), -1);
+	snprintf(sub, sizeof(sub), "%s/run", e->dir);
+	rmdir(sub);
+	rmdir(e->dir);
+	free(e);
+	return 0;
+}
+
+static void test_server_modes_and_requests(void **state)
+{
+	struct env *e = *state;
+	char buf[256], sub[160];
+	struct stat st;
+	int fd;
+
+	snprintf(sub, sizeof(sub), "%s/run", e->dir);
+	assert_int_equal(stat(sub, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0700);
+	assert_int_equal(stat(e->path, &st), 0);
+	assert_true(S_ISSOCK(st.st_mode));
+	assert_int_equal(st.st_mode & 0777, 0600);
+
+	fd = client_connect(e->path);
+	/* two requests in one write, one split across writes: replies in order */
+	assert_int_equal(write(fd, "ping\nstatus\nsta", 15), 15);
+	client_recv(e->srv, fd, buf, sizeof(buf));
+	assert_string_equal(buf, "{\"ok\":true,\"verb\":\"ping\"}\n"
+				 "{\"ok\":true,\"verb\":\"status\"}\n");
+	assert_int_equal(write(fd, "ts\nbogus\n", 9), 9);
+	client_recv(e->srv, fd, buf, sizeof(buf));
+	assert_non_null(strstr(buf, "{\"ok\":false,\"error\":\"stats: Input/output error\"}\n"
+				    "{\"ok\":false,\"error\":\"unknown request 'bogus'"));
+	close(fd);
+	pump(e->srv, 20);
+}
+
+static void test_server_second_instance_refused(void **state)
+{
+	struct env *e = *state;
+	struct ctl_server *other;
+	char err[256];
+
+	assert_int_equal(ctl_init(&other, e->path, fake_handler, NULL, err, sizeof(err)),
+			 -EADDRINUSE);
+	assert_non_null(strstr(err, "another irqresd is listening"));
+}
+
+static void test_server_stale_socket_replaced(void **state)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct ctl_server *srv;
+	char dir[] = "/tmp/test_ctl.XXXXXX", path[96], err[256], buf[128];
+	int fd;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/s.sock", dir);
+	/* a socket file nobody listens on, as a killed daemon leaves it */
+	fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	close(fd);
+	assert_int_equal(ctl_init(&srv, path, fake_handler, NULL, err, sizeof(err)), 0);
+	fd = client_connect(path);
+	assert_int_equal(write(fd, "ping\n", 5), 5);
+	client_recv(srv, fd, buf, sizeof(buf));
+	assert_string_equal(buf, "{\"ok\":true,\"verb\":\"ping\"}\n");
+	close(fd);
+	ctl_fini(srv);
+
+	/* a regular file in the way is not removed */
+	fd = open(path, O_CREAT | O_WRONLY, 0600);
+	close(fd);
+	assert_int_equal(ctl_init(&srv, path, fake_handler, NULL, err, sizeof(err)), -EEXIST);
+	assert_non_null(strstr(err, "not a socket"));
+	unlink(path);
+	rmdir(dir);
+}
+
+static void test_server_oversized_line(void **state)
+{
+	struct env *e = *state;
+	static char big[CTL_LINE_MAX + 100];
+	char buf[512];
+	int fd;
+
+	/* exactly 4096 bytes with the newline is accepted */
+	fd = client_connect(e->path);
+	memset(big, ' ', CTL_LINE_MAX - 1);
+	memcpy(big, "ping", 4);
+	big[CTL_LINE_MAX - 1] = '\n';
+	assert_int_equal(write(fd, big, CTL_LINE_MAX), CTL_LINE_MAX);
+	client_recv(e->srv, fd, buf, sizeof(buf));
+	assert_string_equal(buf, "{\"ok\":true,\"verb\":\"ping\"}\n");
+	close(fd);
+
+	/* one byte more is refused and the connection closed */
+	fd = client_connect(e->path);
+	memset(big, 'x', sizeof(big));
+	assert_int_equal(write(fd, big, sizeof(big)), (ssize_t)sizeof(big));
+	client_recv(e->srv, fd, buf, sizeof(buf));
+	assert_non_null(strstr(buf, "\"ok\":false,\"error\":\"request longer than 4096 bytes"));
+	assert_int_equal(client_recv(e->srv, fd, buf, sizeof(buf)), -1);	/* closed */
+	close(fd);
+}
+
+static void test_server_many_clients_and_rude_ones(void **state)
+{
+	struct env *e = *state;
+	int fds[CTL_CLIENTS_MAX + 4], i, fd, calls;
+	char buf[256];
+
+	for (i = 0; i < CTL_CLIENTS_MAX; i++) {
+		fds[i] = client_connect(e->path);
+		pump(e->srv, 0);
+	}
+	/* one over the limit gets an error and is closed; the others still work */
+	fd = client_connect(e->path);
+	client_recv(e->srv, fd, buf, sizeof(buf));
+	assert_non_null(strstr(buf, "too many clients"));
+	close(fd);
+	for (i = 0; i < CTL_CLIENTS_MAX; i++) {
+		assert_int_equal(write(fds[i], "ping\n", 5), 5);
+		client_recv(e->srv, fds[i], buf, sizeof(buf));
+		assert_string_equal(buf, "{\"ok\":true,\"verb\":\"ping\"}\n");
+		close(fds[i]);
+	}
+	pump(e->srv, 20);
+
+	/* a client that asks for big replies and leaves without reading them */
+	calls = fake_calls;
+	for (i = 0; i < 4; i++) {
+		fd = client_connect(e->path);
+		assert_int_equal(write(fd, "plan x\nplan y\nplan z\n", 21), 21);
+		pump(e->srv, 0);
+		close(fd);
+		pump(e->srv, 20);
+	}
+	assert_true(fake_calls > calls);
+	/* a client that sends without a newline and hangs up */
+	fd = client_connect(e->path);
+	assert_int_equal(write(fd, "pin", 3), 3);
+	close(fd);
+	pump(e->srv, 20);
+	/* the server still answers */
+	fd = client_connect(e->path);
+	assert_int_equal(write(fd, "ping\n", 5), 5);
+	client_recv(e->srv, fd, buf, sizeof(buf));
+	assert_string_equal(buf, "{\"ok\":true,\"verb\":\"ping\"}\n");
+	close(fd);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_parse_simple_verbs),
+		cmocka_unit_test(test_parse_set_budget),
+		cmocka_unit_test(test_parse_errors),
+		cmocka_unit_test(test_parse_binary_garbage),
+		cmocka_unit_test(test_handle_line),
+		cmocka_unit_test_setup_teardown(test_server_modes_and_requests, server_setup,
+						server_teardown),
+		cmocka_unit_test_setup_teardown(test_server_second_instance_refused, server_setup,
+						server_teardown),
+		cmocka_unit_test(test_server_stale_socket_replaced),
+		cmocka_unit_test_setup_teardown(test_server_oversized_line, server_setup,
+						server_teardown),
+		cmocka_unit_test_setup_teardown(test_server_many_clients_and_rude_ones,
+						server_setup, server_teardown),
+	};
+
+	signal(SIGPIPE, SIG_IGN);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
