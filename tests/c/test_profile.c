@@ -1,0 +1,437 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* test_profile.c - the profile parser: every rule of docs/profile.md, good and bad files. */
+#include <dirent.h>
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "profile.h"
+
+#define HEAD "version: 1\ntargets:\n  - name: nic\n"
+#define NIC HEAD "    interface: eth0\n"
+#define QT "    runtime: 2ms\n    period: 10ms\n"
+
+static void test_profile_full_file(void **state)
+{
+	struct profile p;
+	char err[512];
+	const struct target *t;
+
+	assert_int_equal(profile_load("fixtures/profile/full.yaml", &p, err, sizeof(err)), 0);
+	assert_string_equal(p.path, "fixtures/profile/full.yaml");
+	assert_true(p.admission_off);
+	assert_int_equal(p.n_targets, 3);
+
+	t = &p.targets[0];
+	assert_string_equal(t->name, "nic");
+	assert_int_equal(t->kind, TARGET_IRQ);
+	assert_int_equal(t->line, 5);
+	assert_int_equal(t->col, 5);
+	assert_string_equal(t->interface, "eth0");
+	assert_int_equal(t->n_irqs, 2);
+	assert_int_equal(t->irqs[0], 11);
+	assert_int_equal(t->irqs[1], 19);
+	assert_string_equal(t->action_glob, "eth0*");
+	assert_string_equal(t->driver, "e1000");
+	assert_false(t->secondary);
+	assert_int_equal(t->runtime_ns, 2000000);
+	assert_int_equal(t->period_ns, 10000000);
+	assert_int_equal(t->deadline_ns, 8000000);
+	assert_int_equal(t->min_interarrival_ns, 50000);
+	assert_int_equal(t->buffer, 256);
+	assert_int_equal(t->mode, MODE_ADAPTIVE);
+	assert_int_equal(t->adaptive.sample_ns, 5000000);
+	assert_true(t->adaptive.gain == 0.5);
+	assert_int_equal(t->adaptive.window, 50);
+	assert_int_equal(t->adaptive.default_job_ns, 30000);
+	assert_int_equal(t->adaptive.min_runtime_ns, 500000);
+	assert_int_equal(t->adaptive.max_runtime_ns, 7000000);
+	assert_int_equal(t->adaptive.hysteresis_ns, 40000);
+	assert_null(t->task_comm);
+
+	t = &p.targets[1];
+	assert_string_equal(t->name, "player");
+	assert_int_equal(t->kind, TARGET_TASK);
+	assert_int_equal(t->line, 26);
+	assert_string_equal(t->task_comm, "mpv*");
+	assert_int_equal(t->n_pids, 2);
+	assert_int_equal(t->pids[0], 1234);
+	assert_int_equal(t->pids[1], 99);
+	assert_string_equal(t->task_cgroup, "/app.slice");
+	assert_int_equal(t->deadline_ns, 40000000);	/* default: the period */
+	assert_null(t->interface);
+	assert_int_equal(t->n_irqs, 0);
+
+	t = &p.targets[2];
+	assert_string_equal(t->name, "disk.1");
+	assert_int_equal(t->n_irqs, 1);
+	assert_int_equal(t->irqs[0], 14);
+	assert_int_equal(t->runtime_ns, 1500000);
+	assert_int_equal(t->period_ns, 100000000);	/* a bare integer is ns */
+	assert_true(t->secondary);			/* default */
+	assert_int_equal(t->mode, MODE_STATIC);
+
+	assert_int_equal(profile_find_target(&p, "player"), 1);
+	assert_int_equal(profile_find_target(&p, "nope"), -1);
+	profile_free(&p);
+	assert_null(p.targets);
+	profile_free(&p);	/* safe twice */
+}
+
+static void test_profile_defaults(void **state)
+{
+	static const char text[] = NIC QT "    mode: adaptive\n";
+	struct profile p;
+	char err[512];
+	const struct target *t;
+
+	assert_int_equal(profile_parse(text, strlen(text), NULL, &p, err, sizeof(err)), 0);
+	assert_string_equal(p.path, "<string>");
+	assert_false(p.admission_off);
+	t = &p.targets[0];
+	assert_true(t->secondary);
+	assert_int_equal(t->deadline_ns, 10000000);
+	assert_int_equal(t->min_interarrival_ns, 0);
+	assert_int_equal(t->buffer, 0);
+	assert_int_equal(t->adaptive.sample_ns, 10000000);
+	assert_true(t->adaptive.gain == 0.25);
+	assert_int_equal(t->adaptive.window, 100);
+	assert_int_equal(t->adaptive.default_job_ns, PROFILE_ADAPTIVE_DEFAULT_JOB_NS);
+	assert_int_equal(t->adaptive.min_runtime_ns, 0);
+	assert_int_equal(t->adaptive.max_runtime_ns, 0);
+	/* derived clamps: 1us raised to the kernel minimum, and the deadline */
+	assert_int_equal(profile_adaptive_min_runtime(t, t->period_ns), 1024);
+	assert_int_equal(profile_adaptive_max_runtime(t, t->period_ns), 10000000);
+	assert_int_equal(profile_adaptive_max_runtime(t, 20000000), 20000000);
+	assert_int_equal(profile_buffer_check(t, t->runtime_ns, t->period_ns),
+			 PROFILE_BUFFER_UNKNOWN);
+	assert_string_equal(profile_buffer_verdict_name(PROFILE_BUFFER_UNKNOWN), "unknown");
+	profile_free(&p);
+}
+
+static void test_profile_buffering(void **state)
+{
+	/* (T - Q)/P = (10ms - 2ms)/50us = 160 < 256 */
+	static const char text[] = NIC QT "    min_interarrival: 50us\n    buffer: 256\n"
+				   "    mode: adaptive\n";
+	struct profile p;
+	char err[512];
+	const struct target *t;
+
+	assert_int_equal(profile_parse(text, strlen(text), "x.yaml", &p, err, sizeof(err)), 0);
+	t = &p.targets[0];
+	assert_int_equal(profile_buffer_check(t, 2000000, 10000000), PROFILE_BUFFER_OK);
+	/* T - Q = 12.8ms = 256 * 50us: not strictly less */
+	assert_int_equal(profile_buffer_check(t, 2000000, 14800000), PROFILE_BUFFER_VIOLATED);
+	assert_int_equal(profile_buffer_check(t, 2000001, 14800000), PROFILE_BUFFER_OK);
+	assert_string_equal(profile_buffer_verdict_name(PROFILE_BUFFER_OK), "ok");
+	assert_string_equal(profile_buffer_verdict_name(PROFILE_BUFFER_VIOLATED), "violated");
+	/* smallest Q with (T - Q) < N_c P: 10ms - 12.8ms < 0: the kernel minimum */
+	assert_int_equal(profile_adaptive_min_runtime(t, 10000000), 1024);
+	/* at T = 20ms: Q > 20ms - 12.8ms = 7.2ms */
+	assert_int_equal(profile_adaptive_min_runtime(t, 20000000), 7200001);
+	profile_free(&p);
+}
+
+struct bad_case {
+	const char *text;
+	const char *message;
+};
+
+static const struct bad_case bad_cases[] = {
+	/* the document */
+	{ "", "bad.yaml:1:1: the profile is empty: it needs version: 1 and targets" },
+	{ "- 1\n", "bad.yaml:1:1: a profile is a mapping with version and targets, got a list" },
+	{ "targets: []\n", "bad.yaml:1:1: profile: missing required key 'version'" },
+	{ "version: 1\n", "bad.yaml:1:1: profile: missing required key 'targets'" },
+	{ "version: 2\ntargets: []\n",
+	  "bad.yaml:1:10: version: 2 is not supported: this irqresd reads version 1" },
+	{ "version: '1'\n", "bad.yaml:1:10: version: expected an integer, got the string '1'" },
+	{ "version: 1\nversion: 1\n",
+	  "bad.yaml:2:1: profile: duplicate key 'version' (first given at line 1)" },
+	{ "version: 1\ntarget: []\n",
+	  "bad.yaml:2:1: profile: unknown key 'target' (known keys: version, admission_control, "
+	  "targets)" },
+	{ "version: 1\nadmission_control: off\ntargets: []\n",
+	  "bad.yaml:2:20: admission_control: 'off' is not a choice: use keep or disable" },
+	{ "version: 1\ntargets: []\n",
+	  "bad.yaml:2:10: targets: the list is empty: give at least one target" },
+	{ "version: 1\ntargets:\n  nic: 1\n",
+	  "bad.yaml:3:3: targets: expected a list of targets, got a mapping" },
+	{ "version: 1\ntargets:\n  - nic\n",
+	  "bad.yaml:3:5: targets[0]: expected a mapping (name, runtime, period, ...), got a scalar" },
+	{ "version: 1\n[a]: 1\n", "bad.yaml:2:1: profile: a key must be a plain name, got a list" },
+	{ NIC QT "---\nversion: 1\n",
+	  "bad.yaml:8:1: a second YAML document: a profile file holds one document" },
+	/* names */
+	{ "version: 1\ntargets:\n  - runtime: 2ms\n",
+	  "bad.yaml:3:5: targets[0]: missing required key 'name'" },
+	{ "version: 1\ntargets:\n  - name: \"a b\"\n",
+	  "bad.yaml:3:11: targets[0]: name: 'a b' is not a valid target name ([A-Za-z0-9_.-], 1 to "
+	  "63 characters)" },
+	{ "version: 1\ntargets:\n  - name: "
+	  "a234567890123456789012345678901234567890123456789012345678901234\n",
+	  "bad.yaml:3:11: targets[0]: name: "
+	  "'a234567890123456789012345678901234567890123456789012345678901234' is not a valid "
+	  "target name ([A-Za-z0-9_.-], 1 to 63 characters)" },
+	{ "version: 1\ntargets:\n  - name: [x]\n",
+	  "bad.yaml:3:11: targets[0]: name: expected a string, got a list" },
+	{ "version: 1\ntargets:\n  - name:\n    irq: 1\n",
+	  "bad.yaml:3:10: targets[0]: name: expected a string, got no value" },
+	{ NIC QT "  - name: nic\n    irq: 3\n" QT,
+	  "bad.yaml:7:5: target 'nic': duplicate name (first used at line 3)" },
+	/* keys and types */
+	{ NIC QT "    priority: 5\n",
+	  "bad.yaml:7:5: target 'nic': unknown key 'priority' (known keys: name, interface, irq, "
+	  "action, driver, secondary, task, runtime, period, deadline, min_interarrival, buffer, "
+	  "mode, adaptive)" },
+	{ NIC QT "    runtime: 3ms\n",
+	  "bad.yaml:7:5: target 'nic': duplicate key 'runtime' (first given at line 5)" },
+	{ HEAD "    interface: [eth0]\n" QT,
+	  "bad.yaml:4:16: target 'nic': interface: expected a string, got a list" },
+	{ HEAD "    interface: eth0/1\n" QT,
+	  "bad.yaml:4:16: target 'nic': interface: 'eth0/1' is not a network interface name "
+	  "(at most 15 characters, no '/', ':' or blanks)" },
+	{ HEAD "    interface: abcdefghijklmnop\n" QT,
+	  "bad.yaml:4:16: target 'nic': interface: 'abcdefghijklmnop' is not a network interface "
+	  "name (at most 15 characters, no '/', ':' or blanks)" },
+	{ HEAD "    interface: ''\n" QT, "bad.yaml:4:16: target 'nic': interface: must not be empty" },
+	{ HEAD "    irq: -1\n" QT, "bad.yaml:4:10: target 'nic': irq: must not be negative, got -1" },
+	{ HEAD "    irq: [11, x]\n" QT, "bad.yaml:4:15: target 'nic': irq: expected an integer, got 'x'" },
+	{ HEAD "    irq: [11, [2]]\n" QT,
+	  "bad.yaml:4:15: target 'nic': irq: expected an integer in the list, got a list" },
+	{ HEAD "    irq: []\n" QT, "bad.yaml:4:10: target 'nic': irq: the list is empty" },
+	{ HEAD "    irq: {a: 1}\n" QT,
+	  "bad.yaml:4:10: target 'nic': irq: expected an integer or a list of integers, got a "
+	  "mapping" },
+	{ HEAD "    irq: 99999999999\n" QT,
+	  "bad.yaml:4:10: target 'nic': irq: 99999999999 is too large (at most 2147483647)" },
+	{ HEAD "    irq: 1.5\n" QT, "bad.yaml:4:10: target 'nic': irq: expected an integer, got '1.5'" },
+	{ HEAD "    driver: pci/e1000\n" QT,
+	  "bad.yaml:4:13: target 'nic': driver: 'pci/e1000' is not a driver name (no '/')" },
+	{ NIC QT "    secondary: maybe\n",
+	  "bad.yaml:7:16: target 'nic': secondary: expected true or false, got 'maybe'" },
+	{ NIC QT "    secondary: \"false\"\n",
+	  "bad.yaml:7:16: target 'nic': secondary: expected true or false, got the string 'false'" },
+	{ NIC QT "    secondary:\n",
+	  "bad.yaml:7:15: target 'nic': secondary: expected true or false, got no value" },
+	/* selectors */
+	{ HEAD QT, "bad.yaml:3:5: target 'nic': no selector: give interface, irq, action or driver "
+		   "(IRQ threads) or task (user threads)" },
+	{ NIC "    task:\n      comm: mpv\n" QT,
+	  "bad.yaml:5:5: target 'nic': task cannot be combined with the IRQ selector 'interface' "
+	  "(line 4): a target selects IRQ threads or tasks, not both" },
+	{ HEAD "    task:\n      comm: mpv\n    secondary: true\n" QT,
+	  "bad.yaml:6:5: target 'nic': secondary applies to IRQ threads only, not to a task target" },
+	{ HEAD "    task: {}\n" QT,
+	  "bad.yaml:4:11: target 'nic': task: give at least one of comm, pid, cgroup" },
+	{ HEAD "    task: mpv\n" QT,
+	  "bad.yaml:4:11: target 'nic': task: expected a mapping of comm, pid and cgroup, got a "
+	  "scalar" },
+	{ HEAD "    task:\n      name: mpv\n" QT,
+	  "bad.yaml:5:7: target 'nic': task: unknown key 'name' (known keys: comm, pid, cgroup)" },
+	{ HEAD "    task:\n      pid: 0\n" QT,
+	  "bad.yaml:5:12: target 'nic': task.pid: 0 is too small (at least 1)" },
+	{ HEAD "    task:\n      cgroup: app.slice\n" QT,
+	  "bad.yaml:5:15: target 'nic': task.cgroup: 'app.slice' must be an absolute cgroup v2 path "
+	  "starting with /" },
+	{ HEAD "    task:\n      comm: x\n      comm: y\n" QT,
+	  "bad.yaml:6:7: target 'nic': task: duplicate key 'comm' (first given at line 5)" },
+	{ HEAD "    task:\n      comm: x\n" QT "    buffer: 10\n",
+	  "bad.yaml:8:13: target 'nic': min_interarrival and buffer describe a device: IRQ targets "
+	  "only" },
+	/* durations and their rules */
+	{ NIC "    period: 10ms\n", "bad.yaml:3:5: target 'nic': missing required key 'runtime'" },
+	{ NIC "    runtime: 2ms\n", "bad.yaml:3:5: target 'nic': missing required key 'period'" },
+	{ NIC "    runtime: -2ms\n    period: 10ms\n",
+	  "bad.yaml:5:14: target 'nic': runtime: '-2ms': a duration must not be negative" },
+	{ NIC "    runtime: 2 min\n    period: 10ms\n",
+	  "bad.yaml:5:14: target 'nic': runtime: '2 min': not a duration: use a number with a unit "
+	  "(ns, us, ms, s), e.g. 2ms" },
+	{ NIC "    runtime: 1.5ns\n    period: 10ms\n",
+	  "bad.yaml:5:14: target 'nic': runtime: '1.5ns': not a whole number of nanoseconds" },
+	{ NIC "    runtime: 2ms\n    period: 10000000000s\n",
+	  "bad.yaml:6:13: target 'nic': period: '10000000000s': too large (2^63 ns or more)" },
+	{ NIC "    runtime: [2ms]\n    period: 10ms\n",
+	  "bad.yaml:5:14: target 'nic': runtime: expected a duration such as 2ms, got a list" },
+	{ NIC "    runtime: 1000ns\n    period: 10ms\n",
+	  "bad.yaml:5:14: target 'nic': runtime 1us is below the kernel's minimum of 1024ns" },
+	{ NIC "    runtime: 20ms\n    period: 10ms\n",
+	  "bad.yaml:5:14: target 'nic': runtime 20ms exceeds the period 10ms (runtime <= deadline "
+	  "<= period)" },
+	{ NIC QT "    deadline: 1ms\n",
+	  "bad.yaml:5:14: target 'nic': runtime 2ms exceeds the deadline 1ms (runtime <= deadline "
+	  "<= period)" },
+	{ NIC QT "    min_interarrival: 0\n",
+	  "bad.yaml:7:23: target 'nic': min_interarrival: must be more than 0" },
+	{ NIC QT "    buffer: 0\n", "bad.yaml:7:13: target 'nic': buffer: 0 is too small (at least 1)" },
+	{ NIC QT "    buffer: 4294967296\n",
+	  "bad.yaml:7:13: target 'nic': buffer: 4294967296 is too large (at most 4294967295)" },
+	{ NIC QT "    min_interarrival: 100us\n    buffer: 64\n",
+	  "bad.yaml:8:13: target 'nic': buffering check fails: (period - runtime) / min_interarrival "
+	  "= 80 interrupts may wait, the device holds only buffer = 64; raise runtime to more than "
+	  "3.6ms or shorten the period" },
+	/* mode and adaptive */
+	{ NIC QT "    mode: fast\n",
+	  "bad.yaml:7:11: target 'nic': mode: 'fast' is not a mode: use static or adaptive" },
+	{ NIC QT "    adaptive:\n      gain: 0.5\n",
+	  "bad.yaml:7:5: target 'nic': adaptive settings need mode: adaptive" },
+	{ NIC QT "    mode: adaptive\n    adaptive: 1\n",
+	  "bad.yaml:8:15: target 'nic': adaptive: expected a mapping, got a scalar" },
+	{ NIC QT "    mode: adaptive\n    adaptive:\n      gain: 0\n",
+	  "bad.yaml:9:13: target 'nic': adaptive.gain: 0 is out of range: 0 < gain <= 1" },
+	{ NIC QT "    mode: adaptive\n    adaptive:\n      gain: 1.5\n",
+	  "bad.yaml:9:13: target 'nic': adaptive.gain: 1.5 is out of range: 0 < gain <= 1" },
+	{ NIC QT "    mode: adaptive\n    adaptive:\n      gain: nan\n",
+	  "bad.yaml:9:13: target 'nic': adaptive.gain: expected a number, got 'nan'" },
+	{ NIC QT "    mode: adaptive\n    adaptive:\n      gain: '0.5'\n",
+	  "bad.yaml:9:13: target 'nic': adaptive.gain: expected a number, got a string" },
+	{ NIC QT "    mode: adaptive\n    adaptive:\n      window: 0\n",
+	  "bad.yaml:9:15: target 'nic': adaptive.window: 0 is too small (at least 1)" },
+	{ NIC QT "    mode: adaptive\n    adaptive:\n      window: 100001\n",
+	  "bad.yaml:9:15: target 'nic': adaptive.window: 100001 is too large (at most 100000)" },
+	{ NIC QT "    mode: adaptive\n    adaptive:\n      sample: 10ns\n",
+	  "bad.yaml:9:15: target 'nic': adaptive.sample: must be at least 1us" },
+	{ NIC QT "    mode: adaptive\n    adaptive:\n      default_job: 0us\n",
+	  "bad.yaml:9:20: target 'nic': adaptive.default_job: must be more than 0" },
+	{ NIC QT "    mode: adaptive\n    adaptive:\n      min_runtime: 10ns\n",
+	  "bad.yaml:9:20: target 'nic': adaptive.min_runtime: 10ns is below the kernel's minimum "
+	  "runtime of 1024ns" },
+	{ NIC QT "    mode: adaptive\n    adaptive:\n      max_runtime: 1000\n",
+	  "bad.yaml:9:20: target 'nic': adaptive.max_runtime: 1000 is below the kernel's minimum "
+	  "runtime of 1024ns" },
+	{ NIC QT "    mode: adaptive\n    adaptive:\n      max_runtime: 11ms\n",
+	  "bad.yaml:9:20: target 'nic': adaptive.max_runtime 11ms exceeds the deadline 10ms" },
+	{ NIC QT "    mode: adaptive\n    adaptive:\n      min_runtime: 3ms\n      max_runtime: 2ms\n",
+	  "bad.yaml:9:20: target 'nic': adaptive.min_runtime 3ms is above adaptive.max_runtime 2ms" },
+	{ NIC QT "    mode: adaptive\n    adaptive:\n      min_runtime: 11ms\n",
+	  "bad.yaml:9:20: target 'nic': adaptive.min_runtime 11ms is above adaptive.max_runtime 10ms" },
+	{ NIC QT "    mode: adaptive\n    adaptive:\n      gains: 1\n",
+	  "bad.yaml:9:7: target 'nic': adaptive: unknown key 'gains' (known keys: sample, gain, window, "
+	  "default_job, min_runtime, max_runtime, hysteresis)" },
+	/* YAML syntax */
+	{ "version: 1\ntargets:\n  - name: nic\n    irq: [11\n",
+	  "bad.yaml:5:1: YAML syntax error: did not find expected ',' or ']' while parsing a flow "
+	  "sequence (line 4, column 10)" },
+	{ "version: 1\n  targets: x\n",
+	  "bad.yaml:2:10: YAML syntax error: mapping values are not allowed in this context" },
+	{ "version: 1\ntargets: *a\n",
+	  "bad.yaml:2:10: YAML syntax error: found undefined alias" },
+	{ "version: 1\ntargets:\n\t- name: x\n",
+	  "bad.yaml:3:1: YAML syntax error: found character that cannot start any token while "
+	  "scanning for the next token (line 3, column 1)" },
+};
+
+static void test_profile_bad(void **state)
+{
+	size_t i, failed = 0;
+
+	for (i = 0; i < sizeof(bad_cases) / sizeof(bad_cases[0]); i++) {
+		const struct bad_case *bc = &bad_cases[i];
+		struct profile p;
+		char err[512];
+		int rc = profile_parse(bc->text, strlen(bc->text), "bad.yaml", &p, err, sizeof(err));
+
+		if (rc != -EINVAL || strcmp(err, bc->message)) {
+			print_error("case %zu: rc %d\n  text:\n%s\n  got:  %s\n  want: %s\n", i, rc,
+				    bc->text, err, bc->message);
+			failed++;
+		}
+		assert_null(p.targets);
+		assert_null(p.path);
+		assert_int_equal(p.n_targets, 0);
+	}
+	assert_int_equal(failed, 0);
+}
+
+static void expect_load_error(const char *path, int want_rc, const char *want)
+{
+	struct profile p;
+	char err[512];
+
+	assert_int_equal(profile_load(path, &p, err, sizeof(err)), want_rc);
+	assert_string_equal(err, want);
+	assert_null(p.targets);
+}
+
+static void test_profile_bad_files(void **state)
+{
+	expect_load_error("fixtures/profile/bad-deadline.yaml", -EINVAL,
+			  "fixtures/profile/bad-deadline.yaml:7:15: target 'nic': deadline 12ms "
+			  "exceeds the period 10ms (runtime <= deadline <= period)");
+	expect_load_error("fixtures/profile/bad-syntax.yaml", -EINVAL,
+			  "fixtures/profile/bad-syntax.yaml:5:12: YAML syntax error: did not find "
+			  "expected ',' or ']' while parsing a flow sequence (line 4, column 10)");
+	expect_load_error("fixtures/profile/bad-utf8.yaml", -EINVAL,
+			  "fixtures/profile/bad-utf8.yaml:3:15: YAML error: invalid leading UTF-8 "
+			  "octet");
+	expect_load_error("fixtures/profile/missing.yaml", -ENOENT,
+			  "fixtures/profile/missing.yaml: cannot open: No such file or directory");
+	expect_load_error("fixtures/profile", -EINVAL, "fixtures/profile: not a regular file");
+}
+
+/* Every file in profiles/ is a valid profile. */
+static void test_profile_shipped(void **state)
+{
+	DIR *d = opendir("../../profiles");
+	struct dirent *de;
+	int n = 0;
+
+	assert_non_null(d);
+	while ((de = readdir(d))) {
+		char path[512], err[512];
+		size_t len = strlen(de->d_name);
+		struct profile p;
+
+		if (len < 6 || strcmp(de->d_name + len - 5, ".yaml"))
+			continue;
+		snprintf(path, sizeof(path), "../../profiles/%s", de->d_name);
+		if (profile_load(path, &p, err, sizeof(err)))
+			fail_msg("%s", err);
+		assert_true(p.n_targets > 0);
+		profile_free(&p);
+		n++;
+	}
+	closedir(d);
+	assert_true(n >= 4);
+}
+
+/* Aliases are resolved; flow style and quoted durations are fine. */
+static void test_profile_yaml_forms(void **state)
+{
+	static const char text[] =
+		"version: 1\n"
+		"targets:\n"
+		"  - {name: a, irq: 11, runtime: &q \"2ms\", period: &t 10ms}\n"
+		"  - {name: b, action: 'virtio*', secondary: no, runtime: *q, period: *t}\n";
+	struct profile p;
+	char err[512];
+
+	assert_int_equal(profile_parse(text, strlen(text), "f.yaml", &p, err, sizeof(err)), 0);
+	assert_int_equal(p.n_targets, 2);
+	assert_int_equal(p.targets[1].runtime_ns, 2000000);
+	assert_int_equal(p.targets[1].period_ns, 10000000);
+	assert_false(p.targets[1].secondary);
+	assert_string_equal(p.targets[1].action_glob, "virtio*");
+	profile_free(&p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_profile_full_file),
+		cmocka_unit_test(test_profile_defaults),
+		cmocka_unit_test(test_profile_buffering),
+		cmocka_unit_test(test_profile_bad),
+		cmocka_unit_test(test_profile_bad_files),
+		cmocka_unit_test(test_profile_shipped),
+		cmocka_unit_test(test_profile_yaml_forms),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
