@@ -19,3 +19,7 @@ class DaemonError(IrqresError):
 
 class TraceError(IrqresError, ValueError):
     """A trace file cannot be used; the message names the file and the cause."""
+
+
+class ModelError(IrqresError, ValueError):
+    """The analysis model (PMFs, buffering, CBS solver, replay) got inputs it cannot use."""
