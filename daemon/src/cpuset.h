@@ -60,6 +60,9 @@ int cpuset_partitions_scan(struct cpuset_part **parts, size_t *n);
 /* Moves pid into the group cgpath (writes cgroup.procs). PF_NO_SETAFFINITY kernel
  * threads give -EINVAL with a message saying so. */
 int cpuset_move(pid_t pid, const char *cgpath, char *err, size_t errlen);
+/* 1 when pid may be moved into a cpuset, 0 when it is marked PF_NO_SETAFFINITY
+ * (/proc/PID/stat flags), or -errno. */
+int cpuset_pid_movable(pid_t pid);
 /* The cgroup v2 path of pid from /proc/PID/cgroup ("0::<path>"). */
 int cpuset_pid_cgroup(pid_t pid, char *path, size_t len);
 

@@ -65,7 +65,7 @@ struct plan_item {
 	char partition[CPUSET_NAME_MAX];	/* partition it goes to, "" none */
 	enum profile_buffer_verdict buffer_check;
 	bool ok;
-	char verdict[320];		/* "ok" or why the kernel will refuse it */
+	char verdict[640];		/* "ok" or why the kernel will refuse it */
 };
 
 struct plan {

@@ -1,0 +1,500 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* cpuset.c - cgroup v2 cpuset partitions owned by irqres; see cpuset.h. */
+#include "cpuset.h"
+#include "irqres.h"
+#include "log.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define PF_NO_SETAFFINITY 0x04000000u	/* include/linux/sched.h */
+
+/* Reads a small file into buf (NUL-terminated, trailing newline stripped). */
+static int read_small(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+	int errsave;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len - 1);
+	errsave = errno;
+	close(fd);
+	if (n < 0)
+		return -errsave;
+	buf[n] = '\0';
+	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+		buf[--n] = '\0';
+	return 0;
+}
+
+/* Writes s in one write(2): cgroup files take one value per write. */
+static int write_small(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	size_t len = strlen(s);
+	ssize_t n;
+	int errsave;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, s, len);
+	errsave = errno;
+	if (close(fd) < 0 && n >= 0) {
+		errsave = errno;
+		n = -1;
+	}
+	if (n < 0)
+		return -errsave;
+	return (size_t)n == len ? 0 : -EIO;
+}
+
+int cpuset_list_parse(const char *s, cpu_set_t *set)
+{
+	const char *p = s;
+
+	CPU_ZERO(set);
+	while (isspace((unsigned char)*p))
+		p++;
+	while (*p && *p != '\n') {
+		char *end;
+		unsigned long a, b;
+
+		if (!isdigit((unsigned char)*p))
+			return -EINVAL;
+		a = strtoul(p, &end, 10);
+		b = a;
+		if (*end == '-') {
+			if (!isdigit((unsigned char)end[1]))
+				return -EINVAL;
+			b = strtoul(end + 1, &end, 10);
+		}
+		if (a > b || b >= CPU_SETSIZE)
+			return -EINVAL;
+		for (unsigned long c = a; c <= b; c++)
+			CPU_SET(c, set);
+		p = end;
+		if (*p == ',')
+			p++;
+		else if (*p && *p != '\n' && !isspace((unsigned char)*p))
+			return -EINVAL;
+		while (*p == ' ')
+			p++;
+	}
+	return 0;
+}
+
+int cpuset_list_format(const cpu_set_t *set, char *buf, size_t len)
+{
+	size_t off = 0;
+
+	if (len == 0)
+		return -ENOSPC;
+	buf[0] = '\0';
+	for (int c = 0; c < CPU_SETSIZE; c++) {
+		int e = c;
+		int n;
+
+		if (!CPU_ISSET(c, set))
+			continue;
+		while (e + 1 < CPU_SETSIZE && CPU_ISSET(e + 1, set))
+			e++;
+		if (e == c)
+			n = snprintf(buf + off, len - off, "%s%d", off ? "," : "", c);
+		else
+			n = snprintf(buf + off, len - off, "%s%d-%d", off ? "," : "", c, e);
+		if (n < 0 || (size_t)n >= len - off) {
+			buf[0] = '\0';
+			return -ENOSPC;
+		}
+		off += (size_t)n;
+		c = e;
+	}
+	return 0;
+}
+
+int cpuset_list_read(const char *path, cpu_set_t *set)
+{
+	char buf[4096];
+	int rc = read_small(path, buf, sizeof(buf));
+
+	if (rc)
+		return rc;
+	return cpuset_list_parse(buf, set);
+}
+
+static bool has_word(const char *list, const char *word)
+{
+	size_t wl = strlen(word);
+
+	for (const char *p = list; (p = strstr(p, word)) != NULL; p += wl) {
+		bool start = p == list || isspace((unsigned char)p[-1]) || p[-1] == '+';
+		bool end = p[wl] == '\0' || isspace((unsigned char)p[wl]);
+
+		if (start && end)
+			return true;
+	}
+	return false;
+}
+
+int cpuset_check(char *err, size_t errlen)
+{
+	char path[PATH_MAX], buf[512];
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/cgroup.controllers", irqres_paths.cgroup);
+	rc = read_small(path, buf, sizeof(buf));
+	if (rc == -ENOENT) {
+		snprintf(err, errlen, "no cgroup v2 at %s (%s missing): cpuset partitions need "
+			 "the unified hierarchy (boot with systemd.unified_cgroup_hierarchy=1)",
+			 irqres_paths.cgroup, path);
+		return -EOPNOTSUPP;
+	}
+	if (rc) {
+		snprintf(err, errlen, "cannot read %s: %s", path, strerror(-rc));
+		return rc;
+	}
+	if (!has_word(buf, "cpuset")) {
+		snprintf(err, errlen, "cpuset controller unavailable in cgroup v2 at %s: "
+			 "cgroup.controllers lists \"%s\" (is cpuset bound to a cgroup v1 "
+			 "hierarchy?)", irqres_paths.cgroup, buf);
+		return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
+int cpuset_enable(bool *added, char *err, size_t errlen)
+{
+	char path[PATH_MAX], buf[512];
+	int rc = cpuset_check(err, errlen);
+
+	*added = false;
+	if (rc)
+		return rc;
+	snprintf(path, sizeof(path), "%s/cgroup.subtree_control", irqres_paths.cgroup);
+	rc = read_small(path, buf, sizeof(buf));
+	if (rc) {
+		snprintf(err, errlen, "cannot read %s: %s", path, strerror(-rc));
+		return rc;
+	}
+	if (has_word(buf, "cpuset"))
+		return 0;
+	rc = write_small(path, "+cpuset");
+	if (rc) {
+		snprintf(err, errlen, "cannot enable the cpuset controller (+cpuset into %s): %s",
+			 path, strerror(-rc));
+		return rc;
+	}
+	pr_info("enabled +cpuset in %s", path);
+	*added = true;
+	return 0;
+}
+
+int cpuset_disable(void)
+{
+	char path[PATH_MAX];
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/cgroup.subtree_control", irqres_paths.cgroup);
+	rc = write_small(path, "-cpuset");
+	if (rc)
+		pr_warn("cannot take the cpuset controller back out of %s: %s", path,
+			strerror(-rc));
+	else
+		pr_info("disabled cpuset in %s again", path);
+	return rc;
+}
+
+int cpuset_partition_name(const cpu_set_t *cpus, char *name, size_t len)
+{
+	char list[CPUSET_NAME_MAX];
+	int rc = cpuset_list_format(cpus, list, sizeof(list));
+
+	if (rc)
+		return rc;
+	if (!list[0])
+		return -EINVAL;
+	if ((size_t)snprintf(name, len, "%s%s", CPUSET_PREFIX, list) >= len)
+		return -ENOSPC;
+	return 0;
+}
+
+int cpuset_group_dir(const char *cgpath, char *buf, size_t len)
+{
+	const char *rel = cgpath;
+	int n;
+
+	while (*rel == '/')
+		rel++;
+	if (*rel)
+		n = snprintf(buf, len, "%s/%s", irqres_paths.cgroup, rel);
+	else
+		n = snprintf(buf, len, "%s", irqres_paths.cgroup);
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+static int group_file(const char *name, const char *file, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "%s/%s/%s", irqres_paths.cgroup, name, file);
+
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+/* The partition state word of a group: "root", "root invalid (...)", "member", ... */
+static int read_partition(const char *name, char *buf, size_t len)
+{
+	char path[PATH_MAX];
+	int rc = group_file(name, "cpuset.cpus.partition", path, sizeof(path));
+
+	return rc ? rc : read_small(path, buf, len);
+}
+
+static bool partition_valid(const char *state)
+{
+	return strcmp(state, "root") == 0 || strcmp(state, "isolated") == 0;
+}
+
+static int group_cpus(const char *name, cpu_set_t *cpus)
+{
+	char path[PATH_MAX];
+	int rc = group_file(name, "cpuset.cpus.effective", path, sizeof(path));
+
+	if (rc)
+		return rc;
+	rc = cpuset_list_read(path, cpus);
+	if (rc == 0 && CPU_COUNT(cpus) > 0)
+		return 0;
+	rc = group_file(name, "cpuset.cpus", path, sizeof(path));
+	return rc ? rc : cpuset_list_read(path, cpus);
+}
+
+int cpuset_partition_create(const cpu_set_t *cpus, char *name, size_t namelen, bool *created,
+			    char *err, size_t errlen)
+{
+	char dir[PATH_MAX], path[PATH_MAX], list[CPUSET_NAME_MAX], mems[256], state[256];
+	cpu_set_t have;
+	int rc;
+
+	*created = false;
+	rc = cpuset_partition_name(cpus, name, namelen);
+	if (rc) {
+		snprintf(err, errlen, "no partition name for an empty or too long CPU list");
+		return rc;
+	}
+	cpuset_list_format(cpus, list, sizeof(list));
+	if (group_file(name, "", dir, sizeof(dir)))
+		return -ENAMETOOLONG;
+	if (mkdir(dir, 0755) == 0) {
+		*created = true;
+	} else if (errno != EEXIST) {
+		rc = -errno;
+		snprintf(err, errlen, "cpuset partition %s could not be created: mkdir %s: %s",
+			 name, dir, strerror(-rc));
+		return rc;
+	} else if (read_partition(name, state, sizeof(state)) == 0 && partition_valid(state) &&
+		   group_cpus(name, &have) == 0 && CPU_EQUAL(&have, cpus)) {
+		pr_debug("reusing cpuset partition %s (CPUs %s)", name, list);
+		return 0;
+	}
+
+	snprintf(path, sizeof(path), "%s/cpuset.mems.effective", irqres_paths.cgroup);
+	if (read_small(path, mems, sizeof(mems)) || !mems[0])
+		snprintf(mems, sizeof(mems), "0");
+
+	const char *step = "cpuset.cpus";
+	const char *value = list;
+
+	rc = group_file(name, step, path, sizeof(path));
+	if (!rc)
+		rc = write_small(path, value);
+	if (!rc) {
+		step = "cpuset.mems";
+		value = mems;
+		group_file(name, step, path, sizeof(path));
+		rc = write_small(path, value);
+	}
+	if (!rc) {
+		step = "cpuset.cpus.partition";
+		value = "root";
+		group_file(name, step, path, sizeof(path));
+		rc = write_small(path, value);
+	}
+	if (rc) {
+		snprintf(err, errlen, "cpuset partition %s could not be created: writing \"%s\" "
+			 "to %s: %s%s", name, value, step, strerror(-rc),
+			 rc == -EINVAL && strcmp(step, "cpuset.cpus.partition") == 0 ?
+			 " (the CPUs must be exclusive and the root must keep at least one)" :
+			 "");
+		goto out_remove;
+	}
+	rc = read_partition(name, state, sizeof(state));
+	if (rc || !partition_valid(state)) {
+		snprintf(err, errlen, "cpuset partition %s is invalid: cpuset.cpus.partition "
+			 "reads \"%s\", not \"root\"", name, rc ? strerror(-rc) : state);
+		rc = -EINVAL;
+		goto out_remove;
+	}
+	pr_info("cpuset partition %s %s for CPUs %s", name, *created ? "created" : "revalidated",
+		list);
+	return 0;
+
+out_remove:
+	if (*created && rmdir(dir) < 0)
+		pr_warn("cannot remove %s after a failed set-up: %s", dir, strerror(errno));
+	*created = false;
+	return rc;
+}
+
+int cpuset_partition_remove(const char *name)
+{
+	char path[PATH_MAX], buf[64];
+	int rc;
+
+	if (strncmp(name, CPUSET_PREFIX, strlen(CPUSET_PREFIX)) != 0 || strchr(name, '/'))
+		return -EINVAL;
+	rc = group_file(name, "cgroup.procs", path, sizeof(path));
+	if (rc)
+		return rc;
+	if (read_small(path, buf, sizeof(buf)) == 0 && buf[0])
+		return -EBUSY;
+	if (group_file(name, "", path, sizeof(path)))
+		return -ENAMETOOLONG;
+	if (rmdir(path) < 0) {
+		rc = -errno;
+		pr_warn("cannot remove cpuset partition %s: %s", path, strerror(-rc));
+		return rc;
+	}
+	pr_info("removed cpuset partition %s", path);
+	return 0;
+}
+
+int cpuset_partitions_scan(struct cpuset_part **parts, size_t *n)
+{
+	DIR *d = opendir(irqres_paths.cgroup);
+	struct cpuset_part *v = NULL;
+	size_t cnt = 0;
+	struct dirent *de;
+	int rc = 0;
+
+	*parts = NULL;
+	*n = 0;
+	if (!d)
+		return -errno;
+	while ((de = readdir(d)) != NULL) {
+		char state[256];
+		struct cpuset_part p = { 0 };
+
+		if (de->d_name[0] == '.' || strlen(de->d_name) >= sizeof(p.name))
+			continue;
+		if (read_partition(de->d_name, state, sizeof(state)))
+			continue;	/* not a group with a cpuset */
+		if (strncmp(state, "root", 4) != 0 && strncmp(state, "isolated", 8) != 0)
+			continue;
+		snprintf(p.name, sizeof(p.name), "%s", de->d_name);
+		p.valid = partition_valid(state);
+		p.owned = strncmp(p.name, CPUSET_PREFIX, strlen(CPUSET_PREFIX)) == 0;
+		if (group_cpus(p.name, &p.cpus))
+			CPU_ZERO(&p.cpus);
+		struct cpuset_part *nv = realloc(v, (cnt + 1) * sizeof(*v));
+
+		if (!nv) {
+			rc = -ENOMEM;
+			break;
+		}
+		v = nv;
+		v[cnt++] = p;
+	}
+	closedir(d);
+	if (rc) {
+		free(v);
+		return rc;
+	}
+	*parts = v;
+	*n = cnt;
+	return 0;
+}
+
+/* PF_NO_SETAFFINITY of pid from /proc/PID/stat field 9: 1 set, 0 not, -errno. */
+static int pid_no_setaffinity(pid_t pid)
+{
+	char path[PATH_MAX], buf[1024];
+	unsigned long flags;
+	char *p;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/%d/stat", irqres_paths.proc, (int)pid);
+	rc = read_small(path, buf, sizeof(buf));
+	if (rc)
+		return rc;
+	p = strrchr(buf, ')');
+	if (!p)
+		return -EINVAL;
+	/* after ") ": state ppid pgrp session tty_nr tpgid flags */
+	if (sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %lu", &flags) != 1)
+		return -EINVAL;
+	return (flags & PF_NO_SETAFFINITY) ? 1 : 0;
+}
+
+int cpuset_pid_movable(pid_t pid)
+{
+	int rc = pid_no_setaffinity(pid);
+
+	return rc < 0 ? rc : !rc;
+}
+
+int cpuset_move(pid_t pid, const char *cgpath, char *err, size_t errlen)
+{
+	char dir[PATH_MAX - 16], path[PATH_MAX], val[32];
+	int rc = cpuset_group_dir(cgpath, dir, sizeof(dir));
+
+	if (rc)
+		return rc;
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	snprintf(val, sizeof(val), "%d", (int)pid);
+	rc = write_small(path, val);
+	if (rc == 0) {
+		pr_debug("pid %d moved into %s", (int)pid, dir);
+		return 0;
+	}
+	if (rc == -EINVAL && pid_no_setaffinity(pid) == 1)
+		snprintf(err, errlen, "pid %d cannot be moved into %s: EINVAL: it is a kernel "
+			 "thread marked PF_NO_SETAFFINITY (the only other way is "
+			 "admission_control: disable in the profile)", (int)pid, dir);
+	else
+		snprintf(err, errlen, "pid %d cannot be moved into %s: %s", (int)pid, dir,
+			 strerror(-rc));
+	return rc;
+}
+
+int cpuset_pid_cgroup(pid_t pid, char *path, size_t len)
+{
+	char file[PATH_MAX], line[CGROUP_PATH_MAX + 16];
+	FILE *f;
+	int rc = -ENOENT;
+
+	snprintf(file, sizeof(file), "%s/%d/cgroup", irqres_paths.proc, (int)pid);
+	f = fopen(file, "re");
+	if (!f)
+		return errno == ENOENT ? -ESRCH : -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "0::", 3) != 0)
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		if ((size_t)snprintf(path, len, "%s", line + 3) >= len)
+			rc = -ENAMETOOLONG;
+		else
+			rc = 0;
+		break;
+	}
+	fclose(f);
+	return rc;
+}

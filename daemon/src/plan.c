@@ -1,0 +1,690 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* plan.c - root domains, admission and per-thread verdicts; see plan.h. */
+#include "plan.h"
+#include "dl.h"
+#include "log.h"
+#include "units.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SCHED_FLAG_SUGOV 0x10000000ULL	/* schedutil workers: no bandwidth accounted */
+
+/* ---- the environment ---- */
+
+static int read_ll(const char *path, long long *v)
+{
+	FILE *f = fopen(path, "re");
+	int rc = 0;
+
+	if (!f)
+		return -errno;
+	if (fscanf(f, "%lld", v) != 1)
+		rc = -EINVAL;
+	fclose(f);
+	return rc;
+}
+
+/* Policy (field 41) of /proc/PID/task/TID/stat; -errno when unreadable. */
+static int stat_policy(const char *path)
+{
+	char buf[1024];
+	FILE *f = fopen(path, "re");
+	size_t n;
+	char *p;
+	int policy = -EINVAL;
+
+	if (!f)
+		return -errno;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	if (!p)
+		return -EINVAL;
+	p++;
+	/* fields 3..40 are 38 words before the policy */
+	for (int field = 3; field <= 41 && p; field++) {
+		while (*p == ' ')
+			p++;
+		if (field == 41) {
+			policy = atoi(p);
+			break;
+		}
+		p = strchr(p, ' ');
+	}
+	return policy;
+}
+
+static int dl_push(struct plan_env *env, const struct plan_dltask *t)
+{
+	struct plan_dltask *v = realloc(env->dl, (env->n_dl + 1) * sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	env->dl = v;
+	env->dl[env->n_dl++] = *t;
+	return 0;
+}
+
+/* Every SCHED_DEADLINE thread, its bandwidth (sched_getattr) and affinity. */
+static int scan_dl(struct plan_env *env)
+{
+	DIR *pd = opendir(irqres_paths.proc);
+	struct dirent *p;
+	int rc = 0;
+
+	if (!pd)
+		return -errno;
+	while (!rc && (p = readdir(pd)) != NULL) {
+		char dir[PATH_MAX];
+		DIR *td;
+		struct dirent *t;
+
+		if (p->d_name[0] < '1' || p->d_name[0] > '9')
+			continue;
+		snprintf(dir, sizeof(dir), "%s/%s/task", irqres_paths.proc, p->d_name);
+		td = opendir(dir);
+		if (!td)
+			continue;	/* exited meanwhile */
+		while (!rc && (t = readdir(td)) != NULL) {
+			char path[PATH_MAX + 300];
+			struct plan_dltask dt = { 0 };
+			struct dl_attr a;
+
+			if (t->d_name[0] < '1' || t->d_name[0] > '9')
+				continue;
+			snprintf(path, sizeof(path), "%s/%s/stat", dir, t->d_name);
+			if (stat_policy(path) != SCHED_DEADLINE)
+				continue;
+			dt.pid = atoi(t->d_name);
+			if (dl_get(dt.pid, &a) || a.sched_policy != SCHED_DEADLINE ||
+			    (a.sched_flags & SCHED_FLAG_SUGOV))
+				continue;
+			if (sched_getaffinity(dt.pid, sizeof(dt.cpus), &dt.cpus) < 0)
+				continue;
+			dt.bw = dl_to_ratio(a.sched_period ? a.sched_period : a.sched_deadline,
+					    a.sched_runtime);
+			rc = dl_push(env, &dt);
+		}
+		closedir(td);
+	}
+	closedir(pd);
+	return rc;
+}
+
+int plan_env_read(struct plan_env *env, bool with_dl)
+{
+	char path[PATH_MAX];
+	int rc;
+
+	memset(env, 0, sizeof(*env));
+	snprintf(path, sizeof(path), "%s/devices/system/cpu/online", irqres_paths.sys);
+	rc = cpuset_list_read(path, &env->online);
+	if (rc) {
+		pr_err("cannot read the online CPUs from %s: %s", path, strerror(-rc));
+		return rc;
+	}
+	snprintf(path, sizeof(path), "%s/devices/system/cpu/isolated", irqres_paths.sys);
+	if (cpuset_list_read(path, &env->isolated))
+		CPU_ZERO(&env->isolated);
+	snprintf(path, sizeof(path), "%s/sys/kernel/sched_rt_runtime_us", irqres_paths.proc);
+	rc = read_ll(path, &env->rt_runtime_us);
+	if (!rc) {
+		snprintf(path, sizeof(path), "%s/sys/kernel/sched_rt_period_us", irqres_paths.proc);
+		rc = read_ll(path, &env->rt_period_us);
+	}
+	if (rc || env->rt_period_us <= 0) {
+		pr_err("cannot read %s: %s", path, rc ? strerror(-rc) : "not a period");
+		return rc ? rc : -EINVAL;
+	}
+	env->partitions_possible = cpuset_check(env->partition_err,
+						sizeof(env->partition_err)) == 0;
+	if (env->partitions_possible) {
+		rc = cpuset_partitions_scan(&env->parts, &env->n_parts);
+		if (rc) {
+			pr_err("cannot list the cpuset partitions under %s: %s",
+			       irqres_paths.cgroup, strerror(-rc));
+			goto out_free;
+		}
+	}
+	if (with_dl) {
+		rc = scan_dl(env);
+		if (rc) {
+			pr_err("cannot list the SCHED_DEADLINE threads: %s", strerror(-rc));
+			goto out_free;
+		}
+	}
+	return 0;
+
+out_free:
+	plan_env_free(env);
+	return rc;
+}
+
+void plan_env_free(struct plan_env *env)
+{
+	free(env->parts);
+	free(env->dl);
+	env->parts = NULL;
+	env->dl = NULL;
+	env->n_parts = env->n_dl = 0;
+}
+
+/* ---- building ---- */
+
+static int add_msg(char ***v, size_t *n, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int add_msg(char ***v, size_t *n, const char *fmt, ...)
+{
+	char **nv = realloc(*v, (*n + 1) * sizeof(**v));
+	va_list ap;
+	int rc;
+
+	if (!nv)
+		return -ENOMEM;
+	*v = nv;
+	va_start(ap, fmt);
+	rc = vasprintf(&nv[*n], fmt, ap);
+	va_end(ap);
+	if (rc < 0)
+		return -ENOMEM;
+	(*n)++;
+	return 0;
+}
+
+static int add_domain(struct plan *plan, const cpu_set_t *cpus, const char *partition,
+		      bool is_new)
+{
+	struct plan_domain *v = realloc(plan->domains, (plan->n_domains + 1) * sizeof(*v));
+	struct plan_domain *d;
+
+	if (!v)
+		return -ENOMEM;
+	plan->domains = v;
+	d = &v[plan->n_domains++];
+	memset(d, 0, sizeof(*d));
+	d->cpus = *cpus;
+	d->ncpus = CPU_COUNT(cpus);
+	snprintf(d->partition, sizeof(d->partition), "%s", partition);
+	d->is_new = is_new;
+	return 0;
+}
+
+/* The domain (of plan->domains) whose CPUs overlap cpus most; -1 for none. */
+static int domain_of(const struct plan *plan, const cpu_set_t *cpus)
+{
+	int best = -1, best_n = 0;
+
+	for (size_t i = 0; i < plan->n_domains; i++) {
+		cpu_set_t both;
+		int n;
+
+		CPU_AND(&both, &plan->domains[i].cpus, cpus);
+		n = CPU_COUNT(&both);
+		if (n > best_n) {
+			best = (int)i;
+			best_n = n;
+		}
+	}
+	return best;
+}
+
+static const char *list(const cpu_set_t *cpus, char *buf, size_t len)
+{
+	if (cpuset_list_format(cpus, buf, len))
+		snprintf(buf, len, "?");
+	return buf;
+}
+
+/* Domains as they are now: valid partitions, and the default one (online - isolated -
+ * partitions). */
+static int base_domains(struct plan *plan, const struct plan_env *env)
+{
+	cpu_set_t rest;
+	int rc;
+
+	CPU_XOR(&rest, &env->online, &env->isolated);
+	CPU_AND(&rest, &rest, &env->online);
+	for (size_t i = 0; i < env->n_parts; i++) {
+		cpu_set_t inv;
+
+		if (!env->parts[i].valid || CPU_COUNT(&env->parts[i].cpus) == 0)
+			continue;
+		rc = add_domain(plan, &env->parts[i].cpus, env->parts[i].name, false);
+		if (rc)
+			return rc;
+		CPU_XOR(&inv, &rest, &env->parts[i].cpus);
+		CPU_AND(&rest, &rest, &inv);
+	}
+	return CPU_COUNT(&rest) ? add_domain(plan, &rest, "", false) : 0;
+}
+
+/* Decides whether item needs a partition and which; sets a refusal verdict when none is
+ * possible. */
+static int place_item(struct plan *plan, struct plan_item *it, const struct plan_env *env)
+{
+	const struct thread_info *ti = &it->thread;
+	char aff[64], span[64], name[CPUSET_NAME_MAX];
+	int d = domain_of(plan, &ti->affinity);
+	struct plan_domain *dom;
+	cpu_set_t want, both;
+
+	if (d < 0) {
+		snprintf(it->verdict, sizeof(it->verdict), "EPERM: CPUs %s are in no root "
+			 "domain (offline or isolated)", list(&ti->affinity, aff, sizeof(aff)));
+		return 0;
+	}
+	dom = &plan->domains[d];
+	CPU_AND(&both, &dom->cpus, &ti->affinity);
+	if (plan->admission_off || CPU_EQUAL(&both, &dom->cpus))
+		return 0;	/* the affinity covers the root domain */
+
+	it->needs_partition = true;
+	want = both;
+	list(&want, aff, sizeof(aff));
+	list(&dom->cpus, span, sizeof(span));
+	cpuset_partition_name(&want, name, sizeof(name));
+	snprintf(it->partition, sizeof(it->partition), "%s", name);
+#define REFUSE(...) do { \
+		char why_[384]; \
+		snprintf(why_, sizeof(why_), __VA_ARGS__); \
+		snprintf(it->verdict, sizeof(it->verdict), "EPERM: thread pinned to CPU%s %s, " \
+			 "root domain spans %s; %s", CPU_COUNT(&want) > 1 ? "s" : "", aff, span, \
+			 why_); \
+		return 0; \
+	} while (0)
+	if (!env->partitions_possible)
+		REFUSE("cpuset partition %s could not be created: %s", name, env->partition_err);
+	if (it->no_setaffinity)
+		REFUSE("it is marked PF_NO_SETAFFINITY, so it cannot be moved into cpuset "
+		       "partition %s; the only way out is admission_control: disable", name);
+	if (dom->partition[0])
+		REFUSE("its CPUs belong to cpuset partition %s, which irqres does not split",
+		       dom->partition);
+	/* another item's new partition overlapping this one but different */
+	for (size_t i = 0; i < plan->n_domains; i++) {
+		struct plan_domain *o = &plan->domains[i];
+
+		if (!o->is_new)
+			continue;
+		if (CPU_EQUAL(&o->cpus, &want))
+			return 0;
+		CPU_AND(&both, &o->cpus, &want);
+		if (CPU_COUNT(&both))
+			REFUSE("cpuset partition %s would overlap partition %s of another "
+			       "thread", name, o->partition);
+	}
+	return add_domain(plan, &want, name, true);
+#undef REFUSE
+}
+
+static int build_items(struct plan *plan, const struct profile *prof,
+		       const struct match_list *matches, const struct plan_env *env)
+{
+	plan->items = calloc(matches->n ? matches->n : 1, sizeof(*plan->items));
+	if (!plan->items)
+		return -ENOMEM;
+	plan->n_items = matches->n;
+	for (size_t i = 0; i < matches->n; i++) {
+		struct plan_item *it = &plan->items[i];
+		const struct target *t = &prof->targets[matches->v[i].target];
+		int rc;
+
+		it->target = matches->v[i].target;
+		it->thread = matches->v[i].thread;
+		it->runtime_ns = t->runtime_ns;
+		it->period_ns = t->period_ns;
+		it->deadline_ns = t->deadline_ns ? t->deadline_ns : t->period_ns;
+		it->bw = dl_to_ratio(it->period_ns, it->runtime_ns);
+		it->domain = -1;
+		it->buffer_check = profile_buffer_check(t, it->runtime_ns, it->period_ns);
+		rc = cpuset_pid_movable(it->thread.pid);
+		it->no_setaffinity = rc == 0;
+		rc = place_item(plan, it, env);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* Takes the CPUs of new partitions out of the domain they come from; drops a domain
+ * left with none (cannot happen for the default one: a partition is a strict subset). */
+static void carve_partitions(struct plan *plan)
+{
+	for (size_t i = 0; i < plan->n_domains; i++) {
+		struct plan_domain *n = &plan->domains[i];
+
+		if (!n->is_new)
+			continue;
+		for (size_t j = 0; j < plan->n_domains; j++) {
+			struct plan_domain *o = &plan->domains[j];
+			cpu_set_t inv;
+
+			if (o->is_new)
+				continue;
+			CPU_XOR(&inv, &o->cpus, &n->cpus);
+			CPU_AND(&o->cpus, &o->cpus, &inv);
+			o->ncpus = CPU_COUNT(&o->cpus);
+		}
+	}
+}
+
+static bool replaced(const struct plan *plan, pid_t pid)
+{
+	for (size_t i = 0; i < plan->n_items; i++)
+		if (plan->items[i].thread.pid == pid)
+			return true;
+	return false;
+}
+
+static void bw_str(uint64_t bw, char *buf, size_t len)
+{
+	snprintf(buf, len, "%.2f", (double)bw / (double)DL_BW_UNIT);
+}
+
+static void admission(struct plan *plan, const struct plan_env *env)
+{
+	uint64_t per_cpu = dl_to_ratio((uint64_t)env->rt_period_us * 1000,
+				       (uint64_t)(env->rt_runtime_us < 0 ? 0 : env->rt_runtime_us) *
+				       1000);
+
+	for (size_t i = 0; i < plan->n_domains; i++) {
+		struct plan_domain *d = &plan->domains[i];
+
+		d->unlimited = plan->admission_off || env->rt_runtime_us < 0;
+		d->cap_bw = per_cpu * (uint64_t)d->ncpus;
+	}
+	for (size_t i = 0; i < env->n_dl; i++) {
+		int d;
+
+		if (replaced(plan, env->dl[i].pid))
+			continue;
+		d = domain_of(plan, &env->dl[i].cpus);
+		if (d >= 0)
+			plan->domains[d].existing_bw += env->dl[i].bw;
+	}
+	for (size_t i = 0; i < plan->n_items; i++) {
+		struct plan_item *it = &plan->items[i];
+
+		if (it->verdict[0])
+			continue;
+		it->domain = it->needs_partition ? -1 : domain_of(plan, &it->thread.affinity);
+		for (size_t j = 0; it->needs_partition && j < plan->n_domains; j++)
+			if (strcmp(plan->domains[j].partition, it->partition) == 0)
+				it->domain = (int)j;
+		if (it->domain >= 0)
+			plan->domains[it->domain].new_bw += it->bw;
+	}
+	for (size_t i = 0; i < plan->n_domains; i++) {
+		struct plan_domain *d = &plan->domains[i];
+
+		/* the kernel's __dl_overflow(): cap_scale(bw, cap) < total_bw */
+		d->ok = d->unlimited || d->existing_bw + d->new_bw <= d->cap_bw;
+	}
+}
+
+static void verdicts(struct plan *plan, const struct plan_env *env)
+{
+	char q[UNITS_FMT_LEN], t[UNITS_FMT_LEN], cpus[64], a[16], b[16], c[16], e[16];
+
+	for (size_t i = 0; i < plan->n_items; i++) {
+		struct plan_item *it = &plan->items[i];
+		struct plan_domain *d = it->domain >= 0 ? &plan->domains[it->domain] : NULL;
+
+		if (it->verdict[0])
+			continue;
+		units_format_duration(it->runtime_ns, q, sizeof(q));
+		units_format_duration(it->period_ns, t, sizeof(t));
+		if (!d) {
+			snprintf(it->verdict, sizeof(it->verdict), "no root domain");
+		} else if (!d->unlimited && env->rt_runtime_us == 0) {
+			snprintf(it->verdict, sizeof(it->verdict), "EPERM: sched_rt_runtime_us is 0: "
+				 "no bandwidth at all for SCHED_DEADLINE");
+		} else if (!d->ok) {
+			bw_str(it->bw, a, sizeof(a));
+			bw_str(d->existing_bw + d->new_bw - it->bw, b, sizeof(b));
+			bw_str(d->cap_bw, c, sizeof(c));
+			bw_str(d->existing_bw, e, sizeof(e));
+			snprintf(it->verdict, sizeof(it->verdict), "EBUSY: admission: %s/%s = %s more "
+				 "bandwidth on CPUs %s, in use %s of %s (%s by SCHED_DEADLINE tasks "
+				 "already present)", q, t, a, list(&d->cpus, cpus, sizeof(cpus)), b, c,
+				 e);
+		} else if (it->buffer_check == PROFILE_BUFFER_VIOLATED) {
+			const struct target *tg = &plan->prof->targets[it->target];
+			char p[UNITS_FMT_LEN];
+
+			units_format_duration(tg->min_interarrival_ns, p, sizeof(p));
+			snprintf(it->verdict, sizeof(it->verdict), "buffering check violated: "
+				 "(T - Q)/P = (%s - %s)/%s >= N_c = %u: the device would drop "
+				 "interrupts", t, q, p, tg->buffer);
+		} else {
+			snprintf(it->verdict, sizeof(it->verdict), "ok");
+			it->ok = true;
+		}
+	}
+}
+
+int plan_build_env(const struct profile *prof, const struct match_list *matches,
+		   const struct plan_env *env, struct plan *plan)
+{
+	int rc;
+
+	memset(plan, 0, sizeof(*plan));
+	plan->prof = prof;
+	plan->admission_off = prof->admission_off;
+	rc = base_domains(plan, env);
+	if (!rc)
+		rc = build_items(plan, prof, matches, env);
+	if (rc)
+		goto out_free;
+	carve_partitions(plan);
+	admission(plan, env);
+	verdicts(plan, env);
+
+	plan->feasible = plan->n_items > 0;
+	for (size_t i = 0; i < plan->n_items; i++) {
+		struct plan_item *it = &plan->items[i];
+
+		if (it->ok)
+			continue;
+		plan->feasible = false;
+		rc = add_msg(&plan->errors, &plan->n_errors, "%s (pid %d): %s", it->thread.comm,
+			     (int)it->thread.pid, it->verdict);
+		if (rc)
+			goto out_free;
+	}
+	if (plan->n_items == 0)
+		rc = add_msg(&plan->errors, &plan->n_errors, "the profile matches no thread");
+	if (!rc && plan->admission_off)
+		rc = add_msg(&plan->warnings, &plan->n_warnings, "admission_control: disable: "
+			     "the kernel's SCHED_DEADLINE admission control will be turned off "
+			     "(sched_rt_runtime_us = -1) until irqres restores it");
+	for (size_t i = 0; !rc && i < plan->n_domains; i++)
+		if (plan->domains[i].is_new)
+			rc = add_msg(&plan->warnings, &plan->n_warnings, "cpuset partition %s will "
+				     "take its CPUs out of the default root domain",
+				     plan->domains[i].partition);
+	if (rc)
+		goto out_free;
+	return 0;
+
+out_free:
+	plan_free(plan);
+	return rc;
+}
+
+int plan_build(const struct profile *prof, const struct match_list *matches, struct plan *plan)
+{
+	struct plan_env env;
+	int rc = plan_env_read(&env, true);
+
+	if (rc) {
+		memset(plan, 0, sizeof(*plan));
+		return rc;
+	}
+	rc = plan_build_env(prof, matches, &env, plan);
+	plan_env_free(&env);
+	return rc;
+}
+
+void plan_free(struct plan *plan)
+{
+	for (size_t i = 0; i < plan->n_warnings; i++)
+		free(plan->warnings[i]);
+	for (size_t i = 0; i < plan->n_errors; i++)
+		free(plan->errors[i]);
+	free(plan->warnings);
+	free(plan->errors);
+	free(plan->items);
+	free(plan->domains);
+	memset(plan, 0, sizeof(*plan));
+}
+
+/* ---- output ---- */
+
+static const char *target_name(const struct plan *plan, const struct plan_item *it)
+{
+	return plan->prof && it->target < plan->prof->n_targets ?
+	       plan->prof->targets[it->target].name : "?";
+}
+
+static void old_policy_str(const struct thread_info *ti, char *buf, size_t len)
+{
+	if (ti->policy == SCHED_FIFO || ti->policy == SCHED_RR)
+		snprintf(buf, len, "%s %d", dl_policy_name(ti->policy), ti->priority);
+	else if (ti->policy == SCHED_DEADLINE)
+		snprintf(buf, len, "deadline");
+	else
+		snprintf(buf, len, "%s nice %d", dl_policy_name(ti->policy), ti->nice);
+}
+
+static double bw_double(uint64_t bw)
+{
+	return (double)bw / (double)DL_BW_UNIT;
+}
+
+void plan_print_text(const struct plan *plan, FILE *f)
+{
+	fprintf(f, "Plan for %s: %s\n", plan->prof && plan->prof->path ? plan->prof->path :
+		"the profile", plan->feasible ? "the kernel will accept it" :
+		"the kernel will NOT accept it");
+	fprintf(f, "\n%-14s %7s %-16s %4s %-5s %-13s %-24s %5s %-16s %-7s %s\n", "TARGET", "PID",
+		"THREAD", "IRQ", "CPUS", "NOW", "NEW (runtime/deadline/period)", "BW", "PARTITION",
+		"BUFFER", "VERDICT");
+	for (size_t i = 0; i < plan->n_items; i++) {
+		const struct plan_item *it = &plan->items[i];
+		char q[UNITS_FMT_LEN], d[UNITS_FMT_LEN], t[UNITS_FMT_LEN], newp[128], old[32];
+		char cpus[64], irq[12], part[CPUSET_NAME_MAX + 8];
+
+		units_format_duration(it->runtime_ns, q, sizeof(q));
+		units_format_duration(it->deadline_ns, d, sizeof(d));
+		units_format_duration(it->period_ns, t, sizeof(t));
+		snprintf(newp, sizeof(newp), "deadline %s/%s/%s", q, d, t);
+		old_policy_str(&it->thread, old, sizeof(old));
+		snprintf(irq, sizeof(irq), it->thread.irq >= 0 ? "%d" : "-", it->thread.irq);
+		if (it->needs_partition && it->partition[0])
+			snprintf(part, sizeof(part), "%s", it->partition);
+		else
+			snprintf(part, sizeof(part), "-");
+		fprintf(f, "%-14s %7d %-16s %4s %-5s %-13s %-29s %5.3f %-16s %-7s %s\n",
+			target_name(plan, it), (int)it->thread.pid, it->thread.comm, irq,
+			list(&it->thread.affinity, cpus, sizeof(cpus)), old, newp,
+			bw_double(it->bw), part, profile_buffer_verdict_name(it->buffer_check),
+			it->verdict);
+	}
+	fprintf(f, "\nRoot domains (bandwidth in CPUs; the kernel admits while existing + new <= "
+		"capacity):\n%-8s %-18s %9s %9s %9s %9s %s\n", "CPUS", "PARTITION", "CAPACITY",
+		"EXISTING", "NEW", "TOTAL", "OK");
+	for (size_t i = 0; i < plan->n_domains; i++) {
+		const struct plan_domain *dm = &plan->domains[i];
+		char cpus[64], part[CPUSET_NAME_MAX + 16], cap[24];
+
+		snprintf(part, sizeof(part), "%s%s", dm->partition[0] ? dm->partition : "(default)",
+			 dm->is_new ? " (new)" : "");
+		if (dm->unlimited)
+			snprintf(cap, sizeof(cap), "unlimited");
+		else
+			snprintf(cap, sizeof(cap), "%.3f", bw_double(dm->cap_bw));
+		fprintf(f, "%-8s %-18s %9s %9.3f %9.3f %9.3f %s\n",
+			list(&dm->cpus, cpus, sizeof(cpus)), part, cap, bw_double(dm->existing_bw),
+			bw_double(dm->new_bw), bw_double(dm->existing_bw + dm->new_bw),
+			dm->ok ? "yes" : "NO");
+	}
+	for (size_t i = 0; i < plan->n_warnings; i++)
+		fprintf(f, "%swarning: %s\n", i ? "" : "\n", plan->warnings[i]);
+	for (size_t i = 0; i < plan->n_errors; i++)
+		fprintf(f, "%serror: %s\n", i || plan->n_warnings ? "" : "\n", plan->errors[i]);
+}
+
+void plan_write_json(const struct plan *plan, struct json *j)
+{
+	json_obj_begin(j);
+	json_kv_bool(j, "feasible", plan->feasible);
+	json_key(j, "items");
+	json_arr_begin(j);
+	for (size_t i = 0; i < plan->n_items; i++) {
+		const struct plan_item *it = &plan->items[i];
+		char cpus[256], dir[CGROUP_PATH_MAX];
+
+		json_obj_begin(j);
+		json_kv_str(j, "target", target_name(plan, it));
+		json_kv_int(j, "pid", it->thread.pid);
+		json_kv_str(j, "comm", it->thread.comm);
+		if (it->thread.irq >= 0)
+			json_kv_int(j, "irq", it->thread.irq);
+		else
+			json_kv_null(j, "irq");
+		json_kv_str(j, "cpus", list(&it->thread.affinity, cpus, sizeof(cpus)));
+		json_kv_str(j, "old_policy", dl_policy_name(it->thread.policy));
+		json_kv_int(j, "old_priority", it->thread.priority);
+		json_kv_str(j, "new_policy", "deadline");
+		json_kv_uint(j, "runtime_ns", it->runtime_ns);
+		json_kv_uint(j, "period_ns", it->period_ns);
+		json_kv_uint(j, "deadline_ns", it->deadline_ns);
+		json_kv_bool(j, "needs_partition", it->needs_partition);
+		if (it->needs_partition && it->partition[0] &&
+		    cpuset_group_dir(it->partition, dir, sizeof(dir)) == 0)
+			json_kv_str(j, "cpuset", dir);
+		else
+			json_kv_null(j, "cpuset");
+		json_kv_str(j, "buffer_check", profile_buffer_verdict_name(it->buffer_check));
+		json_kv_str(j, "verdict", it->verdict);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+	json_key(j, "domains");
+	json_arr_begin(j);
+	for (size_t i = 0; i < plan->n_domains; i++) {
+		const struct plan_domain *dm = &plan->domains[i];
+		char cpus[256];
+
+		json_obj_begin(j);
+		json_kv_str(j, "cpus", list(&dm->cpus, cpus, sizeof(cpus)));
+		if (dm->unlimited)
+			json_kv_null(j, "capacity");	/* admission control off */
+		else
+			json_kv_double(j, "capacity", bw_double(dm->cap_bw));
+		json_kv_double(j, "existing_bw", bw_double(dm->existing_bw));
+		json_kv_double(j, "new_bw", bw_double(dm->new_bw));
+		json_kv_bool(j, "ok", dm->ok);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+	json_key(j, "warnings");
+	json_arr_begin(j);
+	for (size_t i = 0; i < plan->n_warnings; i++)
+		json_str(j, plan->warnings[i]);
+	json_arr_end(j);
+	json_key(j, "errors");
+	json_arr_begin(j);
+	for (size_t i = 0; i < plan->n_errors; i++)
+		json_str(j, plan->errors[i]);
+	json_arr_end(j);
+	json_obj_end(j);
+}
