@@ -1,0 +1,228 @@
+"""Client of irqresd's control socket (docs/protocol.md), and the way to find irqresd.
+
+One request is one line of words; each gets one JSON reply line with ``"ok"``. A failed
+request raises :class:`irqres.errors.DaemonError` carrying the daemon's own message; a
+daemon that is not running, refuses the caller or does not answer raises it too, with a
+message that says which and what to do.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from .errors import DaemonError
+
+DEFAULT_SOCKET = "/run/irqres/irqresd.sock"
+SOCKET_ENV = "IRQRES_SOCKET"
+IRQRESD_ENV = "IRQRESD"
+REQUEST_MAX = 4096          # bytes per request line, including the newline
+REPLY_MAX = 16 * 1024 * 1024  # a reply longer than this is treated as broken
+
+
+class DaemonNotRunning(DaemonError):
+    """No irqresd listens on the socket (it does not exist or refuses connections)."""
+
+
+def socket_path(explicit: str | os.PathLike[str] | None = None) -> str:
+    """The socket to use: ``explicit``, else ``$IRQRES_SOCKET``, else the default."""
+    if explicit:
+        return os.fspath(explicit)
+    return os.environ.get(SOCKET_ENV) or DEFAULT_SOCKET
+
+
+class Client:
+    """A connection to irqresd. Use as a context manager, or call :meth:`close`.
+
+    Parameters
+    ----------
+    path
+        Socket path; see :func:`socket_path` for the default.
+    timeout
+        Seconds to wait for the connection and for each reply.
+    """
+
+    def __init__(self, path: str | os.PathLike[str] | None = None, timeout: float = 5.0):
+        self.path = socket_path(path)
+        self.timeout = timeout
+        self._sock: socket.socket | None = None
+        self._buf = b""
+
+    # -- connection -----------------------------------------------------------------
+    def connect(self) -> Client:
+        """Connect now (requests connect on demand too)."""
+        if self._sock is not None:
+            return self
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(self.timeout)
+        try:
+            sock.connect(self.path)
+        except (FileNotFoundError, ConnectionRefusedError) as exc:
+            sock.close()
+            raise DaemonNotRunning(
+                f"irqresd is not running: {self.path}: {exc.strerror or exc} "
+                "(start it with `systemctl start irqresd` or `irqresd -p PROFILE`, "
+                "or name its socket with --socket / $IRQRES_SOCKET)"
+            ) from exc
+        except PermissionError as exc:
+            sock.close()
+            raise DaemonError(
+                f"irqresd socket {self.path}: permission denied: irqresd answers root "
+                "and its own user only"
+            ) from exc
+        except TimeoutError as exc:
+            sock.close()
+            raise DaemonError(f"irqresd socket {self.path}: no answer within "
+                              f"{self.timeout:g} s") from exc
+        except OSError as exc:
+            sock.close()
+            raise DaemonError(f"irqresd socket {self.path}: {exc.strerror or exc}") from exc
+        self._sock = sock
+        self._buf = b""
+        return self
+
+    def close(self) -> None:
+        if self._sock is not None:
+            self._sock.close()
+            self._sock = None
+            self._buf = b""
+
+    def __enter__(self) -> Client:
+        return self.connect()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- requests -------------------------------------------------------------------
+    def request(self, *words: str | int) -> dict[str, Any]:
+        """Send one request and return its reply (a dict with ``ok`` true).
+
+        Raises
+        ------
+        DaemonError
+            The daemon said ``ok: false`` (its message is kept), or the connection failed,
+            timed out or returned something that is not a JSON object.
+        """
+        parts = [str(w) for w in words]
+        for w in parts:
+            if not w or any(ch.isspace() for ch in w):
+                raise DaemonError(f"irqresd request {' '.join(parts)!r}: word {w!r} is empty "
+                                  "or contains white space")
+        line = (" ".join(parts) + "\n").encode()
+        what = parts[0] if parts else "?"
+        if len(line) > REQUEST_MAX:
+            raise DaemonError(f"irqresd request {what}: longer than {REQUEST_MAX} bytes")
+        self.connect()
+        assert self._sock is not None
+        try:
+            self._sock.sendall(line)
+            raw = self._read_line(what)
+        except TimeoutError as exc:
+            self.close()
+            raise DaemonError(f"irqresd ({self.path}): no reply to {what} within "
+                              f"{self.timeout:g} s") from exc
+        except OSError as exc:
+            self.close()
+            raise DaemonError(f"irqresd ({self.path}): connection lost during {what}: "
+                              f"{exc.strerror or exc}") from exc
+        try:
+            reply = json.loads(raw)
+        except (ValueError, UnicodeDecodeError) as exc:
+            self.close()
+            raise DaemonError(f"irqresd ({self.path}): reply to {what} is not JSON: "
+                              f"{raw[:200]!r}") from exc
+        if not isinstance(reply, dict) or "ok" not in reply:
+            self.close()
+            raise DaemonError(f"irqresd ({self.path}): reply to {what} has no \"ok\" field")
+        if reply["ok"] is not True:
+            raise DaemonError(f"irqresd: {what}: {reply.get('error') or 'refused (no message)'}")
+        return reply
+
+    def _read_line(self, what: str) -> bytes:
+        assert self._sock is not None
+        while b"\n" not in self._buf:
+            chunk = self._sock.recv(65536)
+            if not chunk:
+                self.close()
+                raise DaemonError(f"irqresd ({self.path}): closed the connection without "
+                                  f"answering {what}")
+            self._buf += chunk
+            if len(self._buf) > REPLY_MAX:
+                self.close()
+                raise DaemonError(f"irqresd ({self.path}): reply to {what} is too long")
+        line, _, self._buf = self._buf.partition(b"\n")
+        return line
+
+    def ping(self) -> dict[str, Any]:
+        return self.request("ping")
+
+    def status(self) -> dict[str, Any]:
+        return self.request("status")
+
+    def stats(self) -> dict[str, Any]:
+        return self.request("stats")
+
+    def plan(self, profile: str | os.PathLike[str]) -> dict[str, Any]:
+        return self.request("plan", os.path.abspath(profile))["plan"]
+
+    def apply(self, profile: str | os.PathLike[str]) -> dict[str, Any]:
+        return self.request("apply", os.path.abspath(profile))["plan"]
+
+    def restore(self) -> int:
+        return int(self.request("restore").get("restored", 0))
+
+    def set_budget(self, target: str, runtime_ns: int, period_ns: int | None = None
+                   ) -> dict[str, Any]:
+        """Set ``target``'s budget (integer ns); returns the reply with the new values."""
+        words: list[str | int] = ["set-budget", target, int(runtime_ns)]
+        if period_ns is not None:
+            words.append(int(period_ns))
+        return self.request(*words)
+
+
+def daemon_running(path: str | os.PathLike[str] | None = None, timeout: float = 2.0) -> bool:
+    """True when an irqresd answers ``ping`` on the socket."""
+    try:
+        with Client(path, timeout=timeout) as c:
+            c.ping()
+        return True
+    except DaemonNotRunning:
+        return False
+
+
+def find_irqresd() -> str:
+    """Path of the irqresd binary: ``$IRQRESD``, the checkout's build, then ``PATH``."""
+    env = os.environ.get(IRQRESD_ENV)
+    if env:
+        if not (os.path.isfile(env) and os.access(env, os.X_OK)):
+            raise DaemonError(f"${IRQRESD_ENV}={env}: not an executable file")
+        return env
+    # Running from a checkout: analysis/irqres/client.py -> <repo>/build/daemon/irqresd
+    repo = Path(__file__).resolve().parents[2]
+    built = repo / "build" / "daemon" / "irqresd"
+    if (repo / "daemon").is_dir() and built.is_file() and os.access(built, os.X_OK):
+        return str(built)
+    found = shutil.which("irqresd") or shutil.which(
+        "irqresd", path="/usr/local/sbin:/usr/sbin:/sbin")
+    if found:
+        return found
+    raise DaemonError("irqresd not found: set $IRQRESD, run `make daemon` in the checkout, "
+                      "or install it (`make install`)")
+
+
+def run_irqresd(*args: str, timeout: float = 60.0) -> subprocess.CompletedProcess[str]:
+    """Run irqresd once with ``args`` and return the finished process (output captured)."""
+    exe = find_irqresd()
+    try:
+        return subprocess.run([exe, *args], capture_output=True, text=True, timeout=timeout,
+                              check=False)
+    except subprocess.TimeoutExpired as exc:
+        raise DaemonError(f"{exe} {' '.join(args)}: did not finish within {timeout:g} s"
+                          ) from exc
+    except OSError as exc:
+        raise DaemonError(f"{exe}: cannot run: {exc.strerror or exc}") from exc

@@ -1,0 +1,10 @@
+"""The adaptive threshold controller (DESIGN.md point 4) and what drives it.
+
+``controller`` is the pure algorithm, ``inputs`` reads the live counters, ``loop`` runs the
+controller against irqresd (``irqres tune``) and ``simulate`` drives it through a model of
+a CBS server with bursty arrivals (``irqres simulate``). See docs/controller.md.
+"""
+
+from .controller import ControlError, ControllerConfig, Step, ThresholdController
+
+__all__ = ["ControlError", "ControllerConfig", "Step", "ThresholdController"]

@@ -1,0 +1,235 @@
+"""The threshold controller of DESIGN.md point 4, in integer nanoseconds.
+
+Per sampling interval i the caller reports N_pro jobs processed in T_pro ns of CPU time
+and N_rmn jobs left over. The controller computes
+
+    T_rmn  = N_rmn * T_pro // N_pro          (N_pro = 0: N_rmn * default_job)
+    +dT    = s * (mean_AW(T_rmn) - T_rmn)
+    -dT    = mean_AW(T_pro) - T_pro
+    T_thr(i) = T_thr(i-1) + G * (+dT + -dT)
+
+and the clamped threshold becomes the next budget Q. Readings of the reference, each
+argued in docs/controller.md:
+
+* ``mean_AW`` is the mean of the *previous* AW samples; the current sample is not in its
+  own reference. With an empty window (the first interval) both terms are 0.
+* ``s`` orients the left-over term. ``deferred`` (s = +1) is the formula as printed: in the
+  reference, work above the threshold was handed to another context, so leaving more work
+  than usual lowers the threshold. ``queued`` (s = -1, the default) is the reading for a
+  SCHED_DEADLINE server, whose left-over work stays queued in the device: more left over
+  than usual raises the budget. With s = +1 a queued backlog feeds on itself (shown by
+  ``irqres simulate --orientation deferred``).
+* T_thr(i-1) is the previous *clamped* value (no wind-up beyond the clamps).
+* The product G * (...) is rounded to the nearest ns; T_rmn is rounded down.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+
+from ..errors import IrqresError
+from ..units import format_duration
+
+KERNEL_MIN_RUNTIME_NS = 1024  # the kernel refuses a SCHED_DEADLINE runtime below this
+ORIENTATIONS = {"queued": -1, "deferred": 1}
+
+
+class ControlError(IrqresError, ValueError):
+    """Bad controller settings or inputs; the message names the value and the cause."""
+
+
+@dataclass(frozen=True)
+class ControllerConfig:
+    """Settings of one adaptive target (the profile's ``adaptive`` block, in ns).
+
+    ``min_runtime_ns``/``max_runtime_ns`` of 0 mean "derived": the buffering bound (or the
+    kernel's 1024 ns) below, the deadline above.
+    """
+
+    name: str
+    period_ns: int
+    deadline_ns: int = 0                # 0: equal to the period
+    gain: float = 0.25
+    window: int = 100
+    default_job_ns: int = 20_000
+    min_runtime_ns: int = 0
+    max_runtime_ns: int = 0
+    hysteresis_ns: int = 0
+    buffer: int | None = None           # N_c
+    min_interarrival_ns: int | None = None  # P
+    orientation: str = "queued"
+
+    def __post_init__(self) -> None:
+        def bad(what: str, why: str) -> ControlError:
+            return ControlError(f"target {self.name}: {what}: {why}")
+
+        for field in ("period_ns", "deadline_ns", "default_job_ns", "min_runtime_ns",
+                      "max_runtime_ns", "hysteresis_ns"):
+            v = getattr(self, field)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+                raise bad(field, f"must be a non-negative integer of ns, got {v!r}")
+        if self.period_ns == 0:
+            raise bad("period_ns", "must be positive")
+        if self.deadline_ns > self.period_ns:
+            raise bad("deadline_ns", f"{format_duration(self.deadline_ns)} is longer than the "
+                      f"period {format_duration(self.period_ns)}")
+        if not (isinstance(self.gain, int | float) and 0 < self.gain <= 1):
+            raise bad("gain", f"must be in (0, 1], got {self.gain!r}")
+        if isinstance(self.window, bool) or not isinstance(self.window, int) \
+                or not 1 <= self.window <= 100_000:
+            raise bad("window", f"must be an integer 1..100000, got {self.window!r}")
+        if self.orientation not in ORIENTATIONS:
+            raise bad("orientation", f"must be one of {', '.join(ORIENTATIONS)}, "
+                      f"got {self.orientation!r}")
+        for field in ("buffer", "min_interarrival_ns"):
+            v = getattr(self, field)
+            if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v <= 0):
+                raise bad(field, f"must be a positive integer or unset, got {v!r}")
+        if self.max_runtime_ns and self.min_runtime_ns > self.max_runtime_ns:
+            raise bad("min_runtime_ns", f"{format_duration(self.min_runtime_ns)} is above "
+                      f"max_runtime {format_duration(self.max_runtime_ns)}")
+
+    @property
+    def buffering_floor_ns(self) -> int:
+        """Smallest Q with (T - Q)/P < N_c, i.e. Q > T - N_c*P; 0 when P or N_c is unknown."""
+        if self.buffer is None or self.min_interarrival_ns is None:
+            return 0
+        return max(self.period_ns - self.buffer * self.min_interarrival_ns + 1, 0)
+
+    @property
+    def lower_ns(self) -> int:
+        """The lower clamp: the profile's minimum, the buffering bound, the kernel's 1024."""
+        return max(self.min_runtime_ns, self.buffering_floor_ns, KERNEL_MIN_RUNTIME_NS)
+
+    @property
+    def upper_ns(self) -> int:
+        """The upper clamp from the profile: max_runtime, else the deadline."""
+        dl = self.deadline_ns or self.period_ns
+        return min(self.max_runtime_ns, dl) if self.max_runtime_ns else dl
+
+    @classmethod
+    def from_status(cls, target: dict) -> ControllerConfig:
+        """Build from one TARGET of irqresd's ``status`` reply (docs/protocol.md)."""
+        name = str(target.get("name", "?"))
+        ad = target.get("adaptive")
+        if not isinstance(ad, dict):
+            raise ControlError(f"target {name}: irqresd reports no adaptive settings "
+                               "(mode is not adaptive)")
+        try:
+            return cls(
+                name=name,
+                period_ns=int(target["period_ns"]),
+                deadline_ns=int(target.get("deadline_ns") or 0),
+                gain=float(ad["gain"]),
+                window=int(ad["window"]),
+                default_job_ns=int(ad["default_job_ns"]),
+                min_runtime_ns=int(ad.get("min_runtime_ns") or 0),
+                max_runtime_ns=int(ad.get("max_runtime_ns") or 0),
+                hysteresis_ns=int(ad.get("hysteresis_ns") or 0),
+                buffer=target.get("buffer") or None,
+                min_interarrival_ns=target.get("min_interarrival_ns") or None,
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            if isinstance(exc, ControlError):
+                raise
+            raise ControlError(f"target {name}: irqresd's status lacks or garbles "
+                               f"{exc}") from exc
+
+
+@dataclass(frozen=True)
+class Step:
+    """What one interval did: the terms, the threshold and the budget to send."""
+
+    t_rmn_ns: int
+    d_plus_ns: int          # +dT, oriented (see the module docstring)
+    d_minus_ns: int         # -dT
+    threshold_ns: int       # T_thr(i) before clamping
+    budget_ns: int          # clamped: the next Q
+    clamp: str | None       # "min", "max" or None
+    send: bool              # moved more than the hysteresis since the last budget sent
+
+
+class ThresholdController:
+    """One target's controller. ``update`` once per sampling interval.
+
+    Parameters
+    ----------
+    config
+        The target's settings.
+    initial_ns
+        T_thr(0): the budget in force when the controller starts (clamped).
+    """
+
+    def __init__(self, config: ControllerConfig, initial_ns: int):
+        self.config = config
+        self._sign = ORIENTATIONS[config.orientation]
+        self._pro: deque[int] = deque()
+        self._rmn: deque[int] = deque()
+        self._sum_pro = 0
+        self._sum_rmn = 0
+        self.threshold_ns = self._clamp(int(initial_ns), config.upper_ns)[0]
+        self.sent_ns: int | None = int(initial_ns)
+
+    def _clamp(self, value: int, upper: int) -> tuple[int, str | None]:
+        lower = self.config.lower_ns
+        if value > upper:
+            return upper, "max"   # admission control wins over the lower bounds
+        if value < lower:
+            return lower, "min"
+        return value, None
+
+    def reset(self, initial_ns: int) -> None:
+        """Forget the window (e.g. after the thread came back) and start from ``initial_ns``."""
+        self._pro.clear()
+        self._rmn.clear()
+        self._sum_pro = self._sum_rmn = 0
+        self.threshold_ns = self._clamp(int(initial_ns), self.config.upper_ns)[0]
+        self.sent_ns = int(initial_ns)
+
+    def update(self, n_pro: int, t_pro_ns: int, n_rmn: int,
+               bandwidth_left_ns: int | None = None) -> Step:
+        """Feed one interval and return the step.
+
+        Parameters
+        ----------
+        n_pro, t_pro_ns, n_rmn
+            Jobs processed, CPU time they took (ns) and jobs left over in the interval.
+        bandwidth_left_ns
+            The largest runtime the root domain still admits for this target (its current
+            budget plus the free bandwidth times the period); ``None`` when unknown.
+        """
+        cfg = self.config
+        for what, v in (("N_pro", n_pro), ("T_pro", t_pro_ns), ("N_rmn", n_rmn)):
+            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+                raise ControlError(f"target {cfg.name}: {what} must be a non-negative "
+                                   f"integer, got {v!r}")
+        t_rmn = n_rmn * t_pro_ns // n_pro if n_pro else n_rmn * cfg.default_job_ns
+        n = len(self._pro)
+        if n:
+            # mean - x == (sum - n*x) / n; G * (...) rounded once, at the end.
+            num_plus = self._sign * (self._sum_rmn - n * t_rmn)
+            num_minus = self._sum_pro - n * t_pro_ns
+            d_plus = round(num_plus / n)
+            d_minus = round(num_minus / n)
+            delta = round(cfg.gain * (num_plus + num_minus) / n)
+        else:
+            d_plus = d_minus = delta = 0
+        raw = self.threshold_ns + delta
+        upper = cfg.upper_ns if bandwidth_left_ns is None else min(cfg.upper_ns,
+                                                                   int(bandwidth_left_ns))
+        budget, clamp = self._clamp(raw, upper)
+        self.threshold_ns = budget
+
+        self._pro.append(t_pro_ns)
+        self._rmn.append(t_rmn)
+        self._sum_pro += t_pro_ns
+        self._sum_rmn += t_rmn
+        if len(self._pro) > cfg.window:
+            self._sum_pro -= self._pro.popleft()
+            self._sum_rmn -= self._rmn.popleft()
+
+        send = self.sent_ns is None or abs(budget - self.sent_ns) > cfg.hysteresis_ns
+        if send:
+            self.sent_ns = budget
+        return Step(t_rmn, d_plus, d_minus, raw, budget, clamp, send)

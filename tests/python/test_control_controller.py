@@ -1,0 +1,118 @@
+"""The threshold controller against sequences computed by hand (values in ns)."""
+
+import pytest
+
+from irqres.control import ControlError, ControllerConfig, ThresholdController
+
+
+def cfg(**kw):
+    base = dict(name="nic", period_ns=1_000_000, gain=0.5, window=2, default_job_ns=10_000,
+                min_runtime_ns=100_000, max_runtime_ns=900_000, hysteresis_ns=0)
+    base.update(kw)
+    return ControllerConfig(**base)
+
+
+def test_hand_computed_sequence_queued():
+    c = ThresholdController(cfg(), 500_000)
+    # i=1: T_rmn = 5*200000//10; the window is empty, so both terms are 0.
+    s = c.update(10, 200_000, 5)
+    assert (s.t_rmn_ns, s.d_plus_ns, s.d_minus_ns, s.budget_ns) == (100_000, 0, 0, 500_000)
+    assert s.send is False and s.clamp is None
+    # i=2: +dT = -(100k - 300k) = 200k, -dT = 200k - 300k = -100k; 0.5 * 100k = 50k.
+    s = c.update(10, 300_000, 10)
+    assert (s.t_rmn_ns, s.d_plus_ns, s.d_minus_ns) == (300_000, 200_000, -100_000)
+    assert s.budget_ns == 550_000 and s.send is True
+    # i=3, N_pro = 0: T_rmn = 4 * default_job = 40k; window means 200k (rmn), 250k (pro):
+    # +dT = -(200k - 40k) = -160k, -dT = 250k - 0 = 250k; 0.5 * 90k = 45k.
+    s = c.update(0, 0, 4)
+    assert (s.t_rmn_ns, s.d_plus_ns, s.d_minus_ns, s.budget_ns) == (40_000, -160_000,
+                                                                    250_000, 595_000)
+    # i=4: window (AW = 2) now holds i=2,3: rmn mean 170k, pro mean 150k.
+    # T_rmn = 100*100k//1 = 10M; +dT = 9.83M, -dT = 50k; 0.5 * 9.88M = 4.94M -> max.
+    s = c.update(1, 100_000, 100)
+    assert s.threshold_ns == 595_000 + 4_940_000
+    assert (s.budget_ns, s.clamp) == (900_000, "max")
+    # i=5: no wind-up: starts from the clamped 900k. rmn mean 5.02M, pro mean 50k:
+    # +dT = -5.02M, -dT = 50k - 900k = -850k; 0.5 * -5.87M = -2.935M -> min.
+    s = c.update(10, 900_000, 0)
+    assert s.threshold_ns == 900_000 - 2_935_000
+    assert (s.budget_ns, s.clamp) == (100_000, "min")
+
+
+def test_deferred_orientation_is_the_printed_formula():
+    c = ThresholdController(cfg(orientation="deferred"), 500_000)
+    c.update(10, 200_000, 5)
+    # +dT = mean(T_rmn) - T_rmn = 100k - 300k = -200k; -dT = -100k; 0.5 * -300k.
+    s = c.update(10, 300_000, 10)
+    assert (s.d_plus_ns, s.d_minus_ns, s.budget_ns) == (-200_000, -100_000, 350_000)
+
+
+def test_window_mean_excludes_current_sample_and_slides():
+    c = ThresholdController(cfg(window=1, gain=1.0), 500_000)
+    c.update(1, 100_000, 0)
+    c.update(1, 300_000, 0)          # mean of {100k} - 300k = -200k
+    assert c.threshold_ns == 300_000
+    s = c.update(1, 300_000, 0)      # window is {300k} only: no change
+    assert s.d_minus_ns == 0 and s.budget_ns == 300_000
+
+
+def test_hysteresis_holds_small_moves_back():
+    c = ThresholdController(cfg(hysteresis_ns=60_000), 500_000)
+    c.update(10, 200_000, 5)
+    s = c.update(10, 300_000, 10)    # +50k: not more than 60k
+    assert s.budget_ns == 550_000 and s.send is False
+    s = c.update(0, 0, 4)            # +45k more: 95k from the 500k last sent
+    assert s.budget_ns == 595_000 and s.send is True and c.sent_ns == 595_000
+
+
+def test_buffering_bound_and_bandwidth_left_clamp():
+    # T - N_c*P = 1ms - 10*50us = 500us: Q must be above it.
+    conf = cfg(buffer=10, min_interarrival_ns=50_000)
+    assert conf.buffering_floor_ns == 500_001 and conf.lower_ns == 500_001
+    c = ThresholdController(conf, 200_000)
+    assert c.threshold_ns == 500_001
+    c.update(10, 200_000, 0)
+    s = c.update(10, 800_000, 0)     # 0.5 * (200k - 800k) = -300k -> floor
+    assert (s.budget_ns, s.clamp) == (500_001, "min")
+    c2 = ThresholdController(cfg(), 500_000)
+    c2.update(10, 900_000, 0)
+    s = c2.update(0, 0, 0, bandwidth_left_ns=520_000)   # +450k wanted, 520k admitted
+    assert (s.budget_ns, s.clamp) == (520_000, "max")
+
+
+def test_derived_clamps():
+    conf = ControllerConfig(name="x", period_ns=10_000_000, deadline_ns=8_000_000)
+    assert conf.lower_ns == 1024 and conf.upper_ns == 8_000_000
+
+
+@pytest.mark.parametrize("kw, word", [
+    (dict(gain=0), "gain"), (dict(gain=1.5), "gain"), (dict(window=0), "window"),
+    (dict(period_ns=0), "period_ns"), (dict(min_runtime_ns=-1), "min_runtime_ns"),
+    (dict(min_runtime_ns=950_000), "min_runtime_ns"), (dict(buffer=0), "buffer"),
+    (dict(orientation="sideways"), "orientation"), (dict(deadline_ns=2_000_000), "deadline"),
+])
+def test_bad_settings_are_named(kw, word):
+    with pytest.raises(ControlError, match=f"target nic: {word}"):
+        cfg(**kw)
+
+
+def test_bad_inputs_are_named():
+    c = ThresholdController(cfg(), 500_000)
+    with pytest.raises(ControlError, match="N_pro must be a non-negative integer"):
+        c.update(-1, 0, 0)
+    with pytest.raises(ControlError, match="T_pro"):
+        c.update(1, 1.5, 0)
+
+
+def test_from_status():
+    t = {"name": "nic", "period_ns": 1_000_000, "deadline_ns": 1_000_000, "buffer": 64,
+         "min_interarrival_ns": None,
+         "adaptive": {"sample_ns": 1_000_000, "gain": 0.25, "window": 100,
+                      "default_job_ns": 20_000, "min_runtime_ns": 0,
+                      "max_runtime_ns": 800_000, "hysteresis_ns": 10_000}}
+    conf = ControllerConfig.from_status(t)
+    assert (conf.buffer, conf.min_interarrival_ns, conf.upper_ns) == (64, None, 800_000)
+    with pytest.raises(ControlError, match="target nic: irqresd reports no adaptive"):
+        ControllerConfig.from_status({**t, "adaptive": None})
+    with pytest.raises(ControlError, match="target nic: irqresd's status lacks"):
+        ControllerConfig.from_status({"name": "nic", "adaptive": {}})
