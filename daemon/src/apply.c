@@ -1,0 +1,692 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* apply.c - plans into the kernel, all or nothing, and back out; see apply.h. */
+#include "apply.h"
+#include "cpuset.h"
+#include "dl.h"
+#include "log.h"
+#include "units.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* What one apply changed, to undo it in reverse order. */
+enum undo_kind { UNDO_RT_RUNTIME, UNDO_CPUSET_ADDED, UNDO_PARTITION, UNDO_THREAD };
+
+struct undo {
+	enum undo_kind kind;
+	pid_t pid;
+	bool new_record;		/* the state record was made by this apply */
+	bool moved;
+	bool attr_set;
+	struct dl_attr prev;		/* attributes before this apply */
+	char prev_cgroup[CGROUP_PATH_MAX];
+	char name[CPUSET_NAME_MAX];
+	bool created;
+	long long rt_runtime_us;
+};
+
+struct undo_log {
+	struct undo *v;
+	size_t n;
+};
+
+static struct undo *undo_push(struct undo_log *u, enum undo_kind kind)
+{
+	struct undo *v = realloc(u->v, (u->n + 1) * sizeof(*v));
+
+	if (!v)
+		return NULL;
+	u->v = v;
+	memset(&v[u->n], 0, sizeof(v[u->n]));
+	v[u->n].kind = kind;
+	return &v[u->n++];
+}
+
+static const char *errname(int err)
+{
+	switch (err) {
+	case EPERM: return "EPERM";
+	case EBUSY: return "EBUSY";
+	case EINVAL: return "EINVAL";
+	case ESRCH: return "ESRCH";
+	case EACCES: return "EACCES";
+	case ENOENT: return "ENOENT";
+	case ENOSPC: return "ENOSPC";
+	default: return "error";
+	}
+}
+
+/* ---- small kernel files ---- */
+
+static int rt_runtime_path(char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "%s/sys/kernel/sched_rt_runtime_us", irqres_paths.proc);
+
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+static int rt_runtime_read(long long *us)
+{
+	char path[PATH_MAX];
+	FILE *f;
+	int rc = rt_runtime_path(path, sizeof(path));
+
+	if (rc)
+		return rc;
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	if (fscanf(f, "%lld", us) != 1)
+		rc = -EINVAL;
+	fclose(f);
+	return rc;
+}
+
+static int rt_runtime_write(long long us)
+{
+	char path[PATH_MAX], val[32];
+	int fd, rc = rt_runtime_path(path, sizeof(path));
+	int len = snprintf(val, sizeof(val), "%lld", us);
+
+	if (rc)
+		return rc;
+	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, val, (size_t)len) != len)
+		rc = -errno;
+	if (close(fd) < 0 && !rc)
+		rc = -errno;
+	return rc;
+}
+
+/* /proc/PID/stat field 22; 0 when the thread is gone. */
+static unsigned long long starttime_of(pid_t pid)
+{
+	char path[PATH_MAX], buf[1024];
+	unsigned long long start = 0;
+	FILE *f;
+	size_t n;
+	char *p;
+
+	snprintf(path, sizeof(path), "%s/%d/stat", irqres_paths.proc, (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	/* after ") ": fields 3..21 are 19 words, then starttime */
+	if (!p || sscanf(p + 1, " %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s "
+			 "%*s %*s %*s %*s %llu", &start) != 1)
+		return 0;
+	return start;
+}
+
+/* The state record of a thread as the kernel has it now. */
+static int snapshot(const struct thread_info *ti, const char *partition,
+		    struct state_thread *t, struct dl_attr *now)
+{
+	int rc = dl_get(ti->pid, now);
+
+	if (rc)
+		return rc;
+	memset(t, 0, sizeof(*t));
+	t->pid = ti->pid;
+	t->starttime = ti->starttime;
+	snprintf(t->comm, sizeof(t->comm), "%s", ti->comm);
+	t->policy = (int)now->sched_policy;
+	t->priority = (int)now->sched_priority;
+	t->nice = now->sched_nice;
+	t->dl_runtime_ns = now->sched_runtime;
+	t->dl_deadline_ns = now->sched_deadline;
+	t->dl_period_ns = now->sched_period;
+	t->flags = now->sched_flags;
+	if (sched_getaffinity(ti->pid, sizeof(t->affinity), &t->affinity) < 0)
+		t->affinity = ti->affinity;
+	if (partition[0] && cpuset_pid_cgroup(ti->pid, t->cgroup, sizeof(t->cgroup)))
+		t->cgroup[0] = '\0';
+	snprintf(t->partition, sizeof(t->partition), "%s", partition);
+	return 0;
+}
+
+/* ---- undo ---- */
+
+static void undo_all(struct undo_log *u, struct state *st)
+{
+	char err[512];
+
+	for (size_t i = u->n; i-- > 0;) {
+		struct undo *x = &u->v[i];
+		int rc;
+
+		switch (x->kind) {
+		case UNDO_THREAD:
+			if (x->attr_set && (rc = dl_set(x->pid, &x->prev)) && rc != -ESRCH)
+				pr_err("pid %d: cannot put its scheduling policy back: %s", (int)x->pid,
+				       strerror(-rc));
+			if (x->moved && x->prev_cgroup[0] &&
+			    (rc = cpuset_move(x->pid, x->prev_cgroup, err, sizeof(err))) &&
+			    rc != -ESRCH)
+				pr_err("%s", err);
+			if (x->new_record)
+				state_forget_thread(st, x->pid);
+			pr_info("pid %d put back as it was", (int)x->pid);
+			break;
+		case UNDO_PARTITION:
+			if (x->created)
+				cpuset_partition_remove(x->name);
+			state_forget_partition(st, x->name);
+			break;
+		case UNDO_CPUSET_ADDED:
+			cpuset_disable();
+			state_clear_cpuset_added(st);
+			break;
+		case UNDO_RT_RUNTIME:
+			if ((rc = rt_runtime_write(x->rt_runtime_us)))
+				pr_err("cannot put sched_rt_runtime_us back to %lld: %s",
+				       x->rt_runtime_us, strerror(-rc));
+			else
+				pr_info("admission control back on (sched_rt_runtime_us = %lld)",
+					x->rt_runtime_us);
+			state_clear_rt_runtime(st);
+			break;
+		}
+	}
+	free(u->v);
+	u->v = NULL;
+	u->n = 0;
+}
+
+/* ---- apply ---- */
+
+static int admission_off(struct state *st, struct undo_log *u, char *err, size_t errlen)
+{
+	long long cur;
+	int rc = rt_runtime_read(&cur);
+	struct undo *x;
+
+	if (rc) {
+		snprintf(err, errlen, "cannot read sched_rt_runtime_us: %s", strerror(-rc));
+		return rc;
+	}
+	if (cur == -1)
+		return 0;
+	rc = state_set_rt_runtime(st, cur);
+	if (rc) {
+		snprintf(err, errlen, "cannot record sched_rt_runtime_us in the state file: %s",
+			 strerror(-rc));
+		return rc;
+	}
+	x = undo_push(u, UNDO_RT_RUNTIME);
+	if (!x)
+		return -ENOMEM;
+	x->rt_runtime_us = cur;
+	rc = rt_runtime_write(-1);
+	if (rc) {
+		snprintf(err, errlen, "cannot turn admission control off (sched_rt_runtime_us = "
+			 "-1): %s", strerror(-rc));
+		return rc;
+	}
+	pr_warn("admission control turned OFF as the profile asks (sched_rt_runtime_us was %lld, "
+		"now -1): SCHED_DEADLINE bandwidth is no longer checked until irqres restores it",
+		cur);
+	return 0;
+}
+
+/* +cpuset and the partition of one item, once per apply. */
+static int partition_ready(const struct plan_item *it, struct state *st, struct undo_log *u,
+			   char *why, size_t whylen)
+{
+	char dir[PATH_MAX], name[CPUSET_NAME_MAX];
+	cpu_set_t cpus;
+	struct stat sb;
+	bool added = false, created = false, existed;
+	struct undo *x;
+	int rc;
+
+	for (size_t i = 0; i < u->n; i++)
+		if (u->v[i].kind == UNDO_PARTITION && strcmp(u->v[i].name, it->partition) == 0)
+			return 0;
+	if (!st->cpuset_added) {
+		rc = state_set_cpuset_added(st);	/* recorded before the write */
+		if (rc) {
+			snprintf(why, whylen, "cannot record the state: %s", strerror(-rc));
+			return rc;
+		}
+		rc = cpuset_enable(&added, why, whylen);
+		if (rc || !added)
+			state_clear_cpuset_added(st);
+		if (rc)
+			return rc;
+		if (added && !(x = undo_push(u, UNDO_CPUSET_ADDED))) {
+			cpuset_disable();
+			state_clear_cpuset_added(st);
+			return -ENOMEM;
+		}
+	}
+	rc = cpuset_group_dir(it->partition, dir, sizeof(dir));
+	if (rc)
+		return rc;
+	existed = stat(dir, &sb) == 0;
+	rc = state_add_partition(st, it->partition, !existed);
+	if (rc) {
+		snprintf(why, whylen, "cannot record the state: %s", strerror(-rc));
+		return rc;
+	}
+	x = undo_push(u, UNDO_PARTITION);
+	if (!x)
+		return -ENOMEM;
+	snprintf(x->name, sizeof(x->name), "%s", it->partition);
+	CPU_ZERO(&cpus);
+	if (cpuset_list_parse(it->partition + strlen(CPUSET_PREFIX), &cpus))
+		return -EINVAL;
+	rc = cpuset_partition_create(&cpus, name, sizeof(name), &created, why, whylen);
+	x->created = created;
+	return rc;
+}
+
+/* The thread part of one item: record, move, sched_setattr. 1 when the thread is gone. */
+static int apply_item(const struct plan *plan, const struct plan_item *it, struct state *st,
+		      struct undo_log *u, char *err, size_t errlen)
+{
+	const struct thread_info *ti = &it->thread;
+	const struct plan_domain *d = it->domain >= 0 ? &plan->domains[it->domain] : NULL;
+	char why[512] = "", a[64], span[64], q[UNITS_FMT_LEN], t[UNITS_FMT_LEN];
+	struct state_thread rec;
+	struct dl_attr now;
+	struct undo *x;
+	int rc;
+
+	if (starttime_of(ti->pid) != ti->starttime) {
+		pr_notice("%s (pid %d) is gone: skipped", ti->comm, (int)ti->pid);
+		return 1;
+	}
+	rc = snapshot(ti, it->needs_partition ? it->partition : "", &rec, &now);
+	if (rc == -ESRCH) {
+		pr_notice("%s (pid %d) is gone: skipped", ti->comm, (int)ti->pid);
+		return 1;
+	}
+	if (rc) {
+		snprintf(err, errlen, "%s (pid %d): cannot read its scheduling attributes: %s",
+			 ti->comm, (int)ti->pid, strerror(-rc));
+		return rc;
+	}
+	x = undo_push(u, UNDO_THREAD);
+	if (!x)
+		return -ENOMEM;
+	x->pid = ti->pid;
+	x->prev = now;
+	x->new_record = !state_find_thread(st, ti->pid);
+	rc = state_add_thread(st, &rec);
+	if (rc) {
+		x->new_record = false;
+		snprintf(err, errlen, "%s (pid %d): cannot record its original attributes in %s: %s",
+			 ti->comm, (int)ti->pid, st->path, strerror(-rc));
+		return rc;
+	}
+	cpuset_list_format(&ti->affinity, a, sizeof(a));
+	if (d)
+		cpuset_list_format(&d->cpus, span, sizeof(span));
+	else
+		snprintf(span, sizeof(span), "?");
+
+	if (it->needs_partition) {
+		rc = partition_ready(it, st, u, why, sizeof(why));
+		if (!rc) {
+			char cg[CPUSET_NAME_MAX + 2];
+
+			snprintf(cg, sizeof(cg), "/%s", it->partition);
+			snprintf(x->prev_cgroup, sizeof(x->prev_cgroup), "%s", rec.cgroup);
+			rc = cpuset_move(ti->pid, cg, why, sizeof(why));
+			x->moved = rc == 0;
+		}
+		if (rc == -ESRCH) {
+			pr_notice("%s (pid %d) is gone: skipped", ti->comm, (int)ti->pid);
+			return 1;
+		}
+		if (rc) {
+			snprintf(err, errlen, "%s (pid %d): SCHED_DEADLINE refused: EPERM: thread "
+				 "pinned to CPUs %s, root domain spans %s; cpuset partition %s could "
+				 "not be used: %s", ti->comm, (int)ti->pid, a, span, it->partition,
+				 why);
+			return rc;
+		}
+	}
+
+	rc = dl_set_deadline(ti->pid, it->runtime_ns, it->deadline_ns, it->period_ns);
+	units_format_duration(it->runtime_ns, q, sizeof(q));
+	units_format_duration(it->period_ns, t, sizeof(t));
+	switch (-rc) {
+	case 0:
+		x->attr_set = true;
+		pr_info("%s (pid %d): SCHED_DEADLINE %s/%s%s%s", ti->comm, (int)ti->pid, q, t,
+			it->needs_partition ? " in " : "", it->needs_partition ? it->partition : "");
+		return 0;
+	case ESRCH:
+		pr_notice("%s (pid %d) is gone: skipped", ti->comm, (int)ti->pid);
+		return 1;
+	case EBUSY:
+		snprintf(err, errlen, "%s (pid %d): SCHED_DEADLINE refused: EBUSY: admission "
+			 "control: %s/%s = %.2f more bandwidth on CPUs %s, the plan counted %.2f of "
+			 "%.2f in use (other SCHED_DEADLINE tasks took the rest meanwhile?); lower "
+			 "the runtimes or free bandwidth", ti->comm, (int)ti->pid, q, t,
+			 (double)it->bw / DL_BW_UNIT, span,
+			 d ? (double)(d->existing_bw + d->new_bw) / DL_BW_UNIT : 0.0,
+			 d ? (double)d->cap_bw / DL_BW_UNIT : 0.0);
+		return rc;
+	case EPERM:
+		snprintf(err, errlen, "%s (pid %d): SCHED_DEADLINE refused: EPERM: thread pinned "
+			 "to CPUs %s, root domain spans %s; it needs a cpuset partition of its own "
+			 "(cgroup v2 with the cpuset controller) or admission_control: disable",
+			 ti->comm, (int)ti->pid, a, span);
+		return rc;
+	default:
+		snprintf(err, errlen, "%s (pid %d): SCHED_DEADLINE %s/%s refused: %s: %s", ti->comm,
+			 (int)ti->pid, q, t, errname(-rc), strerror(-rc));
+		return rc;
+	}
+}
+
+int apply_plan(const struct plan *plan, struct state *st, char *err, size_t errlen)
+{
+	struct undo_log u = { 0 };
+	size_t done = 0;
+	int rc = 0;
+
+	if (!plan->feasible) {
+		for (size_t i = 0; i < plan->n_items; i++) {
+			const struct plan_item *it = &plan->items[i];
+
+			if (it->ok)
+				continue;
+			snprintf(err, errlen, "%s (pid %d): SCHED_DEADLINE refused: %s",
+				 it->thread.comm, (int)it->thread.pid, it->verdict);
+			return strncmp(it->verdict, "EBUSY", 5) == 0 ? -EBUSY :
+			       strncmp(it->verdict, "EPERM", 5) == 0 ? -EPERM : -EINVAL;
+		}
+		snprintf(err, errlen, "%s", plan->n_errors ? plan->errors[0] :
+			 "the plan is not feasible");
+		return -EINVAL;
+	}
+	if (plan->admission_off) {
+		rc = admission_off(st, &u, err, errlen);
+		if (rc)
+			goto out_undo;
+	}
+	for (size_t i = 0; i < plan->n_items; i++) {
+		rc = apply_item(plan, &plan->items[i], st, &u, err, errlen);
+		if (rc < 0)
+			goto out_undo;
+		done += rc == 0;
+	}
+	free(u.v);
+	pr_info("plan applied: %zu thread(s) with SCHED_DEADLINE", done);
+	return 0;
+
+out_undo:
+	pr_err("%s", err);
+	pr_notice("undoing this apply: every thread goes back as it was");
+	undo_all(&u, st);
+	return rc;
+}
+
+int apply_thread(const struct profile *prof, const struct match *m, struct state *st,
+		 char *err, size_t errlen)
+{
+	struct match_list one = { .v = (struct match *)m, .n = 1, .cap = 1 };
+	struct plan_env env;
+	struct plan plan;
+	int rc = plan_env_read(&env, false);	/* fast: the kernel checks the bandwidth */
+
+	if (rc) {
+		snprintf(err, errlen, "%s (pid %d): cannot read the system's CPUs and limits: %s",
+			 m->thread.comm, (int)m->thread.pid, strerror(-rc));
+		return rc;
+	}
+	rc = plan_build_env(prof, &one, &env, &plan);
+	plan_env_free(&env);
+	if (rc) {
+		snprintf(err, errlen, "%s (pid %d): cannot plan: %s", m->thread.comm,
+			 (int)m->thread.pid, strerror(-rc));
+		return rc;
+	}
+	rc = apply_plan(&plan, st, err, errlen);
+	plan_free(&plan);
+	return rc;
+}
+
+/* A one-target profile for a new budget, to check it with the plan's admission rule. */
+int apply_set_budget(struct state *st, const pid_t *pids, size_t n, uint64_t runtime_ns,
+		     uint64_t deadline_ns, uint64_t period_ns, char *err, size_t errlen)
+{
+	struct target tg = { .name = "set-budget", .runtime_ns = runtime_ns,
+			     .period_ns = period_ns };
+	struct profile prof = { .path = "set-budget", .targets = &tg, .n_targets = 1 };
+	struct match_list ml = { 0 };
+	struct dl_attr *prev = NULL;
+	struct plan_env env;
+	struct plan plan;
+	size_t done = 0;
+	int rc;
+
+	if (n == 0 || runtime_ns == 0 || period_ns == 0 || runtime_ns > period_ns ||
+	    (deadline_ns && (deadline_ns < runtime_ns || deadline_ns > period_ns))) {
+		snprintf(err, errlen, "set-budget: need runtime <= deadline <= period and at least "
+			 "one thread");
+		return -EINVAL;
+	}
+	ml.v = calloc(n, sizeof(*ml.v));
+	prev = calloc(n, sizeof(*prev));
+	if (!ml.v || !prev) {
+		rc = -ENOMEM;
+		goto out_free;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct state_thread *rec = state_find_thread(st, pids[i]);
+		struct thread_info *ti = &ml.v[i].thread;
+
+		if (!rec) {
+			snprintf(err, errlen, "pid %d: not a thread irqresd manages", (int)pids[i]);
+			rc = -ENOENT;
+			goto out_free;
+		}
+		rc = dl_get(pids[i], &prev[i]);
+		if (!rc && sched_getaffinity(pids[i], sizeof(ti->affinity), &ti->affinity) < 0)
+			rc = -errno;
+		if (rc) {
+			snprintf(err, errlen, "%s (pid %d): %s", rec->comm, (int)pids[i],
+				 rc == -ESRCH ? "gone" : strerror(-rc));
+			goto out_free;
+		}
+		ti->pid = pids[i];
+		ti->irq = -1;
+		ti->policy = (int)prev[i].sched_policy;
+		snprintf(ti->comm, sizeof(ti->comm), "%s", rec->comm);
+	}
+	ml.n = ml.cap = n;
+	if (!deadline_ns) {
+		/* keep the deadline's ratio to the period (of the first thread) */
+		uint64_t d = prev[0].sched_deadline, p = prev[0].sched_period;
+
+		deadline_ns = period_ns;
+		if (prev[0].sched_policy == SCHED_DEADLINE && p && d < p)
+			deadline_ns = (uint64_t)((unsigned __int128)period_ns * d / p);
+		if (deadline_ns < runtime_ns)
+			deadline_ns = runtime_ns;
+	}
+	tg.deadline_ns = deadline_ns;
+
+	rc = plan_env_read(&env, true);
+	if (rc) {
+		snprintf(err, errlen, "set-budget: cannot read the system's CPUs and limits: %s",
+			 strerror(-rc));
+		goto out_free;
+	}
+	rc = plan_build_env(&prof, &ml, &env, &plan);
+	plan_env_free(&env);
+	if (rc)
+		goto out_free;
+	for (size_t i = 0; i < plan.n_items && !plan.feasible; i++) {
+		const struct plan_item *it = &plan.items[i];
+
+		if (it->ok)
+			continue;
+		snprintf(err, errlen, "%s (pid %d): new budget refused: %s", it->thread.comm,
+			 (int)it->thread.pid, it->verdict);
+		rc = strncmp(it->verdict, "EBUSY", 5) == 0 ? -EBUSY : -EPERM;
+		break;
+	}
+	plan_free(&plan);
+	if (rc)
+		goto out_free;
+	for (done = 0; done < n; done++) {
+		rc = dl_set_deadline(pids[done], runtime_ns, deadline_ns, period_ns);
+		if (rc) {
+			snprintf(err, errlen, "pid %d: new budget refused by the kernel: %s: %s",
+				 (int)pids[done], errname(-rc), strerror(-rc));
+			break;
+		}
+	}
+	if (rc) {
+		while (done-- > 0)
+			dl_set(pids[done], &prev[done]);
+	} else {
+		pr_info("new budget %llu/%llu/%llu ns for %zu thread(s)",
+			(unsigned long long)runtime_ns, (unsigned long long)deadline_ns,
+			(unsigned long long)period_ns, n);
+	}
+
+out_free:
+	free(ml.v);
+	free(prev);
+	return rc;
+}
+
+/* Removes a partition irqres created once no recorded thread is in it any more. */
+static void partition_release(struct state *st, const char *name)
+{
+	struct state_partition *p = state_find_partition(st, name);
+
+	if (!p)
+		return;
+	for (size_t i = 0; i < st->n_threads; i++)
+		if (strcmp(st->threads[i].partition, name) == 0)
+			return;
+	if (p->created && cpuset_partition_remove(name) == -EBUSY) {
+		pr_warn("cpuset partition %s still holds tasks irqres did not put there: kept",
+			name);
+		return;
+	}
+	state_forget_partition(st, name);
+}
+
+int apply_restore_thread(struct state *st, pid_t pid)
+{
+	struct state_thread *t = state_find_thread(st, pid);
+	char part[CPUSET_NAME_MAX], err[512];
+	struct dl_attr a;
+	int rc;
+
+	if (!t)
+		return -ENOENT;
+	snprintf(part, sizeof(part), "%s", t->partition);
+	if (starttime_of(pid) != t->starttime) {
+		pr_info("%s (pid %d) is gone (or its pid was reused): nothing to restore", t->comm,
+			(int)pid);
+		state_forget_thread(st, pid);
+		partition_release(st, part);
+		return 0;
+	}
+	memset(&a, 0, sizeof(a));
+	a.sched_policy = (uint32_t)t->policy;
+	a.sched_flags = t->flags & SCHED_FLAG_RESET_ON_FORK;
+	if (t->policy == SCHED_FIFO || t->policy == SCHED_RR)
+		a.sched_priority = (uint32_t)t->priority;
+	else if (t->policy == SCHED_DEADLINE) {
+		a.sched_runtime = t->dl_runtime_ns;
+		a.sched_deadline = t->dl_deadline_ns;
+		a.sched_period = t->dl_period_ns;
+	} else {
+		a.sched_nice = t->nice;
+	}
+	/* the policy first: a DL thread could not leave its partition with its bandwidth */
+	rc = dl_set(pid, &a);
+	if (rc && rc != -ESRCH) {
+		pr_err("%s (pid %d): cannot put back %s: %s", t->comm, (int)pid,
+		       dl_policy_name(t->policy), strerror(-rc));
+		return rc;
+	}
+	if (!rc && part[0] && t->cgroup[0]) {
+		rc = cpuset_move(pid, t->cgroup, err, sizeof(err));
+		if (rc && rc != -ESRCH) {
+			pr_err("%s (pid %d): %s", t->comm, (int)pid, err);
+			return rc;
+		}
+	}
+	if (rc == 0)
+		pr_info("%s (pid %d): restored to %s", t->comm, (int)pid, dl_policy_name(t->policy));
+	else
+		pr_info("%s (pid %d) is gone: nothing to restore", t->comm, (int)pid);
+	state_forget_thread(st, pid);
+	partition_release(st, part);
+	return rc == 0 ? 1 : 0;
+}
+
+int apply_restore_all(struct state *st)
+{
+	int restored = 0, first = 0;
+
+	for (size_t i = st->n_threads; i-- > 0;) {
+		int rc = i < st->n_threads ? apply_restore_thread(st, st->threads[i].pid) : 0;
+
+		if (rc > 0)
+			restored++;
+		else if (rc < 0 && !first)
+			first = rc;
+	}
+	for (size_t i = st->n_parts; i-- > 0;) {
+		struct state_partition *p = &st->parts[i];
+		char name[CPUSET_NAME_MAX];
+
+		snprintf(name, sizeof(name), "%s", p->name);
+		if (p->created) {
+			int rc = cpuset_partition_remove(name);
+
+			if (rc && rc != -ENOENT) {
+				if (!first)
+					first = rc;
+				continue;
+			}
+		}
+		state_forget_partition(st, name);
+	}
+	if (st->cpuset_added && st->n_parts == 0) {
+		cpuset_disable();
+		state_clear_cpuset_added(st);
+	}
+	if (st->rt_runtime_saved) {
+		int rc = rt_runtime_write(st->rt_runtime_us);
+
+		if (rc) {
+			pr_err("cannot put sched_rt_runtime_us back to %lld: %s", st->rt_runtime_us,
+			       strerror(-rc));
+			if (!first)
+				first = rc;
+		} else {
+			pr_info("admission control back on (sched_rt_runtime_us = %lld)",
+				st->rt_runtime_us);
+			state_clear_rt_runtime(st);
+		}
+	}
+	if (state_empty(st))
+		state_remove(st);
+	return first ? first : restored;
+}
