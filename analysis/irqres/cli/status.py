@@ -1,0 +1,119 @@
+"""``irqres status`` and ``irqres stats``: what irqresd holds, read over its socket.
+
+Also the small pieces the other client commands share: the ``--socket`` option, the
+mapping of library errors to click errors, and plain-text tables.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Iterator, Sequence
+
+import click
+
+from ..client import Client
+from ..errors import IrqresError
+from ..units import format_duration
+
+socket_option = click.option(
+    "--socket", "socket_", metavar="PATH", default=None,
+    help="irqresd's control socket [default: $IRQRES_SOCKET or /run/irqres/irqresd.sock].")
+json_option = click.option("--json", "as_json", is_flag=True,
+                           help="Print the daemon's reply as JSON.")
+
+
+@contextlib.contextmanager
+def cli_errors() -> Iterator[None]:
+    """Turn the library's errors into clean click errors."""
+    try:
+        yield
+    except IrqresError as exc:
+        raise click.ClickException(str(exc)) from exc
+
+
+def dur(ns: object) -> str:
+    """A duration in ns for a table ("-" when missing)."""
+    return "-" if ns is None else format_duration(int(ns))  # type: ignore[arg-type]
+
+
+def qtd(obj: dict) -> str:
+    """``Q/T/D`` of an object with runtime_ns, period_ns, deadline_ns."""
+    return "/".join(dur(obj.get(k)) for k in ("runtime_ns", "period_ns", "deadline_ns"))
+
+
+def table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    """Columns aligned on the widest cell."""
+    cells = [[str(c) for c in header]] + [[str(c) for c in r] for r in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
+                     for r in cells)
+
+
+def echo_json(obj: object) -> None:
+    click.echo(json.dumps(obj, indent=2, sort_keys=True))
+
+
+def policy_text(policy: object, priority: object = None) -> str:
+    if policy in ("fifo", "rr") and priority is not None:
+        return f"{policy}:{priority}"
+    return str(policy)
+
+
+def format_status(reply: dict) -> str:
+    lines = [f"irqresd pid {reply.get('pid')}, profile {reply.get('profile') or '(none)'}, "
+             f"admission control {reply.get('admission_control', '?')}"]
+    targets = reply.get("targets") or []
+    if not targets:
+        lines.append("no targets")
+        return "\n".join(lines)
+    rows = []
+    for t in targets:
+        threads = t.get("threads") or []
+        rows.append([t.get("name"), t.get("kind"), t.get("mode"), qtd(t), len(threads), "", ""])
+        for th in threads:
+            rows.append([f"  {th.get('comm')}", f"pid {th.get('pid')}", f"cpu {th.get('cpus')}",
+                         qtd(th), th.get("policy"),
+                         policy_text(th.get("orig_policy"), th.get("orig_priority")),
+                         th.get("cpuset") or "-"])
+    lines.append(table(["target", "kind", "mode", "Q/T/D", "threads", "was", "cpuset"], rows))
+    return "\n".join(lines)
+
+
+def format_stats(reply: dict) -> str:
+    threads = reply.get("threads") or []
+    if not threads:
+        return "no threads under irqresd"
+    rows = [[th.get("pid"), th.get("comm"), th.get("target"),
+             ",".join(str(i) for i in th.get("irqs") or []) or "-", th.get("irq_count"),
+             th.get("policy"), qtd(th), dur(th.get("cpu_time_ns")), dur(th.get("wait_time_ns")),
+             th.get("timeslices"), th.get("voluntary_switches"),
+             th.get("involuntary_switches")] for th in threads]
+    return table(["pid", "comm", "target", "irqs", "irq count", "policy", "Q/T/D", "cpu time",
+                  "wait time", "slices", "vol sw", "invol sw"], rows)
+
+
+@click.command("status")
+@socket_option
+@json_option
+def status_cmd(socket_: str | None, as_json: bool) -> None:
+    """Show the profile and reservations irqresd holds, thread by thread."""
+    with cli_errors(), Client(socket_) as c:
+        reply = c.status()
+    if as_json:
+        echo_json(reply)
+    else:
+        click.echo(format_status(reply))
+
+
+@click.command("stats")
+@socket_option
+@json_option
+def stats_cmd(socket_: str | None, as_json: bool) -> None:
+    """Per thread under irqresd: interrupts, CPU and wait time, context switches."""
+    with cli_errors(), Client(socket_) as c:
+        reply = c.stats()
+    if as_json:
+        echo_json(reply)
+    else:
+        click.echo(format_stats(reply))

@@ -1,0 +1,168 @@
+"""irqres apply / set-budget / restore, with a fake daemon and a fake irqresd binary."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+from test_client import PLAN, FakeDaemon
+
+from irqres.cli import main
+
+
+@pytest.fixture
+def fake(tmp_path, monkeypatch):
+    d = FakeDaemon(str(tmp_path / "irqresd.sock")).start()
+    monkeypatch.setenv("IRQRES_SOCKET", d.path)
+    yield d
+    d.stop()
+
+
+@pytest.fixture
+def profile(tmp_path):
+    p = tmp_path / "profile.yaml"
+    p.write_text("version: 1\ntargets: []\n")
+    return p
+
+
+def run(*args):
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def fake_irqresd(tmp_path, monkeypatch, plan=PLAN, dry_status=0, once_status=0, stderr=""):
+    """An irqresd stand-in that logs its arguments and prints ``plan`` for --dry-run."""
+    log = tmp_path / "irqresd.log"
+    (tmp_path / "plan.json").write_text(json.dumps(plan))
+    exe = tmp_path / "irqresd"
+    exe.write_text(f"""#!/bin/sh
+echo "$@" >> {log}
+case "$1" in
+--dry-run) cat {tmp_path / 'plan.json'}; echo "{stderr}" >&2; exit {dry_status};;
+--once) echo "{stderr}" >&2; exit {once_status};;
+--restore) exit 0;;
+esac
+exit 9
+""")
+    exe.chmod(0o755)
+    monkeypatch.setenv("IRQRESD", str(exe))
+    monkeypatch.setenv("IRQRES_SOCKET", str(tmp_path / "nobody-here.sock"))
+    return log
+
+
+def test_apply_through_daemon(fake, profile):
+    r = run("apply", str(profile))
+    assert r.exit_code == 0, r.output
+    assert "irq/11-eth0 (105)" in r.output and "fifo:50 -> deadline" in r.output
+    assert "2ms/10ms/10ms" in r.output and "/sys/fs/cgroup/irqres.cpu0" in r.output
+    assert "warning: target disk matches no thread" in r.output
+    assert "applied" in r.output and "through irqresd" in r.output
+    assert fake.requests == [f"plan {profile}", f"apply {profile}"]
+    assert fake.profile == str(profile)
+
+
+def test_dry_run_json_changes_nothing(fake, profile):
+    r = run("apply", "--dry-run", "--json", str(profile))
+    assert r.exit_code == 0
+    assert json.loads(r.output)["items"][0]["verdict"] == "ok"
+    assert fake.requests == [f"plan {profile}"] and fake.profile is None
+
+
+def test_refused_plan_is_not_applied(fake, profile):
+    bad = {**PLAN, "feasible": False,
+           "items": [{**PLAN["items"][0], "verdict": "EBUSY: root domain 0 over capacity"}],
+           "errors": []}
+    fake.override["plan"] = {"ok": True, "plan": bad}
+    r = run("apply", str(profile))
+    assert r.exit_code == 1
+    assert "plan: REFUSED" in r.output
+    assert "would refuse this plan: irq/11-eth0 (105): EBUSY: root domain 0" in r.output
+    assert not any(q.startswith("apply") for q in fake.requests)
+
+
+def test_daemon_error_on_apply(fake, profile):
+    fake.override["apply"] = {"ok": False, "error": "irq/11-eth0 (pid 105): SCHED_DEADLINE "
+                              "refused: EPERM"}
+    r = run("apply", str(profile))
+    assert r.exit_code == 1 and "Error: irqresd: apply: irq/11-eth0 (pid 105)" in r.output
+    assert "Traceback" not in r.output
+
+
+def test_missing_profile():
+    r = run("apply", "/nonexistent/profile.yaml")
+    assert r.exit_code == 2 and "does not exist" in r.output
+
+
+def test_apply_without_daemon_runs_irqresd_once(tmp_path, monkeypatch, profile):
+    log = fake_irqresd(tmp_path, monkeypatch)
+    r = run("apply", str(profile))
+    assert r.exit_code == 0, r.output
+    assert "irq/11-eth0 (105)" in r.output
+    assert "applied" in r.output and "irqresd --once" in r.output and "irqres restore" in r.output
+    assert log.read_text().splitlines() == [f"--dry-run --json -p {profile}",
+                                            f"--once -p {profile}"]
+
+
+def test_dry_run_without_daemon(tmp_path, monkeypatch, profile):
+    log = fake_irqresd(tmp_path, monkeypatch)
+    r = run("apply", "-n", str(profile))
+    assert r.exit_code == 0 and "plan: feasible" in r.output
+    assert log.read_text().splitlines() == [f"--dry-run --json -p {profile}"]
+
+
+def test_bad_profile_without_daemon(tmp_path, monkeypatch, profile):
+    fake_irqresd(tmp_path, monkeypatch, dry_status=2,
+                 stderr=f"{profile}:3:5: unknown key 'runtme'")
+    r = run("apply", str(profile))
+    assert r.exit_code == 1 and f"{profile}:3:5: unknown key 'runtme'" in r.output
+
+
+def test_refused_without_daemon(tmp_path, monkeypatch, profile):
+    log = fake_irqresd(tmp_path, monkeypatch, dry_status=1,
+                       plan={**PLAN, "feasible": False, "errors": ["domain 0: 1.2 > 0.95"]})
+    r = run("apply", str(profile))
+    assert r.exit_code == 1 and "would refuse this plan: domain 0: 1.2 > 0.95" in r.output
+    assert "--once" not in log.read_text()
+
+
+def test_once_failure(tmp_path, monkeypatch, profile):
+    fake_irqresd(tmp_path, monkeypatch, once_status=1, stderr="EPERM on pid 105")
+    r = run("apply", str(profile))
+    assert r.exit_code == 1 and "irqresd --once" in r.output and "EPERM on pid 105" in r.output
+
+
+def test_set_budget(fake):
+    r = run("set-budget", "nic", "1.5ms", "5ms")
+    assert r.exit_code == 0, r.output
+    assert "nic: runtime 1.5ms period 5ms deadline 5ms (pids 105)" in r.output
+    assert fake.requests == ["set-budget nic 1500000 5000000"]
+
+
+@pytest.mark.parametrize("args, msg", [
+    (["nic", "2 parsecs"], "RUNTIME: cannot read"),
+    (["nic", "0"], "must be positive"),
+    (["nic", "20ms", "10ms"], "20ms is longer than PERIOD 10ms"),
+    (["disk", "1ms"], "set-budget: no target named disk"),
+])
+def test_set_budget_errors(fake, args, msg):
+    r = run("set-budget", *args)
+    assert r.exit_code != 0 and msg in r.output and "Traceback" not in r.output
+
+
+def test_restore(fake, tmp_path, monkeypatch):
+    r = run("restore")
+    assert r.exit_code == 0 and "restored 1 thread" in r.output
+    assert fake.requests == ["restore"]
+    log = fake_irqresd(tmp_path, monkeypatch)
+    r = run("restore")
+    assert r.exit_code == 0 and "irqresd --restore" in r.output
+    assert log.read_text().splitlines() == ["--restore"]
+
+
+def test_no_daemon_no_binary(tmp_path, monkeypatch):
+    monkeypatch.setenv("IRQRES_SOCKET", str(tmp_path / "none.sock"))
+    monkeypatch.setenv("IRQRESD", str(tmp_path / "missing"))
+    r = run("set-budget", "nic", "1ms")
+    assert r.exit_code == 1 and "irqresd is not running" in r.output
+    r = run("restore")
+    assert r.exit_code == 1 and "IRQRESD" in r.output

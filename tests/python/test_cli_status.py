@@ -1,0 +1,65 @@
+"""irqres status / stats against a fake daemon."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+from test_client import FakeDaemon
+
+from irqres.cli import main
+
+
+@pytest.fixture
+def fake(tmp_path, monkeypatch):
+    d = FakeDaemon(str(tmp_path / "irqresd.sock"), profile="/etc/irqres/profile.yaml").start()
+    monkeypatch.setenv("IRQRES_SOCKET", d.path)
+    d.stats_threads = [{"pid": 105, "comm": "irq/11-eth0", "target": "nic", "irqs": [11],
+                        "irq_count": 12345, "policy": "deadline", "runtime_ns": 2_000_000,
+                        "period_ns": 10_000_000, "deadline_ns": 10_000_000,
+                        "cpu_time_ns": 1_500_000_000, "wait_time_ns": 2_500_000,
+                        "timeslices": 99, "voluntary_switches": 80,
+                        "involuntary_switches": 19}]
+    yield d
+    d.stop()
+
+
+def run(*args):
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def test_status_table(fake):
+    r = run("status")
+    assert r.exit_code == 0, r.output
+    assert "profile /etc/irqres/profile.yaml" in r.output
+    assert "nic" in r.output and "2ms/10ms/10ms" in r.output and "fifo:50" in r.output
+    assert "irq/11-eth0" in r.output and "pid 105" in r.output
+
+
+def test_status_json_and_socket_option(fake, monkeypatch):
+    monkeypatch.delenv("IRQRES_SOCKET")
+    r = run("status", "--json", "--socket", fake.path)
+    assert r.exit_code == 0
+    assert json.loads(r.output)["targets"][0]["threads"][0]["pid"] == 105
+
+
+def test_stats(fake):
+    r = run("stats")
+    assert r.exit_code == 0
+    assert "12345" in r.output and "1.5s" in r.output and "2.5ms" in r.output
+    r = run("stats", "--json")
+    assert json.loads(r.output)["threads"][0]["voluntary_switches"] == 80
+
+
+def test_not_running(tmp_path, monkeypatch):
+    monkeypatch.setenv("IRQRES_SOCKET", str(tmp_path / "none.sock"))
+    for cmd in ("status", "stats"):
+        r = run(cmd)
+        assert r.exit_code == 1 and "irqresd is not running" in r.output
+
+
+def test_daemon_refuses(fake):
+    fake.override["stats"] = {"ok": False, "error": "stats: /proc/105/schedstat: gone"}
+    r = run("stats")
+    assert r.exit_code == 1 and "/proc/105/schedstat: gone" in r.output
