@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* test_stats.c - schedstat, context switches and /proc/interrupts on a fixture tree. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "irqres.h"
+#include "stats.h"
+
+static int use_fixture(void **state)
+{
+	snprintf(irqres_paths.proc, sizeof(irqres_paths.proc), "fixtures/stats/proc");
+	return 0;
+}
+
+static int use_default(void **state)
+{
+	irqres_paths_default();
+	return 0;
+}
+
+static void test_thread(void **state)
+{
+	struct thread_stats st;
+
+	assert_int_equal(stats_thread_read(105, &st), 0);
+	assert_int_equal(st.cpu_time_ns, 1234567890ULL);
+	assert_int_equal(st.wait_time_ns, 98765);
+	assert_int_equal(st.timeslices, 4321);
+	assert_int_equal(st.voluntary_switches, 5000);
+	assert_int_equal(st.involuntary_switches, 17);
+}
+
+static void test_thread_gone_or_bad(void **state)
+{
+	struct thread_stats st;
+
+	assert_int_equal(stats_thread_read(4242, &st), -ESRCH);
+	assert_int_equal(stats_thread_read(200, &st), -EINVAL);
+}
+
+static void test_interrupts(void **state)
+{
+	struct irq_counts ic = { 0 };
+
+	assert_int_equal(stats_irq_counts_read(&ic), 0);
+	assert_int_equal(ic.n, 5);		/* NMI, LOC, ERR, MIS are not IRQ lines */
+	assert_int_equal(stats_irq_count(&ic, 0), 45);
+	assert_int_equal(stats_irq_count(&ic, 11), 123456 + 654321);
+	assert_int_equal(stats_irq_count(&ic, 24), 0);
+	assert_int_equal(stats_irq_count(&ic, 25), 8000000000ULL);	/* no 32-bit wrap */
+	assert_int_equal(stats_irq_count(&ic, 99), 0);		/* not listed */
+	/* reading again replaces, not appends */
+	assert_int_equal(stats_irq_counts_read(&ic), 0);
+	assert_int_equal(ic.n, 5);
+	stats_irq_counts_free(&ic);
+}
+
+static void test_real_proc(void **state)
+{
+	struct thread_stats st;
+	struct irq_counts ic = { 0 };
+
+	/* this very process: it has run, so it has cpu time and at least one timeslice */
+	assert_int_equal(stats_thread_read(getpid(), &st), 0);
+	assert_true(st.cpu_time_ns > 0);
+	assert_true(st.timeslices > 0);
+	assert_int_equal(stats_irq_counts_read(&ic), 0);
+	assert_true(ic.n > 0);
+	stats_irq_counts_free(&ic);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_thread, use_fixture, use_default),
+		cmocka_unit_test_setup_teardown(test_thread_gone_or_bad, use_fixture, use_default),
+		cmocka_unit_test_setup_teardown(test_interrupts, use_fixture, use_default),
+		cmocka_unit_test_setup_teardown(test_real_proc, use_default, use_default),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
