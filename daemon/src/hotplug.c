@@ -260,6 +260,7 @@ int hotplug_dispatch(struct hotplug *hp)
 			continue;
 		for (nh = (struct nlmsghdr *)buf; NLMSG_OK(nh, (size_t)len);
 		     nh = NLMSG_NEXT(nh, len)) {
+			struct proc_event ev;
 			struct cn_msg *cn;
 
 			if (nh->nlmsg_type == NLMSG_ERROR || nh->nlmsg_type == NLMSG_NOOP)
@@ -271,7 +272,9 @@ int hotplug_dispatch(struct hotplug *hp)
 			    cn->len < sizeof(struct proc_event) ||
 			    nh->nlmsg_len < NLMSG_LENGTH(sizeof(*cn) + cn->len))
 				continue;
-			handle_event(hp, (const struct proc_event *)cn->data);
+			/* cn->data sits at offset 36: copy it out to an aligned event */
+			memcpy(&ev, cn->data, sizeof(ev));
+			handle_event(hp, &ev);
 			events++;
 		}
 	}
