@@ -6,17 +6,14 @@ import json
 
 import pytest
 from click.testing import CliRunner
-from test_client import PLAN, FakeDaemon
+from test_client import PLAN, fake_daemon
 
 from irqres.cli import main
 
 
 @pytest.fixture
 def fake(tmp_path, monkeypatch):
-    d = FakeDaemon(str(tmp_path / "irqresd.sock")).start()
-    monkeypatch.setenv("IRQRES_SOCKET", d.path)
-    yield d
-    d.stop()
+    yield from fake_daemon(tmp_path, monkeypatch)
 
 
 @pytest.fixture

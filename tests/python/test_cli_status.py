@@ -6,15 +6,15 @@ import json
 
 import pytest
 from click.testing import CliRunner
-from test_client import FakeDaemon
+from test_client import fake_daemon
 
 from irqres.cli import main
 
 
 @pytest.fixture
 def fake(tmp_path, monkeypatch):
-    d = FakeDaemon(str(tmp_path / "irqresd.sock"), profile="/etc/irqres/profile.yaml").start()
-    monkeypatch.setenv("IRQRES_SOCKET", d.path)
+    gen = fake_daemon(tmp_path, monkeypatch, profile="/etc/irqres/profile.yaml")
+    d = next(gen)
     d.stats_threads = [{"pid": 105, "comm": "irq/11-eth0", "target": "nic", "irqs": [11],
                         "irq_count": 12345, "policy": "deadline", "runtime_ns": 2_000_000,
                         "period_ns": 10_000_000, "deadline_ns": 10_000_000,
@@ -22,7 +22,7 @@ def fake(tmp_path, monkeypatch):
                         "timeslices": 99, "voluntary_switches": 80,
                         "involuntary_switches": 19}]
     yield d
-    d.stop()
+    gen.close()
 
 
 def run(*args):

@@ -154,12 +154,19 @@ class FakeDaemon:
             return {"ok": False, "error": f"unknown request {cmd!r}"}
 
 
+def fake_daemon(tmp_path, monkeypatch, **kw):
+    """Start a FakeDaemon in ``tmp_path`` and point $IRQRES_SOCKET at it (a generator)."""
+    d = FakeDaemon(str(tmp_path / "irqresd.sock"), **kw).start()
+    monkeypatch.setenv("IRQRES_SOCKET", d.path)
+    try:
+        yield d
+    finally:
+        d.stop()
+
+
 @pytest.fixture
 def fake(tmp_path, monkeypatch):
-    d = FakeDaemon(str(tmp_path / "irqresd.sock")).start()
-    monkeypatch.setenv("IRQRES_SOCKET", d.path)
-    yield d
-    d.stop()
+    yield from fake_daemon(tmp_path, monkeypatch)
 
 
 def test_requests_and_replies(fake, tmp_path):
