@@ -291,7 +291,7 @@ int cpuset_partition_create(const cpu_set_t *cpus, char *name, size_t namelen, b
 		return rc;
 	}
 	cpuset_list_format(cpus, list, sizeof(list));
-	if (group_file(name, "", dir, sizeof(dir)))
+	if (cpuset_group_dir(name, dir, sizeof(dir)))
 		return -ENAMETOOLONG;
 	if (mkdir(dir, 0755) == 0) {
 		*created = true;
@@ -366,7 +366,7 @@ int cpuset_partition_remove(const char *name)
 		return rc;
 	if (read_small(path, buf, sizeof(buf)) == 0 && buf[0])
 		return -EBUSY;
-	if (group_file(name, "", path, sizeof(path)))
+	if (cpuset_group_dir(name, path, sizeof(path)))
 		return -ENAMETOOLONG;
 	if (rmdir(path) < 0) {
 		rc = -errno;
