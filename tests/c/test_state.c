@@ -1,0 +1,212 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* test_state.c - the state file: records, fsync'd appends, reload, bad lines. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "dl.h"
+#include "fixtree.h"
+#include "irqres.h"
+#include "state.h"
+
+static int setup(void **state)
+{
+	if (fixtree_setup(state))
+		return -1;
+	snprintf(irqres_paths.run, sizeof(irqres_paths.run), "%s/run/irqres", fixtree_root);
+	mkdir(fixtree_path("run"), 0755);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	irqres_paths_default();
+	return fixtree_teardown(state);
+}
+
+static struct state_thread sample(pid_t pid)
+{
+	struct state_thread t = {
+		.pid = pid, .starttime = 4711, .policy = SCHED_FIFO, .priority = 50,
+		.flags = 1, .dl_runtime_ns = 0,
+	};
+
+	snprintf(t.comm, sizeof(t.comm), "irq/11-eth 0%%=");	/* space, %, = */
+	snprintf(t.cgroup, sizeof(t.cgroup), "/system.slice/a b.service");
+	snprintf(t.partition, sizeof(t.partition), "irqres.cpu0");
+	CPU_ZERO(&t.affinity);
+	CPU_SET(0, &t.affinity);
+	return t;
+}
+
+static void test_open_creates_private_dir(void **unused)
+{
+	struct state st;
+	char err[256] = "";
+	struct stat sb;
+
+	state_init(&st);
+	assert_int_equal(state_open(&st, err, sizeof(err)), 0);
+	assert_int_equal(stat(irqres_paths.run, &sb), 0);
+	assert_int_equal(sb.st_mode & 0777, 0700);
+	assert_true(state_empty(&st));
+	/* nothing recorded yet: no file */
+	assert_int_equal(access(st.path, F_OK), -1);
+	state_free(&st);
+}
+
+static void test_records_survive_reload(void **unused)
+{
+	struct state st, again;
+	struct state_thread t = sample(105), t2 = sample(106), *r;
+	char err[256] = "";
+	struct stat sb;
+
+	state_init(&st);
+	assert_int_equal(state_open(&st, err, sizeof(err)), 0);
+	assert_int_equal(state_set_cpuset_added(&st), 0);
+	assert_int_equal(state_add_partition(&st, "irqres.cpu0", true), 0);
+	assert_int_equal(state_add_thread(&st, &t), 0);
+	t2.policy = SCHED_DEADLINE;
+	t2.dl_runtime_ns = 1000000;
+	t2.dl_deadline_ns = 5000000;
+	t2.dl_period_ns = 10000000;
+	t2.cgroup[0] = '\0';
+	t2.nice = -5;
+	assert_int_equal(state_add_thread(&st, &t2), 0);
+	assert_int_equal(state_set_rt_runtime(&st, 950000), 0);
+	/* a second record of pid 105 keeps the first (the original) */
+	t.priority = 10;
+	assert_int_equal(state_add_thread(&st, &t), 0);
+	assert_int_equal(st.n_threads, 2);
+	assert_int_equal(stat(st.path, &sb), 0);
+	assert_int_equal(sb.st_mode & 0777, 0600);
+
+	/* a fresh process loading the file sees the same */
+	state_init(&again);
+	assert_int_equal(state_open(&again, err, sizeof(err)), 0);
+	assert_true(again.cpuset_added);
+	assert_true(again.rt_runtime_saved);
+	assert_int_equal(again.rt_runtime_us, 950000);
+	assert_int_equal(again.n_parts, 1);
+	assert_string_equal(again.parts[0].name, "irqres.cpu0");
+	assert_true(again.parts[0].created);
+	assert_int_equal(again.n_threads, 2);
+	r = state_find_thread(&again, 105);
+	assert_non_null(r);
+	assert_int_equal(r->priority, 50);
+	assert_int_equal(r->policy, SCHED_FIFO);
+	assert_int_equal(r->starttime, 4711);
+	assert_string_equal(r->comm, "irq/11-eth 0%=");
+	assert_string_equal(r->cgroup, "/system.slice/a b.service");
+	assert_string_equal(r->partition, "irqres.cpu0");
+	assert_true(CPU_ISSET(0, &r->affinity) && CPU_COUNT(&r->affinity) == 1);
+	assert_int_equal(r->flags, 1);
+	r = state_find_thread(&again, 106);
+	assert_non_null(r);
+	assert_int_equal(r->policy, SCHED_DEADLINE);
+	assert_int_equal(r->dl_runtime_ns, 1000000);
+	assert_int_equal(r->dl_deadline_ns, 5000000);
+	assert_int_equal(r->dl_period_ns, 10000000);
+	assert_int_equal(r->nice, -5);
+	assert_string_equal(r->cgroup, "");
+
+	/* forgetting rewrites the file */
+	assert_int_equal(state_forget_thread(&again, 105), 0);
+	assert_int_equal(state_forget_thread(&again, 105), -ENOENT);
+	assert_int_equal(state_forget_partition(&again, "irqres.cpu0"), 0);
+	assert_int_equal(state_clear_cpuset_added(&again), 0);
+	assert_int_equal(state_clear_rt_runtime(&again), 0);
+	state_free(&st);
+	state_init(&st);
+	assert_int_equal(state_open(&st, err, sizeof(err)), 0);
+	assert_int_equal(st.n_threads, 1);
+	assert_int_equal(st.threads[0].pid, 106);
+	assert_int_equal(st.n_parts, 0);
+	assert_false(st.cpuset_added);
+	assert_false(st.rt_runtime_saved);
+	assert_int_equal(state_forget_thread(&st, 106), 0);
+	assert_true(state_empty(&st));
+	assert_int_equal(state_remove(&st), 0);
+	assert_int_equal(access(st.path, F_OK), -1);
+	state_free(&st);
+	state_free(&again);
+}
+
+static void test_bad_lines(void **unused)
+{
+	struct state st;
+	char err[256] = "", long_line[6000];
+
+	memset(long_line, 'x', sizeof(long_line) - 2);
+	long_line[sizeof(long_line) - 2] = '\n';
+	long_line[sizeof(long_line) - 1] = '\0';
+	fixtree_file("run/irqres/state", "");
+	{
+		FILE *f = fopen(fixtree_path("run/irqres/state"), "w");
+
+		fputs("# irqres state 1\n", f);				/* 1 */
+		fputs("thread pid=abc start=1 policy=fifo\n", f);	/* 2 bad */
+		fputs("partition irqres.cpu0 created=1\n", f);		/* 3 */
+		fputs("bogus record\n", f);				/* 4 bad */
+		fputs(long_line, f);					/* 5 bad */
+		fputs("thread pid=7 start=9 policy=fifo priority=50 comm=a%2\n", f); /* 6 bad */
+		fputs("thread pid=8 start=9 policy=rr priority=10 nice=0 runtime=0 deadline=0 "
+		      "period=0 flags=0 cgroup= affinity=0-1 partition=\n", f);	/* 7 */
+		fputs("thread pid=9 start=9\n", f);			/* 8 bad: no policy */
+		fputs("rt_runtime_us lots\n", f);			/* 9 bad */
+		fputs("partition\n", f);				/* 10 bad */
+		fputs("thread pid=10 start=9 policy=fifo priority=500\n", f);	/* 11 bad */
+		fputs("thread pid=11 start=9 policy=other surprise=1\n", f);	/* 12 bad */
+		fputs("\n", f);
+		fclose(f);
+	}
+	state_init(&st);
+	assert_int_equal(state_load(&st, fixtree_path("run/irqres/state"), err, sizeof(err)), 9);
+	assert_non_null(strstr(err, "state:2: bad pid"));
+	assert_int_equal(st.n_parts, 1);
+	assert_int_equal(st.n_threads, 1);
+	assert_int_equal(st.threads[0].pid, 8);
+	assert_int_equal(st.threads[0].policy, SCHED_RR);
+	assert_int_equal(CPU_COUNT(&st.threads[0].affinity), 2);
+	state_free(&st);
+
+	/* state_open keeps the good records of such a file */
+	state_init(&st);
+	assert_int_equal(state_open(&st, err, sizeof(err)), 0);
+	assert_int_equal(st.n_threads, 1);
+	state_free(&st);
+
+	state_init(&st);
+	assert_int_equal(state_load(&st, fixtree_path("run/none"), err, sizeof(err)), -ENOENT);
+	state_free(&st);
+}
+
+static void test_unwritable_run_dir(void **unused)
+{
+	struct state st;
+	char err[256] = "";
+
+	fixtree_file("run/file", "");
+	snprintf(irqres_paths.run, sizeof(irqres_paths.run), "%s/run/file/sub", fixtree_root);
+	state_init(&st);
+	assert_int_equal(state_open(&st, err, sizeof(err)), -ENOTDIR);
+	assert_non_null(strstr(err, "cannot create the run directory"));
+	state_free(&st);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_open_creates_private_dir, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_records_survive_reload, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_lines, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unwritable_run_dir, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
