@@ -6,7 +6,10 @@
  * is kthreadd (pid 2) and whose comm is irq/<N>-<action> or irq/<N>-s-<action>; a user
  * process that names itself irq/11-eth0 is never one.  comm is cut at 15 characters, so
  * the IRQ number comes from comm and the full action names from /sys/kernel/irq/N/actions
- * (fallback: the directory names under /proc/irq/N/).
+ * (fallback: the directory names under /proc/irq/N/).  Each action of a shared IRQ has
+ * its own thread: thread_info.actions holds the action(s) that the thread's comm names
+ * (all of the IRQ's actions when the comm names none).  thread_info's DL parameters come
+ * from sched_getattr, so only when the proc root is the real /proc.
  */
 #ifndef IRQRES_DISCOVER_H
 #define IRQRES_DISCOVER_H

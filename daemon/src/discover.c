@@ -1,0 +1,557 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * discover.c - finds IRQ threads and user threads in /proc.
+ *
+ * Speed: an IRQ-thread scan lists kthreadd's children (/proc/2/task/2/children) and reads
+ * only their stat files, so it costs the same with 10 or 10,000 user tasks; everything
+ * else of a thread (status, cgroup, actions) is read only once it is known to be an IRQ
+ * thread.  Without that file it walks /proc and reads every process's stat.
+ */
+#include "discover.h"
+#include "dl.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define PF_KTHREAD 0x00200000
+#define KTHREADD_PID 2
+#define STAT_BUF 1024
+#define STATUS_BUF 4096
+#define CHILDREN_BUF 65536
+#define DIR_LEN 320		/* a thread's directory: proc root + /PID/task/TID */
+#define PATH_LEN (DIR_LEN + 64)
+
+/* The fields of /proc/PID/stat that a thread_info needs. */
+struct stat_fields {
+	char comm[COMM_MAX];
+	pid_t ppid;
+	unsigned long flags;
+	int nice;
+	unsigned long long starttime;
+	int rt_priority;
+	int policy;
+};
+
+/* Reads a whole small file into @buf (NUL-terminated).  Returns its length or -errno. */
+static ssize_t read_small(const char *path, char *buf, size_t len)
+{
+	size_t got = 0;
+	int fd, err;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	while (got + 1 < len) {
+		ssize_t n = read(fd, buf + got, len - 1 - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			err = errno;
+			close(fd);
+			return -err;
+		}
+		if (!n)
+			break;
+		got += (size_t)n;
+	}
+	close(fd);
+	buf[got] = '\0';
+	return (ssize_t)got;
+}
+
+/* A thread that vanished between listing and reading is ESRCH, not an error. */
+static int gone(ssize_t rc)
+{
+	return rc == -ENOENT ? -ESRCH : (int)rc;
+}
+
+/*
+ * Parses "pid (comm) state ppid ... " where comm may hold blanks and ')': the comm ends
+ * at the last ')'.  Field numbers are those of proc(5).
+ */
+static int parse_stat(char *buf, struct stat_fields *sf)
+{
+	char *open_paren = strchr(buf, '('), *close_paren = strrchr(buf, ')'), *p, *save = NULL;
+	size_t n;
+	int field;
+
+	memset(sf, 0, sizeof(*sf));
+	if (!open_paren || !close_paren || close_paren < open_paren)
+		return -EINVAL;
+	n = (size_t)(close_paren - open_paren - 1);
+	if (n >= COMM_MAX)
+		n = COMM_MAX - 1;
+	memcpy(sf->comm, open_paren + 1, n);
+	field = 3;
+	for (p = strtok_r(close_paren + 1, " \n", &save); p; p = strtok_r(NULL, " \n", &save),
+	     field++) {
+		switch (field) {
+		case 4:
+			sf->ppid = (pid_t)strtol(p, NULL, 10);
+			break;
+		case 9:
+			sf->flags = strtoul(p, NULL, 10);
+			break;
+		case 19:
+			sf->nice = (int)strtol(p, NULL, 10);
+			break;
+		case 22:
+			sf->starttime = strtoull(p, NULL, 10);
+			break;
+		case 40:
+			sf->rt_priority = (int)strtol(p, NULL, 10);
+			break;
+		case 41:
+			sf->policy = (int)strtol(p, NULL, 10);
+			return 0;
+		}
+	}
+	return field > 22 ? 0 : -EINVAL;	/* very old kernels stop before field 41 */
+}
+
+/* @dir is the thread's directory: /proc/TID or /proc/PID/task/TID. */
+static int read_stat(const char *dir, struct stat_fields *sf)
+{
+	char path[PATH_LEN], buf[STAT_BUF];
+	ssize_t rc;
+
+	snprintf(path, sizeof(path), "%s/stat", dir);
+	rc = read_small(path, buf, sizeof(buf));
+	if (rc < 0)
+		return gone(rc);
+	return parse_stat(buf, sf);
+}
+
+int thread_parse_irq_comm(const char *comm, int *irq, bool *secondary)
+{
+	const char *p = comm + 4;
+	long n = 0;
+
+	if (strncmp(comm, "irq/", 4) || !isdigit((unsigned char)*p))
+		return -EINVAL;
+	for (; isdigit((unsigned char)*p); p++) {
+		n = n * 10 + (*p - '0');
+		if (n > INT32_MAX)
+			return -EINVAL;
+	}
+	if (*p != '-')
+		return -EINVAL;
+	*irq = (int)n;
+	*secondary = !strncmp(p, "-s-", 3);
+	return 0;
+}
+
+/* "0-3,8,10-11" into @set.  Returns 0 or -EINVAL. */
+static int parse_cpu_list(const char *s, cpu_set_t *set)
+{
+	CPU_ZERO(set);
+	while (*s && *s != '\n') {
+		char *end;
+		unsigned long lo = strtoul(s, &end, 10), hi = lo;
+
+		if (end == s)
+			return -EINVAL;
+		s = end;
+		if (*s == '-') {
+			hi = strtoul(s + 1, &end, 10);
+			if (end == s + 1 || hi < lo)
+				return -EINVAL;
+			s = end;
+		}
+		for (; lo <= hi && lo < CPU_SETSIZE; lo++)
+			CPU_SET(lo, set);
+		if (*s == ',')
+			s++;
+		else if (*s && *s != '\n')
+			return -EINVAL;
+	}
+	return 0;
+}
+
+/* Tgid and Cpus_allowed_list of /proc/PID/status. */
+static int read_status(const char *dir, struct thread_info *ti)
+{
+	char path[PATH_LEN], buf[STATUS_BUF], *line;
+	ssize_t rc;
+
+	snprintf(path, sizeof(path), "%s/status", dir);
+	rc = read_small(path, buf, sizeof(buf));
+	if (rc < 0)
+		return gone(rc);
+	ti->tgid = ti->pid;
+	line = strstr(buf, "\nTgid:");
+	if (line)
+		ti->tgid = (pid_t)strtol(line + 6, NULL, 10);
+	line = strstr(buf, "\nCpus_allowed_list:");
+	if (!line)
+		return -EINVAL;
+	line += strlen("\nCpus_allowed_list:");
+	while (*line == ' ' || *line == '\t')
+		line++;
+	return parse_cpu_list(line, &ti->affinity);
+}
+
+/* The cgroup v2 path: the "0::" line of /proc/PID/cgroup. */
+static int read_cgroup(const char *dir, struct thread_info *ti)
+{
+	char path[PATH_LEN], buf[STATUS_BUF], *line, *end;
+	ssize_t rc;
+
+	ti->cgroup[0] = '\0';
+	snprintf(path, sizeof(path), "%s/cgroup", dir);
+	rc = read_small(path, buf, sizeof(buf));
+	if (rc < 0)
+		return gone(rc);
+	line = !strncmp(buf, "0::", 3) ? buf : strstr(buf, "\n0::");
+	if (!line)
+		return 0;	/* cgroup v1 only: unknown */
+	line += line == buf ? 3 : 4;
+	end = strchr(line, '\n');
+	if (end)
+		*end = '\0';
+	snprintf(ti->cgroup, sizeof(ti->cgroup), "%s", line);
+	return 0;
+}
+
+int thread_irq_actions(int irq, char *buf, size_t len)
+{
+	char path[PATH_LEN];
+	struct dirent *de;
+	size_t used = 0;
+	ssize_t rc;
+	DIR *d;
+
+	buf[0] = '\0';
+	snprintf(path, sizeof(path), "%s/kernel/irq/%d/actions", irqres_paths.sys, irq);
+	rc = read_small(path, buf, len);
+	if (rc >= 0) {
+		char *nl = strchr(buf, '\n');
+
+		if (nl)
+			*nl = '\0';
+		return 0;
+	}
+	/* Fallback: the action directories of /proc/irq/N/ (files are its settings). */
+	snprintf(path, sizeof(path), "%s/irq/%d", irqres_paths.proc, irq);
+	d = opendir(path);
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		size_t n = strlen(de->d_name);
+
+		if (de->d_name[0] == '.')
+			continue;
+		if (de->d_type != DT_DIR) {
+			struct stat st;
+			char sub[PATH_LEN + 256];
+
+			if (de->d_type != DT_UNKNOWN)
+				continue;
+			snprintf(sub, sizeof(sub), "%s/%s", path, de->d_name);
+			if (stat(sub, &st) < 0 || !S_ISDIR(st.st_mode))
+				continue;
+		}
+		if (used + n + 2 > len)
+			break;
+		if (used)
+			buf[used++] = ',';
+		memcpy(buf + used, de->d_name, n + 1);
+		used += n;
+	}
+	closedir(d);
+	return 0;
+}
+
+/*
+ * Each action of a shared IRQ has its own thread: keeps in ti->actions (all actions of
+ * the IRQ) the ones that the thread's comm, cut at 15 characters, names.  "irq/N-s-x" is
+ * a secondary thread unless the IRQ has an action whose name starts with "s-x".
+ */
+static void own_actions(struct thread_info *ti)
+{
+	char all[ACTIONS_MAX], *name, *save = NULL;
+	const char *rest = strchr(ti->comm, '-') + 1;
+	size_t used = 0, n;
+
+	if (ti->secondary) {
+		memcpy(all, ti->actions, sizeof(all));
+		for (name = strtok_r(all, ",", &save); name; name = strtok_r(NULL, ",", &save))
+			if (!strncmp(name, rest, strlen(rest)))
+				ti->secondary = false;
+		if (ti->secondary)
+			rest += 2;
+	}
+	memcpy(all, ti->actions, sizeof(all));
+	n = strlen(rest);
+	for (name = strtok_r(all, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
+		size_t len = strlen(name);
+
+		if (strncmp(name, rest, n))
+			continue;
+		if (used)
+			ti->actions[used++] = ',';
+		memmove(ti->actions + used, name, len + 1);	/* fits: a subset of all */
+		used += len;
+	}
+	/* when the comm names none of them, ti->actions still holds them all */
+}
+
+/* Everything but stat, for a thread whose stat is already in @sf. */
+static int read_rest(const char *dir, pid_t pid, const struct stat_fields *sf,
+		     struct thread_info *ti)
+{
+	int rc;
+
+	memset(ti, 0, sizeof(*ti));
+	ti->pid = pid;
+	ti->starttime = sf->starttime;
+	memcpy(ti->comm, sf->comm, sizeof(ti->comm));
+	ti->kthread = sf->flags & PF_KTHREAD;
+	ti->policy = sf->policy;
+	ti->priority = sf->rt_priority;
+	ti->nice = sf->nice;
+	ti->irq = -1;
+	if (ti->kthread && sf->ppid == KTHREADD_PID &&
+	    !thread_parse_irq_comm(sf->comm, &ti->irq, &ti->secondary)) {
+		ti->is_irq = true;
+		/* an IRQ without actions (freed meanwhile) still has its number */
+		if (!thread_irq_actions(ti->irq, ti->actions, sizeof(ti->actions)))
+			own_actions(ti);
+	} else {
+		ti->irq = -1;
+		ti->secondary = false;
+	}
+	rc = read_status(dir, ti);
+	if (rc)
+		return rc;
+	rc = read_cgroup(dir, ti);
+	if (rc)
+		return rc;
+	/* DL parameters come from sched_getattr; fixture trees have none to give. */
+	if (ti->policy == SCHED_DEADLINE && !strcmp(irqres_paths.proc, "/proc")) {
+		struct dl_attr a;
+
+		rc = dl_get(pid, &a);
+		if (rc)
+			return rc;
+		ti->dl_runtime_ns = a.sched_runtime;
+		ti->dl_deadline_ns = a.sched_deadline;
+		ti->dl_period_ns = a.sched_period;
+	}
+	return 0;
+}
+
+static void thread_dir(char *buf, size_t len, pid_t pid)
+{
+	snprintf(buf, len, "%s/%d", irqres_paths.proc, pid);
+}
+
+int thread_read(pid_t pid, struct thread_info *ti)
+{
+	char dir[DIR_LEN];
+	struct stat_fields sf;
+	int rc;
+
+	if (pid <= 0)
+		return -EINVAL;
+	thread_dir(dir, sizeof(dir), pid);
+	rc = read_stat(dir, &sf);
+	if (rc)
+		return rc;
+	return read_rest(dir, pid, &sf, ti);
+}
+
+int thread_still_same(const struct thread_info *ti)
+{
+	char dir[DIR_LEN];
+	struct stat_fields sf;
+
+	thread_dir(dir, sizeof(dir), ti->pid);
+	return !read_stat(dir, &sf) && sf.starttime == ti->starttime;
+}
+
+/* In a scan: a thread that vanished, or whose files make no sense, is skipped. */
+static int skip_or_fail(int rc)
+{
+	return rc == -ESRCH || rc == -EINVAL ? 0 : rc;
+}
+
+int thread_list_push(struct thread_list *list, const struct thread_info *ti)
+{
+	if (list->n == list->cap) {
+		size_t cap = list->cap ? list->cap * 2 : 64;
+		struct thread_info *v = realloc(list->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		list->v = v;
+		list->cap = cap;
+	}
+	list->v[list->n++] = *ti;
+	return 0;
+}
+
+void thread_list_free(struct thread_list *list)
+{
+	free(list->v);
+	list->v = NULL;
+	list->n = list->cap = 0;
+}
+
+/* Adds @pid to @list when it is an IRQ thread.  Vanished threads are skipped. */
+static int consider_irq_thread(pid_t pid, struct thread_list *list)
+{
+	char dir[DIR_LEN];
+	struct stat_fields sf;
+	struct thread_info ti;
+	bool secondary;
+	int irq, rc;
+
+	thread_dir(dir, sizeof(dir), pid);
+	rc = read_stat(dir, &sf);
+	if (rc)
+		return skip_or_fail(rc);
+	if (!(sf.flags & PF_KTHREAD) || sf.ppid != KTHREADD_PID ||
+	    thread_parse_irq_comm(sf.comm, &irq, &secondary))
+		return 0;
+	rc = read_rest(dir, pid, &sf, &ti);
+	if (rc)
+		return skip_or_fail(rc);
+	return thread_list_push(list, &ti);
+}
+
+static pid_t dir_pid(const char *name)
+{
+	char *end;
+	long v;
+
+	if (!isdigit((unsigned char)name[0]))
+		return 0;
+	v = strtol(name, &end, 10);
+	return *end || v <= 0 || v > INT32_MAX ? 0 : (pid_t)v;
+}
+
+static int scan_irq_children(struct thread_list *list, const char *path)
+{
+	char *buf = malloc(CHILDREN_BUF), *p, *end;
+	ssize_t n;
+	int rc = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	n = read_small(path, buf, CHILDREN_BUF);
+	if (n < 0) {
+		rc = (int)n;
+		goto out;
+	}
+	if ((size_t)n + 1 >= CHILDREN_BUF) {
+		rc = -E2BIG;	/* an enormous number of kernel threads: walk /proc instead */
+		goto out;
+	}
+	for (p = buf; *p && !rc; p = end) {
+		long pid = strtol(p, &end, 10);
+
+		if (end == p)
+			break;
+		if (pid > 0)
+			rc = consider_irq_thread((pid_t)pid, list);
+	}
+out:
+	free(buf);
+	return rc;
+}
+
+int threads_scan_irq(struct thread_list *list)
+{
+	char path[PATH_LEN];
+	struct dirent *de;
+	size_t start = list->n;
+	int rc;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "%s/%d/task/%d/children", irqres_paths.proc, KTHREADD_PID,
+		 KTHREADD_PID);
+	rc = scan_irq_children(list, path);
+	if (rc != -ENOENT && rc != -E2BIG)
+		return rc;
+	list->n = start;
+	snprintf(path, sizeof(path), "%s", irqres_paths.proc);
+	d = opendir(path);
+	if (!d)
+		return -errno;
+	rc = 0;
+	while (!rc && (de = readdir(d))) {
+		pid_t pid = dir_pid(de->d_name);
+
+		if (pid)
+			rc = consider_irq_thread(pid, list);
+	}
+	closedir(d);
+	return rc;
+}
+
+/* Every user thread of process @pid. */
+static int scan_process_tasks(pid_t pid, struct thread_list *list)
+{
+	char dir[DIR_LEN], tdir[DIR_LEN + 16];
+	struct stat_fields sf;
+	struct dirent *de;
+	int rc;
+	DIR *d;
+
+	/* a kernel thread is a process of one thread: one stat tells */
+	thread_dir(dir, sizeof(dir), pid);
+	rc = read_stat(dir, &sf);
+	if (rc || (sf.flags & PF_KTHREAD))
+		return skip_or_fail(rc);
+	snprintf(dir, sizeof(dir), "%s/%d/task", irqres_paths.proc, pid);
+	d = opendir(dir);
+	if (!d)
+		return 0;	/* exited meanwhile */
+	while (!rc && (de = readdir(d))) {
+		pid_t tid = dir_pid(de->d_name);
+		struct thread_info ti;
+
+		if (!tid)
+			continue;
+		snprintf(tdir, sizeof(tdir), "%s/%d", dir, tid);
+		rc = read_stat(tdir, &sf);
+		if (!rc && !(sf.flags & PF_KTHREAD)) {
+			rc = read_rest(tdir, tid, &sf, &ti);
+			if (!rc) {
+				ti.tgid = pid;
+				rc = thread_list_push(list, &ti);
+			}
+		}
+		rc = skip_or_fail(rc);
+	}
+	closedir(d);
+	return rc;
+}
+
+int threads_scan_tasks(struct thread_list *list)
+{
+	struct dirent *de;
+	int rc = 0;
+	DIR *d;
+
+	d = opendir(irqres_paths.proc);
+	if (!d)
+		return -errno;
+	while (!rc && (de = readdir(d))) {
+		pid_t pid = dir_pid(de->d_name);
+
+		if (pid)
+			rc = scan_process_tasks(pid, list);
+	}
+	closedir(d);
+	return rc;
+}

@@ -1,0 +1,370 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* test_discover.c - thread discovery on fixture trees and on this host's own /proc. */
+#include <errno.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "discover.h"
+#include "dl.h"
+
+#define FIX "fixtures/discover"
+
+static int use_fixture(void **state)
+{
+	snprintf(irqres_paths.proc, sizeof(irqres_paths.proc), FIX "/proc");
+	snprintf(irqres_paths.sys, sizeof(irqres_paths.sys), FIX "/sys");
+	return 0;
+}
+
+static int use_host(void **state)
+{
+	irqres_paths_default();
+	return 0;
+}
+
+static const struct thread_info *find(const struct thread_list *l, pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		if (l->v[i].pid == pid)
+			return &l->v[i];
+	return NULL;
+}
+
+static void assert_cpus(const cpu_set_t *set, const char *want)
+{
+	char got[64] = "";
+	size_t n = 0;
+	int cpu;
+
+	for (cpu = 0; cpu < 8; cpu++)
+		if (CPU_ISSET(cpu, set))
+			n += (size_t)snprintf(got + n, sizeof(got) - n, "%s%d", n ? "," : "", cpu);
+	assert_string_equal(got, want);
+}
+
+static void check_irq_threads(const struct thread_list *l)
+{
+	static const pid_t want[] = { 101, 102, 103, 104, 105, 106, 107, 108, 109, 110, 111, 112 };
+	const struct thread_info *t;
+	size_t i;
+
+	assert_int_equal(l->n, sizeof(want) / sizeof(want[0]));
+	for (i = 0; i < l->n; i++) {
+		t = find(l, want[i]);
+		assert_non_null(t);
+		assert_true(t->is_irq);
+		assert_true(t->kthread);
+		assert_int_equal(t->tgid, t->pid);
+	}
+	/* not IRQ threads: a kworker, a user process named irq/11-eth0, a user process
+	 * whose parent is kthreadd */
+	assert_null(find(l, 50));
+	assert_null(find(l, 200));
+	assert_null(find(l, 201));
+
+	/* a shared IRQ: one thread per action, each with its own action */
+	t = find(l, 101);
+	assert_int_equal(t->irq, 11);
+	assert_string_equal(t->comm, "irq/11-eth2");
+	assert_string_equal(t->actions, "eth2");
+	assert_false(t->secondary);
+	assert_int_equal(t->policy, SCHED_FIFO);
+	assert_int_equal(t->priority, 50);
+	assert_cpus(&t->affinity, "0");
+	assert_string_equal(t->cgroup, "/");
+	assert_string_equal(find(l, 102)->actions, "uhci_hcd:usb3");
+
+	/* forced threading: the primary and the secondary (comm cut) thread of IRQ 19 */
+	t = find(l, 103);
+	assert_int_equal(t->irq, 19);
+	assert_false(t->secondary);
+	assert_string_equal(t->actions, "ehci_hcd:usb1");
+	t = find(l, 104);
+	assert_string_equal(t->comm, "irq/19-s-ehci_h");
+	assert_int_equal(t->irq, 19);
+	assert_true(t->secondary);
+	assert_string_equal(t->actions, "ehci_hcd:usb1");
+	assert_int_equal(t->priority, 49);
+	assert_cpus(&t->affinity, "1");
+
+	/* comm cut at 15 characters, no /sys/kernel/irq/128: actions from /proc/irq/128/ */
+	t = find(l, 105);
+	assert_string_equal(t->comm, "irq/128-mlx5_co");
+	assert_int_equal(t->irq, 128);
+	assert_string_equal(t->actions, "mlx5_comp0@pci:0000:af:00.0");
+
+	/* multi-queue NICs */
+	assert_string_equal(find(l, 106)->actions, "virtio2-config");
+	assert_string_equal(find(l, 107)->actions, "virtio2-input.0");
+	assert_int_equal(find(l, 107)->irq, 38);
+	assert_string_equal(find(l, 108)->actions, "virtio2-output.0");
+	assert_string_equal(find(l, 109)->actions, "eth0");
+	t = find(l, 110);
+	assert_string_equal(t->comm, "irq/45-eth0-TxR");
+	assert_string_equal(t->actions, "eth0-TxRx-0");
+
+	/* already SCHED_DEADLINE, in a partition */
+	t = find(l, 111);
+	assert_int_equal(t->policy, SCHED_DEADLINE);
+	assert_string_equal(t->cgroup, "/irqres.cpu1");
+	assert_string_equal(t->actions, "eth0-TxRx-1");
+
+	t = find(l, 112);
+	assert_string_equal(t->actions, "acpi");
+	assert_cpus(&t->affinity, "0,1");
+}
+
+static void test_discover_scan_irq_children(void **state)
+{
+	struct thread_list l = { 0 };
+
+	assert_int_equal(threads_scan_irq(&l), 0);
+	check_irq_threads(&l);
+	thread_list_free(&l);
+	assert_null(l.v);
+	assert_int_equal(l.n, 0);
+}
+
+/* Without /proc/2/task/2/children the scan walks /proc and finds the same threads. */
+static void test_discover_scan_irq_walk(void **state)
+{
+	struct thread_list l = { 0 };
+
+	snprintf(irqres_paths.proc, sizeof(irqres_paths.proc), FIX "/proc-walk");
+	assert_int_equal(threads_scan_irq(&l), 0);
+	check_irq_threads(&l);
+	thread_list_free(&l);
+}
+
+static void test_discover_scan_irq_no_proc(void **state)
+{
+	struct thread_list l = { 0 };
+
+	snprintf(irqres_paths.proc, sizeof(irqres_paths.proc), FIX "/missing");
+	assert_int_equal(threads_scan_irq(&l), -ENOENT);
+	assert_int_equal(l.n, 0);
+	thread_list_free(&l);
+}
+
+static void test_discover_scan_tasks(void **state)
+{
+	static const pid_t want[] = { 1, 200, 201, 300, 301, 302, 400 };
+	struct thread_list l = { 0 };
+	const struct thread_info *t;
+	size_t i;
+
+	assert_int_equal(threads_scan_tasks(&l), 0);
+	assert_int_equal(l.n, sizeof(want) / sizeof(want[0]));
+	for (i = 0; i < l.n; i++) {
+		assert_non_null(find(&l, want[i]));
+		assert_false(find(&l, want[i])->kthread);
+		assert_false(find(&l, want[i])->is_irq);
+		assert_int_equal(find(&l, want[i])->irq, -1);
+	}
+	t = find(&l, 301);
+	assert_string_equal(t->comm, "mpv/vo");
+	assert_int_equal(t->tgid, 300);
+	assert_int_equal(t->nice, -5);
+	assert_string_equal(t->cgroup, "/user.slice/mpv.scope");
+	assert_int_equal(t->policy, SCHED_OTHER);
+	assert_int_equal(find(&l, 302)->tgid, 300);
+	assert_true(find(&l, 302)->starttime != find(&l, 300)->starttime);
+	t = find(&l, 200);
+	assert_string_equal(t->comm, "irq/11-eth0");
+	assert_string_equal(t->actions, "");
+	thread_list_free(&l);
+}
+
+static void test_discover_thread_read(void **state)
+{
+	struct thread_info ti;
+
+	assert_int_equal(thread_read(50, &ti), 0);
+	assert_true(ti.kthread);
+	assert_false(ti.is_irq);
+	assert_string_equal(ti.comm, "kworker/0:1");
+
+	assert_int_equal(thread_read(200, &ti), 0);
+	assert_false(ti.kthread);
+	assert_false(ti.is_irq);
+	assert_int_equal(ti.irq, -1);
+
+	assert_int_equal(thread_read(201, &ti), 0);
+	assert_false(ti.is_irq);
+
+	assert_int_equal(thread_read(110, &ti), 0);
+	assert_true(ti.is_irq);
+	assert_int_equal(ti.irq, 45);
+	assert_string_equal(ti.actions, "eth0-TxRx-0");
+	assert_int_equal(thread_still_same(&ti), 1);
+	ti.starttime++;
+	assert_int_equal(thread_still_same(&ti), 0);
+	ti.pid = 999;
+	assert_int_equal(thread_still_same(&ti), 0);
+
+	assert_int_equal(thread_read(999, &ti), -ESRCH);
+	assert_int_equal(thread_read(0, &ti), -EINVAL);
+	assert_int_equal(thread_read(-4, &ti), -EINVAL);
+}
+
+static void test_discover_parse_comm(void **state)
+{
+	static const struct {
+		const char *comm;
+		int rc, irq;
+		bool secondary;
+	} cases[] = {
+		{ "irq/11-eth0", 0, 11, false },
+		{ "irq/19-s-ehci_h", 0, 19, true },
+		{ "irq/128-mlx5_co", 0, 128, false },
+		{ "irq/38-virtio2-", 0, 38, false },
+		{ "irq/7-", 0, 7, false },
+		{ "irq/-eth0", -EINVAL, 0, false },
+		{ "irq/11", -EINVAL, 0, false },
+		{ "irq/11x-eth0", -EINVAL, 0, false },
+		{ "irq11-eth0", -EINVAL, 0, false },
+		{ "kworker/0:1", -EINVAL, 0, false },
+		{ "irq/99999999999-x", -EINVAL, 0, false },
+		{ "", -EINVAL, 0, false },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int irq = -7;
+		bool sec = false;
+
+		assert_int_equal(thread_parse_irq_comm(cases[i].comm, &irq, &sec), cases[i].rc);
+		if (!cases[i].rc) {
+			assert_int_equal(irq, cases[i].irq);
+			assert_int_equal(sec, cases[i].secondary);
+		}
+	}
+}
+
+static void test_discover_irq_actions(void **state)
+{
+	char buf[ACTIONS_MAX];
+
+	assert_int_equal(thread_irq_actions(11, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "eth2,uhci_hcd:usb3");
+	assert_int_equal(thread_irq_actions(128, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "mlx5_comp0@pci:0000:af:00.0");
+	assert_int_equal(thread_irq_actions(77, buf, sizeof(buf)), -ENOENT);
+}
+
+static void test_discover_list_push(void **state)
+{
+	struct thread_list l = { 0 };
+	struct thread_info ti = { .pid = 1 };
+	int i;
+
+	for (i = 0; i < 1000; i++) {
+		ti.pid = i + 1;
+		assert_int_equal(thread_list_push(&l, &ti), 0);
+	}
+	assert_int_equal(l.n, 1000);
+	assert_true(l.cap >= 1000);
+	assert_int_equal(l.v[999].pid, 1000);
+	thread_list_free(&l);
+	thread_list_free(&l);
+}
+
+/*
+ * On this host's real /proc: a process of this test renames itself irq/11-eth0 and
+ * takes SCHED_DEADLINE; it is a task, never an IRQ thread, and thread_read sees its
+ * reservation.  The host's own threads are only read.
+ */
+static void test_discover_host(void **state)
+{
+	struct thread_list irq = { 0 }, tasks = { 0 };
+	const struct thread_info *t;
+	struct thread_info ti;
+	int pipefd[2], status, rc;
+	char c;
+	pid_t child;
+	size_t i;
+
+	assert_int_equal(pipe(pipefd), 0);
+	child = fork();
+	assert_true(child >= 0);
+	if (!child) {
+		prctl(PR_SET_NAME, "irq/11-eth0");
+		close(pipefd[0]);
+		if (write(pipefd[1], "r", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(pipefd[1]);
+	assert_int_equal(read(pipefd[0], &c, 1), 1);
+	close(pipefd[0]);
+
+	rc = dl_set_deadline(child, 1000000, 10000000, 10000000);
+
+	assert_int_equal(threads_scan_irq(&irq), 0);
+	for (i = 0; i < irq.n; i++) {
+		assert_true(irq.v[i].is_irq);
+		assert_true(irq.v[i].kthread);
+		assert_int_equal(strncmp(irq.v[i].comm, "irq/", 4), 0);
+	}
+	assert_null(find(&irq, child));
+
+	assert_int_equal(threads_scan_tasks(&tasks), 0);
+	t = find(&tasks, child);
+	assert_non_null(t);
+	assert_string_equal(t->comm, "irq/11-eth0");
+	assert_false(t->is_irq);
+	assert_false(t->kthread);
+	assert_int_equal(t->tgid, child);
+	assert_non_null(find(&tasks, getpid()));
+	for (i = 0; i < tasks.n; i++)
+		assert_false(tasks.v[i].kthread);
+
+	assert_int_equal(thread_read(child, &ti), 0);
+	assert_int_equal(CPU_COUNT(&ti.affinity) > 0, 1);
+	assert_true(ti.starttime > 0);
+	if (rc == 0) {
+		assert_int_equal(ti.policy, SCHED_DEADLINE);
+		assert_int_equal(ti.dl_runtime_ns, 1000000);
+		assert_int_equal(ti.dl_deadline_ns, 10000000);
+		assert_int_equal(ti.dl_period_ns, 10000000);
+	} else {
+		print_message("SCHED_DEADLINE refused here (%s): DL parameters not checked\n",
+			      strerror(-rc));
+	}
+	kill(child, SIGKILL);
+	waitpid(child, &status, 0);
+	assert_int_equal(thread_read(child, &ti), -ESRCH);
+	thread_list_free(&irq);
+	thread_list_free(&tasks);
+	if (rc)
+		skip();
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_discover_scan_irq_children, use_fixture, use_host),
+		cmocka_unit_test_setup_teardown(test_discover_scan_irq_walk, use_fixture, use_host),
+		cmocka_unit_test_setup_teardown(test_discover_scan_irq_no_proc, use_fixture, use_host),
+		cmocka_unit_test_setup_teardown(test_discover_scan_tasks, use_fixture, use_host),
+		cmocka_unit_test_setup_teardown(test_discover_thread_read, use_fixture, use_host),
+		cmocka_unit_test(test_discover_parse_comm),
+		cmocka_unit_test_setup_teardown(test_discover_irq_actions, use_fixture, use_host),
+		cmocka_unit_test(test_discover_list_push),
+		cmocka_unit_test_setup_teardown(test_discover_host, use_host, use_host),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
