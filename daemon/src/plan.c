@@ -399,6 +399,7 @@ static void admission(struct plan *plan, const struct plan_env *env)
 
 		d->unlimited = plan->admission_off || env->rt_runtime_us < 0;
 		d->cap_bw = per_cpu * (uint64_t)d->ncpus;
+		d->capacity = (double)env->rt_runtime_us / (double)env->rt_period_us * d->ncpus;
 	}
 	for (size_t i = 0; i < env->n_dl; i++) {
 		int d;
@@ -449,7 +450,7 @@ static void verdicts(struct plan *plan, const struct plan_env *env)
 		} else if (!d->ok) {
 			bw_str(it->bw, a, sizeof(a));
 			bw_str(d->existing_bw + d->new_bw - it->bw, b, sizeof(b));
-			bw_str(d->cap_bw, c, sizeof(c));
+			snprintf(c, sizeof(c), "%.2f", d->capacity);
 			bw_str(d->existing_bw, e, sizeof(e));
 			snprintf(it->verdict, sizeof(it->verdict), "EBUSY: admission: %s/%s = %s more "
 				 "bandwidth on CPUs %s, in use %s of %s (%s by SCHED_DEADLINE tasks "
@@ -569,12 +570,19 @@ static double bw_double(uint64_t bw)
 	return (double)bw / (double)DL_BW_UNIT;
 }
 
+/* A bandwidth for JSON: the kernel's 2^-20 steps rounded to 6 decimals (0.2, not
+ * 0.19999980926513672). */
+static double bw_json(double v)
+{
+	return (double)(long long)(v * 1e6 + 0.5) / 1e6;	/* v >= 0 */
+}
+
 void plan_print_text(const struct plan *plan, FILE *f)
 {
 	fprintf(f, "Plan for %s: %s\n", plan->prof && plan->prof->path ? plan->prof->path :
 		"the profile", plan->feasible ? "the kernel will accept it" :
 		"the kernel will NOT accept it");
-	fprintf(f, "\n%-14s %7s %-16s %4s %-5s %-13s %-24s %5s %-16s %-7s %s\n", "TARGET", "PID",
+	fprintf(f, "\n%-14s %7s %-16s %4s %-5s %-13s %-29s %5s %-16s %-7s %s\n", "TARGET", "PID",
 		"THREAD", "IRQ", "CPUS", "NOW", "NEW (runtime/deadline/period)", "BW", "PARTITION",
 		"BUFFER", "VERDICT");
 	for (size_t i = 0; i < plan->n_items; i++) {
@@ -610,7 +618,7 @@ void plan_print_text(const struct plan *plan, FILE *f)
 		if (dm->unlimited)
 			snprintf(cap, sizeof(cap), "unlimited");
 		else
-			snprintf(cap, sizeof(cap), "%.3f", bw_double(dm->cap_bw));
+			snprintf(cap, sizeof(cap), "%.3f", dm->capacity);
 		fprintf(f, "%-8s %-18s %9s %9.3f %9.3f %9.3f %s\n",
 			list(&dm->cpus, cpus, sizeof(cpus)), part, cap, bw_double(dm->existing_bw),
 			bw_double(dm->new_bw), bw_double(dm->existing_bw + dm->new_bw),
@@ -669,9 +677,9 @@ void plan_write_json(const struct plan *plan, struct json *j)
 		if (dm->unlimited)
 			json_kv_null(j, "capacity");	/* admission control off */
 		else
-			json_kv_double(j, "capacity", bw_double(dm->cap_bw));
-		json_kv_double(j, "existing_bw", bw_double(dm->existing_bw));
-		json_kv_double(j, "new_bw", bw_double(dm->new_bw));
+			json_kv_double(j, "capacity", bw_json(dm->capacity));
+		json_kv_double(j, "existing_bw", bw_json(bw_double(dm->existing_bw)));
+		json_kv_double(j, "new_bw", bw_json(bw_double(dm->new_bw)));
 		json_kv_bool(j, "ok", dm->ok);
 		json_obj_end(j);
 	}

@@ -49,6 +49,7 @@ struct plan_domain {
 	bool is_new;			/* a partition this plan creates */
 	bool unlimited;			/* sched_rt_runtime_us = -1 */
 	uint64_t cap_bw;		/* to_ratio(rt_period, rt_runtime) × ncpus */
+	double capacity;		/* rt_runtime / rt_period × ncpus, for people */
 	uint64_t existing_bw;		/* DL tasks present that the plan does not replace */
 	uint64_t new_bw;		/* Σ of the plan's items in this domain */
 	bool ok;

@@ -1,0 +1,371 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* test_plan.c - root domains, the kernel's admission arithmetic, verdicts, output. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "children.h"
+#include "dl.h"
+#include "fixtree.h"
+#include "irqres.h"
+#include "json.h"
+#include "plan.h"
+
+#define MS 1000000ULL
+
+static struct target targets[2];
+static struct profile prof;
+static struct match mv[4];
+static struct match_list ml;
+static struct plan_env env;
+
+/* A 2-CPU machine at the default RT limit (950000/1000000 us), no partitions possible. */
+static int setup(void **state)
+{
+	if (fixtree_setup(state))
+		return -1;
+	snprintf(irqres_paths.proc, sizeof(irqres_paths.proc), "%s/proc", fixtree_root);
+	snprintf(irqres_paths.sys, sizeof(irqres_paths.sys), "%s/sys", fixtree_root);
+	snprintf(irqres_paths.cgroup, sizeof(irqres_paths.cgroup), "%s/cgroup", fixtree_root);
+	memset(targets, 0, sizeof(targets));
+	memset(&prof, 0, sizeof(prof));
+	memset(mv, 0, sizeof(mv));
+	memset(&env, 0, sizeof(env));
+	snprintf(targets[0].name, sizeof(targets[0].name), "nic");
+	targets[0].runtime_ns = 2 * MS;
+	targets[0].period_ns = 10 * MS;
+	targets[0].deadline_ns = 10 * MS;
+	snprintf(targets[1].name, sizeof(targets[1].name), "player");
+	targets[1].kind = TARGET_TASK;
+	targets[1].runtime_ns = 20 * MS;
+	targets[1].period_ns = 40 * MS;
+	targets[1].deadline_ns = 40 * MS;
+	prof.path = "test.yaml";
+	prof.targets = targets;
+	prof.n_targets = 2;
+	ml.v = mv;
+	ml.n = 0;
+	ml.cap = 4;
+	CPU_SET(0, &env.online);
+	CPU_SET(1, &env.online);
+	env.rt_runtime_us = 950000;
+	env.rt_period_us = 1000000;
+	snprintf(env.partition_err, sizeof(env.partition_err),
+		 "no cgroup v2 at /sys/fs/cgroup (test)");
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	irqres_paths_default();
+	children_kill_all();
+	return fixtree_teardown(state);
+}
+
+static struct match *add_thread(size_t target, pid_t pid, const char *comm, int irq,
+				const int *cpus, int ncpus)
+{
+	struct match *m = &mv[ml.n++];
+
+	m->target = target;
+	m->thread.pid = pid;
+	m->thread.irq = irq;
+	m->thread.policy = irq >= 0 ? SCHED_FIFO : SCHED_OTHER;
+	m->thread.priority = irq >= 0 ? 50 : 0;
+	snprintf(m->thread.comm, sizeof(m->thread.comm), "%s", comm);
+	CPU_ZERO(&m->thread.affinity);
+	for (int i = 0; i < ncpus; i++)
+		CPU_SET(cpus[i], &m->thread.affinity);
+	return m;
+}
+
+static const int cpu0[] = { 0 }, both[] = { 0, 1 };
+
+static struct plan_dltask dl_tasks[4];
+
+static void add_dl(pid_t pid, const int *cpus, int ncpus, uint64_t runtime, uint64_t period)
+{
+	struct plan_dltask *t = &dl_tasks[env.n_dl++];
+
+	t->pid = pid;
+	CPU_ZERO(&t->cpus);
+	for (int i = 0; i < ncpus; i++)
+		CPU_SET(cpus[i], &t->cpus);
+	t->bw = dl_to_ratio(period, runtime);
+	env.dl = dl_tasks;
+}
+
+static void test_admission_boundary(void **unused)
+{
+	struct plan plan;
+
+	/* capacity: to_ratio(1 s, 0.95 s) = 996147 per CPU, 1992294 for 2 CPUs.
+	 * 0.9 (943718) already in use + two 0.5 (524288 each) = 1992294: admitted exactly */
+	targets[1].runtime_ns = 20 * MS;
+	add_dl(900, both, 2, 9 * MS, 10 * MS);
+	add_thread(1, 501, "player", -1, both, 2);
+	add_thread(1, 502, "player2", -1, both, 2);
+	assert_int_equal(plan_build_env(&prof, &ml, &env, &plan), 0);
+	assert_true(plan.feasible);
+	assert_int_equal(plan.n_domains, 1);
+	assert_int_equal(plan.domains[0].cap_bw, 1992294);
+	assert_int_equal(plan.domains[0].existing_bw, 943718);
+	assert_int_equal(plan.domains[0].new_bw, 1048576);
+	assert_true(plan.domains[0].ok);
+	assert_string_equal(plan.items[0].verdict, "ok");
+	assert_false(plan.items[0].needs_partition);
+	plan_free(&plan);
+
+	/* one more nanosecond of runtime tips it over, as in the kernel */
+	targets[1].runtime_ns = 20 * MS + 100;
+	assert_int_equal(plan_build_env(&prof, &ml, &env, &plan), 0);
+	assert_false(plan.feasible);
+	assert_false(plan.domains[0].ok);
+	assert_false(plan.items[1].ok);
+	assert_non_null(strstr(plan.items[1].verdict, "EBUSY: admission: "));
+	assert_non_null(strstr(plan.items[1].verdict, "= 0.50 more bandwidth on CPUs 0-1, in use "
+			       "1.40 of 1.90"));
+	assert_int_equal(plan.n_errors, 2);
+	assert_non_null(strstr(plan.errors[1], "player2 (pid 502): EBUSY"));
+	plan_free(&plan);
+}
+
+static void test_replaced_threads_not_counted(void **unused)
+{
+	struct plan plan;
+
+	/* pid 501 is already SCHED_DEADLINE 0.9: the plan replaces it, so it is not counted */
+	add_dl(501, both, 2, 9 * MS, 10 * MS);
+	add_dl(902, both, 2, 9 * MS, 10 * MS);
+	add_thread(1, 501, "player", -1, both, 2);
+	assert_int_equal(plan_build_env(&prof, &ml, &env, &plan), 0);
+	assert_true(plan.feasible);
+	assert_int_equal(plan.domains[0].existing_bw, 943718);
+	plan_free(&plan);
+}
+
+static void test_pinned_no_partition(void **unused)
+{
+	struct plan plan;
+	struct json j;
+
+	add_thread(0, 105, "irq/11-eth0", 11, cpu0, 1);
+	assert_int_equal(plan_build_env(&prof, &ml, &env, &plan), 0);
+	assert_false(plan.feasible);
+	assert_true(plan.items[0].needs_partition);
+	assert_string_equal(plan.items[0].partition, "irqres.cpu0");
+	assert_string_equal(plan.items[0].verdict,
+			    "EPERM: thread pinned to CPU 0, root domain spans 0-1; cpuset partition "
+			    "irqres.cpu0 could not be created: no cgroup v2 at /sys/fs/cgroup (test)");
+	assert_string_equal(plan.errors[0],
+			    "irq/11-eth0 (pid 105): EPERM: thread pinned to CPU 0, root domain spans "
+			    "0-1; cpuset partition irqres.cpu0 could not be created: no cgroup v2 at "
+			    "/sys/fs/cgroup (test)");
+
+	json_init(&j);
+	plan_write_json(&plan, &j);
+	assert_int_equal(json_error(&j), 0);
+	assert_non_null(strstr(json_buf(&j), "{\"feasible\":false,\"items\":[{\"target\":\"nic\","
+			       "\"pid\":105,\"comm\":\"irq/11-eth0\",\"irq\":11,\"cpus\":\"0\","
+			       "\"old_policy\":\"fifo\",\"old_priority\":50,\"new_policy\":"
+			       "\"deadline\",\"runtime_ns\":2000000,\"period_ns\":10000000,"
+			       "\"deadline_ns\":10000000,\"needs_partition\":true,\"cpuset\":\""));
+	assert_non_null(strstr(json_buf(&j), "/cgroup/irqres.cpu0\",\"buffer_check\":\"unknown\","
+			       "\"verdict\":\"EPERM: thread pinned"));
+	assert_non_null(strstr(json_buf(&j), "\"domains\":[{\"cpus\":\"0-1\",\"capacity\":1.9,"));
+	assert_non_null(strstr(json_buf(&j), "\"warnings\":[],\"errors\":[\"irq/11-eth0 (pid 105)"));
+	json_fini(&j);
+	plan_free(&plan);
+}
+
+static void test_pinned_with_partition(void **unused)
+{
+	struct plan plan;
+	FILE *f;
+	char *text = NULL;
+	size_t len = 0;
+
+	env.partitions_possible = true;
+	add_dl(900, both, 2, 4 * MS, 10 * MS);		/* stays in the default domain */
+	add_thread(0, 105, "irq/11-eth0", 11, cpu0, 1);
+	add_thread(0, 106, "irq/12-eth0", 12, cpu0, 1);	/* shares the partition */
+	add_thread(1, 501, "mpv", -1, both, 2);
+	assert_int_equal(plan_build_env(&prof, &ml, &env, &plan), 0);
+	assert_true(plan.feasible);
+	assert_int_equal(plan.n_domains, 2);
+	/* the default domain shrinks to CPU 1 and keeps the existing 0.4 */
+	assert_string_equal(plan.domains[0].partition, "");
+	assert_int_equal(plan.domains[0].ncpus, 1);
+	assert_true(CPU_ISSET(1, &plan.domains[0].cpus));
+	assert_int_equal(plan.domains[0].cap_bw, 996147);
+	assert_int_equal(plan.domains[0].existing_bw, dl_to_ratio(10 * MS, 4 * MS));
+	assert_int_equal(plan.domains[0].new_bw, 524288);	/* mpv 20/40 */
+	assert_string_equal(plan.domains[1].partition, "irqres.cpu0");
+	assert_true(plan.domains[1].is_new);
+	assert_int_equal(plan.domains[1].new_bw, 2 * dl_to_ratio(10 * MS, 2 * MS));
+	assert_int_equal(plan.items[0].domain, 1);
+	assert_int_equal(plan.items[1].domain, 1);
+	assert_int_equal(plan.items[2].domain, 0);
+	assert_true(plan.items[0].needs_partition);
+	assert_false(plan.items[2].needs_partition);
+	assert_int_equal(plan.n_warnings, 1);
+	assert_non_null(strstr(plan.warnings[0], "irqres.cpu0 will take its CPUs out"));
+
+	f = open_memstream(&text, &len);
+	plan_print_text(&plan, f);
+	fclose(f);
+	assert_non_null(strstr(text, "Plan for test.yaml: the kernel will accept it"));
+	assert_non_null(strstr(text, "irq/11-eth0"));
+	assert_non_null(strstr(text, "fifo 50"));
+	assert_non_null(strstr(text, "deadline 2ms/10ms/10ms"));
+	assert_non_null(strstr(text, "irqres.cpu0 (new)"));
+	free(text);
+	plan_free(&plan);
+
+	/* the same with the default domain too full for the shrink: refused */
+	dl_tasks[0].bw = dl_to_ratio(10 * MS, 8 * MS);
+	assert_int_equal(plan_build_env(&prof, &ml, &env, &plan), 0);
+	assert_false(plan.feasible);
+	assert_false(plan.domains[0].ok);
+	assert_true(plan.items[0].ok);
+	assert_non_null(strstr(plan.items[2].verdict, "EBUSY: admission: 20ms/40ms = 0.50 more "
+			       "bandwidth on CPUs 1, in use 0.80 of 0.95"));
+	plan_free(&plan);
+}
+
+static void test_no_setaffinity_and_admission_off(void **unused)
+{
+	struct plan plan;
+
+	env.partitions_possible = true;
+	fixtree_file("proc/105/stat", "105 (irq/11-eth0) S 2 0 0 0 -1 77594688 0 0 0 0 0 0 0 0 "
+		     "-51 0 1 0 300 0 0\n");
+	add_thread(0, 105, "irq/11-eth0", 11, cpu0, 1);
+	assert_int_equal(plan_build_env(&prof, &ml, &env, &plan), 0);
+	assert_false(plan.feasible);
+	assert_true(plan.items[0].no_setaffinity);
+	assert_non_null(strstr(plan.items[0].verdict, "EPERM: thread pinned to CPU 0, root domain "
+			       "spans 0-1; it is marked PF_NO_SETAFFINITY"));
+	assert_non_null(strstr(plan.items[0].verdict, "admission_control: disable"));
+	plan_free(&plan);
+
+	prof.admission_off = true;
+	assert_int_equal(plan_build_env(&prof, &ml, &env, &plan), 0);
+	assert_true(plan.feasible);
+	assert_false(plan.items[0].needs_partition);
+	assert_true(plan.domains[0].unlimited);
+	assert_non_null(strstr(plan.warnings[0], "admission control will be turned off"));
+	plan_free(&plan);
+}
+
+static void test_buffering_and_empty(void **unused)
+{
+	struct plan plan;
+
+	/* (T - Q)/P = 8ms/50us = 160 >= N_c = 100 */
+	targets[1].min_interarrival_ns = 50000;
+	targets[1].buffer = 100;
+	targets[1].runtime_ns = 2 * MS;
+	targets[1].period_ns = targets[1].deadline_ns = 10 * MS;
+	add_thread(1, 501, "mpv", -1, both, 2);
+	assert_int_equal(plan_build_env(&prof, &ml, &env, &plan), 0);
+	assert_false(plan.feasible);
+	assert_int_equal(plan.items[0].buffer_check, PROFILE_BUFFER_VIOLATED);
+	assert_non_null(strstr(plan.items[0].verdict, "buffering check violated"));
+	plan_free(&plan);
+
+	targets[1].buffer = 161;
+	assert_int_equal(plan_build_env(&prof, &ml, &env, &plan), 0);
+	assert_true(plan.feasible);
+	assert_int_equal(plan.items[0].buffer_check, PROFILE_BUFFER_OK);
+	plan_free(&plan);
+
+	ml.n = 0;
+	assert_int_equal(plan_build_env(&prof, &ml, &env, &plan), 0);
+	assert_false(plan.feasible);
+	assert_string_equal(plan.errors[0], "the profile matches no thread");
+	plan_free(&plan);
+}
+
+static void test_env_from_fixture(void **unused)
+{
+	struct plan_env e;
+	struct plan plan;
+
+	fixtree_file("sys/devices/system/cpu/online", "0-3\n");
+	fixtree_file("sys/devices/system/cpu/isolated", "3\n");
+	fixtree_file("proc/sys/kernel/sched_rt_runtime_us", "-1\n");
+	fixtree_file("proc/sys/kernel/sched_rt_period_us", "1000000\n");
+	fixtree_file("cgroup/cgroup.controllers", "cpuset cpu\n");
+	fixtree_file("cgroup/irqres.cpu2/cpuset.cpus.partition", "root\n");
+	fixtree_file("cgroup/irqres.cpu2/cpuset.cpus.effective", "2\n");
+	assert_int_equal(plan_env_read(&e, false), 0);
+	assert_int_equal(CPU_COUNT(&e.online), 4);
+	assert_true(CPU_ISSET(3, &e.isolated));
+	assert_int_equal(e.rt_runtime_us, -1);
+	assert_true(e.partitions_possible);
+	assert_int_equal(e.n_parts, 1);
+
+	/* a thread pinned to CPU 2 is in irqres.cpu2's domain: no new partition */
+	add_thread(0, 105, "irq/11-eth0", 11, (const int[]){ 2 }, 1);
+	add_thread(1, 501, "mpv", -1, (const int[]){ 0, 1, 2, 3 }, 4);
+	assert_int_equal(plan_build_env(&prof, &ml, &e, &plan), 0);
+	assert_true(plan.feasible);
+	assert_int_equal(plan.n_domains, 2);
+	assert_string_equal(plan.domains[0].partition, "irqres.cpu2");
+	assert_int_equal(plan.domains[1].ncpus, 2);	/* 0-1: 2 in a partition, 3 isolated */
+	assert_true(plan.domains[1].unlimited);
+	assert_false(plan.items[0].needs_partition);
+	assert_int_equal(plan.items[0].domain, 0);
+	assert_int_equal(plan.items[1].domain, 1);
+	plan_free(&plan);
+	plan_env_free(&e);
+
+	unlink(fixtree_path("proc/sys/kernel/sched_rt_period_us"));
+	assert_int_equal(plan_env_read(&e, false), -ENOENT);
+	unlink(fixtree_path("sys/devices/system/cpu/online"));
+	assert_int_equal(plan_env_read(&e, false), -ENOENT);
+}
+
+static void test_env_counts_real_deadline_tasks(void **unused)
+{
+	struct plan_env e;
+	pid_t pid;
+	bool seen = false;
+
+	REQUIRE_DL();
+	irqres_paths_default();
+	pid = child_spawn("irqres-dl");
+	assert_int_equal(dl_set_deadline(pid, 1 * MS, 10 * MS, 10 * MS), 0);
+	assert_int_equal(plan_env_read(&e, true), 0);
+	for (size_t i = 0; i < e.n_dl; i++) {
+		if (e.dl[i].pid != pid)
+			continue;
+		seen = true;
+		assert_int_equal(e.dl[i].bw, dl_to_ratio(10 * MS, 1 * MS));
+	}
+	assert_true(seen);
+	plan_env_free(&e);
+	child_kill(pid);
+}
+
+int main(void)
+{
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+	const struct CMUnitTest tests[] = {
+		T(test_admission_boundary),
+		T(test_replaced_threads_not_counted),
+		T(test_pinned_no_partition),
+		T(test_pinned_with_partition),
+		T(test_no_setaffinity_and_admission_off),
+		T(test_buffering_and_empty),
+		T(test_env_from_fixture),
+		T(test_env_counts_real_deadline_tasks),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
