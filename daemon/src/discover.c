@@ -428,6 +428,20 @@ static int consider_irq_thread(pid_t pid, struct thread_list *list)
 	return thread_list_push(list, &ti);
 }
 
+static int by_pid(const void *a, const void *b)
+{
+	pid_t x = ((const struct thread_info *)a)->pid, y = ((const struct thread_info *)b)->pid;
+
+	return (x > y) - (x < y);
+}
+
+/* Scans give threads in pid order, whatever order the directory had. */
+static void sort_from(struct thread_list *list, size_t start)
+{
+	if (list->n > start)
+		qsort(list->v + start, list->n - start, sizeof(*list->v), by_pid);
+}
+
 static pid_t dir_pid(const char *name)
 {
 	char *end;
@@ -480,8 +494,10 @@ int threads_scan_irq(struct thread_list *list)
 	snprintf(path, sizeof(path), "%s/%d/task/%d/children", irqres_paths.proc, KTHREADD_PID,
 		 KTHREADD_PID);
 	rc = scan_irq_children(list, path);
-	if (rc != -ENOENT && rc != -E2BIG)
+	if (rc != -ENOENT && rc != -E2BIG) {
+		sort_from(list, start);
 		return rc;
+	}
 	list->n = start;
 	snprintf(path, sizeof(path), "%s", irqres_paths.proc);
 	d = opendir(path);
@@ -495,6 +511,7 @@ int threads_scan_irq(struct thread_list *list)
 			rc = consider_irq_thread(pid, list);
 	}
 	closedir(d);
+	sort_from(list, start);
 	return rc;
 }
 
@@ -539,6 +556,7 @@ static int scan_process_tasks(pid_t pid, struct thread_list *list)
 
 int threads_scan_tasks(struct thread_list *list)
 {
+	size_t start = list->n;
 	struct dirent *de;
 	int rc = 0;
 	DIR *d;
@@ -553,5 +571,6 @@ int threads_scan_tasks(struct thread_list *list)
 			rc = scan_process_tasks(pid, list);
 	}
 	closedir(d);
+	sort_from(list, start);
 	return rc;
 }

@@ -19,13 +19,15 @@
 /*
  * Appends every IRQ thread to @list (which may already hold entries; start with a
  * zeroed list).  Lists kthreadd's children from /proc/2/task/2/children when that file
- * exists, else walks /proc.  Returns 0 or -errno (-ENOMEM, or /proc unreadable).
+ * exists, else walks /proc.  The new entries are in pid order.  Returns 0 or -errno
+ * (-ENOMEM, or /proc unreadable).
  */
 int threads_scan_irq(struct thread_list *list);
 
 /*
  * Appends every user thread (every /proc/PID/task/TID, kernel threads skipped) to @list.
- * Threads that exit during the scan are skipped silently.  Returns 0 or -errno.
+ * Threads that exit during the scan are skipped silently; the new entries are in pid
+ * order.  Returns 0 or -errno.
  */
 int threads_scan_tasks(struct thread_list *list);
 

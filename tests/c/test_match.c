@@ -1,0 +1,243 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* test_match.c - targets resolved to threads on the fixture machine of fixtures/discover. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "discover.h"
+#include "match.h"
+#include "profile.h"
+
+#define FIX "fixtures/discover"
+
+struct world {
+	struct thread_list irq, tasks;
+};
+
+static int setup(void **state)
+{
+	static struct world w;
+
+	memset(&w, 0, sizeof(w));
+	snprintf(irqres_paths.proc, sizeof(irqres_paths.proc), FIX "/proc");
+	snprintf(irqres_paths.sys, sizeof(irqres_paths.sys), FIX "/sys");
+	if (threads_scan_irq(&w.irq) || threads_scan_tasks(&w.tasks))
+		return -1;
+	*state = &w;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct world *w = *state;
+
+	thread_list_free(&w->irq);
+	thread_list_free(&w->tasks);
+	irqres_paths_default();
+	return 0;
+}
+
+static void parse(struct profile *p, const char *body)
+{
+	char text[2048], err[512];
+
+	snprintf(text, sizeof(text), "version: 1\ntargets:\n%s", body);
+	if (profile_parse(text, strlen(text), "t.yaml", p, err, sizeof(err)))
+		fail_msg("%s", err);
+}
+
+/* The pids a one-target profile selects, space separated and sorted as found. */
+static const char *pids_of(struct world *w, const char *target_body)
+{
+	static char out[256];
+	struct match_list m = { 0 };
+	struct match_unmatched u = { 0 };
+	struct profile p;
+	char err[512], body[1024];
+	size_t i, n = 0;
+
+	snprintf(body, sizeof(body), "  - name: t\n%s    runtime: 1ms\n    period: 10ms\n",
+		 target_body);
+	parse(&p, body);
+	if (match_profile(&p, &w->irq, &w->tasks, &m, &u, err, sizeof(err)))
+		fail_msg("%s", err);
+	out[0] = '\0';
+	for (i = 0; i < m.n; i++) {
+		assert_int_equal(m.v[i].target, 0);
+		n += (size_t)snprintf(out + n, sizeof(out) - n, "%s%d", i ? " " : "",
+				      m.v[i].thread.pid);
+	}
+	/* a target that selects nothing is reported */
+	assert_int_equal(u.n, m.n ? 0 : 1);
+	match_list_free(&m);
+	match_unmatched_free(&u);
+	profile_free(&p);
+	return out;
+}
+
+static void test_match_interface(void **state)
+{
+	struct world *w = *state;
+
+	/* multi-queue NIC: every MSI-X IRQ of the device */
+	assert_string_equal(pids_of(w, "    interface: eth0\n"), "109 110 111");
+	/* virtio NIC: the MSI-X IRQs of the PCI parent of virtio2 */
+	assert_string_equal(pids_of(w, "    interface: eth1\n"), "106 107 108");
+	assert_string_equal(pids_of(w, "    interface: eth1\n    action: 'virtio2-input.*'\n"),
+			    "107");
+	/* a legacy IRQ shared with USB: only the NIC's own thread */
+	assert_string_equal(pids_of(w, "    interface: eth2\n"), "101");
+	/* no such interface; an interface without a device */
+	assert_string_equal(pids_of(w, "    interface: eth9\n"), "");
+	assert_string_equal(pids_of(w, "    interface: lo\n"), "");
+}
+
+static void test_match_irq_action(void **state)
+{
+	struct world *w = *state;
+
+	assert_string_equal(pids_of(w, "    irq: 19\n"), "103 104");
+	assert_string_equal(pids_of(w, "    irq: 19\n    secondary: false\n"), "103");
+	assert_string_equal(pids_of(w, "    irq: [11, 45]\n"), "101 102 110");
+	assert_string_equal(pids_of(w, "    irq: 12\n"), "");	/* the impostor's number */
+	/* the full action name behind the cut comm irq/128-mlx5_co */
+	assert_string_equal(pids_of(w, "    action: 'mlx5_comp0@pci:*'\n"), "105");
+	assert_string_equal(pids_of(w, "    action: 'eth0*'\n"), "109 110 111");
+	/* the user process named irq/11-eth0 is never an IRQ thread */
+	assert_string_equal(pids_of(w, "    action: 'eth0'\n"), "109");
+	/* selectors combine with AND */
+	assert_string_equal(pids_of(w, "    interface: eth0\n    irq: [45, 11]\n"), "110");
+	assert_string_equal(pids_of(w, "    action: '*'\n    secondary: false\n"),
+			    "101 102 103 105 106 107 108 109 110 111 112");
+}
+
+static void test_match_driver(void **state)
+{
+	struct world *w = *state;
+
+	assert_string_equal(pids_of(w, "    driver: ixgbe\n"), "109 110 111");
+	assert_string_equal(pids_of(w, "    driver: virtio_net\n"), "106 107 108");
+	assert_string_equal(pids_of(w, "    driver: virtio-pci\n"), "106 107 108");
+	assert_string_equal(pids_of(w, "    driver: ehci_pci\n"), "103 104");
+	assert_string_equal(pids_of(w, "    driver: mlx5_core\n"), "105");
+	/* a shared legacy IRQ: every thread of it; narrow with action */
+	assert_string_equal(pids_of(w, "    driver: e1000\n"), "101 102");
+	assert_string_equal(pids_of(w, "    driver: e1000\n    action: eth2\n"), "101");
+	assert_string_equal(pids_of(w, "    driver: uhci-hcd\n    action: 'uhci*'\n"), "102");
+	assert_string_equal(pids_of(w, "    driver: e100\n"), "");
+	assert_string_equal(pids_of(w, "    driver: acpi\n"), "");	/* no PCI device */
+}
+
+static void test_match_task(void **state)
+{
+	struct world *w = *state;
+
+	assert_string_equal(pids_of(w, "    task:\n      comm: 'mpv*'\n"), "300 301");
+	/* a process id selects all its threads */
+	assert_string_equal(pids_of(w, "    task:\n      pid: 300\n"), "300 301 302");
+	assert_string_equal(pids_of(w, "    task:\n      pid: [302, 400]\n"), "302 400");
+	assert_string_equal(pids_of(w, "    task:\n      cgroup: /user.slice\n"),
+			    "200 201 300 301 302");
+	assert_string_equal(pids_of(w, "    task:\n      cgroup: /user.slice/\n"),
+			    "200 201 300 301 302");
+	/* the prefix is a path: /user.slice/mpv is not /user.slice/mpv.scope */
+	assert_string_equal(pids_of(w, "    task:\n      cgroup: /user.slice/mpv\n"), "");
+	assert_string_equal(pids_of(w, "    task:\n      cgroup: /\n      comm: sshd\n"), "400");
+	/* never kernel threads, whatever their name */
+	assert_string_equal(pids_of(w, "    task:\n      comm: 'irq/*'\n"), "200 201");
+	assert_string_equal(pids_of(w, "    task:\n      pid: [2, 50, 101]\n"), "");
+	assert_string_equal(pids_of(w, "    task:\n      comm: 'mpv*'\n      cgroup: /system.slice\n"),
+			    "");
+}
+
+static void test_match_profile_file(void **state)
+{
+	struct world *w = *state;
+	struct match_list m = { 0 };
+	struct match_unmatched u = { 0 };
+	struct profile p;
+	char err[512], desc[256] = "";
+	static const struct {
+		size_t target;
+		pid_t pid;
+	} want[] = {
+		{ 0, 109 }, { 0, 110 }, { 0, 111 }, { 1, 107 }, { 2, 101 }, { 3, 103 },
+		{ 4, 105 }, { 5, 300 }, { 5, 301 },
+	};
+	size_t i;
+
+	assert_int_equal(profile_load("fixtures/match/machine.yaml", &p, err, sizeof(err)), 0);
+	assert_true(match_needs_tasks(&p));
+	assert_int_equal(match_profile(&p, &w->irq, &w->tasks, &m, &u, err, sizeof(err)), 0);
+	assert_int_equal(m.n, sizeof(want) / sizeof(want[0]));
+	for (i = 0; i < m.n; i++) {
+		assert_int_equal(m.v[i].target, want[i].target);
+		assert_int_equal(m.v[i].thread.pid, want[i].pid);
+	}
+	assert_string_equal(m.v[4].thread.comm, "irq/11-eth2");
+	assert_int_equal(u.n, 1);
+	assert_int_equal(u.v[0], 6);
+	match_describe_unmatched(&p, &u, desc, sizeof(desc));
+	assert_string_equal(desc, "'gone' (fixtures/match/machine.yaml:31:5)");
+
+	/* task targets need the task list */
+	assert_int_equal(match_profile(&p, &w->irq, NULL, &m, NULL, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "fixtures/match/machine.yaml: task targets need the list of "
+				 "user threads");
+	assert_int_equal(m.n, sizeof(want) / sizeof(want[0]));	/* untouched */
+	match_list_free(&m);
+	match_unmatched_free(&u);
+	profile_free(&p);
+}
+
+static void test_match_twice(void **state)
+{
+	struct world *w = *state;
+	struct match_list m = { 0 };
+	struct match_unmatched u = { 0 };
+	struct thread_info ti;
+	struct profile p;
+	char err[512];
+
+	parse(&p, "  - name: nic\n    interface: eth2\n    runtime: 1ms\n    period: 10ms\n"
+		  "  - name: legacy\n    irq: [11, 9]\n    runtime: 1ms\n    period: 10ms\n");
+	assert_false(match_needs_tasks(&p));
+	assert_int_equal(match_profile(&p, &w->irq, NULL, &m, &u, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "irq/11-eth2 (pid 101) is selected by target 'nic' (t.yaml:3:5) "
+				 "and by target 'legacy' (t.yaml:7:5): a thread takes one "
+				 "reservation; narrow one of the targets");
+	assert_int_equal(m.n, 0);
+	assert_int_equal(u.n, 0);
+
+	/* hotplug: which target takes one new thread */
+	assert_int_equal(thread_read(101, &ti), 0);
+	assert_int_equal(match_find_target(&p, &ti, err, sizeof(err)), -EEXIST);
+	assert_non_null(strstr(err, "target 'nic' (t.yaml:3:5) and by target 'legacy'"));
+	assert_int_equal(thread_read(112, &ti), 0);
+	assert_int_equal(match_find_target(&p, &ti, err, sizeof(err)), 1);
+	assert_int_equal(match_thread(&p, 0, &ti), 0);
+	assert_int_equal(match_thread(&p, 1, &ti), 1);
+	assert_int_equal(match_thread(&p, 2, &ti), -EINVAL);
+	assert_int_equal(thread_read(200, &ti), 0);	/* the impostor */
+	assert_int_equal(match_find_target(&p, &ti, err, sizeof(err)), -ENOENT);
+	profile_free(&p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_match_interface),
+		cmocka_unit_test(test_match_irq_action),
+		cmocka_unit_test(test_match_driver),
+		cmocka_unit_test(test_match_task),
+		cmocka_unit_test(test_match_profile_file),
+		cmocka_unit_test(test_match_twice),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
