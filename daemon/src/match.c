@@ -70,22 +70,36 @@ static bool path_fmt(char *buf, size_t len, const char *fmt, ...)
 	return n >= 0 && (size_t)n < len;
 }
 
+/*
+ * Makes room for one more element in array @v of @n used, @*cap allocated.  Returns
+ * the array (maybe moved), or NULL when out of memory (@v is then still valid).
+ */
+static void *grow(void *v, size_t *cap, size_t n, size_t elem)
+{
+	size_t ncap;
+	void *nv;
+
+	if (n < *cap)
+		return v;
+	ncap = *cap ? *cap * 2 : 16;
+	nv = realloc(v, ncap * elem);
+	if (nv)
+		*cap = ncap;
+	return nv;
+}
+
 static int set_add(struct int_set *s, int v)
 {
 	size_t i;
+	int *nv;
 
 	for (i = 0; i < s->n; i++)
 		if (s->v[i] == v)
 			return 0;
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 16;
-		int *nv = realloc(s->v, cap * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		s->v = nv;
-		s->cap = cap;
-	}
+	nv = grow(s->v, &s->cap, s->n, sizeof(*s->v));
+	if (!nv)
+		return -ENOMEM;
+	s->v = nv;
 	s->v[s->n++] = v;
 	return 0;
 }
@@ -241,17 +255,14 @@ static int resolve_interface(const char *ifname, struct resolved *r)
 
 static int driver_map_add(struct driver_map *m, int irq, const char *driver)
 {
+	struct irq_driver *v;
+
 	if (!driver[0])
 		return 0;
-	if (m->n == m->cap) {
-		size_t cap = m->cap ? m->cap * 2 : 32;
-		struct irq_driver *v = realloc(m->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		m->v = v;
-		m->cap = cap;
-	}
+	v = grow(m->v, &m->cap, m->n, sizeof(*m->v));
+	if (!v)
+		return -ENOMEM;
+	m->v = v;
 	m->v[m->n].irq = irq;
 	snprintf(m->v[m->n].driver, sizeof(m->v[m->n].driver), "%s", driver);
 	m->n++;
@@ -499,15 +510,12 @@ static int two_targets(const struct profile *prof, const struct thread_info *ti,
 
 static int match_list_push(struct match_list *l, size_t target, const struct thread_info *ti)
 {
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 32;
-		struct match *v = realloc(l->v, cap * sizeof(*v));
+	struct match *v;
 
-		if (!v)
-			return -ENOMEM;
-		l->v = v;
-		l->cap = cap;
-	}
+	v = grow(l->v, &l->cap, l->n, sizeof(*l->v));
+	if (!v)
+		return -ENOMEM;
+	l->v = v;
 	l->v[l->n].target = target;
 	l->v[l->n].thread = *ti;
 	l->n++;
@@ -584,20 +592,19 @@ int match_profile(const struct profile *prof, const struct thread_list *irq_thre
 		rc = check_unique(prof, &found, 0, err, errlen);
 	for (i = 0; !rc && i < found.n; i++)
 		rc = match_list_push(matches, found.v[i].target, &found.v[i].thread);
-	if (rc) {
-		matches->n = before;	/* the caller's list as it was */
-	} else if (unmatched) {
-		for (i = 0; !rc && i < n_none; i++) {
-			size_t *v = realloc(unmatched->v, (unmatched->n + 1) * sizeof(*v));
+	if (!rc && unmatched && n_none) {
+		size_t *v = realloc(unmatched->v, (unmatched->n + n_none) * sizeof(*v));
 
-			if (!v) {
-				rc = -ENOMEM;
-				break;
-			}
+		if (v) {
 			unmatched->v = v;
-			unmatched->v[unmatched->n++] = none[i];
+			memcpy(v + unmatched->n, none, n_none * sizeof(*v));
+			unmatched->n += n_none;
+		} else {
+			rc = -ENOMEM;
 		}
 	}
+	if (rc)
+		matches->n = before;	/* the caller's list as it was */
 	if (rc == -ENOMEM && errlen && !err[0])
 		snprintf(err, errlen, "%s: out of memory while matching threads", prof->path);
 	free(none);
