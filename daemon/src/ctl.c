@@ -387,7 +387,7 @@ int ctl_init(struct ctl_server **srvp, const char *path, ctl_handler_fn handler,
 		snprintf(err, errlen, "%s: bind: %s", path, strerror(e));
 		goto out_close;
 	}
-	if (chmod(path, 0600) < 0 || listen(srv->fd, 16) < 0) {
+	if (chmod(path, 0600) < 0 || listen(srv->fd, SOMAXCONN) < 0) {
 		e = errno;
 		snprintf(err, errlen, "%s: %s", path, strerror(e));
 		unlink(path);

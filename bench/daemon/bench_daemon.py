@@ -1,0 +1,184 @@
+#!/usr/bin/env python3
+"""irqresd benchmarks: hotplug reaction time and idle cost. Needs root.
+
+Reaction time: a child process renames itself (prctl PR_SET_NAME) to a comm that a task
+target of the running irqresd selects; the time from just before the rename (taken by the
+child, CLOCK_MONOTONIC) to the moment sched_getattr() first shows its SCHED_DEADLINE
+reservation (polled by the parent in a tight loop). Event-driven (proc connector) and
+rescan-only (--no-netlink) side by side.
+
+Idle cost: irqresd with a profile in force and nothing to do, CPU time (utime + stime of
+/proc/PID/stat) and VmRSS over a window.
+
+Prints a Markdown report on stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import os
+import platform
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+IRQRESD = Path(os.environ.get("IRQRESD", ROOT / "build" / "daemon" / "irqresd"))
+SYS_SCHED_GETATTR = {"x86_64": 315, "aarch64": 275}[platform.machine()]
+SCHED_DEADLINE = 6
+PR_SET_NAME = 15
+
+libc = ctypes.CDLL(None, use_errno=True)
+attr_buf = ctypes.create_string_buffer(56)
+
+
+def policy_of(pid: int) -> int:
+    if libc.syscall(SYS_SCHED_GETATTR, pid, attr_buf, 48, 0) != 0:
+        return -1
+    return int.from_bytes(attr_buf.raw[4:8], "little")
+
+
+def start_daemon(tmp: Path, profile: Path, args: list[str]) -> subprocess.Popen:
+    run = tmp / "run"
+    with open(tmp / "irqresd.log", "ab") as log:  # the child keeps its own copy
+        p = subprocess.Popen([str(IRQRESD), "-p", str(profile), "--run-dir", str(run), *args],
+                             stdout=log, stderr=subprocess.STDOUT)
+    end = time.monotonic() + 10
+    while not (run / "irqresd.sock").exists():
+        if p.poll() is not None or time.monotonic() > end:
+            sys.exit(f"irqresd did not start: {(tmp / 'irqresd.log').read_text()}")
+        time.sleep(0.01)
+    return p
+
+
+def stop_daemon(p: subprocess.Popen) -> None:
+    p.send_signal(signal.SIGTERM)
+    p.wait(30)
+
+
+def write_profile(tmp: Path, anchor: int, comm: str) -> Path:
+    prof = tmp / "profile.yaml"
+    prof.write_text(
+        "version: 1\ntargets:\n"
+        f"  - name: anchor\n    task: {{pid: {anchor}}}\n    runtime: 1ms\n    period: 100ms\n"
+        f"  - name: late\n    task: {{comm: \"{comm}*\"}}\n    runtime: 1ms\n    period: 100ms\n"
+    )
+    return prof
+
+
+def one_sample(comm: bytes, timeout_s: float) -> int | None:
+    """ns from the child's rename to its reservation in force; None on timeout."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        t0 = time.monotonic_ns()
+        libc.prctl(PR_SET_NAME, comm, 0, 0, 0)
+        os.write(w, t0.to_bytes(8, "little"))
+        signal.pause()
+        os._exit(0)
+    os.close(w)
+    t1 = None
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end:
+        if policy_of(pid) == SCHED_DEADLINE:
+            t1 = time.monotonic_ns()
+            break
+    t0 = int.from_bytes(os.read(r, 8), "little")
+    os.close(r)
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    return None if t1 is None else t1 - t0
+
+
+def pct(xs: list[int], q: float) -> float:
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, round(q * (len(xs) - 1)))]
+
+
+def reaction(tmp: Path, mode: str, n: int, rescan_ms: int) -> dict:
+    anchor = subprocess.Popen(["sleep", "100000"])
+    comm = f"rb{os.getpid() % 10000}"
+    args = ["--rescan", str(rescan_ms)] + (["--no-netlink"] if mode == "rescan" else [])
+    d = start_daemon(tmp, write_profile(tmp, anchor.pid, comm), args)
+    samples, lost = [], 0
+    try:
+        for i in range(n):
+            v = one_sample(f"{comm}-{i}".encode()[:15], timeout_s=5 * rescan_ms / 1000 + 1)
+            if v is None:
+                lost += 1
+            else:
+                samples.append(v)
+            time.sleep(0.002)
+    finally:
+        stop_daemon(d)
+        anchor.kill()
+        anchor.wait()
+    return {"mode": mode, "args": " ".join(args), "n": len(samples), "lost": lost,
+            "median_us": statistics.median(samples) / 1e3, "p99_us": pct(samples, 0.99) / 1e3,
+            "min_us": min(samples) / 1e3, "max_us": max(samples) / 1e3}
+
+
+def idle(tmp: Path, seconds: int) -> dict:
+    anchor = subprocess.Popen(["sleep", "100000"])
+    d = start_daemon(tmp, write_profile(tmp, anchor.pid, "never-matches-x"), [])
+    tick = os.sysconf("SC_CLK_TCK")
+
+    def cpu_rss() -> tuple[int, int]:
+        f = Path(f"/proc/{d.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        cpu_ns = (int(f[11]) + int(f[12])) * 1_000_000_000 // tick
+        rss = next(int(line.split()[1]) for line in
+                   Path(f"/proc/{d.pid}/status").read_text().splitlines()
+                   if line.startswith("VmRSS:"))
+        return cpu_ns, rss
+
+    try:
+        time.sleep(1)
+        c0, _ = cpu_rss()
+        t0 = time.monotonic_ns()
+        time.sleep(seconds)
+        c1, rss = cpu_rss()
+        t1 = time.monotonic_ns()
+    finally:
+        stop_daemon(d)
+        anchor.kill()
+        anchor.wait()
+    return {"seconds": (t1 - t0) / 1e9, "cpu_ms": (c1 - c0) / 1e6,
+            "cpu_pct": 100 * (c1 - c0) / (t1 - t0), "rss_kib": rss}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("-n", type=int, default=200, help="samples per mode")
+    ap.add_argument("--rescan-ms", type=int, default=100, help="rescan period of both runs")
+    ap.add_argument("--idle-seconds", type=int, default=60)
+    a = ap.parse_args()
+    if os.geteuid() != 0:
+        sys.exit("needs root")
+    print(f"## irqresd benchmarks, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}\n")
+    print(f"Command: `python3 bench/daemon/bench_daemon.py -n {a.n} --rescan-ms {a.rescan_ms} "
+          f"--idle-seconds {a.idle_seconds}`  ")
+    print(f"Host: {os.cpu_count()} CPUs, kernel {platform.release()}\n")
+    print("### Reaction time: rename of a matching task -> SCHED_DEADLINE in force\n")
+    print("| mode | irqresd options | samples | missed | median | p99 | min | max |")
+    print("|---|---|---|---|---|---|---|---|")
+    for mode in ("events", "rescan"):
+        with tempfile.TemporaryDirectory() as t:
+            r = reaction(Path(t), mode, a.n, a.rescan_ms)
+        print(f"| {r['mode']} | `{r['args']}` | {r['n']} | {r['lost']} | "
+              f"{r['median_us']:.0f} us | {r['p99_us']:.0f} us | {r['min_us']:.0f} us | "
+              f"{r['max_us']:.0f} us |", flush=True)
+    with tempfile.TemporaryDirectory() as t:
+        r = idle(Path(t), a.idle_seconds)
+    print("\n### Idle cost (profile in force, proc connector on, rescan every 1000 ms)\n")
+    print(f"CPU time {r['cpu_ms']:.0f} ms over {r['seconds']:.1f} s "
+          f"({r['cpu_pct']:.3f} % of one CPU); VmRSS {r['rss_kib']} KiB")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,217 @@
+"""Helpers for irqresd's integration tests: sched_getattr, spawned tasks, the daemon
+under test and its control socket, profile text."""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import platform
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+IRQRESD = Path(os.environ.get("IRQRESD", ROOT / "build" / "daemon" / "irqresd"))
+
+SCHED_OTHER = 0
+SCHED_FIFO = 1
+SCHED_DEADLINE = 6
+
+# sched_getattr's syscall number; the os module has no wrapper.
+_SYS_SCHED_GETATTR = {"x86_64": 315, "aarch64": 275}
+
+
+def need_root_and_binary() -> None:
+    if os.geteuid() != 0:
+        pytest.skip("irqresd integration tests need root (sched_setattr on spawned tasks)")
+    if not IRQRESD.exists():
+        pytest.fail(f"{IRQRESD} is missing: run `make` first")
+    if platform.machine() not in _SYS_SCHED_GETATTR:
+        pytest.skip(f"no sched_getattr syscall number known for {platform.machine()}")
+
+
+class _SchedAttr(ctypes.Structure):
+    _fields_ = [
+        ("size", ctypes.c_uint32),
+        ("sched_policy", ctypes.c_uint32),
+        ("sched_flags", ctypes.c_uint64),
+        ("sched_nice", ctypes.c_int32),
+        ("sched_priority", ctypes.c_uint32),
+        ("sched_runtime", ctypes.c_uint64),
+        ("sched_deadline", ctypes.c_uint64),
+        ("sched_period", ctypes.c_uint64),
+    ]
+
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+@dataclass(frozen=True)
+class Sched:
+    policy: int
+    priority: int
+    runtime_ns: int
+    deadline_ns: int
+    period_ns: int
+
+
+def sched_getattr(pid: int) -> Sched:
+    """The thread's scheduling attributes, read with the sched_getattr syscall."""
+    attr = _SchedAttr()
+    rc = _libc.syscall(
+        _SYS_SCHED_GETATTR[platform.machine()], pid, ctypes.byref(attr),
+        ctypes.sizeof(attr), 0,
+    )
+    if rc != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"sched_getattr({pid}): {os.strerror(err)}")
+    return Sched(attr.sched_policy, attr.sched_priority, attr.sched_runtime,
+                 attr.sched_deadline, attr.sched_period)
+
+
+def wait_for(pred, timeout: float = 5.0, interval: float = 0.01):
+    """Polls pred() until it returns something true; returns that or fails."""
+    end = time.monotonic() + timeout
+    while True:
+        v = pred()
+        if v:
+            return v
+        if time.monotonic() > end:
+            pytest.fail(f"timed out after {timeout}s waiting for {pred}")
+        time.sleep(interval)
+
+
+def unique_comm(prefix: str = "irqt") -> str:
+    """A comm (at most 15 characters) that no other process on the machine has."""
+    return f"{prefix}{uuid.uuid4().hex[:15 - len(prefix)]}"
+
+
+_CHILD = r"""
+import ctypes, sys, time
+name = sys.argv[1]
+if name:
+    ctypes.CDLL(None).prctl(15, name.encode(), 0, 0, 0)  # PR_SET_NAME
+if sys.argv[2] == "busy":
+    while True:
+        pass
+time.sleep(100000)
+"""
+
+
+class Spawner:
+    """Starts processes for the tests and kills them all in teardown."""
+
+    def __init__(self) -> None:
+        self.procs: list[subprocess.Popen] = []
+
+    def __call__(self, comm: str = "", busy: bool = False) -> subprocess.Popen:
+        p = subprocess.Popen([sys.executable, "-c", _CHILD, comm, "busy" if busy else "idle"])
+        self.procs.append(p)
+        if comm:
+            wait_for(lambda: Path(f"/proc/{p.pid}/comm").read_text().strip() == comm)
+        return p
+
+    def kill_all(self) -> None:
+        for p in self.procs:
+            if p.poll() is None:
+                p.kill()
+            p.wait()
+
+
+class Daemon:
+    """One irqresd under test: its process, run dir, socket and log."""
+
+    def __init__(self, tmp: Path, n: int) -> None:
+        self.run_dir = tmp / f"run{n}"
+        self.sock = self.run_dir / "irqresd.sock"
+        self.log = tmp / f"irqresd{n}.log"
+        self.proc: subprocess.Popen | None = None
+
+    def start(self, profile: Path | None, *args: str, wait: bool = True) -> Daemon:
+        cmd = [str(IRQRESD), "--run-dir", str(self.run_dir), "-v", *args]
+        if profile is not None:
+            cmd += ["-p", str(profile)]
+        with open(self.log, "ab") as logf:  # the child keeps its own copy of the fd
+            self.proc = subprocess.Popen(cmd, stdout=logf, stderr=subprocess.STDOUT)
+        if wait:
+            wait_for(lambda: self.answers() or self.proc.poll() is not None, 10)
+            if self.proc.poll() is not None:
+                pytest.fail(f"irqresd exited with {self.proc.returncode}:\n{self.log_text()}")
+        return self
+
+    def answers(self) -> bool:
+        """True when this daemon (not a stale socket file) answers a ping."""
+        try:
+            return self.request("ping")["ok"]
+        except OSError:
+            return False
+
+    def log_text(self) -> str:
+        return self.log.read_text(errors="replace") if self.log.exists() else ""
+
+    def connect(self) -> socket.socket:
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(10)
+        s.connect(str(self.sock))
+        return s
+
+    def request(self, line: str | bytes) -> dict:
+        """Sends one request line on a new connection and returns the parsed reply."""
+        with self.connect() as s:
+            s.sendall(line if isinstance(line, bytes) else line.encode() + b"\n")
+            return json.loads(read_line(s))
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 10) -> int:
+        assert self.proc is not None
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        return self.proc.wait(timeout)
+
+    def cleanup(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.stop()
+        # whatever a killed daemon left behind goes back as found
+        if (self.run_dir / "state").exists():
+            run_irqresd("--restore", "--run-dir", str(self.run_dir))
+
+
+def read_line(s: socket.socket) -> bytes:
+    buf = b""
+    while not buf.endswith(b"\n"):
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        buf += chunk
+    return buf
+
+
+def run_irqresd(*args: str, timeout: float = 30) -> subprocess.CompletedProcess:
+    return subprocess.run([str(IRQRESD), *args], capture_output=True, text=True,
+                          timeout=timeout, check=False)
+
+
+def task_target(name: str, runtime: str, period: str, *, pid: int | None = None,
+                comm: str | None = None, deadline: str | None = None) -> str:
+    """One task target of a profile, as YAML."""
+    sel = []
+    if pid is not None:
+        sel.append(f"      pid: {pid}")
+    if comm is not None:
+        sel.append(f'      comm: "{comm}"')
+    text = f"  - name: {name}\n    task:\n" + "\n".join(sel) + "\n"
+    text += f"    runtime: {runtime}\n    period: {period}\n"
+    if deadline:
+        text += f"    deadline: {deadline}\n"
+    return text
+
+
+def profile_text(*targets: str) -> str:
+    return "version: 1\ntargets:\n" + "".join(targets)

@@ -1,0 +1,56 @@
+"""Hotplug: a matching task that appears after irqresd started gets its reservation."""
+
+from __future__ import annotations
+
+import pytest
+from irqresd_util import (
+    SCHED_DEADLINE,
+    SCHED_OTHER,
+    profile_text,
+    sched_getattr,
+    task_target,
+    unique_comm,
+    wait_for,
+)
+
+pytestmark = pytest.mark.root
+
+MS = 1_000_000
+
+
+@pytest.mark.parametrize("args, within", [((), 2.0), (("--no-netlink", "--rescan", "100"), 3.0)])
+def test_new_task_by_comm(spawn, daemon, profile, args, within):
+    anchor = spawn()
+    comm = unique_comm()
+    d = daemon().start(profile(profile_text(
+        task_target("anchor", "1ms", "10ms", pid=anchor.pid),
+        task_target("late", "2ms", "20ms", comm=comm),
+    )), *args)
+    assert "no thread matches 'late'" in d.log_text()
+    late = spawn(comm=comm)
+    s = wait_for(lambda: (x := sched_getattr(late.pid)).policy == SCHED_DEADLINE and x, within)
+    assert (s.runtime_ns, s.deadline_ns, s.period_ns) == (2 * MS, 20 * MS, 20 * MS)
+    st = d.request("status")
+    late_t = next(t for t in st["targets"] if t["name"] == "late")
+    assert [t["pid"] for t in late_t["threads"]] == [late.pid]
+    # it exits: forgotten quietly, and the daemon goes on
+    late.kill()
+    late.wait()
+    wait_for(lambda: not next(t for t in d.request("status")["targets"]
+                              if t["name"] == "late")["threads"])
+    assert d.stop() == 0
+    assert sched_getattr(anchor.pid).policy == SCHED_OTHER
+    assert "error" not in d.log_text().lower().replace("errors", "")
+
+
+def test_budget_of_target_applies_to_later_threads(spawn, daemon, profile):
+    anchor = spawn()
+    comm = unique_comm()
+    d = daemon().start(profile(profile_text(
+        task_target("anchor", "1ms", "10ms", pid=anchor.pid),
+        task_target("late", "2ms", "20ms", comm=comm),
+    )))
+    assert d.request("set-budget late 3ms")["ok"]
+    late = spawn(comm=comm)
+    s = wait_for(lambda: (x := sched_getattr(late.pid)).policy == SCHED_DEADLINE and x)
+    assert s.runtime_ns == 3 * MS
