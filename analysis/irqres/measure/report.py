@@ -1,0 +1,268 @@
+"""The whole analysis of one trace, as ``irqres analyze`` shows it: per IRQ thread the
+statistics, the lost events, the processes served, the PMFs, the buffering check and the
+recommended reservation; as text or as a JSON-ready dict."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import ModelError
+from ..model import buffering
+from ..model.recommend import Recommendation, recommend
+from ..pmf import Pmf, nice_granularity
+from ..trace.reader import Trace
+from ..units import format_duration
+from .accounting import Served, format_served, served_processes
+from .activations import (
+    Gaps,
+    ThreadActivations,
+    activations,
+    joined_arrivals,
+    line_requests,
+)
+from .stats import ThreadStats, thread_stats
+
+
+@dataclass
+class Options:
+    """What the user asked of the analysis (integer ns for every time)."""
+
+    pattern: str | None = None
+    granularity_ns: int | None = None
+    buffer: int | None = None
+    min_interarrival_ns: int | None = None
+    periods_ns: list[int] | None = None
+    deadline_ns: int | None = None
+    target_prob: float = 0.99
+    max_bandwidth: float = 0.9
+    mc_jobs: int = 100_000
+
+
+@dataclass
+class ThreadReport:
+    act: ThreadActivations
+    stats: ThreadStats
+    served: list[Served]
+    exec_pmf: Pmf | None
+    interarrival_pmf: Pmf | None
+    min_interarrival_ns: int | None   # P used for the buffering check
+    p_source: str
+    recommendation: Recommendation | None
+    problem: str | None               # why there is no recommendation
+
+    @property
+    def target_name(self) -> str:
+        th = self.act.thread
+        return re.sub(r"[^A-Za-z0-9_.-]+", "_", f"irq{th.irq}-{th.action}")[:63].rstrip("_-.")
+
+    @property
+    def selector_yaml(self) -> str:
+        th = self.act.thread
+        lines = [f"irq: [{th.irq}]"]
+        if len(th.names) == 1:
+            lines.append(f"action: {json.dumps(th.names[0])}")
+        if th.secondary:
+            lines.append("secondary: true")
+        return "\n".join(lines)
+
+
+@dataclass
+class Report:
+    trace: Trace
+    options: Options
+    threads: list[ThreadReport]
+    gaps: Gaps
+    lines: list = field(default_factory=list)
+
+    # ---- output ------------------------------------------------------------------
+
+    def profile(self) -> str:
+        """One profile holding every thread that got a recommendation."""
+        head, targets = [], []
+        for tr in self.threads:
+            if tr.recommendation is None or tr.recommendation.best is None:
+                continue
+            text = tr.recommendation.profile_snippet(tr.target_name, tr.selector_yaml)
+            body = text.split("targets:\n", 1)
+            head += [ln for ln in body[0].splitlines() if ln.startswith("#")]
+            targets.append(body[1])
+        if not targets:
+            raise ModelError("no IRQ thread got a recommendation; nothing to write")
+        return "\n".join([*head, "version: 1", "targets:"]) + "\n" + "".join(targets)
+
+    def to_dict(self) -> dict:
+        t = self.trace
+        return {
+            "trace": {
+                "path": t.path, "buffer": t.buffer, "cpus": t.ncpus, "records": t.nrecords,
+                "events_kept": t.nevents, "first_ts_ns": t.first_ts, "last_ts_ns": t.last_ts,
+                "lost": _gaps_dict(self.gaps),
+            },
+            "options": self.options.__dict__,
+            "threads": [_thread_dict(tr) for tr in self.threads],
+            "irq_lines": [
+                {"irq": ln.irq, "names": ln.names, "requests": len(ln.ts_ns),
+                 "rate_hz": ln.rate_hz,
+                 "interarrival": thread_summary_dict(ln.interarrival_ns)}
+                for ln in self.lines
+            ],
+        }
+
+    def text(self) -> str:
+        t = self.trace
+        out = [
+            f"trace {t.path}{f' (buffer {t.buffer})' if t.buffer else ''}: {t.ncpus} CPUs, "
+            f"{t.nrecords} records, {format_duration(t.last_ts - t.first_ts)}",
+            _gaps_text(self.gaps),
+        ]
+        for tr in self.threads:
+            out.append("")
+            out += _thread_text(tr)
+        return "\n".join(out) + "\n"
+
+
+def thread_summary_dict(x: np.ndarray) -> dict:
+    from .stats import Summary
+
+    return Summary.of(x).to_dict()
+
+
+def _gaps_dict(g: Gaps) -> dict:
+    return {"gaps": len(g), "events_lost": g.total_lost()}
+
+
+def _gaps_text(g: Gaps) -> str:
+    if len(g) == 0:
+        return "lost events: none"
+    return (f"lost events: {g.total_lost()} in {len(g)} gaps; activations across them "
+            "are discarded")
+
+
+def _thread_dict(tr: ThreadReport) -> dict:
+    th = tr.act.thread
+    rec = tr.recommendation
+    return {
+        "comm": th.comm, "pid": th.pid, "irq": th.irq, "action": th.action,
+        "handler_names": th.names, "secondary": th.secondary,
+        "stats": tr.stats.to_dict(),
+        "served": [s.to_dict() for s in tr.served],
+        "pmf": {
+            "interarrival": None if tr.interarrival_pmf is None else tr.interarrival_pmf.to_dict(),
+            "exec": None if tr.exec_pmf is None else tr.exec_pmf.to_dict(),
+        },
+        "min_interarrival_ns": tr.min_interarrival_ns,
+        "min_interarrival_source": tr.p_source,
+        "recommendation": None if rec is None else rec.to_dict(),
+        "problem": tr.problem,
+        "profile": (rec.profile_snippet(tr.target_name, tr.selector_yaml)
+                    if rec is not None and rec.best is not None else None),
+    }
+
+
+def _pct(p: float | None) -> str:
+    return "-" if p is None else f"{100 * p:.3f}%"
+
+
+def _thread_text(tr: ThreadReport) -> list[str]:
+    th = tr.act.thread
+    names = ", ".join(th.names) if th.names else "no hard IRQ seen"
+    out = [f"== {th.comm} (pid {th.pid}, IRQ {th.irq}: {names}) ==", tr.stats.table()]
+    if tr.served:
+        out += ["processes served (IRQ time split evenly among those an activation woke):",
+                format_served(tr.served)]
+    rec = tr.recommendation
+    if rec is None:
+        out.append(f"no recommendation: {tr.problem}")
+        return out
+    if rec.buffer is not None:
+        out.append(f"buffering check: N_c = {rec.buffer}, P = "
+                   f"{format_duration(rec.min_interarrival_ns)} ({tr.p_source})")
+    first = rec.rows[0]
+    dl = ("the period" if first.deadline_ns == first.period_ns
+          else format_duration(first.deadline_ns))
+    out.append(f"recommendation: P{{response <= D}} >= {rec.target_prob}, D = {dl}, "
+               f"Q/T <= {rec.max_bandwidth:.0%}, Δ = {format_duration(rec.granularity_ns)}")
+    out.append(f"{'period':>10}{'runtime':>11}{'Q/T':>8}{'model':>10}{'±bound':>9}"
+               f"{'Monte Carlo [95% CI]':>28}{'replay':>10}  buffering")
+    for r in rec.rows:
+        if not r.feasible:
+            out.append(f"{format_duration(r.period_ns):>10}{'-':>11}  infeasible: {r.reason}")
+            if rec.buffer is not None:
+                need = buffering.check(r.period_ns, r.period_ns, rec.min_interarrival_ns,
+                                       rec.buffer).min_runtime_for()
+                out.append(f"{'':>10}  buffering alone needs runtime >= "
+                           f"{format_duration(need)}")
+            continue
+        mc = "-" if r.mc_prob is None else (
+            f"{_pct(r.mc_prob)} [{_pct(r.mc_low)}, {_pct(r.mc_high)}]")
+        buf = "-" if r.buffer_check is None else (
+            f"ok ({r.buffer_check.delayed_irqs:.1f} < {r.buffer_check.buffer})"
+            if r.buffer_check.ok else r.buffer_check.message)
+        mark = " *" if r is rec.best else ""
+        out.append(f"{format_duration(r.period_ns):>10}{format_duration(r.runtime_ns):>11}"
+                   f"{100 * r.bandwidth:>7.1f}%{_pct(r.solver_prob):>10}"
+                   f"{r.error_bound:>9.1e}{mc:>28}{_pct(r.replay_prob):>10}  {buf}{mark}")
+    if rec.best is None:
+        out.append("no candidate period meets the target; try --period, a lower "
+                   "--target-prob or a larger --max-bandwidth")
+    else:
+        out += ["profile (* above):",
+                rec.profile_snippet(tr.target_name, tr.selector_yaml).rstrip()]
+    return out
+
+
+def _pmf(samples: np.ndarray, granularity_ns: int | None, rounding: str) -> Pmf | None:
+    if len(samples) == 0:
+        return None
+    g = granularity_ns or nice_granularity(int(samples.max()), 1000)
+    return Pmf.from_samples(samples, g, rounding=rounding)
+
+
+def analyze(trace: Trace, options: Options | None = None) -> Report:
+    """Analyse every IRQ thread of ``trace`` (matching ``options.pattern``).
+
+    Raises
+    ------
+    TraceError
+        No IRQ thread in the trace (or none matching the pattern).
+    ModelError
+        An option the model cannot use (e.g. a non-positive period).
+    """
+    opt = options or Options()
+    acts = activations(trace, opt.pattern)
+    gaps = Gaps.from_trace(trace)
+    threads = []
+    for act in acts:
+        st = thread_stats(act)
+        served = served_processes(trace, act)
+        exec_pmf = _pmf(act.exec_ns, opt.granularity_ns, "up")
+        inter_pmf = _pmf(act.interarrival_ns, opt.granularity_ns, "down")
+        if opt.min_interarrival_ns is not None:
+            p, src = opt.min_interarrival_ns, "given"
+        elif len(act.irq_interarrival_ns):
+            p, src = int(act.irq_interarrival_ns.min()), "smallest measured IRQ inter-arrival"
+        elif len(act.interarrival_ns):
+            p, src = int(act.interarrival_ns.min()), "smallest measured activation inter-arrival"
+        else:
+            p, src = None, "not measured"
+        rec, problem = None, None
+        if act.count < 2 or len(act.interarrival_ns) == 0:
+            problem = (f"only {act.count} complete activation(s) in the trace; record "
+                       "longer while the device is busy")
+        elif opt.buffer is not None and p is not None and p <= 0:
+            problem = ("the smallest measured inter-arrival is 0 ns; give "
+                       "--min-interarrival for the buffering check")
+        else:
+            rec = recommend(
+                joined_arrivals(act), act.exec_ns, periods_ns=opt.periods_ns,
+                target_prob=opt.target_prob, deadline_ns=opt.deadline_ns,
+                buffer=opt.buffer, min_interarrival_ns=p if opt.buffer is not None else None,
+                max_bandwidth=opt.max_bandwidth, granularity_ns=opt.granularity_ns,
+                mc_jobs=opt.mc_jobs)
+        threads.append(ThreadReport(act, st, served, exec_pmf, inter_pmf, p, src, rec, problem))
+    lines = line_requests(trace, sorted({a.thread.irq for a in acts}))
+    return Report(trace, opt, threads, gaps, lines)

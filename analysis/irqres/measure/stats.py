@@ -1,0 +1,120 @@
+"""Per-thread statistics tables, like the reference work's: count, mean, standard
+deviation, minimum and maximum of the inter-arrival and execution times (shown in µs),
+the IRQ rate and the CPU bandwidth of the thread.
+
+Inputs and the stored numbers are integer nanoseconds; mean and standard deviation are
+statistics and therefore floats (in ns). The standard deviation is the population one
+(ddof=0).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from .activations import ThreadActivations
+
+
+@dataclass(frozen=True)
+class Summary:
+    """count, mean, std, min, max of a set of durations (ns)."""
+
+    count: int
+    mean_ns: float
+    std_ns: float
+    min_ns: int
+    max_ns: int
+
+    @classmethod
+    def of(cls, samples_ns: np.ndarray) -> Summary:
+        x = np.asarray(samples_ns, dtype=np.int64)
+        if x.size == 0:
+            return cls(0, float("nan"), float("nan"), 0, 0)
+        # the sum is exact in int64; only the statistics themselves are floats
+        mean = int(x.sum(dtype=np.int64)) / x.size
+        dev = x.astype(np.float64) - mean
+        std = float(np.sqrt(np.mean(dev * dev)))
+        return cls(int(x.size), mean, std, int(x.min()), int(x.max()))
+
+    def row_us(self) -> list[str]:
+        if self.count == 0:
+            return ["0", "-", "-", "-", "-"]
+        return [str(self.count)] + [f"{v / 1000:.1f}" for v in
+                                    (self.mean_ns, self.std_ns, self.min_ns, self.max_ns)]
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        if self.count == 0:
+            d["mean_ns"] = d["std_ns"] = None
+        return d
+
+
+@dataclass(frozen=True)
+class ThreadStats:
+    """The statistics table of one IRQ thread."""
+
+    comm: str
+    pid: int
+    irq: int
+    activations: int
+    interarrival: Summary       # of activations
+    exec: Summary               # execution time per activation
+    response: Summary           # wake-up request to sleep
+    irq_interarrival: Summary   # of hard IRQ requests
+    irq_requests: int
+    merged_irqs: int
+    irq_rate_hz: float
+    activation_rate_hz: float
+    bandwidth: float            # on-CPU time / trace length
+    span_ns: int
+    dropped_edge: int
+    dropped_lost: int
+    dropped_inconsistent: int
+
+    def to_dict(self) -> dict:
+        out = {}
+        for k, v in self.__dict__.items():
+            out[k] = v.to_dict() if isinstance(v, Summary) else v
+        return out
+
+    def table(self) -> str:
+        """The reference-style table as text."""
+        head = f"{'':24}{'count':>9}{'mean':>11}{'std':>11}{'min':>11}{'max':>11}"
+        lines = [head + "   (µs)"]
+        for label, s in (("inter-arrival (activ.)", self.interarrival),
+                         ("inter-arrival (IRQ)", self.irq_interarrival),
+                         ("execution time", self.exec),
+                         ("response time", self.response)):
+            r = s.row_us()
+            lines.append(f"{label:24}{r[0]:>9}{r[1]:>11}{r[2]:>11}{r[3]:>11}{r[4]:>11}")
+        lines.append(
+            f"IRQ rate {self.irq_rate_hz:.1f}/s ({self.irq_requests} requests, "
+            f"{self.merged_irqs} merged into running activations); activations "
+            f"{self.activation_rate_hz:.1f}/s; CPU bandwidth {100 * self.bandwidth:.2f}%")
+        lines.append(
+            f"dropped activations: {self.dropped_edge} at the trace edges, "
+            f"{self.dropped_lost} across lost events, {self.dropped_inconsistent} inconsistent")
+        return "\n".join(lines)
+
+
+def thread_stats(act: ThreadActivations) -> ThreadStats:
+    """The statistics of one thread's activations."""
+    span = max(int(act.span_ns), 0)
+    rate = (lambda n: n * 1e9 / span) if span > 0 else (lambda n: 0.0)
+    th = act.thread
+    return ThreadStats(
+        comm=th.comm, pid=th.pid, irq=th.irq, activations=act.count,
+        interarrival=Summary.of(act.interarrival_ns),
+        exec=Summary.of(act.exec_ns),
+        response=Summary.of(act.response_ns),
+        irq_interarrival=Summary.of(act.irq_interarrival_ns),
+        irq_requests=len(act.irq_ts_ns),
+        merged_irqs=act.merged_irqs,
+        irq_rate_hz=rate(len(act.irq_ts_ns)),
+        activation_rate_hz=rate(act.count + act.dropped_lost + act.dropped_inconsistent),
+        bandwidth=act.busy_ns / span if span > 0 else 0.0,
+        span_ns=span,
+        dropped_edge=act.dropped_edge, dropped_lost=act.dropped_lost,
+        dropped_inconsistent=act.dropped_inconsistent,
+    )

@@ -1,0 +1,685 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * irqres._tracereader: read the scheduling and IRQ events of a trace-cmd data file
+ * with libtracecmd into flat column buffers.
+ *
+ * Each event's fields are resolved once per file; every record is then decoded by
+ * offset into growable C arrays, one per column. The columns are handed to Python as
+ * bytes objects (int64 timestamps, int32 cpus/pids/irqs, int64 prev_state), which the
+ * Python side wraps with numpy.frombuffer, so this module does not depend on the numpy
+ * version. Command names are stored once per (pid, comm) pair and IRQ names once per
+ * (irq, name) pair, not once per event; each irq_handler_entry carries the index of its
+ * (irq, name) pair, so shared IRQ lines can be told apart by action.
+ *
+ * Lost events: a record whose missed_events is non-zero follows a gap on its CPU. The
+ * gap is recorded as (cpu, last timestamp seen on that CPU before it or -1, timestamp
+ * of the record after it, count or -1 when the kernel did not say how many).
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <trace-cmd.h>
+
+/* In libtracecmd 3.x but not in its public header: the "CPU: N / entries / overrun /
+ * dropped events" text that trace-cmd stored at the end of the recording. */
+const char *tracecmd_get_cpustats(struct tracecmd_input *handle);
+
+/* ---- growable columns ------------------------------------------------------------ */
+
+struct col {
+	char *data;
+	size_t len;  /* elements */
+	size_t cap;  /* elements */
+	size_t size; /* bytes per element */
+};
+
+static int col_grow(struct col *c)
+{
+	size_t cap = c->cap ? c->cap * 2 : 4096;
+	char *p = realloc(c->data, cap * c->size);
+
+	if (!p)
+		return -ENOMEM;
+	c->data = p;
+	c->cap = cap;
+	return 0;
+}
+
+static inline int col_push64(struct col *c, int64_t v)
+{
+	if (c->len == c->cap && col_grow(c))
+		return -ENOMEM;
+	((int64_t *)c->data)[c->len++] = v;
+	return 0;
+}
+
+static inline int col_push32(struct col *c, int32_t v)
+{
+	if (c->len == c->cap && col_grow(c))
+		return -ENOMEM;
+	((int32_t *)c->data)[c->len++] = v;
+	return 0;
+}
+
+/* ---- names deduplicated per key (pid -> comm, irq -> name) ------------------------ */
+
+struct name_entry {
+	int32_t key;
+	int32_t prev; /* the previous pair with the same key, -1 for none */
+	char *name;
+};
+
+struct names {
+	struct name_entry *v; /* every distinct (key, name) pair, in order of appearance */
+	size_t len, cap;
+	int32_t *slot_key;    /* open addressing: key -> index of its latest pair */
+	int32_t *slot_idx;
+	size_t nslots;        /* power of two */
+	size_t used;
+};
+
+static int names_rehash(struct names *n, size_t nslots)
+{
+	int32_t *keys = malloc(nslots * sizeof(*keys));
+	int32_t *idx = malloc(nslots * sizeof(*idx));
+
+	if (!keys || !idx) {
+		free(keys);
+		free(idx);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < nslots; i++)
+		idx[i] = -1;
+	for (size_t i = 0; i < n->nslots; i++) {
+		if (n->slot_idx[i] < 0)
+			continue;
+		size_t h = ((uint32_t)n->slot_key[i] * 2654435761u) & (nslots - 1);
+		while (idx[h] >= 0)
+			h = (h + 1) & (nslots - 1);
+		keys[h] = n->slot_key[i];
+		idx[h] = n->slot_idx[i];
+	}
+	free(n->slot_key);
+	free(n->slot_idx);
+	n->slot_key = keys;
+	n->slot_idx = idx;
+	n->nslots = nslots;
+	return 0;
+}
+
+static int name_is(const char *s, const char *name, size_t len)
+{
+	return strlen(s) == len && memcmp(s, name, len) == 0;
+}
+
+/*
+ * Remember that @key carries @name (@len bytes, not NUL-terminated). Returns the index
+ * of the (key, name) pair, or -ENOMEM.
+ */
+static int names_note(struct names *n, int32_t key, const char *name, size_t len)
+{
+	int32_t prev = -1;
+	size_t h;
+
+	if ((n->used + 1) * 2 > n->nslots && names_rehash(n, n->nslots ? n->nslots * 2 : 1024))
+		return -ENOMEM;
+	h = ((uint32_t)key * 2654435761u) & (n->nslots - 1);
+	while (n->slot_idx[h] >= 0) {
+		if (n->slot_key[h] == key) {
+			/* pid 0 is swapper/0, swapper/1, ...: look at every name of the key */
+			prev = n->slot_idx[h];
+			for (int32_t i = prev; i >= 0; i = n->v[i].prev)
+				if (name_is(n->v[i].name, name, len))
+					return i;
+			break;
+		}
+		h = (h + 1) & (n->nslots - 1);
+	}
+	if (n->len == n->cap) {
+		size_t cap = n->cap ? n->cap * 2 : 256;
+		struct name_entry *p = realloc(n->v, cap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		n->v = p;
+		n->cap = cap;
+	}
+	char *copy = strndup(name, len);
+
+	if (!copy)
+		return -ENOMEM;
+	n->v[n->len].key = key;
+	n->v[n->len].prev = prev;
+	n->v[n->len].name = copy;
+	if (n->slot_idx[h] < 0)
+		n->used++;
+	n->slot_key[h] = key;
+	n->slot_idx[h] = (int32_t)n->len;
+	return (int)n->len++;
+}
+
+static void names_free(struct names *n)
+{
+	for (size_t i = 0; i < n->len; i++)
+		free(n->v[i].name);
+	free(n->v);
+	free(n->slot_key);
+	free(n->slot_idx);
+	memset(n, 0, sizeof(*n));
+}
+
+/* ---- the events read ------------------------------------------------------------- */
+
+enum { F_MAX = 6 };
+
+struct evspec {
+	const char *system;
+	const char *name;
+	const char *fields[F_MAX];  /* field names, NULL-terminated */
+	const char *columns[F_MAX]; /* column names in the result */
+	char wide[F_MAX];           /* 1: int64 column, 0: int32 column */
+};
+
+enum { EV_SWITCH, EV_WAKING, EV_WAKEUP, EV_IRQ_ENTRY, EV_IRQ_EXIT, EV_MIGRATE, EV_COUNT };
+
+/* Column 0 of every event is its timestamp, column 1 its CPU; the rest follow. */
+static const struct evspec specs[EV_COUNT] = {
+	[EV_SWITCH] = { "sched", "sched_switch",
+			{ "prev_pid", "prev_state", "next_pid" },
+			{ "prev_pid", "prev_state", "next_pid" }, { 0, 1, 0 } },
+	[EV_WAKING] = { "sched", "sched_waking",
+			{ "common_pid", "pid", "target_cpu" },
+			{ "waker", "pid", "target_cpu" }, { 0, 0, 0 } },
+	[EV_WAKEUP] = { "sched", "sched_wakeup",
+			{ "common_pid", "pid", "target_cpu" },
+			{ "waker", "pid", "target_cpu" }, { 0, 0, 0 } },
+	[EV_IRQ_ENTRY] = { "irq", "irq_handler_entry",
+			   { "common_pid", "irq" },
+			   { "current", "irq" }, { 0, 0 } },
+	[EV_IRQ_EXIT] = { "irq", "irq_handler_exit",
+			  { "common_pid", "irq", "ret" },
+			  { "current", "irq", "ret" }, { 0, 0, 0 } },
+	[EV_MIGRATE] = { "sched", "sched_migrate_task",
+			 { "pid", "orig_cpu", "dest_cpu" },
+			 { "pid", "orig_cpu", "dest_cpu" }, { 0, 0, 0 } },
+};
+
+struct evstate {
+	int id;              /* event id in this file, -1 when absent */
+	int nfields;
+	struct tep_format_field *f[F_MAX];
+	struct col ts, cpu;
+	struct col c[F_MAX];
+	/* string fields, only for some events */
+	struct tep_format_field *s1, *s2;
+};
+
+struct reader {
+	struct tep_handle *tep;
+	struct evstate ev[EV_COUNT];
+	struct names comms;     /* pid -> comm (sched_switch prev/next, sched_waking comm) */
+	struct names irq_names; /* irq -> handler name */
+	struct col entry_name;  /* per irq_handler_entry: index into irq_names, or -1 */
+	struct col lost_cpu, lost_prev_ts, lost_ts, lost_count;
+	int64_t *last_ts;       /* per cpu, -1 before the first record */
+	int64_t *cpu_first_ts;  /* per cpu, -1 when the cpu has no record */
+	int ncpus;
+	uint64_t nrecords;
+	int64_t first_ts, end_ts;
+	int err;                /* -errno when a callback failed */
+	PyObject *progress;     /* callable(records) or NULL */
+	PyThreadState *tstate;
+};
+
+static inline int64_t field_num(struct tep_format_field *f, struct tep_record *rec)
+{
+	unsigned long long v = 0;
+
+	tep_read_number_field(f, rec->data, &v);
+	/* sign-extend fields narrower than 64 bits, pids and cpus are signed ints */
+	switch (f->size) {
+	case 1: return (int8_t)v;
+	case 2: return (int16_t)v;
+	case 4: return (int32_t)v;
+	default: return (int64_t)v;
+	}
+}
+
+/* A fixed char array (comm[16]) or a __data_loc string; returns its length or -1. */
+static ssize_t field_str(struct tep_handle *tep, struct tep_format_field *f,
+			 struct tep_record *rec, const char **out)
+{
+	const char *data = rec->data;
+
+	if (f->flags & TEP_FIELD_IS_DYNAMIC) {
+		if (f->offset + 4 > rec->size)
+			return -1;
+		unsigned int loc = (unsigned int)tep_read_number(tep, data + f->offset, 4);
+		unsigned int off = loc & 0xffff, len = loc >> 16;
+
+		if (f->flags & TEP_FIELD_IS_RELATIVE)
+			off += f->offset + f->size;
+		if ((int)(off + len) > rec->size)
+			return -1;
+		*out = data + off;
+		return (ssize_t)strnlen(data + off, len);
+	}
+	if (f->offset + f->size > rec->size)
+		return -1;
+	*out = data + f->offset;
+	return (ssize_t)strnlen(data + f->offset, f->size);
+}
+
+/* Note the string field @f of @rec under @key; returns its pair index, -1 or -ENOMEM. */
+static int note_str(struct reader *r, struct names *n, struct tep_format_field *f,
+		    int32_t key, struct tep_record *rec)
+{
+	const char *s;
+	ssize_t len;
+
+	if (!f)
+		return -1;
+	len = field_str(r->tep, f, rec, &s);
+	if (len < 0)
+		return -1;
+	return names_note(n, key, s, (size_t)len);
+}
+
+static int on_record(struct tracecmd_input *handle, struct tep_record *rec, int cpu,
+		     void *data)
+{
+	struct reader *r = data;
+	int64_t ts = (int64_t)rec->ts;
+	int ret = 0, nomem = 0;
+
+	if (cpu < 0 || cpu >= r->ncpus) {
+		r->err = -ERANGE;
+		return -1;
+	}
+	if (rec->missed_events) {
+		ret |= col_push32(&r->lost_cpu, cpu);
+		ret |= col_push64(&r->lost_prev_ts, r->last_ts[cpu]);
+		ret |= col_push64(&r->lost_ts, ts);
+		ret |= col_push64(&r->lost_count, rec->missed_events > 0 ? rec->missed_events : -1);
+	}
+	if (r->last_ts[cpu] < 0)
+		r->cpu_first_ts[cpu] = ts;
+	r->last_ts[cpu] = ts;
+	if (!r->nrecords)
+		r->first_ts = ts;
+	if (ts > r->end_ts)
+		r->end_ts = ts;
+	r->nrecords++;
+
+	int type = tep_data_type(r->tep, rec);
+
+	for (int e = 0; e < EV_COUNT; e++) {
+		struct evstate *ev = &r->ev[e];
+
+		if (ev->id != type)
+			continue;
+		ret |= col_push64(&ev->ts, ts);
+		ret |= col_push32(&ev->cpu, cpu);
+		for (int i = 0; i < ev->nfields; i++) {
+			int64_t v = field_num(ev->f[i], rec);
+
+			if (specs[e].wide[i])
+				ret |= col_push64(&ev->c[i], v);
+			else
+				ret |= col_push32(&ev->c[i], (int32_t)v);
+		}
+		if (e == EV_SWITCH) {
+			nomem |= note_str(r, &r->comms, ev->s1, (int32_t)field_num(ev->f[0], rec),
+					  rec) == -ENOMEM;
+			nomem |= note_str(r, &r->comms, ev->s2, (int32_t)field_num(ev->f[2], rec),
+					  rec) == -ENOMEM;
+		} else if (e == EV_WAKING || e == EV_WAKEUP) {
+			nomem |= note_str(r, &r->comms, ev->s1, (int32_t)field_num(ev->f[1], rec),
+					  rec) == -ENOMEM;
+		} else if (e == EV_IRQ_ENTRY) {
+			int idx = note_str(r, &r->irq_names, ev->s1,
+					   (int32_t)field_num(ev->f[1], rec), rec);
+
+			nomem |= idx == -ENOMEM;
+			ret |= col_push32(&r->entry_name, idx < 0 ? -1 : idx);
+		}
+		break;
+	}
+	if (ret || nomem) {
+		r->err = -ENOMEM;
+		return -1;
+	}
+	if (r->progress && (r->nrecords & ((1u << 20) - 1)) == 0) {
+		PyEval_RestoreThread(r->tstate);
+		PyObject *res = PyObject_CallFunction(r->progress, "K",
+						      (unsigned long long)r->nrecords);
+		int failed = res == NULL;
+
+		Py_XDECREF(res);
+		r->tstate = PyEval_SaveThread();
+		if (failed) {
+			r->err = -ECANCELED;
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static void reader_free(struct reader *r)
+{
+	for (int e = 0; e < EV_COUNT; e++) {
+		struct evstate *ev = &r->ev[e];
+
+		free(ev->ts.data);
+		free(ev->cpu.data);
+		for (int i = 0; i < F_MAX; i++)
+			free(ev->c[i].data);
+	}
+	names_free(&r->comms);
+	names_free(&r->irq_names);
+	free(r->entry_name.data);
+	free(r->lost_cpu.data);
+	free(r->lost_prev_ts.data);
+	free(r->lost_ts.data);
+	free(r->lost_count.data);
+	free(r->last_ts);
+	free(r->cpu_first_ts);
+}
+
+/* Resolve every event and field once. Returns 0, or -1 with a Python exception set. */
+static int reader_setup(struct reader *r, const char *path)
+{
+	for (int e = 0; e < EV_COUNT; e++) {
+		struct evstate *ev = &r->ev[e];
+		struct tep_event *event = tep_find_event_by_name(r->tep, specs[e].system,
+								 specs[e].name);
+
+		ev->id = -1;
+		ev->ts.size = 8;
+		ev->cpu.size = 4;
+		for (int i = 0; i < F_MAX; i++)
+			ev->c[i].size = specs[e].wide[i] ? 8 : 4;
+		if (!event)
+			continue;
+		for (int i = 0; i < F_MAX && specs[e].fields[i]; i++) {
+			ev->f[i] = tep_find_any_field(event, specs[e].fields[i]);
+			if (!ev->f[i]) {
+				PyErr_Format(PyExc_ValueError,
+					     "%s: event %s:%s has no field '%s'", path,
+					     specs[e].system, specs[e].name, specs[e].fields[i]);
+				return -1;
+			}
+			ev->nfields = i + 1;
+		}
+		if (e == EV_SWITCH) {
+			ev->s1 = tep_find_field(event, "prev_comm");
+			ev->s2 = tep_find_field(event, "next_comm");
+		} else if (e == EV_WAKING || e == EV_WAKEUP) {
+			ev->s1 = tep_find_field(event, "comm");
+		} else if (e == EV_IRQ_ENTRY) {
+			ev->s1 = tep_find_field(event, "name");
+		}
+		ev->id = event->id;
+	}
+	r->entry_name.size = 4;
+	r->lost_cpu.size = 4;
+	r->lost_prev_ts.size = r->lost_ts.size = r->lost_count.size = 8;
+	return 0;
+}
+
+static PyObject *col_bytes(struct col *c)
+{
+	return PyBytes_FromStringAndSize(c->data ? c->data : "", (Py_ssize_t)(c->len * c->size));
+}
+
+static int dict_put(PyObject *d, const char *key, PyObject *v)
+{
+	int ret;
+
+	if (!v)
+		return -1;
+	ret = PyDict_SetItemString(d, key, v);
+	Py_DECREF(v);
+	return ret;
+}
+
+static PyObject *names_list(struct names *n)
+{
+	PyObject *list = PyList_New((Py_ssize_t)n->len);
+
+	if (!list)
+		return NULL;
+	for (size_t i = 0; i < n->len; i++) {
+		PyObject *t = Py_BuildValue("(is)", n->v[i].key, n->v[i].name);
+
+		if (!t) {
+			/* a name that is not UTF-8: keep it readable rather than fail */
+			PyErr_Clear();
+			t = Py_BuildValue("(iN)", n->v[i].key,
+					  PyUnicode_DecodeLatin1(n->v[i].name,
+								 (Py_ssize_t)strlen(n->v[i].name),
+								 NULL));
+			if (!t) {
+				Py_DECREF(list);
+				return NULL;
+			}
+		}
+		PyList_SET_ITEM(list, (Py_ssize_t)i, t);
+	}
+	return list;
+}
+
+static PyObject *reader_result(struct reader *r, const char *buffer, const char *cpustats)
+{
+	PyObject *res = PyDict_New();
+	PyObject *events = PyDict_New();
+	PyObject *lost = PyDict_New();
+
+	if (!res || !events || !lost)
+		goto fail;
+	for (int e = 0; e < EV_COUNT; e++) {
+		struct evstate *ev = &r->ev[e];
+		PyObject *d;
+
+		if (ev->id < 0)
+			continue;
+		d = PyDict_New();
+		if (!d || dict_put(events, specs[e].name, d))
+			goto fail;
+		if (dict_put(d, "ts", col_bytes(&ev->ts)) || dict_put(d, "cpu", col_bytes(&ev->cpu)))
+			goto fail;
+		for (int i = 0; i < ev->nfields; i++)
+			if (dict_put(d, specs[e].columns[i], col_bytes(&ev->c[i])))
+				goto fail;
+		if (e == EV_IRQ_ENTRY && dict_put(d, "name_idx", col_bytes(&r->entry_name)))
+			goto fail;
+	}
+	if (dict_put(lost, "cpu", col_bytes(&r->lost_cpu)) ||
+	    dict_put(lost, "prev_ts", col_bytes(&r->lost_prev_ts)) ||
+	    dict_put(lost, "ts", col_bytes(&r->lost_ts)) ||
+	    dict_put(lost, "count", col_bytes(&r->lost_count)))
+		goto fail;
+	if (dict_put(res, "ncpus", PyLong_FromLong(r->ncpus)) ||
+	    dict_put(res, "buffer", PyUnicode_FromString(buffer)) ||
+	    dict_put(res, "nrecords", PyLong_FromUnsignedLongLong(r->nrecords)) ||
+	    dict_put(res, "first_ts", PyLong_FromLongLong(r->nrecords ? r->first_ts : 0)) ||
+	    dict_put(res, "last_ts", PyLong_FromLongLong(r->nrecords ? r->end_ts : 0)) ||
+	    dict_put(res, "comms", names_list(&r->comms)) ||
+	    dict_put(res, "irq_names", names_list(&r->irq_names)) ||
+	    dict_put(res, "cpu_first_ts", PyBytes_FromStringAndSize((const char *)r->cpu_first_ts,
+			    (Py_ssize_t)(sizeof(int64_t) * (size_t)r->ncpus))) ||
+	    dict_put(res, "cpu_last_ts", PyBytes_FromStringAndSize((const char *)r->last_ts,
+			    (Py_ssize_t)(sizeof(int64_t) * (size_t)r->ncpus))) ||
+	    dict_put(res, "cpustats", PyUnicode_DecodeLatin1(cpustats, (Py_ssize_t)strlen(cpustats),
+							     NULL)))
+		goto fail;
+	if (PyDict_SetItemString(res, "events", events) || PyDict_SetItemString(res, "lost", lost))
+		goto fail;
+	Py_DECREF(events);
+	Py_DECREF(lost);
+	return res;
+fail:
+	Py_XDECREF(res);
+	Py_XDECREF(events);
+	Py_XDECREF(lost);
+	return NULL;
+}
+
+static int handle_has_data(struct tracecmd_input *h)
+{
+	int ncpus = tep_get_cpus(tracecmd_get_tep(h));
+
+	for (int cpu = 0; cpu < ncpus; cpu++) {
+		struct tep_record *rec = tracecmd_read_cpu_first(h, cpu);
+
+		if (rec) {
+			tracecmd_free_record(rec);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Pick the buffer to read: the one named @want ("" = top level), or, when @want is
+ * NULL, the top-level buffer if it holds records, else the first instance that does.
+ */
+static struct tracecmd_input *pick_buffer(struct tracecmd_input *top, const char *want,
+					  const char **name)
+{
+	int n = tracecmd_buffer_instances(top);
+
+	*name = "";
+	if (want && !*want)
+		return top;
+	if (!want && (n == 0 || handle_has_data(top)))
+		return top;
+	for (int i = 0; i < n; i++) {
+		const char *bname = tracecmd_buffer_instance_name(top, i);
+		struct tracecmd_input *h;
+
+		if (want && (!bname || strcmp(bname, want)))
+			continue;
+		h = tracecmd_buffer_instance_handle(top, i);
+		if (!h)
+			continue;
+		if (want || handle_has_data(h)) {
+			*name = bname ? bname : "";
+			return h;
+		}
+		tracecmd_close(h);
+	}
+	return want ? NULL : top;
+}
+
+static PyObject *tr_read(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+	static char *kwlist[] = { "path", "buffer", "progress", NULL };
+	const char *path, *want = NULL, *bname = "";
+	PyObject *progress = Py_None, *result = NULL;
+	struct tracecmd_input *top, *h;
+	struct reader r;
+	int ret, err;
+
+	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|zO", kwlist, &path, &want, &progress))
+		return NULL;
+	memset(&r, 0, sizeof(r));
+
+	Py_BEGIN_ALLOW_THREADS
+	errno = 0;
+	top = tracecmd_open(path, TRACECMD_FL_LOAD_NO_PLUGINS);
+	err = errno;
+	Py_END_ALLOW_THREADS
+	if (!top) {
+		PyErr_Format(PyExc_ValueError, "%s: libtracecmd cannot open it as a trace-cmd "
+			     "data file (%s)", path, err ? strerror(err) : "bad header or data");
+		return NULL;
+	}
+	h = pick_buffer(top, want, &bname);
+	if (!h) {
+		PyErr_Format(PyExc_ValueError, "%s: no buffer instance named '%s'", path, want);
+		goto out_top;
+	}
+	r.tep = tracecmd_get_tep(h);
+	r.ncpus = tep_get_cpus(r.tep);
+	if (r.ncpus <= 0 || r.ncpus > 65536) {
+		PyErr_Format(PyExc_ValueError, "%s: implausible CPU count %d", path, r.ncpus);
+		goto out_handle;
+	}
+	r.last_ts = malloc(sizeof(*r.last_ts) * (size_t)r.ncpus);
+	r.cpu_first_ts = malloc(sizeof(*r.cpu_first_ts) * (size_t)r.ncpus);
+	if (!r.last_ts || !r.cpu_first_ts) {
+		PyErr_NoMemory();
+		goto out_reader;
+	}
+	for (int i = 0; i < r.ncpus; i++)
+		r.last_ts[i] = r.cpu_first_ts[i] = -1;
+	r.end_ts = INT64_MIN;
+	if (reader_setup(&r, path))
+		goto out_reader;
+	r.progress = progress == Py_None ? NULL : progress;
+
+	r.tstate = PyEval_SaveThread();
+	ret = tracecmd_iterate_events(h, NULL, 0, on_record, &r);
+	PyEval_RestoreThread(r.tstate);
+
+	if (r.err == -ECANCELED)
+		goto out_reader; /* the progress callback raised */
+	if (r.err == -ENOMEM) {
+		PyErr_NoMemory();
+		goto out_reader;
+	}
+	if (r.err) {
+		PyErr_Format(PyExc_ValueError, "%s: a record names a CPU outside 0..%d", path,
+			     r.ncpus - 1);
+		goto out_reader;
+	}
+	if (ret < 0) {
+		PyErr_Format(PyExc_ValueError, "%s: libtracecmd failed while reading records",
+			     path);
+		goto out_reader;
+	}
+	{
+		const char *stats = tracecmd_get_cpustats(h);
+
+		if (!stats && h != top)
+			stats = tracecmd_get_cpustats(top);
+		result = reader_result(&r, bname, stats ? stats : "");
+	}
+out_reader:
+	reader_free(&r);
+out_handle:
+	if (h != top)
+		tracecmd_close(h);
+out_top:
+	tracecmd_close(top);
+	return result;
+}
+
+static PyMethodDef methods[] = {
+	{ "read", (PyCFunction)(void (*)(void))tr_read, METH_VARARGS | METH_KEYWORDS,
+	  "read(path, buffer=None, progress=None) -> dict\n\n"
+	  "Read sched_switch, sched_waking, sched_wakeup, irq_handler_entry/exit and\n"
+	  "sched_migrate_task records of a trace-cmd data file into column bytes.\n"
+	  "buffer: instance name ('' = top level; None = the first buffer with data).\n"
+	  "progress: called with the number of records read every 2**20 records.\n"
+	  "Raises ValueError naming the file and the cause." },
+	{ NULL, NULL, 0, NULL },
+};
+
+static struct PyModuleDef moduledef = {
+	PyModuleDef_HEAD_INIT, "irqres._tracereader",
+	"Native reader of trace-cmd data files (libtracecmd).", -1, methods,
+	NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__tracereader(void)
+{
+	tracecmd_set_loglevel(TEP_LOG_CRITICAL);
+	return PyModule_Create(&moduledef);
+}

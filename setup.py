@@ -1,0 +1,43 @@
+"""Build the native trace reader, ``irqres._tracereader``, against libtracecmd.
+
+Everything else about the package is in pyproject.toml; this file only exists because
+a C extension needs its compiler and linker flags, which come from pkg-config.
+"""
+
+import shlex
+import subprocess
+
+from setuptools import Extension, setup
+
+
+def pkg_config(*args: str) -> list[str]:
+    try:
+        out = subprocess.run(
+            ["pkg-config", *args, "libtracecmd"], check=True, capture_output=True, text=True
+        ).stdout
+    except (OSError, subprocess.CalledProcessError) as exc:
+        raise SystemExit(
+            "irqres: building the trace reader needs libtracecmd and pkg-config "
+            "(Debian: apt-get install libtracecmd-dev pkg-config; or run "
+            f"scripts/install-deps.sh): {exc}"
+        ) from exc
+    return shlex.split(out)
+
+
+flags = pkg_config("--cflags")
+libs = pkg_config("--libs")
+
+setup(
+    ext_modules=[
+        Extension(
+            "irqres._tracereader",
+            sources=["analysis/irqres/trace/_tracereader.c"],
+            include_dirs=[f[2:] for f in flags if f.startswith("-I")],
+            extra_compile_args=[f for f in flags if not f.startswith("-I")]
+            + ["-std=gnu11", "-O2", "-Wall", "-Wextra", "-Wno-unused-parameter",
+               "-Wno-missing-field-initializers"],
+            libraries=[f[2:] for f in libs if f.startswith("-l")],
+            library_dirs=[f[2:] for f in libs if f.startswith("-L")],
+        )
+    ],
+)
