@@ -25,7 +25,11 @@ REQUEST_MAX = 4096          # bytes per request line, including the newline
 REPLY_MAX = 16 * 1024 * 1024  # a reply longer than this is treated as broken
 
 
-class DaemonNotRunning(DaemonError):
+class DaemonUnreachable(DaemonError):
+    """The connection to irqresd failed, timed out or broke (not a refusal by irqresd)."""
+
+
+class DaemonNotRunning(DaemonUnreachable):
     """No irqresd listens on the socket (it does not exist or refuses connections)."""
 
 
@@ -77,11 +81,12 @@ class Client:
             ) from exc
         except TimeoutError as exc:
             sock.close()
-            raise DaemonError(f"irqresd socket {self.path}: no answer within "
+            raise DaemonUnreachable(f"irqresd socket {self.path}: no answer within "
                               f"{self.timeout:g} s") from exc
         except OSError as exc:
             sock.close()
-            raise DaemonError(f"irqresd socket {self.path}: {exc.strerror or exc}") from exc
+            raise DaemonUnreachable(f"irqresd socket {self.path}: {exc.strerror or exc}"
+                                    ) from exc
         self._sock = sock
         self._buf = b""
         return self
@@ -124,11 +129,11 @@ class Client:
             raw = self._read_line(what)
         except TimeoutError as exc:
             self.close()
-            raise DaemonError(f"irqresd ({self.path}): no reply to {what} within "
+            raise DaemonUnreachable(f"irqresd ({self.path}): no reply to {what} within "
                               f"{self.timeout:g} s") from exc
         except OSError as exc:
             self.close()
-            raise DaemonError(f"irqresd ({self.path}): connection lost during {what}: "
+            raise DaemonUnreachable(f"irqresd ({self.path}): connection lost during {what}: "
                               f"{exc.strerror or exc}") from exc
         try:
             reply = json.loads(raw)
@@ -149,7 +154,7 @@ class Client:
             chunk = self._sock.recv(65536)
             if not chunk:
                 self.close()
-                raise DaemonError(f"irqresd ({self.path}): closed the connection without "
+                raise DaemonUnreachable(f"irqresd ({self.path}): closed the connection without "
                                   f"answering {what}")
             self._buf += chunk
             if len(self._buf) > REPLY_MAX:

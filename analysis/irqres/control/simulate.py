@@ -1,0 +1,176 @@
+"""Drive the threshold controller through a model of a CBS server with bursty arrivals.
+
+The model, per sampling interval i (= one server period T):
+
+* arrivals: a two-state Markov-modulated Poisson process. In state "on" the number of new
+  jobs is Poisson(rate_on), in "off" Poisson(rate_off); the state flips with probability
+  p_on_off / p_off_on at each interval. Each job needs ``job_ns`` of CPU, jittered
+  uniformly by +-``job_jitter``, in integer ns.
+* service: the IRQ thread runs up to its budget Q_i in the interval, first come first
+  served; a job cut by the budget continues in the next period. Work left over stays
+  queued (the device holds it), so it is carried to the next interval.
+* the controller sees N_pro (jobs finished in i), T_pro (CPU time used in i) and N_rmn
+  (jobs queued at the end of i) and returns Q_{i+1}.
+
+The comparison is against a fixed budget equal to the average work per interval, which
+has the same mean throughput when its queue does not grow without bound.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from .controller import ControlError, ControllerConfig, ThresholdController
+
+
+@dataclass(frozen=True)
+class Workload:
+    """Bursty arrivals; rates are jobs per interval."""
+
+    intervals: int = 20_000
+    interval_ns: int = 1_000_000
+    job_ns: int = 20_000
+    job_jitter: float = 0.5
+    rate_on: float = 40.0
+    rate_off: float = 10.0
+    p_on_off: float = 0.3
+    p_off_on: float = 0.3
+    seed: int = 1
+
+    def __post_init__(self) -> None:
+        checks = [
+            ("intervals", 1 <= self.intervals <= 10_000_000, "1..10000000"),
+            ("interval_ns", self.interval_ns > 0, "positive"),
+            ("job_ns", self.job_ns > 0, "positive"),
+            ("job_jitter", 0 <= self.job_jitter < 1, "in [0, 1)"),
+            ("rate_on", self.rate_on >= 0, "non-negative"),
+            ("rate_off", self.rate_off >= 0, "non-negative"),
+            ("p_on_off", 0 < self.p_on_off <= 1, "in (0, 1]"),
+            ("p_off_on", 0 < self.p_off_on <= 1, "in (0, 1]"),
+        ]
+        for name, ok, want in checks:
+            if not ok:
+                raise ControlError(f"simulation workload: {name} must be {want}, "
+                                   f"got {getattr(self, name)!r}")
+
+    def generate(self) -> tuple[np.ndarray, np.ndarray]:
+        """Jobs arrived per interval (int64) and each job's CPU time in ns (int64)."""
+        rng = np.random.default_rng(self.seed)
+        u = rng.random(self.intervals)
+        on = np.empty(self.intervals, dtype=bool)
+        state = False
+        for i, x in enumerate(u.tolist()):
+            state = (x >= self.p_on_off) if state else (x < self.p_off_on)
+            on[i] = state
+        counts = rng.poisson(np.where(on, self.rate_on, self.rate_off)).astype(np.int64)
+        jitter = rng.uniform(-self.job_jitter, self.job_jitter, int(counts.sum()))
+        jobs = np.maximum(np.rint(self.job_ns * (1.0 + jitter)), 1).astype(np.int64)
+        return counts, jobs
+
+
+@dataclass
+class SimResult:
+    """Per-interval series (int64 ns / counts) of one run."""
+
+    label: str
+    budget_ns: np.ndarray
+    consumed_ns: np.ndarray     # T_pro: CPU time the thread used in each interval
+    n_pro: np.ndarray
+    n_rmn: np.ndarray           # jobs queued at the end of each interval
+    dropped: np.ndarray         # jobs that found the device's buffer full
+
+    def summary(self) -> dict:
+        c = self.consumed_ns
+        p1, p99 = np.percentile(c, [1, 99])
+        out = {
+            "label": self.label,
+            "mean_consumed_ns": round(float(c.mean())),
+            "range_ns": int(c.max() - c.min()),
+            "p1_p99_ns": round(float(p99 - p1)),
+            "jobs_done": int(self.n_pro.sum()),
+            "max_backlog": int(self.n_rmn.max()),
+            "final_backlog": int(self.n_rmn[-1]),
+            "dropped": int(self.dropped.sum()),
+            "mean_budget_ns": round(float(self.budget_ns.mean())),
+        }
+        return out
+
+
+def serve(workload: Workload, policy, label: str, initial_ns: int,
+          buffer: int | None = None) -> SimResult:
+    """Run the CBS model; ``policy(n_pro, t_pro, n_rmn) -> next budget`` (ns).
+
+    With ``buffer`` (N_c) the device holds at most that many jobs: new jobs that find it
+    full are dropped (counted in ``dropped``, as a NIC counts rx_missed).
+    """
+    counts, jobs = workload.generate()
+    jobs_l = jobs.tolist()
+    n = workload.intervals
+    budget = np.empty(n, np.int64)
+    consumed = np.empty(n, np.int64)
+    n_pro = np.empty(n, np.int64)
+    n_rmn = np.empty(n, np.int64)
+    dropped = np.zeros(n, np.int64)
+    cum: list[int] = []  # work finished when each kept job ends
+    total = 0           # work of every kept job
+    served = 0          # work served so far (ns)
+    done = 0            # jobs finished so far
+    nxt = 0             # next job in jobs_l
+    q = int(initial_ns)
+    for i, a in enumerate(counts.tolist()):
+        room = a if buffer is None else max(min(a, buffer - (len(cum) - done)), 0)
+        for w in jobs_l[nxt:nxt + room]:
+            total += w
+            cum.append(total)
+        nxt += a
+        dropped[i] = a - room
+        used = min(q, total - served)
+        served += used
+        now_done = bisect.bisect_right(cum, served, done)
+        budget[i], consumed[i] = q, used
+        n_pro[i], n_rmn[i] = now_done - done, len(cum) - now_done
+        done = now_done
+        q = int(policy(int(n_pro[i]), used, int(n_rmn[i])))
+    return SimResult(label, budget, consumed, n_pro, n_rmn, dropped)
+
+
+def mean_work_ns(workload: Workload) -> int:
+    _, jobs = workload.generate()
+    return int(jobs.sum() // workload.intervals)
+
+
+def simulate_fixed(workload: Workload, budget_ns: int | None = None,
+                   buffer: int | None = None) -> SimResult:
+    """The CBS with a constant budget (default: the average work per interval)."""
+    q = mean_work_ns(workload) if budget_ns is None else int(budget_ns)
+    return serve(workload, lambda *_: q, "fixed", q, buffer)
+
+
+def simulate_adaptive(workload: Workload, config: ControllerConfig,
+                      initial_ns: int | None = None) -> SimResult:
+    """The CBS with the threshold controller choosing each next budget."""
+    q0 = mean_work_ns(workload) if initial_ns is None else int(initial_ns)
+    if config.period_ns != workload.interval_ns:
+        raise ControlError(f"target {config.name}: the model samples once per period: "
+                           f"period_ns {config.period_ns} != interval_ns "
+                           f"{workload.interval_ns}")
+    ctl = ThresholdController(config, q0)
+    return serve(workload, lambda a, b, c: ctl.update(a, b, c).budget_ns,
+                 f"adaptive ({config.orientation})", ctl.threshold_ns, config.buffer)
+
+
+def compare(workload: Workload, config: ControllerConfig) -> dict:
+    """Fixed-average against adaptive, both with the device buffer ``config.buffer``:
+    each run's summary and the ratios fixed/adaptive of the consumption ranges."""
+    fixed = simulate_fixed(workload, buffer=config.buffer).summary()
+    adaptive = simulate_adaptive(workload, config).summary()
+
+    def ratio(key: str) -> float | None:
+        return fixed[key] / adaptive[key] if adaptive[key] else None
+
+    return {"workload": asdict(workload), "config": asdict(config),
+            "fixed": fixed, "adaptive": adaptive,
+            "range_shrink": ratio("range_ns"), "p1_p99_shrink": ratio("p1_p99_ns")}

@@ -1,0 +1,88 @@
+"""The controller in the CBS model with bursty arrivals (fixed seeds)."""
+
+import numpy as np
+import pytest
+
+from irqres.control import ControlError, ControllerConfig
+from irqres.control.simulate import (
+    Workload,
+    compare,
+    simulate_adaptive,
+    simulate_fixed,
+)
+
+N_C = 512
+
+
+def config(**kw):
+    base = dict(name="sim", period_ns=1_000_000, max_runtime_ns=1_000_000, buffer=N_C)
+    base.update(kw)
+    return ControllerConfig(**base)
+
+
+def test_model_conserves_work_and_respects_the_budget():
+    w = Workload(intervals=2_000, seed=3)
+    counts, jobs = w.generate()
+    r = simulate_fixed(w, budget_ns=300_000)          # no buffer limit: nothing dropped
+    assert r.consumed_ns.dtype == np.int64 and (r.consumed_ns <= 300_000).all()
+    assert r.n_pro.sum() + r.n_rmn[-1] == counts.sum() and r.dropped.sum() == 0
+    # work served = work of the finished jobs + the part of the head job already served
+    done = int(r.n_pro.sum())
+    assert int(jobs[:done].sum()) <= int(r.consumed_ns.sum()) < int(jobs[:done + 1].sum())
+    # an idle interval uses nothing; a backlogged one uses the whole budget
+    busy = r.n_rmn > 0
+    assert (r.consumed_ns[busy] == 300_000).all()
+
+
+def test_buffer_drops_what_does_not_fit():
+    w = Workload(intervals=500, rate_on=60, rate_off=60, seed=4)
+    r = simulate_fixed(w, budget_ns=100_000, buffer=50)
+    assert r.n_rmn.max() <= 50 and r.dropped.sum() > 0
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_adaptive_keeps_the_buffer_where_a_fixed_average_budget_drops(seed):
+    """Defaults (G = 0.25, AW = 100): bursty arrivals, N_c = 512."""
+    w = Workload(seed=seed)
+    r = compare(w, config())
+    fixed, adaptive = r["fixed"], r["adaptive"]
+    counts, jobs = w.generate()
+    offered = int(jobs.sum()) // w.intervals
+    assert fixed["dropped"] > 0.01 * counts.sum()     # the fixed average overflows N_c
+    assert adaptive["dropped"] == 0 and adaptive["max_backlog"] <= N_C
+    # all offered work is served: the same mean throughput as offered, within 1%
+    assert abs(adaptive["mean_consumed_ns"] - offered) < 0.01 * offered
+    assert adaptive["mean_consumed_ns"] > fixed["mean_consumed_ns"]
+
+
+def test_printed_orientation_starves_a_queued_device():
+    r = simulate_adaptive(Workload(seed=1), config(orientation="deferred")).summary()
+    assert r["dropped"] > 0.2 * r["jobs_done"]
+
+
+class Steps(Workload):
+    """Poisson arrivals whose rate steps 10 -> 25 -> 15 jobs per ms, 2000 ms each."""
+
+    def generate(self):
+        rng = np.random.default_rng(self.seed)
+        counts = rng.poisson(np.repeat([10, 25, 15], 2000)).astype(np.int64)
+        return counts, np.full(int(counts.sum()), self.job_ns, np.int64)
+
+
+def test_step_load_budget_follows():
+    r = simulate_adaptive(Steps(intervals=6000), config(), initial_ns=300_000)
+    assert r.dropped.sum() == 0 and r.n_rmn.max() <= N_C
+    q = [r.budget_ns[2000 * k + 1000:2000 * (k + 1)].mean() for k in range(3)]
+    for k, rate in enumerate((10, 25, 15)):
+        settled = slice(2000 * k + 1000, 2000 * (k + 1))
+        assert abs(r.consumed_ns[settled].mean() - rate * 20_000) < 0.05 * rate * 20_000
+    # up with the load (from the 300us it started with), then down again; never below it
+    assert 0.95 * 500_000 < q[1] < 1.2 * 500_000
+    assert q[2] < 0.8 * q[1] and q[2] > 0.95 * 300_000
+
+
+def test_bad_workload_and_mismatched_period():
+    with pytest.raises(ControlError, match="p_on_off must be in"):
+        Workload(p_on_off=0)
+    with pytest.raises(ControlError, match="period_ns 2000000 != interval_ns 1000000"):
+        simulate_adaptive(Workload(intervals=10), config(period_ns=2_000_000))
