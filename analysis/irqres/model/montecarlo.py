@@ -1,0 +1,139 @@
+"""Monte Carlo simulation of the CBS backlog chain, to check the solver.
+
+It draws execution times c and inter-arrival times z (in server periods) independently
+from the same discretised PMFs the solver uses (:class:`~irqres.model.cbs.CbsModel`) and
+runs the same recursion v_{k+1} = max(v_k - z_k·q, 0) + c_{k+1}. The recursion is
+evaluated without a Python loop: with W_k = max(W_{k-1} + X_k, 0), W_0 = 0 and
+X = c - z·q, W_k = S_k - min(0, min_{j<=k} S_j) where S is the cumulative sum of X
+(exact, in int64), and v_k = W_{k-1} + c_k.
+
+The confidence interval uses batch means (the chain is correlated, so a binomial interval
+would be too narrow): the jobs after the burn-in are cut into ``batches`` consecutive
+batches and a Student t interval is put on the batch averages. When every batch agrees
+(a probability of 0 or 1 in the sample) the half-width is at least -ln(1 - confidence)/R,
+R the number of regenerations (arrivals that find the server idle): the "rule of three"
+on independent cycles.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+from ..errors import ModelError
+from .cbs import CbsModel
+
+
+@dataclass(frozen=True, eq=False)
+class McResult:
+    """P{v <= x} estimated by simulation: x = δ·q, δ = 1 .. len(prob), or the given limits."""
+
+    prob: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    confidence: float
+    n_jobs: int
+    regenerations: int
+
+    @property
+    def half_width(self) -> np.ndarray:
+        """Half the width of the confidence interval, per δ."""
+        return (self.high - self.low) / 2.0
+
+    def to_dict(self) -> dict:
+        """A JSON-ready dict."""
+        return {
+            "prob_within_periods": [float(p) for p in self.prob],
+            "ci_low": [float(p) for p in self.low],
+            "ci_high": [float(p) for p in self.high],
+            "confidence": self.confidence,
+            "n_jobs": self.n_jobs,
+            "regenerations": self.regenerations,
+        }
+
+
+def _draw(rng: np.random.Generator, values: np.ndarray, probs: np.ndarray, n: int) -> np.ndarray:
+    cdf = np.cumsum(probs)
+    cdf[-1] = 1.0
+    idx = np.searchsorted(cdf, rng.random(n), side="right")
+    return values[np.minimum(idx, values.size - 1)]
+
+
+def simulate(
+    model: CbsModel,
+    runtime_ns: int,
+    period_ns: int,
+    *,
+    max_delta: int = 10,
+    n_jobs: int = 200_000,
+    seed: int | np.random.Generator = 0,
+    confidence: float = 0.95,
+    batches: int = 40,
+    burn_in: float = 0.1,
+    limits_units: np.ndarray | None = None,
+) -> McResult:
+    """Simulate ``n_jobs`` jobs of the chain for (Q, T) and estimate P{v <= δq}.
+
+    Parameters
+    ----------
+    model
+        The discretised PMFs (the same object the solver uses).
+    runtime_ns, period_ns
+        The reservation.
+    max_delta
+        Largest δ reported.
+    n_jobs, seed, confidence, batches, burn_in
+        Simulation length, a seed or a ``numpy.random.Generator``, the confidence level
+        of the interval, the number of batches and the fraction of jobs discarded first.
+    limits_units
+        Estimate P{v <= x} for these x (units of Δ) instead of x = δ·q, δ = 1 ..
+        max_delta (see :func:`~irqres.model.cbs.supply_units` for a deadline).
+    """
+    q = model.q_units(runtime_ns, period_ns)
+    if not 0.0 < confidence < 1.0:
+        raise ModelError(f"confidence: must be between 0 and 1, got {confidence}")
+    if not 0.0 <= burn_in < 1.0:
+        raise ModelError(f"burn_in: must be in [0, 1), got {burn_in}")
+    if batches < 2:
+        raise ModelError(f"batches: at least 2 are needed, got {batches}")
+    if max_delta < 1:
+        raise ModelError(f"max_delta: must be at least 1, got {max_delta}")
+    kept = int(n_jobs) - int(int(n_jobs) * burn_in)
+    if kept < batches:
+        raise ModelError(f"n_jobs: {n_jobs} jobs leave fewer than {batches} after burn-in")
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    zv, zp = model.z_pmf(period_ns)
+    c = _draw(rng, np.arange(model.c.size, dtype=np.int64), model.c, n_jobs)
+    z = _draw(rng, zv, zp, n_jobs)
+    s = np.cumsum(c - z * q)
+    w = s - np.minimum(np.minimum.accumulate(s), 0)
+    v = c.copy()
+    v[1:] += w[:-1]
+    start = n_jobs - kept
+    v = v[start:]
+    regenerations = int(np.count_nonzero(v == c[start:]))  # arrivals to an idle server
+    if limits_units is None:
+        thresholds = np.arange(1, max_delta + 1, dtype=np.int64) * q
+    else:
+        thresholds = np.atleast_1d(np.asarray(limits_units, dtype=np.int64))
+    n_limits = thresholds.size
+    usable = kept - kept % batches
+    hits = v[:usable, None] <= thresholds[None, :]
+    means = hits.reshape(batches, usable // batches, n_limits).mean(axis=1)
+    prob = (v[:, None] <= thresholds[None, :]).mean(axis=0)
+    sd = means.std(axis=0, ddof=1)
+    tq = float(stats.t.ppf(0.5 + confidence / 2.0, batches - 1))
+    half = tq * sd / math.sqrt(batches)
+    floor = -math.log1p(-confidence) / max(regenerations, 1)
+    half = np.where(sd == 0.0, np.maximum(half, floor), half)
+    return McResult(
+        prob=prob,
+        low=np.clip(prob - half, 0.0, 1.0),
+        high=np.clip(prob + half, 0.0, 1.0),
+        confidence=confidence,
+        n_jobs=int(n_jobs),
+        regenerations=regenerations,
+    )

@@ -1,0 +1,376 @@
+"""Recommend a reservation (Q, T) for an IRQ thread from its measured activations.
+
+For each candidate period T the smallest budget Q is searched (bisection on the CBS
+solver, which is monotone in Q) such that
+
+- P{response <= D} - error_bound >= target_prob (D: ``deadline_ns``, default T),
+- the buffering constraint (T - Q)/P < N_c holds when a buffer is given,
+- Q >= 1024 ns (the kernel's minimum) and Q/T <= max_bandwidth.
+
+Each feasible row is then checked by a Monte Carlo run of the same chain and by a replay
+of the real activations through a simulated SCHED_DEADLINE server. The best row is the
+one with the least bandwidth (ties: the shorter period).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+import yaml
+
+from ..errors import ModelError
+from ..pmf import Pmf, as_ns_array, nice_granularity
+from . import buffering, format_exact
+from .cbs import CbsModel, supply_units
+from .montecarlo import simulate
+from .replay import replay
+
+#: The kernel refuses SCHED_DEADLINE runtimes below this (sched_setattr: EINVAL).
+KERNEL_MIN_RUNTIME_NS = 1024
+MIN_PERIOD_NS = 100_000
+MAX_PERIOD_NS = 1_000_000_000
+_NAME_RE = re.compile(r"^[A-Za-z0-9_.-]{1,63}$")
+_SELECTOR_KEYS = {"interface", "irq", "action", "driver", "secondary"}
+
+
+@dataclass(frozen=True, eq=False)
+class Candidate:
+    """One candidate period and the smallest budget that meets the target (or why not)."""
+
+    period_ns: int
+    deadline_ns: int
+    runtime_ns: int | None = None
+    reason: str | None = None
+    solver_prob: float | None = None
+    error_bound: float | None = None
+    load: float | None = None
+    mc_prob: float | None = None
+    mc_low: float | None = None
+    mc_high: float | None = None
+    replay_prob: float | None = None
+    buffer_check: buffering.BufferCheck | None = None
+
+    @property
+    def feasible(self) -> bool:
+        """True when a budget was found."""
+        return self.runtime_ns is not None
+
+    @property
+    def bandwidth(self) -> float | None:
+        """Q/T of the found budget."""
+        return None if self.runtime_ns is None else self.runtime_ns / self.period_ns
+
+    def to_dict(self) -> dict:
+        """A JSON-ready dict."""
+        return {
+            "period_ns": self.period_ns,
+            "deadline_ns": self.deadline_ns,
+            "runtime_ns": self.runtime_ns,
+            "bandwidth": self.bandwidth,
+            "feasible": self.feasible,
+            "reason": self.reason,
+            "solver_prob": self.solver_prob,
+            "error_bound": self.error_bound,
+            "load": self.load,
+            "mc_prob": self.mc_prob,
+            "mc_ci": None if self.mc_low is None else [self.mc_low, self.mc_high],
+            "replay_prob": self.replay_prob,
+            "buffering": None if self.buffer_check is None else self.buffer_check.to_dict(),
+        }
+
+
+@dataclass(frozen=True, eq=False)
+class Recommendation:
+    """The candidate rows of :func:`recommend` and the best of them."""
+
+    rows: list[Candidate]
+    target_prob: float
+    granularity_ns: int
+    max_bandwidth: float
+    exec_pmf: Pmf
+    interarrival_pmf: Pmf
+    buffer: int | None = None
+    min_interarrival_ns: int | None = None
+    _best: Candidate | None = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        ok = [r for r in self.rows if r.feasible]
+        best = min(ok, key=lambda r: (r.runtime_ns / r.period_ns, r.period_ns), default=None)
+        object.__setattr__(self, "_best", best)
+
+    @property
+    def best(self) -> Candidate | None:
+        """The feasible row with the least bandwidth, or None when none is feasible."""
+        return self._best
+
+    def to_dict(self) -> dict:
+        """A JSON-ready dict of the inputs, every row and the best one."""
+        return {
+            "target_prob": self.target_prob,
+            "granularity_ns": self.granularity_ns,
+            "max_bandwidth": self.max_bandwidth,
+            "buffer": self.buffer,
+            "min_interarrival_ns": self.min_interarrival_ns,
+            "rows": [r.to_dict() for r in self.rows],
+            "best": None if self.best is None else self.best.to_dict(),
+        }
+
+    def profile_snippet(self, name: str, selector_yaml: str) -> str:
+        """A profile (docs/profile.md) holding the best reservation for one target.
+
+        Parameters
+        ----------
+        name
+            The target's name, ``[A-Za-z0-9_.-]{1,63}``.
+        selector_yaml
+            The IRQ selector lines, e.g. ``"irq: [11]"`` or ``"interface: eth0"``.
+        """
+        if not isinstance(name, str) or not _NAME_RE.match(name):
+            raise ModelError(f"target name {name!r}: must match [A-Za-z0-9_.-]{{1,63}}")
+        try:
+            sel = yaml.safe_load(selector_yaml)
+        except yaml.YAMLError as exc:
+            raise ModelError(f"selector {selector_yaml!r}: not valid YAML: {exc}") from exc
+        if not isinstance(sel, dict) or not sel:
+            raise ModelError(f"selector {selector_yaml!r}: expected keys such as 'irq: [11]'")
+        unknown = sorted(set(map(str, sel)) - _SELECTOR_KEYS)
+        if unknown:
+            raise ModelError(
+                f"selector: unknown key(s) {', '.join(unknown)}; "
+                f"use {', '.join(sorted(_SELECTOR_KEYS))}"
+            )
+        best = self.best
+        if best is None:
+            reasons = "; ".join(f"{format_exact(r.period_ns)}: {r.reason}" for r in self.rows)
+            raise ModelError(f"no candidate period meets the target ({reasons})")
+        lines = [
+            f"# P{{response <= {format_exact(best.deadline_ns)}}} >= {self.target_prob} "
+            f"(model {best.solver_prob:.6f}, replay "
+            + ("n/a" if best.replay_prob is None else f"{best.replay_prob:.6f}")
+            + ")",
+            "version: 1",
+            "targets:",
+            f"  - name: {name}",
+        ]
+        lines += [f"    {line}" for line in selector_yaml.strip().splitlines()]
+        lines += [
+            f"    runtime: {format_exact(best.runtime_ns)}",
+            f"    period: {format_exact(best.period_ns)}",
+        ]
+        if self.buffer is not None and self.min_interarrival_ns is not None:
+            lines += [
+                f"    min_interarrival: {format_exact(self.min_interarrival_ns)}",
+                f"    buffer: {self.buffer}",
+            ]
+        return "\n".join(lines) + "\n"
+
+
+def default_periods(mean_interarrival_ns: float, count: int = 16) -> list[int]:
+    """Log-spaced periods from 0.1x to 50x the mean inter-arrival, in [100us, 1s].
+
+    The model counts inter-arrivals in whole periods (rounded down), so periods shorter
+    than the typical inter-arrival are the ones it can vouch for; longer ones are kept
+    for slow devices. Each is rounded to two significant digits; duplicates after
+    clipping are dropped.
+    """
+    if not mean_interarrival_ns > 0:
+        raise ModelError("activations: the mean inter-arrival time is 0; no period fits")
+    raw = np.geomspace(0.1 * mean_interarrival_ns, 50.0 * mean_interarrival_ns, count)
+    out = []
+    for x in np.clip(raw, MIN_PERIOD_NS, MAX_PERIOD_NS):
+        scale = 10 ** max(math.floor(math.log10(x)) - 1, 0)
+        out.append(int(np.rint(x / scale)) * scale)
+    return sorted(set(out))
+
+
+def recommend(
+    arrival_ns: np.ndarray,
+    exec_ns: np.ndarray,
+    *,
+    periods_ns: list[int] | np.ndarray | None = None,
+    target_prob: float = 0.99,
+    deadline_ns: int | None = None,
+    buffer: int | None = None,
+    min_interarrival_ns: int | None = None,
+    max_bandwidth: float = 0.9,
+    granularity_ns: int | None = None,
+    max_delta: int = 10,
+    mc_jobs: int = 100_000,
+    run_replay: bool = True,
+    seed: int = 0,
+) -> Recommendation:
+    """The smallest budget per candidate period, checked three ways.
+
+    Parameters
+    ----------
+    arrival_ns
+        Activation (or IRQ request) times, int64 ns, sorted; at least two.
+    exec_ns
+        Execution time of each activation, int64 ns, same length.
+    periods_ns
+        Candidate periods (default: :func:`default_periods` of the mean inter-arrival).
+    target_prob
+        Required P{response <= deadline}, in (0, 1).
+    deadline_ns
+        The response-time bound (default: each row's period).
+    buffer, min_interarrival_ns
+        N_c and P for the buffering constraint; P defaults to the smallest measured
+        inter-arrival time. Without ``buffer`` the constraint is not applied.
+    max_bandwidth
+        The largest Q/T allowed, in (0, 1].
+    granularity_ns
+        Δ of the model (default: a 1-2-5 step giving about 1,000 execution-time bins).
+    max_delta, mc_jobs, run_replay, seed
+        Largest δ of the model, Monte Carlo length (0: no Monte Carlo), whether to replay
+        the activations, and the Monte Carlo seed.
+    """
+    arr = as_ns_array(arrival_ns, "arrival times")
+    exe = as_ns_array(exec_ns, "execution times")
+    if arr.size != exe.size:
+        raise ModelError(f"activations: {arr.size} arrival times but {exe.size} execution times")
+    if arr.size < 2:
+        raise ModelError(f"activations: need at least 2 to measure inter-arrivals, got {arr.size}")
+    inter = np.diff(arr)
+    if np.any(inter < 0):
+        raise ModelError("arrival times: must be sorted")
+    if np.any(exe < 0):
+        raise ModelError("execution times: must not be negative")
+    if not 0.0 < target_prob < 1.0:
+        raise ModelError(f"target probability: must be in (0, 1), got {target_prob}")
+    if not 0.0 < max_bandwidth <= 1.0:
+        raise ModelError(f"max bandwidth: must be in (0, 1], got {max_bandwidth}")
+    gran = nice_granularity(int(exe.max()), 1000) if granularity_ns is None else granularity_ns
+    exec_pmf = Pmf.from_samples(exe, gran, rounding="up")
+    inter_pmf = Pmf.from_samples(inter, gran, rounding="down")
+    model = CbsModel(exec_pmf, inter_pmf)
+    p_min = None
+    if buffer is not None:
+        if isinstance(buffer, bool) or not isinstance(buffer, int | np.integer) or buffer < 1:
+            raise ModelError(f"buffer: must be a positive number of interrupts, got {buffer!r}")
+        p_min = int(inter.min()) if min_interarrival_ns is None else int(min_interarrival_ns)
+        if p_min <= 0:
+            raise ModelError(
+                "min inter-arrival: the smallest measured inter-arrival is 0 ns "
+                "(simultaneous activations); give min_interarrival_ns explicitly"
+            )
+    if periods_ns is None:
+        periods = default_periods(float(inter.mean()))
+    else:
+        periods = [int(t) for t in as_ns_array(periods_ns, "periods")]
+        if not periods or min(periods) <= 0:
+            raise ModelError("periods: give at least one positive period")
+    if deadline_ns is not None and int(deadline_ns) <= 0:
+        raise ModelError(f"deadline: must be positive, got {deadline_ns}")
+    rows = [
+        _candidate(
+            model,
+            arr,
+            exe,
+            t,
+            deadline_ns,
+            target_prob,
+            buffer,
+            p_min,
+            max_bandwidth,
+            max_delta,
+            mc_jobs,
+            run_replay,
+            seed,
+        )
+        for t in sorted(set(periods))
+    ]
+    return Recommendation(
+        rows,
+        target_prob,
+        model.granularity_ns,
+        max_bandwidth,
+        exec_pmf,
+        inter_pmf,
+        None if buffer is None else int(buffer),
+        p_min,
+    )
+
+
+def _candidate(
+    model,
+    arr,
+    exe,
+    t,
+    deadline_ns,
+    target,
+    buffer,
+    p_min,
+    max_bw,
+    max_delta,
+    mc_jobs,
+    run_replay,
+    seed,
+) -> Candidate:
+    g = model.granularity_ns
+    d = t if deadline_ns is None else int(deadline_ns)
+    q_hi = math.floor(max_bw * t) // g
+    q_lo = -(-KERNEL_MIN_RUNTIME_NS // g)
+    if buffer is not None:
+        q_lo = max(q_lo, -(-buffering.check(t, t, p_min, buffer).min_runtime_for(t) // g))
+    zv, zp = model.z_pmf(t)
+    ez = float(np.dot(zv, zp))
+    if ez == 0.0 and model.mean_c > 0:
+        return Candidate(
+            t,
+            d,
+            reason="every inter-arrival is shorter than the period, so "
+            "the model (inter-arrivals in whole periods, rounded down) "
+            "sees an unbounded backlog at any budget",
+        )
+    if ez > 0:
+        # Stability needs E[c] < q·E[z]; equality is kept for the deterministic case.
+        q_lo = max(q_lo, math.ceil(model.mean_c / ez - 1e-9))
+    if q_hi < 1 or q_lo > q_hi:
+        why = f"needs more than {max_bw:.0%} of the CPU"
+        if buffer is not None:
+            why += " (stability, the buffering constraint and the kernel minimum)"
+        return Candidate(t, d, reason=why)
+
+    def solve(q: int):
+        res = model.solve(q * g, t, max_delta)
+        p = res.prob_within(d)
+        return res, p, p is not None and p - res.error_bound >= target
+
+    res, p, ok = solve(q_hi)
+    if not ok:
+        shown = "unstable" if p is None else f"{p:.6f}"
+        return Candidate(
+            t,
+            d,
+            reason=f"P{{response <= {format_exact(d)}}} = {shown} < "
+            f"{target} even at {max_bw:.0%} of the CPU",
+            load=res.load,
+        )
+    lo, hi, best = q_lo, q_hi, (res, p)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        r_mid, p_mid, ok_mid = solve(mid)
+        if ok_mid:
+            hi, best = mid, (r_mid, p_mid)
+        else:
+            lo = mid + 1
+    res, p = best  # hi only moves to budgets that pass
+    q_ns = hi * g
+    row = {
+        "runtime_ns": q_ns,
+        "solver_prob": p,
+        "error_bound": res.error_bound,
+        "load": res.load,
+    }
+    if buffer is not None:
+        row["buffer_check"] = buffering.check(q_ns, t, p_min, buffer)
+    if mc_jobs:
+        limit = supply_units(d, q_ns, t, g)
+        mc = simulate(model, q_ns, t, n_jobs=mc_jobs, seed=seed, limits_units=[limit])
+        row.update(mc_prob=float(mc.prob[0]), mc_low=float(mc.low[0]), mc_high=float(mc.high[0]))
+    if run_replay:
+        row["replay_prob"] = replay(arr, exe, q_ns, t, max_delta=max_delta).prob_within(d)
+    return Candidate(t, d, **row)
