@@ -34,6 +34,7 @@ struct stat_fields {
 	pid_t ppid;
 	unsigned long flags;
 	int nice;
+	int num_threads;
 	unsigned long long starttime;
 	int rt_priority;
 	int policy;
@@ -102,6 +103,9 @@ static int parse_stat(char *buf, struct stat_fields *sf)
 			break;
 		case 19:
 			sf->nice = (int)strtol(p, NULL, 10);
+			break;
+		case 20:
+			sf->num_threads = (int)strtol(p, NULL, 10);
 			break;
 		case 22:
 			sf->starttime = strtoull(p, NULL, 10);
@@ -304,8 +308,18 @@ static void own_actions(struct thread_info *ti)
 	/* when the comm names none of them, ti->actions still holds them all */
 }
 
-/* Everything but stat, for a thread whose stat is already in @sf. */
-static int read_rest(const char *dir, pid_t pid, const struct stat_fields *sf,
+/* The machine's own /proc: syscalls may stand in for files there. */
+static bool real_proc(void)
+{
+	return !strcmp(irqres_paths.proc, "/proc");
+}
+
+/*
+ * Everything but stat, for a thread whose stat is already in @sf.  With the real /proc
+ * and a known @tgid, sched_getaffinity() replaces reading /proc/TID/status, which costs
+ * several times more.
+ */
+static int read_rest(const char *dir, pid_t pid, pid_t tgid, const struct stat_fields *sf,
 		     struct thread_info *ti)
 {
 	int rc;
@@ -329,14 +343,20 @@ static int read_rest(const char *dir, pid_t pid, const struct stat_fields *sf,
 		ti->irq = -1;
 		ti->secondary = false;
 	}
-	rc = read_status(dir, ti);
-	if (rc)
-		return rc;
+	if (tgid > 0 && real_proc()) {
+		ti->tgid = tgid;
+		if (sched_getaffinity(pid, sizeof(ti->affinity), &ti->affinity) < 0)
+			return -errno;
+	} else {
+		rc = read_status(dir, ti);
+		if (rc)
+			return rc;
+	}
 	rc = read_cgroup(dir, ti);
 	if (rc)
 		return rc;
 	/* DL parameters come from sched_getattr; fixture trees have none to give. */
-	if (ti->policy == SCHED_DEADLINE && !strcmp(irqres_paths.proc, "/proc")) {
+	if (ti->policy == SCHED_DEADLINE && real_proc()) {
 		struct dl_attr a;
 
 		rc = dl_get(pid, &a);
@@ -366,7 +386,7 @@ int thread_read(pid_t pid, struct thread_info *ti)
 	rc = read_stat(dir, &sf);
 	if (rc)
 		return rc;
-	return read_rest(dir, pid, &sf, ti);
+	return read_rest(dir, pid, 0, &sf, ti);
 }
 
 int thread_still_same(const struct thread_info *ti)
@@ -422,7 +442,7 @@ static int consider_irq_thread(pid_t pid, struct thread_list *list)
 	if (!(sf.flags & PF_KTHREAD) || sf.ppid != KTHREADD_PID ||
 	    thread_parse_irq_comm(sf.comm, &irq, &secondary))
 		return 0;
-	rc = read_rest(dir, pid, &sf, &ti);
+	rc = read_rest(dir, pid, pid, &sf, &ti);
 	if (rc)
 		return skip_or_fail(rc);
 	return thread_list_push(list, &ti);
@@ -529,6 +549,12 @@ static int scan_process_tasks(pid_t pid, struct thread_list *list)
 	rc = read_stat(dir, &sf);
 	if (rc || (sf.flags & PF_KTHREAD))
 		return skip_or_fail(rc);
+	if (sf.num_threads == 1) {
+		struct thread_info ti;
+
+		rc = read_rest(dir, pid, pid, &sf, &ti);
+		return rc ? skip_or_fail(rc) : thread_list_push(list, &ti);
+	}
 	snprintf(dir, sizeof(dir), "%s/%d/task", irqres_paths.proc, pid);
 	d = opendir(dir);
 	if (!d)
@@ -542,11 +568,9 @@ static int scan_process_tasks(pid_t pid, struct thread_list *list)
 		snprintf(tdir, sizeof(tdir), "%s/%d", dir, tid);
 		rc = read_stat(tdir, &sf);
 		if (!rc && !(sf.flags & PF_KTHREAD)) {
-			rc = read_rest(tdir, tid, &sf, &ti);
-			if (!rc) {
-				ti.tgid = pid;
+			rc = read_rest(tdir, tid, pid, &sf, &ti);
+			if (!rc)
 				rc = thread_list_push(list, &ti);
-			}
 		}
 		rc = skip_or_fail(rc);
 	}
