@@ -43,6 +43,7 @@
 #define NS_PER_S 1000000000ULL
 #define ERRLEN 1024
 #define REFUSED_MAX 256		/* hotplugged threads whose apply failed: not retried */
+#define TASK_RESCAN_EVERY 10	/* with the proc connector: list all tasks every 10th rescan */
 
 struct options {
 	const char *profile;
@@ -76,8 +77,10 @@ struct daemon {
 	struct ctl_server *ctl;
 	struct hotplug *hp;
 	int sigfd, timerfd;
-	uint64_t rescan_ns, watchdog_ns, next_rescan, next_watchdog;
+	uint64_t rescan_ns, watchdog_ns, tick_ns, next_rescan, next_watchdog;
 	bool rescan_now;
+	bool events_lost;		/* the proc connector overflowed: list every task */
+	unsigned long n_rescans;
 	bool quit;
 };
 
@@ -131,7 +134,8 @@ static void usage(FILE *f)
 	      "                       partitions, delete the state file, exit\n"
 	      "      --run-dir DIR    state file (DIR/state) and socket dir [/run/irqres]\n"
 	      "      --socket PATH    control socket [RUN_DIR/irqresd.sock]\n"
-	      "      --rescan MS      periodic rescan for new threads, 0 = off [1000]\n"
+	      "      --rescan MS      periodic rescan for new threads, 0 = off [1000]; with the\n"
+	      "                       proc connector, user tasks only every 10th time\n"
 	      "      --no-netlink     no proc connector events (rescans only)\n"
 	      "      --proc DIR       /proc root [/proc]\n"
 	      "      --sys DIR        /sys root [/sys]\n"
@@ -541,23 +545,36 @@ static enum hotplug_verdict on_hotplug(void *ctx, enum hotplug_event ev, pid_t p
 		return HOTPLUG_DONE;
 	case HOTPLUG_OVERRUN:
 		d->rescan_now = true;
+		d->events_lost = true;
 		return HOTPLUG_DONE;
 	default:
 		return check_thread(d, pid, false);
 	}
 }
 
-/* The fallback: every thread the profile selects that the daemon does not manage yet. */
+/*
+ * The fallback: every thread the profile selects that the daemon does not manage yet.
+ * IRQ threads (kthreadd's children) are cheap to list and are checked every time. All
+ * user tasks are costly to list on a busy machine; while the proc connector reports new
+ * tasks they are listed only every TASK_RESCAN_EVERY rescans, and at once when events
+ * were lost.
+ */
 static void rescan(struct daemon *d)
 {
 	struct thread_list irq = { 0 }, tasks = { 0 };
 	struct match_list matches = { 0 };
 	char err[ERRLEN] = "";
+	uint64_t t0 = now_ns();
+	bool with_tasks;
 	size_t i;
 	int rc;
 
 	if (!d->have_prof)
 		return;
+	with_tasks = match_needs_tasks(&d->prof) &&
+		     (hotplug_fd(d->hp) < 0 || d->events_lost || d->n_rescans % TASK_RESCAN_EVERY == 0);
+	d->events_lost = false;
+	d->n_rescans++;
 	for (i = 0; i < d->n_m;) {	/* threads gone while events were lost */
 		if (thread_still_same(&d->m[i].thread) == 1) {
 			i++;
@@ -566,11 +583,10 @@ static void rescan(struct daemon *d)
 		forget_thread(d, d->m[i].thread.pid);
 	}
 	rc = threads_scan_irq(&irq);
-	if (rc == 0 && match_needs_tasks(&d->prof))
+	if (rc == 0 && with_tasks)
 		rc = threads_scan_tasks(&tasks);
-	if (rc == 0)
-		rc = match_profile(&d->prof, &irq, match_needs_tasks(&d->prof) ? &tasks : NULL,
-				   &matches, NULL, err, sizeof(err));
+	if (rc == 0)	/* without the task list, task targets match nothing this time */
+		rc = match_profile(&d->prof, &irq, &tasks, &matches, NULL, err, sizeof(err));
 	if (rc < 0) {
 		pr_debug("rescan: %s", err[0] ? err : strerror(-rc));
 	} else {
@@ -578,6 +594,8 @@ static void rescan(struct daemon *d)
 			if (!managed_find(d, matches.v[i].thread.pid))
 				check_thread(d, matches.v[i].thread.pid, true);
 	}
+	pr_debug("rescan: %zu IRQ threads, %zu tasks, %" PRIu64 " us", irq.n, tasks.n,
+		 (now_ns() - t0) / 1000);
 	match_list_free(&matches);
 	thread_list_free(&tasks);
 	thread_list_free(&irq);
@@ -974,6 +992,7 @@ static int setup_timer(struct daemon *d)
 		tick = d->rescan_ns;
 	if (d->watchdog_ns && (!tick || d->watchdog_ns < tick))
 		tick = d->watchdog_ns;
+	d->tick_ns = tick;
 	d->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 	if (d->timerfd < 0)
 		return -errno;
@@ -1019,13 +1038,16 @@ static void on_timer(struct daemon *d)
 
 	if (read(d->timerfd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
 		pr_debug("timerfd: %m");
-	if (d->watchdog_ns && now >= d->next_watchdog) {
+	/* a tick that comes a little before a due time counts: half a tick of slack */
+	if (d->watchdog_ns && now + d->tick_ns / 2 >= d->next_watchdog) {
 		notify_watchdog();
-		d->next_watchdog = now + d->watchdog_ns;
+		while (d->next_watchdog <= now + d->tick_ns / 2)
+			d->next_watchdog += d->watchdog_ns;
 	}
-	if (d->rescan_ns && now + NS_PER_MS >= d->next_rescan) {
+	if (d->rescan_ns && now + d->tick_ns / 2 >= d->next_rescan) {
 		d->rescan_now = true;
-		d->next_rescan = now + d->rescan_ns;
+		while (d->next_rescan <= now + d->tick_ns / 2)
+			d->next_rescan += d->rescan_ns;
 	}
 }
 
@@ -1041,7 +1063,7 @@ static int serve(struct daemon *d)
 		fds[n++] = (struct pollfd){ .fd = d->timerfd, .events = POLLIN };
 		fds[n++] = (struct pollfd){ .fd = hotplug_fd(d->hp), .events = POLLIN };
 		nctl = ctl_pollfds(d->ctl, fds + n, sizeof(fds) / sizeof(fds[0]) - n);
-		timeout = hotplug_retry_timeout_ms(d->hp);
+		timeout = d->rescan_now ? 0 : hotplug_retry_timeout_ms(d->hp);
 		rc = poll(fds, n + nctl, timeout);
 		if (rc < 0) {
 			if (errno == EINTR)
@@ -1146,6 +1168,8 @@ int main(int argc, char **argv)
 		code = EXIT_REFUSED;
 		goto out_hotplug;
 	}
+	/* threads that appeared between the apply and the subscription: one full rescan */
+	d.rescan_now = d.events_lost = true;
 	if (hotplug_fd(d.hp) < 0 && !d.rescan_ns)
 		pr_warn("no proc connector and --rescan 0: new threads will not be reserved");
 	pr_info("listening on %s%s", d.socket_path, d.have_prof ? "" : " (no profile)");
