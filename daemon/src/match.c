@@ -14,7 +14,10 @@
  *                 DEV/msi_irqs/N, or DEV/irq when the device has no MSI; the driver is
  *                 the basename of DEV/driver, and also that of DEV's virtio children
  *                 (so virtio_net works beside virtio-pci); '-' and '_' compare equal as
- *                 in module names.  IRQs of non-PCI devices have no driver here.
+ *                 in module names.  IRQs of non-PCI devices have no driver here.  On a
+ *                 legacy IRQ shared by several devices, `driver` takes every thread of
+ *                 the IRQ: add `action` to pick one.
+ *   task pid P    the thread P, or every thread of process P.
  */
 #include "match.h"
 #include "discover.h"
@@ -620,6 +623,9 @@ int match_thread(const struct profile *prof, size_t target, const struct thread_
 
 	if (target >= prof->n_targets)
 		return -EINVAL;
+	/* most hotplug events are user threads and IRQ targets: no sysfs reads for them */
+	if (prof->targets[target].kind == TARGET_IRQ ? !ti->is_irq : ti->kthread)
+		return 0;
 	rc = resolve(&prof->targets[target], &r, &drivers);
 	if (!rc)
 		rc = selects(&prof->targets[target], &r, &drivers, ti);

@@ -8,8 +8,11 @@
  * interface (IF, IF-..., IF@...).  A driver is the basename of the IRQ's device's driver
  * link: the device of an IRQ is found through /sys/bus/pci/devices/DEV/msi_irqs/N,
  * /sys/bus/pci/devices/DEV/irq and /sys/class/net/IF/device (NICs).  `secondary: false`
- * drops irq/N-s-* threads.  Task selectors (comm glob, pids, cgroup prefix) combine with
- * AND too and never match kernel threads.
+ * drops irq/N-s-* threads.  On a shared legacy IRQ, `interface` takes only the threads
+ * whose action names the interface, while `driver` takes every thread of the IRQ.  Task
+ * selectors (comm glob, pids, cgroup prefix) combine with AND too and never match kernel
+ * threads; a pid selects that thread or, for a process id, all the process's threads;
+ * the cgroup prefix matches whole path components.
  */
 #ifndef IRQRES_MATCH_H
 #define IRQRES_MATCH_H
