@@ -280,43 +280,58 @@ static void test_discover_list_push(void **state)
 	thread_list_free(&l);
 }
 
-/*
- * On this host's real /proc: a process of this test renames itself irq/11-eth0 and
- * takes SCHED_DEADLINE; it is a task, never an IRQ thread, and thread_read sees its
- * reservation.  The host's own threads are only read.
- */
-static void test_discover_host(void **state)
+/* A process of this test that names itself irq/11-eth0 and sleeps. */
+static pid_t spawn_impostor(void)
 {
-	struct thread_list irq = { 0 }, tasks = { 0 };
-	const struct thread_info *t;
-	struct thread_info ti;
-	int pipefd[2], status, rc;
-	char c;
+	int pipefd[2];
 	pid_t child;
-	size_t i;
+	char c;
 
 	assert_int_equal(pipe(pipefd), 0);
 	child = fork();
 	assert_true(child >= 0);
 	if (!child) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		prctl(PR_SET_NAME, "irq/11-eth0");
 		close(pipefd[0]);
 		if (write(pipefd[1], "r", 1) != 1)
 			_exit(1);
-		pause();
-		_exit(0);
+		for (;;)
+			pause();
 	}
 	close(pipefd[1]);
 	assert_int_equal(read(pipefd[0], &c, 1), 1);
 	close(pipefd[0]);
+	return child;
+}
 
-	rc = dl_set_deadline(child, 1000000, 10000000, 10000000);
+static void reap(pid_t child)
+{
+	struct thread_info ti;
+	int status;
+
+	kill(child, SIGKILL);
+	waitpid(child, &status, 0);
+	assert_int_equal(thread_read(child, &ti), -ESRCH);
+}
+
+/*
+ * On this host's real /proc: a process of this test named irq/11-eth0 is a task, never
+ * an IRQ thread.  The host's own threads are only read.
+ */
+static void test_discover_host_impostor(void **state)
+{
+	struct thread_list irq = { 0 }, tasks = { 0 };
+	const struct thread_info *t;
+	pid_t child = spawn_impostor();
+	size_t i;
 
 	assert_int_equal(threads_scan_irq(&irq), 0);
 	for (i = 0; i < irq.n; i++) {
 		assert_true(irq.v[i].is_irq);
 		assert_true(irq.v[i].kthread);
 		assert_int_equal(strncmp(irq.v[i].comm, "irq/", 4), 0);
+		assert_true(irq.v[i].irq >= 0);
 	}
 	assert_null(find(&irq, child));
 
@@ -327,29 +342,38 @@ static void test_discover_host(void **state)
 	assert_false(t->is_irq);
 	assert_false(t->kthread);
 	assert_int_equal(t->tgid, child);
+	assert_true(CPU_COUNT(&t->affinity) > 0);
+	assert_true(t->cgroup[0] == '/' || t->cgroup[0] == '\0');
 	assert_non_null(find(&tasks, getpid()));
 	for (i = 0; i < tasks.n; i++)
 		assert_false(tasks.v[i].kthread);
-
-	assert_int_equal(thread_read(child, &ti), 0);
-	assert_int_equal(CPU_COUNT(&ti.affinity) > 0, 1);
-	assert_true(ti.starttime > 0);
-	if (rc == 0) {
-		assert_int_equal(ti.policy, SCHED_DEADLINE);
-		assert_int_equal(ti.dl_runtime_ns, 1000000);
-		assert_int_equal(ti.dl_deadline_ns, 10000000);
-		assert_int_equal(ti.dl_period_ns, 10000000);
-	} else {
-		print_message("SCHED_DEADLINE refused here (%s): DL parameters not checked\n",
-			      strerror(-rc));
-	}
-	kill(child, SIGKILL);
-	waitpid(child, &status, 0);
-	assert_int_equal(thread_read(child, &ti), -ESRCH);
+	reap(child);
 	thread_list_free(&irq);
 	thread_list_free(&tasks);
-	if (rc)
+}
+
+/* thread_read sees a SCHED_DEADLINE reservation that this test gives its own child. */
+static void test_discover_host_deadline(void **state)
+{
+	pid_t child = spawn_impostor();
+	struct thread_info ti;
+	int rc;
+
+	/* 0.1 % of a CPU: admitted unless the machine's DL bandwidth is all taken */
+	rc = dl_set_deadline(child, 100000, 50000000, 100000000);
+	if (rc) {
+		reap(child);
+		print_message("SCHED_DEADLINE refused for a child of this test (%s): "
+			      "DL parameters not checked\n", strerror(-rc));
 		skip();
+	}
+	assert_int_equal(thread_read(child, &ti), 0);
+	assert_int_equal(ti.policy, SCHED_DEADLINE);
+	assert_int_equal(ti.dl_runtime_ns, 100000);
+	assert_int_equal(ti.dl_deadline_ns, 50000000);
+	assert_int_equal(ti.dl_period_ns, 100000000);
+	assert_int_equal(ti.priority, 0);
+	reap(child);
 }
 
 int main(void)
@@ -363,7 +387,8 @@ int main(void)
 		cmocka_unit_test(test_discover_parse_comm),
 		cmocka_unit_test_setup_teardown(test_discover_irq_actions, use_fixture, use_host),
 		cmocka_unit_test(test_discover_list_push),
-		cmocka_unit_test_setup_teardown(test_discover_host, use_host, use_host),
+		cmocka_unit_test_setup_teardown(test_discover_host_impostor, use_host, use_host),
+		cmocka_unit_test_setup_teardown(test_discover_host_deadline, use_host, use_host),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
