@@ -60,6 +60,7 @@ class FakeDaemon:
         self.requests: list[str] = []
         self.override: dict[str, object] = {}
         self.stats_threads: list[dict] = []
+        self.stats_fn = None          # when set, called for each stats request
         self.lock = threading.Lock()
         self._srv: socket.socket | None = None
         self._stop = threading.Event()
@@ -130,8 +131,9 @@ class FakeDaemon:
                 return {"ok": True, "pid": 4242, "profile": self.profile,
                         "admission_control": "keep", "targets": copy.deepcopy(self.targets)}
             if cmd == "stats":
+                threads = self.stats_fn() if self.stats_fn else self.stats_threads
                 return {"ok": True, "time_ns": time.monotonic_ns(),
-                        "threads": copy.deepcopy(self.stats_threads)}
+                        "threads": copy.deepcopy(threads)}
             if cmd in ("plan", "apply") and len(args) == 1:
                 if not os.path.exists(args[0]):
                     return {"ok": False, "error": f"{args[0]}: No such file or directory"}

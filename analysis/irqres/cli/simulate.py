@@ -1,0 +1,98 @@
+"""``irqres simulate``: the controller on bursty arrivals through a CBS model."""
+
+from __future__ import annotations
+
+import click
+
+from ..control import ControllerConfig
+from ..control.loop import CsvLog
+from ..control.simulate import Workload, compare, simulate_adaptive
+from ..errors import UnitError
+from ..units import parse_duration
+from .status import cli_errors, dur, echo_json, table
+
+
+def _duration(ctx: click.Context, param: click.Parameter, value: str | None) -> int | None:
+    if value is None:
+        return None
+    try:
+        return parse_duration(value, param.opts[0])
+    except UnitError as exc:
+        raise click.BadParameter(str(exc)) from exc
+
+
+@click.command("simulate")
+@click.option("--intervals", default=20_000, show_default=True, help="Sampling intervals.")
+@click.option("--interval", "interval_ns", default="1ms", show_default=True,
+              callback=_duration, help="Sampling interval = server period T.")
+@click.option("--job", "job_ns", default="20us", show_default=True, callback=_duration,
+              help="Mean CPU time per job (jittered by --jitter).")
+@click.option("--jitter", default=0.5, show_default=True, help="Job time jitter, +- share.")
+@click.option("--rate-on", default=40.0, show_default=True, help="Jobs per interval, burst.")
+@click.option("--rate-off", default=10.0, show_default=True, help="Jobs per interval, quiet.")
+@click.option("--p-on-off", default=0.3, show_default=True, help="P(burst ends) per interval.")
+@click.option("--p-off-on", default=0.3, show_default=True, help="P(burst starts).")
+@click.option("--seed", default=1, show_default=True)
+@click.option("--buffer", default=512, show_default=True, help="N_c: jobs the device holds.")
+@click.option("--gain", default=0.25, show_default=True, help="G.")
+@click.option("--window", default=100, show_default=True, help="AW, in intervals.")
+@click.option("--default-job", "default_job_ns", default="20us", show_default=True,
+              callback=_duration, help="Per-job time when nothing was processed.")
+@click.option("--min-runtime", "min_ns", default=None, callback=_duration,
+              help="Lower clamp [default: 1024ns].")
+@click.option("--max-runtime", "max_ns", default=None, callback=_duration,
+              help="Upper clamp [default: the interval].")
+@click.option("--orientation", type=click.Choice(["queued", "deferred"]), default="queued",
+              show_default=True, help="How left-over work moves the budget "
+              "(docs/controller.md).")
+@click.option("--log", "log_path", type=click.Path(dir_okay=False), metavar="FILE.csv",
+              help="Write the adaptive run in the `tune --log` format (for plot-tune).")
+@click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
+def simulate_cmd(intervals: int, interval_ns: int, job_ns: int, jitter: float,
+                 rate_on: float, rate_off: float, p_on_off: float, p_off_on: float,
+                 seed: int, buffer: int, gain: float, window: int, default_job_ns: int,
+                 min_ns: int | None, max_ns: int | None, orientation: str,
+                 log_path: str | None, as_json: bool) -> None:
+    """Compare the threshold controller with a fixed budget equal to the average work.
+
+    Bursty arrivals (an on/off Markov-modulated Poisson process) go through a model of the
+    IRQ thread's SCHED_DEADLINE server: up to Q per period, left-over work queued in a
+    device that holds --buffer jobs and drops the rest. Prints, for both budgets, the
+    interrupt time consumed per interval (mean, max-min, p1..p99), jobs done and dropped,
+    and the largest backlog.
+    """
+    with cli_errors():
+        w = Workload(intervals, interval_ns, job_ns, jitter, rate_on, rate_off, p_on_off,
+                     p_off_on, seed)
+        cfg = ControllerConfig(name="simulated", period_ns=interval_ns, gain=gain,
+                               window=window, default_job_ns=default_job_ns,
+                               min_runtime_ns=min_ns or 0, max_runtime_ns=max_ns or 0,
+                               buffer=buffer, orientation=orientation)
+        result = compare(w, cfg)
+        if log_path:
+            run = simulate_adaptive(w, cfg)
+            log = CsvLog(log_path)
+            b = run.budget_ns.tolist()
+            for i in range(intervals):
+                nxt = b[i + 1] if i + 1 < intervals else b[i]
+                log.row(i * interval_ns, "simulated", int(run.n_pro[i]),
+                        int(run.consumed_ns[i]), int(run.n_rmn[i]), nxt,
+                        nxt if nxt != b[i] else None)
+            log.close()
+    if as_json:
+        echo_json(result)
+        return
+    rows = []
+    for key in ("fixed", "adaptive"):
+        r = result[key]
+        rows.append([r["label"], dur(r["mean_budget_ns"]), dur(r["mean_consumed_ns"]),
+                     dur(r["range_ns"]), dur(r["p1_p99_ns"]), r["jobs_done"], r["dropped"],
+                     r["max_backlog"]])
+    click.echo(table(["budget", "mean Q", "mean used", "max-min", "p1..p99", "jobs done",
+                      "dropped", "max backlog"], rows))
+
+    def ratio(x: float | None) -> str:
+        return "-" if x is None else f"{x:.2f}x"
+
+    click.echo(f"range shrink (fixed/adaptive): max-min {ratio(result['range_shrink'])}, "
+               f"p1..p99 {ratio(result['p1_p99_shrink'])}")

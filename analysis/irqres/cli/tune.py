@@ -1,0 +1,50 @@
+"""``irqres tune``: the adaptive threshold controller, in the foreground."""
+
+from __future__ import annotations
+
+import signal
+import sys
+
+import click
+
+from ..control.loop import Tuner
+from ..units import parse_duration
+from .status import cli_errors, dur, socket_option, table
+
+
+@click.command("tune")
+@click.argument("profile", required=False,
+                type=click.Path(exists=True, dir_okay=False, readable=True))
+@click.option("-d", "--duration", metavar="D", help="Stop after D (e.g. 30s); default: run "
+              "until interrupted.")
+@click.option("--log", "log_path", metavar="FILE.csv", type=click.Path(dir_okay=False),
+              help="Write every interval: time_ns, target, N_pro, T_pro_ns, N_rmn, "
+              "T_thr_ns, Q_sent_ns.")
+@socket_option
+def tune_cmd(profile: str | None, duration: str | None, log_path: str | None,
+             socket_: str | None) -> None:
+    """Adapt the budget of every `mode: adaptive` target irqresd holds.
+
+    Each target is sampled every `adaptive.sample` interval; its next budget comes from
+    the threshold controller (docs/controller.md) and goes to irqresd with set-budget.
+    With PROFILE, irqresd is made to hold it first (applied if it does not). On a
+    terminal one line per target shows the last interval. irqresd restarts and threads
+    that come and go are survived.
+    """
+    with cli_errors():
+        duration_ns = parse_duration(duration, "--duration") if duration else None
+        view = sys.stdout if sys.stdout.isatty() else None
+        tuner = Tuner(socket_, profile, duration_ns, log_path, view)
+        old = signal.signal(signal.SIGTERM, lambda *_: tuner.stop())
+        try:
+            summary = tuner.run()
+        except KeyboardInterrupt:
+            summary = {name: {"budget_ns": st.runtime_ns, "sent": st.sent,
+                              "threshold_ns": st.ctl.threshold_ns}
+                       for name, st in tuner.targets.items()}
+        finally:
+            signal.signal(signal.SIGTERM, old)
+    rows = [[name, dur(v["budget_ns"]), v["sent"]] for name, v in summary.items()]
+    click.echo(table(["target", "budget now", "budgets sent"], rows))
+    if tuner.reconnects:
+        click.echo(f"reconnected to irqresd {tuner.reconnects} time(s)")

@@ -1,0 +1,148 @@
+"""The controller's live inputs, per thread and per sampling interval.
+
+Where each number comes from (all are cumulative counters; the controller uses the
+difference between two samples):
+
+* **jobs processed, N_pro** — for an IRQ thread, the interrupts raised on its IRQ lines:
+  the sum over CPUs of the thread's lines in /proc/interrupts (irqresd's ``stats`` reports
+  it as ``irq_count``; :func:`read_interrupts` reads the file directly when the daemon
+  does not). Every interrupt raised is handled by the thread unless it is left over (see
+  N_rmn). For a ``task`` target, the activations: each one ends in a voluntary sleep, so
+  the voluntary context switches (/proc/PID/status) count finished jobs.
+* **CPU time, T_pro** — ``cpu_time_ns`` of irqresd's ``stats``: the first field of
+  /proc/PID/schedstat, the time the thread ran.
+* **jobs left over, N_rmn** — work raised but not served in the interval. Each time the
+  thread was cut before it finished (an involuntary context switch: the budget ran out
+  and SCHED_DEADLINE throttled it, or it was preempted) it leaves about one activation's
+  worth of jobs behind: N_rmn = cuts * max(jobs / activations, 1), activations being the
+  voluntary switches (an activation ends in a voluntary sleep). For a NIC add the frames
+  the device could not hold: the increase of rx_missed_errors + rx_dropped in
+  /sys/class/net/IF/statistics, where the device has those files. (On this kernel a
+  throttled SCHED_DEADLINE task shows one involuntary switch per throttled period, and
+  its schedstat wait time grows by the time it was held back.)
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from ..errors import IrqresError
+
+NET_DROP_COUNTERS = ("rx_missed_errors", "rx_dropped")
+
+
+class InputError(IrqresError, ValueError):
+    """A counter file could not be read or parsed."""
+
+
+def read_interrupts(proc: str = "/proc") -> dict[int, int]:
+    """Interrupts raised per numbered IRQ line, summed over CPUs (/proc/interrupts)."""
+    path = os.path.join(proc, "interrupts")
+    try:
+        with open(path) as f:
+            lines = f.read().splitlines()
+    except OSError as exc:
+        raise InputError(f"{path}: {exc.strerror or exc}") from exc
+    if not lines:
+        raise InputError(f"{path}: empty")
+    ncpu = len(lines[0].split())
+    out: dict[int, int] = {}
+    for no, line in enumerate(lines[1:], start=2):
+        head, _, rest = line.partition(":")
+        if not head.strip().isdigit():
+            continue                      # NMI, LOC, ERR, ...
+        fields = rest.split()
+        try:
+            out[int(head)] = sum(int(x) for x in fields[:ncpu])
+        except ValueError as exc:
+            raise InputError(f"{path}:{no}: cannot read the counts of IRQ {head.strip()}"
+                             ) from exc
+    return out
+
+
+def net_interface(actions: list[str], sys: str = "/sys") -> str | None:
+    """The network interface an IRQ thread serves, from its action names, if any.
+
+    ``eth0`` names it directly; queue actions such as ``eth0-TxRx-0`` or ``eth0-rx-1`` are
+    tried without their suffix.
+    """
+    for action in actions:
+        for name in (action, action.split("-", 1)[0]):
+            if name and "/" not in name and os.path.isdir(
+                    os.path.join(sys, "class", "net", name, "statistics")):
+                return name
+    return None
+
+
+def read_net_drops(iface: str, sys: str = "/sys") -> int | None:
+    """rx_missed_errors + rx_dropped of ``iface``; None when the device has neither."""
+    total, found = 0, False
+    for name in NET_DROP_COUNTERS:
+        path = os.path.join(sys, "class", "net", iface, "statistics", name)
+        try:
+            with open(path) as f:
+                total += int(f.read().strip() or 0)
+            found = True
+        except FileNotFoundError:
+            continue
+        except (OSError, ValueError) as exc:
+            raise InputError(f"{path}: cannot read: {exc}") from exc
+    return total if found else None
+
+
+@dataclass(frozen=True)
+class Counters:
+    """One thread's cumulative counters at one instant."""
+
+    pid: int
+    kind: str               # "irq" or "task"
+    jobs: int               # irq_count (irq) or voluntary switches (task)
+    activations: int        # voluntary switches
+    cpu_time_ns: int
+    cut: int                # involuntary switches
+    drops: int | None       # device drops (NIC only)
+
+
+@dataclass(frozen=True)
+class Interval:
+    """What a thread did between two samples."""
+
+    n_pro: int
+    t_pro_ns: int
+    n_rmn: int
+
+
+def counters_from_stats(thread: dict, kind: str, interrupts: dict[int, int] | None = None,
+                        drops: int | None = None) -> Counters:
+    """Counters from one STATS entry of irqresd's ``stats`` reply (docs/protocol.md)."""
+    try:
+        pid = int(thread["pid"])
+        if kind == "irq":
+            jobs = thread.get("irq_count")
+            if jobs is None and interrupts is not None:
+                jobs = sum(interrupts.get(int(i), 0) for i in thread.get("irqs") or [])
+            jobs = int(jobs)
+        else:
+            jobs = int(thread["voluntary_switches"])
+        return Counters(pid, kind, jobs, int(thread["voluntary_switches"]),
+                        int(thread["cpu_time_ns"]), int(thread["involuntary_switches"]), drops)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise InputError(f"irqresd stats for pid {thread.get('pid', '?')}: missing or bad "
+                         f"field {exc}") from exc
+
+
+def interval(prev: Counters, cur: Counters) -> Interval | None:
+    """The difference of two samples of the same thread; None when a counter went back
+    (a different thread took the pid), so the caller starts over from ``cur``."""
+    d_jobs = cur.jobs - prev.jobs
+    d_act = cur.activations - prev.activations
+    d_cpu = cur.cpu_time_ns - prev.cpu_time_ns
+    d_cut = cur.cut - prev.cut
+    d_drop = 0
+    if prev.drops is not None and cur.drops is not None:
+        d_drop = max(cur.drops - prev.drops, 0)      # a NIC reset zeroes its counters
+    if cur.pid != prev.pid or min(d_jobs, d_act, d_cpu, d_cut) < 0:
+        return None
+    per_cut = max(d_jobs // d_act, 1) if d_act else max(d_jobs, 1)
+    return Interval(d_jobs, d_cpu, d_cut * per_cut + d_drop)

@@ -1,0 +1,385 @@
+"""``irqres tune``: run the threshold controller against irqresd.
+
+The daemon is the one source of truth: the adaptive targets and their settings come from
+its ``status`` (it parsed the profile), the counters from its ``stats``, and every new
+budget goes back through ``set-budget``, which irqresd admission-checks and applies.
+The loop survives an irqresd restart (it reconnects with backoff, re-applies the profile
+when the new daemon does not hold it, and starts the controllers again from the budgets
+in force) and threads that disappear and come back (a returning thread starts a fresh
+window).
+"""
+
+from __future__ import annotations
+
+import csv
+import logging
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+from ..client import Client, DaemonUnreachable
+from ..errors import DaemonError
+from ..units import format_duration
+from .controller import ControlError, ControllerConfig, Step, ThresholdController
+from .inputs import Counters, Interval, counters_from_stats, interval, net_interface, \
+    read_net_drops
+
+logger = logging.getLogger(__name__)
+
+LOG_COLUMNS = ("time_ns", "target", "N_pro", "T_pro_ns", "N_rmn", "T_thr_ns", "Q_sent_ns")
+REFUSAL_HOLD_NS = 1_000_000_000     # after a refused raise, stay below it this long
+
+
+class CsvLog:
+    """The per-interval CSV log (``--log``); Q_sent_ns is empty when nothing was sent."""
+
+    def __init__(self, path: str | os.PathLike[str]):
+        try:
+            self._f: IO[str] = open(path, "w", newline="")
+        except OSError as exc:
+            raise ControlError(f"log {path}: {exc.strerror or exc}") from exc
+        self._w = csv.writer(self._f)
+        self._w.writerow(LOG_COLUMNS)
+
+    def row(self, time_ns: int, target: str, n_pro: int, t_pro_ns: int, n_rmn: int,
+            t_thr_ns: int, q_sent_ns: int | None) -> None:
+        self._w.writerow([time_ns, target, n_pro, t_pro_ns, n_rmn, t_thr_ns,
+                          "" if q_sent_ns is None else q_sent_ns])
+
+    def flush(self) -> None:
+        self._f.flush()
+
+    def close(self) -> None:
+        self._f.close()
+
+
+def cpu_count(cpus: str) -> int:
+    """Number of CPUs in a list such as ``0-1,3``; 0 when empty or unreadable."""
+    n = 0
+    for part in (cpus or "").split(","):
+        lo, _, hi = part.strip().partition("-")
+        if lo.isdigit() and (not hi or hi.isdigit()):
+            n += int(hi or lo) - int(lo) + 1
+    return n
+
+
+def rt_capacity(proc: str = "/proc") -> float:
+    """The share of each CPU SCHED_DEADLINE may take: sched_rt_runtime_us / _period_us."""
+    try:
+        with open(os.path.join(proc, "sys/kernel/sched_rt_runtime_us")) as f:
+            runtime = int(f.read())
+        with open(os.path.join(proc, "sys/kernel/sched_rt_period_us")) as f:
+            period = int(f.read())
+    except (OSError, ValueError):
+        return 0.95
+    return 1.0 if runtime < 0 or period <= 0 else runtime / period
+
+
+@dataclass
+class TargetState:
+    name: str
+    kind: str
+    config: ControllerConfig
+    ctl: ThresholdController
+    runtime_ns: int
+    period_ns: int
+    sample_ns: int
+    threads: dict[int, dict] = field(default_factory=dict)   # pid -> THREAD of status
+    prev: dict[int, Counters] = field(default_factory=dict)
+    next_due_ns: int = 0
+    absent: bool = False
+    pending: int = 0                                         # jobs left over, carried
+    ceiling: tuple[int, int] | None = None                   # (runtime, until_ns)
+    last: Step | None = None
+    last_interval: Interval | None = None
+    sent: int = 0
+    note: str = ""
+
+
+class Tuner:
+    """The controller loop for every adaptive target irqresd holds.
+
+    Parameters
+    ----------
+    socket
+        irqresd's socket (default as for :class:`irqres.client.Client`).
+    profile
+        When given, irqresd must hold this profile: it is applied if it does not.
+    duration_ns
+        Stop after this long; None runs until :meth:`stop`.
+    log_path
+        CSV log of every interval (:data:`LOG_COLUMNS`).
+    view
+        A stream for the live one-line-per-target view (a TTY), or None.
+    """
+
+    def __init__(self, socket: str | None = None, profile: str | None = None,
+                 duration_ns: int | None = None, log_path: str | None = None,
+                 view: IO[str] | None = None, sys_root: str = "/sys", proc_root: str = "/proc",
+                 backoff: tuple[float, float] = (0.1, 2.0)):
+        self.socket = socket
+        self.profile = os.path.abspath(profile) if profile else None
+        self.duration_ns = duration_ns
+        self.log = CsvLog(log_path) if log_path else None
+        self.view = view
+        self.sys_root, self.proc_root = sys_root, proc_root
+        self.backoff = backoff
+        self.targets: dict[str, TargetState] = {}
+        self.client: Client | None = None
+        self.reconnects = 0
+        self._stop = threading.Event()
+        self._t0 = time.monotonic_ns()
+        self._view_lines = 0
+        self._capacity = rt_capacity(proc_root)
+        self._others: list[dict] = []       # threads of static targets (for bandwidth)
+
+    # -- control --------------------------------------------------------------------
+    def stop(self) -> None:
+        self._stop.set()
+
+    def _time_left(self) -> float | None:
+        if self.duration_ns is None:
+            return None
+        return (self._t0 + self.duration_ns - time.monotonic_ns()) / 1e9
+
+    def _expired(self) -> bool:
+        left = self._time_left()
+        return self._stop.is_set() or (left is not None and left <= 0)
+
+    # -- daemon ---------------------------------------------------------------------
+    def _connect(self, first: bool) -> bool:
+        """Connect, make sure the profile is held, load the targets. False when stopped."""
+        delay = self.backoff[0]
+        while True:
+            try:
+                client = Client(self.socket).connect()
+                status = client.status()
+                if self.profile and not _same_file(status.get("profile"), self.profile):
+                    logger.info("irqresd holds %s; applying %s", status.get("profile"),
+                                self.profile)
+                    client.apply(self.profile)
+                    status = client.status()
+                self.client = client
+                self._load(status)
+                return True
+            except DaemonUnreachable as exc:
+                if first:
+                    raise
+                logger.warning("%s; retrying in %.1f s", exc, delay)
+            if self._expired():
+                return False
+            left = self._time_left()
+            self._stop.wait(delay if left is None else max(min(delay, left), 0))
+            delay = min(delay * 2, self.backoff[1])
+            if self._expired():
+                return False
+
+    def _load(self, status: dict[str, Any]) -> None:
+        old = self.targets
+        self.targets = {}
+        self._others = []
+        now = time.monotonic_ns()
+        for t in status.get("targets") or []:
+            if t.get("mode") != "adaptive":
+                self._others.extend(dict(th, period_ns=t.get("period_ns"),
+                                         runtime_ns=t.get("runtime_ns"))
+                                    for th in t.get("threads") or [])
+                continue
+            cfg = ControllerConfig.from_status(t)
+            runtime = int(t["runtime_ns"])
+            sample = int(t["adaptive"].get("sample_ns") or 10_000_000)
+            st = TargetState(t["name"], t.get("kind", "irq"), cfg,
+                             ThresholdController(cfg, runtime), runtime, cfg.period_ns, sample)
+            st.threads = {int(th["pid"]): th for th in t.get("threads") or []}
+            st.next_due_ns = now + sample
+            prev = old.get(st.name)
+            st.sent = prev.sent if prev else 0
+            self.targets[st.name] = st
+        if not self.targets:
+            raise ControlError("irqresd holds no adaptive target"
+                               + (f" (profile {status.get('profile')})"
+                                  if status.get("profile") else " (no profile loaded)")
+                               + ": give targets `mode: adaptive` in the profile")
+
+    # -- the loop -------------------------------------------------------------------
+    def run(self) -> dict[str, Any]:
+        """Run until the duration is over or :meth:`stop`; return a summary per target."""
+        self._connect(first=True)
+        try:
+            while not self._expired():
+                due = min(st.next_due_ns for st in self.targets.values())
+                wait = (due - time.monotonic_ns()) / 1e9
+                left = self._time_left()
+                if left is not None and left < wait:
+                    self._stop.wait(max(left, 0))
+                    break
+                if wait > 0 and self._stop.wait(wait):
+                    break
+                try:
+                    self._tick()
+                except DaemonUnreachable as exc:
+                    logger.warning("%s; reconnecting", exc)
+                    if self.client:
+                        self.client.close()
+                    self.client = None
+                    self.reconnects += 1
+                    if not self._connect(first=False):
+                        break
+        finally:
+            if self.client:
+                self.client.close()
+            if self.log:
+                self.log.close()
+        return {name: {"budget_ns": st.runtime_ns, "sent": st.sent,
+                       "threshold_ns": st.ctl.threshold_ns}
+                for name, st in self.targets.items()}
+
+    def _tick(self) -> None:
+        assert self.client is not None
+        now = time.monotonic_ns()
+        due = [st for st in self.targets.values() if st.next_due_ns <= now]
+        stats = self.client.stats()
+        by_target: dict[str, list[dict]] = {}
+        for th in stats.get("threads") or []:
+            by_target.setdefault(str(th.get("target")), []).append(th)
+        t_ns = now - self._t0
+        for st in due:
+            self._step(st, by_target.get(st.name, []), t_ns, now)
+            st.next_due_ns += st.sample_ns
+            if st.next_due_ns <= now:              # fell behind: do not try to catch up
+                st.next_due_ns = now + st.sample_ns
+        if self.log:
+            self.log.flush()
+        self._draw()
+
+    def _step(self, st: TargetState, threads: list[dict], t_ns: int, now: int) -> None:
+        if not threads:
+            if not st.absent:
+                logger.info("target %s: no thread now; holding its controller", st.name)
+            st.absent, st.prev, st.note = True, {}, "no thread"
+            return
+        intervals: list[Interval] = []
+        cur: dict[int, Counters] = {}
+        for th in threads:
+            pid = int(th.get("pid", -1))
+            drops = None
+            iface = net_interface(list((st.threads.get(pid) or {}).get("actions") or []),
+                                  self.sys_root) if st.kind == "irq" else None
+            if iface:
+                drops = read_net_drops(iface, self.sys_root)
+            c = counters_from_stats(th, st.kind, drops=drops)
+            cur[pid] = c
+            if pid in st.prev:
+                iv = interval(st.prev[pid], c)
+                if iv is not None:
+                    intervals.append(iv)
+        returning = st.absent
+        st.prev = cur
+        st.absent = False
+        if returning:
+            logger.info("target %s: thread(s) %s back", st.name, sorted(cur))
+            st.ctl.reset(st.runtime_ns)
+            st.pending = 0
+        if not intervals:
+            st.note = "priming"
+            return
+        # every thread of a target gets the same Q: the busiest one decides
+        iv = max(intervals, key=lambda x: (x.t_pro_ns, x.n_rmn))
+        # What was left over stays queued until an interval in which the thread caught up
+        # (was not cut and lost nothing): N_rmn is that carried backlog.
+        st.pending = st.pending + iv.n_rmn if iv.n_rmn else 0
+        iv = Interval(iv.n_pro, iv.t_pro_ns, st.pending)
+        step = st.ctl.update(iv.n_pro, iv.t_pro_ns, iv.n_rmn, self._bandwidth_left(st, now))
+        st.last, st.last_interval = step, iv
+        sent = None
+        if step.send and step.budget_ns != st.runtime_ns:
+            sent = self._send(st, step.budget_ns, now)
+        elif step.send:
+            st.ctl.sent_ns = st.runtime_ns
+        if self.log:
+            self.log.row(t_ns, st.name, iv.n_pro, iv.t_pro_ns, iv.n_rmn, step.threshold_ns,
+                         sent)
+
+    def _send(self, st: TargetState, q: int, now: int) -> int | None:
+        assert self.client is not None
+        try:
+            reply = self.client.set_budget(st.name, q)
+        except DaemonUnreachable:
+            st.ctl.sent_ns = None
+            raise
+        except DaemonError as exc:
+            logger.warning("target %s: budget %s refused: %s", st.name, format_duration(q),
+                           exc)
+            st.note = "refused"
+            st.ctl.sent_ns = st.runtime_ns
+            st.ctl.threshold_ns = st.runtime_ns
+            if q > st.runtime_ns:
+                st.ceiling = (st.runtime_ns, now + REFUSAL_HOLD_NS)
+            return None
+        st.runtime_ns = int(reply.get("runtime_ns", q))
+        st.ctl.sent_ns = st.runtime_ns
+        st.sent += 1
+        st.note = ""
+        return st.runtime_ns
+
+    def _bandwidth_left(self, st: TargetState, now: int) -> int | None:
+        """Largest runtime the root domains of st's threads still admit (ns), from the
+        reservations irqresd holds; the daemon's own check stays the final word."""
+        limit: int | None = None
+        if st.ceiling is not None:
+            if st.ceiling[1] > now:
+                limit = st.ceiling[0]
+            else:
+                st.ceiling = None
+        mine: dict[str, int] = {}
+        for th in st.threads.values():
+            mine[th.get("cpus", "")] = mine.get(th.get("cpus", ""), 0) + 1
+        for cpus, n_mine in mine.items():
+            ncpu = cpu_count(cpus)
+            if not ncpu:
+                continue
+            used = 0.0
+            for other in self.targets.values():
+                if other is st:
+                    continue
+                used += sum(other.runtime_ns / other.period_ns
+                            for th in other.threads.values() if th.get("cpus") == cpus)
+            used += sum(int(th.get("runtime_ns") or 0) / int(th.get("period_ns") or 1)
+                        for th in self._others if th.get("cpus") == cpus)
+            free = self._capacity * ncpu - used
+            allowed = int(free / n_mine * st.period_ns)
+            limit = allowed if limit is None else min(limit, allowed)
+        return limit
+
+    def _draw(self) -> None:
+        if self.view is None:
+            return
+        lines = []
+        for st in self.targets.values():
+            iv, step = st.last_interval, st.last
+            if iv is None or step is None:
+                lines.append(f"{st.name:<16} Q {format_duration(st.runtime_ns):>8}  "
+                             f"{st.note or 'waiting'}")
+                continue
+            clamp = f" [{step.clamp}]" if step.clamp else ""
+            lines.append(
+                f"{st.name:<16} N_pro {iv.n_pro:>6} T_pro {format_duration(iv.t_pro_ns):>8} "
+                f"N_rmn {iv.n_rmn:>5} T_thr {format_duration(step.threshold_ns):>8} "
+                f"Q {format_duration(st.runtime_ns):>8}{clamp} sent {st.sent}"
+                + (f" {st.note}" if st.note else ""))
+        out = "".join("\x1b[2K" + line + "\n" for line in lines)
+        up = f"\x1b[{self._view_lines}F" if self._view_lines else ""
+        self.view.write(up + out)
+        self.view.flush()
+        self._view_lines = len(lines)
+
+
+def _same_file(a: str | None, b: str) -> bool:
+    if not a:
+        return False
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.abspath(a) == os.path.abspath(b)

@@ -1,0 +1,91 @@
+"""irqres tune / simulate / plot-tune through the CLI."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import pytest
+from click.testing import CliRunner
+from test_client import FakeDaemon, make_target
+from test_control_loop import ADAPTIVE, Model
+
+from irqres.cli import main
+
+
+def run(*args):
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+@pytest.fixture
+def daemon(tmp_path, monkeypatch):
+    d = FakeDaemon(str(tmp_path / "irqresd.sock"),
+                   targets=[make_target("load", pid=777, runtime=2_000_000,
+                                        adaptive=ADAPTIVE, kind="task")]).start()
+    monkeypatch.setenv("IRQRES_SOCKET", d.path)
+    yield d
+    d.stop()
+
+
+def test_tune_runs_for_its_duration_and_logs(daemon, tmp_path):
+    model = Model(daemon, [(10_000, 6_000_000)])
+    daemon.stats_fn = model
+    log = tmp_path / "t.csv"
+    r = run("tune", "--duration", "300ms", "--log", str(log))
+    assert r.exit_code == 0, r.output
+    assert "load" in r.output and "budgets sent" in r.output
+    rows = list(csv.reader(log.open()))
+    assert 50 < len(rows) < 160          # 2ms sampling for 300ms, less start-up
+    assert any(row[6] for row in rows[1:])
+
+
+def test_tune_errors(tmp_path, monkeypatch, daemon):
+    r = run("tune", "--duration", "soon")
+    assert r.exit_code == 1 and "--duration: cannot read 'soon'" in r.output
+    r = run("tune", "--duration", "50ms", "--log", str(tmp_path / "no" / "dir" / "x.csv"))
+    assert r.exit_code == 1 and "No such file or directory" in r.output
+    monkeypatch.setenv("IRQRES_SOCKET", str(tmp_path / "none.sock"))
+    r = run("tune", "--duration", "50ms")
+    assert r.exit_code == 1 and "irqresd is not running" in r.output
+    daemon.targets[0]["adaptive"] = None
+    daemon.targets[0]["mode"] = "static"
+    monkeypatch.setenv("IRQRES_SOCKET", daemon.path)
+    r = run("tune", "--duration", "50ms")
+    assert r.exit_code == 1 and "holds no adaptive target" in r.output
+
+
+def test_simulate_json_and_log_then_plot(tmp_path):
+    log = tmp_path / "sim.csv"
+    r = run("simulate", "--intervals", "3000", "--json", "--log", str(log))
+    assert r.exit_code == 0, r.output
+    res = json.loads(r.output)
+    assert res["adaptive"]["dropped"] == 0 and res["fixed"]["dropped"] > 0
+    assert res["workload"]["intervals"] == 3000
+    r = run("simulate", "--intervals", "2000", "--window", "10")
+    assert "adaptive (queued)" in r.output and "range shrink" in r.output
+    png = tmp_path / "sim.png"
+    r = run("plot-tune", str(log), "-o", str(png))
+    assert r.exit_code == 0, r.output
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    r = run("plot-tune", str(log), "-o", str(png), "--target", "nic")
+    assert r.exit_code == 1 and "no target nic (it has simulated)" in r.output
+
+
+@pytest.mark.parametrize("args, msg", [
+    (["--gain", "2"], "gain: must be in (0, 1]"),
+    (["--interval", "1 fortnight"], "--interval: cannot read"),
+    (["--p-on-off", "0"], "p_on_off must be in (0, 1]"),
+])
+def test_simulate_bad_options(args, msg):
+    r = run("simulate", "--intervals", "10", *args)
+    assert r.exit_code != 0 and msg in r.output and "Traceback" not in r.output
+
+
+def test_plot_tune_bad_logs(tmp_path):
+    bad = tmp_path / "bad.csv"
+    bad.write_text("a,b\n1,2\n")
+    r = run("plot-tune", str(bad), "-o", str(tmp_path / "x.png"))
+    assert r.exit_code == 1 and "bad.csv:1: not a tune log" in r.output
+    bad.write_text("time_ns,target,N_pro,T_pro_ns,N_rmn,T_thr_ns,Q_sent_ns\n1,x,2,3,4,zz,\n")
+    r = run("plot-tune", str(bad), "-o", str(tmp_path / "x.png"))
+    assert r.exit_code == 1 and "bad.csv:2:" in r.output
