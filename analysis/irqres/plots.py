@@ -12,33 +12,50 @@ import re
 import numpy as np
 
 from .errors import IrqresError
-from .pmf import Pmf
+from .pmf import Pmf, nice_granularity
 
 
 def _safe_name(comm: str, pid: int) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", comm).strip("_") + f"-{pid}"
 
 
+#: bars drawn over a PMF's range at most; finer PMFs are merged into wider bars to draw
+PLOT_BINS = 80
+
+
+def display_bins(pmf: Pmf, bins: int = PLOT_BINS) -> tuple[np.ndarray, np.ndarray, int]:
+    """The PMF merged into bars of a 1-2-5 width (a multiple of its granularity) so that
+    at most about ``bins`` cover its range: (bar starts ns, probabilities, width ns)."""
+    g = pmf.granularity_ns
+    width = max(nice_granularity(pmf.max_ns - pmf.min_ns, bins), g)
+    width = -(-width // g) * g
+    idx = pmf.values_ns // width
+    uniq, inv = np.unique(idx, return_inverse=True)
+    probs = np.bincount(inv, weights=pmf.probs)
+    return uniq * width, probs, width
+
+
 def _bars(ax, pmf: Pmf, color: str, title: str, xlabel: str) -> None:
-    x_us = pmf.values_ns.astype(np.float64) / 1000.0
-    width_us = pmf.granularity_ns / 1000.0
-    ax.bar(x_us, pmf.probs, width=width_us, align="center",
-           color=color, edgecolor=color, linewidth=0.5)
+    starts, probs, width = display_bins(pmf)
+    width_us = width / 1000.0
+    ax.bar(starts / 1000.0, probs, width=width_us, align="edge",
+           color=color, edgecolor="white", linewidth=0.3)
     mean_us, std_us = pmf.mean_ns() / 1000.0, pmf.std_ns() / 1000.0
     ax.axvline(mean_us, color="black", linestyle="--", linewidth=1,
                label=f"mean {mean_us:.1f} µs (std {std_us:.1f})")
     ax.set_title(title, fontsize=11)
     ax.set_xlabel(xlabel)
-    ax.set_ylabel("probability")
+    ax.set_ylabel("probability per bar")
     ax.grid(True, axis="y", alpha=0.3)
     lo, hi = pmf.min_ns / 1000.0, pmf.max_ns / 1000.0
-    pad = max((hi - lo) * 0.05, width_us)
+    pad = max((hi - lo) * 0.05, width_us * 1.5)
     ax.set_xlim(max(lo - pad, 0.0), hi + pad)
-    ax.set_ylim(0, float(pmf.probs.max()) * 1.15)
+    ax.set_ylim(0, float(probs.max()) * 1.25)
     ax.legend(loc="upper right", fontsize=9, frameon=False)
-    ax.text(0.99, 0.80, f"{pmf.count} samples\nmin {lo:.1f} µs, max {hi:.1f} µs\n"
-            f"bin {width_us:g} µs", transform=ax.transAxes, ha="right", va="top",
-            fontsize=8, color="dimgray")
+    note = (f"{pmf.count} samples\nmin {lo:.1f} µs, max {hi:.1f} µs\n"
+            f"bars of {width_us:g} µs (PMF bin {pmf.granularity_ns / 1000:g} µs)")
+    ax.text(0.99, 0.80, note, transform=ax.transAxes, ha="right", va="top", fontsize=8,
+            color="dimgray")
 
 
 def plot_thread(out_dir: str, comm: str, pid: int, interarrival: Pmf | None,

@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from irqres.errors import TraceError
 from irqres.measure.activations import (
     Gaps,
@@ -58,7 +57,7 @@ def test_random_arrivals_and_exec_times_recovered():
     gaps = rng.integers(300_000, 3_000_000, size=200)
     execs = rng.integers(10_000, 250_000, size=200)
     arrivals = np.cumsum(gaps)
-    b, exp = irq_thread_trace(arrivals, execs, cpu=1)
+    b, _ = irq_thread_trace(arrivals, execs, cpu=1)
     a = only(b.build())
     assert a.exec_ns.tolist() == execs.tolist()
     assert a.interarrival_ns.tolist() == np.diff(arrivals).tolist()
@@ -79,7 +78,7 @@ def test_irqs_while_awake_merge_into_one_activation():
 
 def test_preemption_is_not_execution_time():
     arrivals = [1_000_000, 2_000_000, 3_000_000]
-    b, exp = irq_thread_trace(arrivals, [100_000] * 3, preempt={1: 400_000})
+    b, _ = irq_thread_trace(arrivals, [100_000] * 3, preempt={1: 400_000})
     a = only(b.build())
     assert a.exec_ns.tolist() == [100_000] * 3
     assert a.response_ns[1] - a.response_ns[0] == 400_000
@@ -108,7 +107,7 @@ def test_migration_sums_intervals_on_both_cpus():
 
 def test_lost_events_discard_activations_never_stretch_them():
     arrivals = 500_000 + np.arange(10) * 1_000_000
-    b, exp = irq_thread_trace(arrivals, [100_000] * 10)
+    b, _ = irq_thread_trace(arrivals, [100_000] * 10)
     # CPU 1 lost events between 4.2 ms and 4.8 ms: activation 4 (4.5 ms) is touched, and
     # so is activation 5, whose window starts at the previous sleep (4.603 ms): a hidden
     # activation could have been lost in front of it

@@ -1,0 +1,168 @@
+"""``irqres analyze`` and ``irqres record`` through click's CliRunner."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+from click.testing import CliRunner
+from irqres.cli import main
+from irqres.plots import display_bins
+from irqres.pmf import Pmf
+from irqres.trace import RECORD_COMMAND, read_trace
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+FAKE = str(DATA / "host-fakeirq.dat")
+TRACEFS = "/sys/kernel/tracing"
+
+
+def run(*args):
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def test_help_shows_the_record_lines():
+    r = run("analyze", "--help")
+    assert r.exit_code == 0
+    flat = " ".join(r.output.split())
+    assert " ".join(RECORD_COMMAND.split()) in flat
+    assert "irqres record -o trace.dat" in flat
+
+
+def test_text_report_has_every_part():
+    r = run("analyze", FAKE, "--period", "1.5ms", "--target-prob", "0.9", "--buffer", "8",
+            "--min-interarrival", "1ms")
+    assert r.exit_code == 0, r.output
+    out = r.output
+    assert "== irq/99-fakedev" in out
+    assert "inter-arrival (activ.)" in out and "execution time" in out
+    assert "lost events: none" in out
+    assert "fake-consumer" in out                      # accounting
+    assert "buffering check: N_c = 8, P = 1ms (given)" in out
+    assert "recommendation:" in out and "1.5ms" in out
+    assert "version: 1" in out and "irq: [99]" in out  # the profile snippet
+
+
+def test_json_is_complete_and_consistent(tmp_path):
+    r = run("analyze", FAKE, "--json", "--period", "1.5ms", "--target-prob", "0.9",
+            "--granularity", "10us")
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.output)
+    assert d["trace"]["cpus"] == 2 and d["trace"]["lost"]["gaps"] == 0
+    (th,) = d["threads"]
+    assert th["comm"] == "irq/99-fakedev" and th["irq"] == 99
+    assert th["stats"]["activations"] >= 120
+    pmf = th["pmf"]["exec"]
+    assert pmf["granularity_ns"] == 10_000
+    assert abs(sum(pmf["probs"]) - 1) < 1e-9
+    assert all(v % 10_000 == 0 for v in pmf["values_ns"])
+    assert th["served"][0]["comm"] == "fake-consumer"
+    rows = th["recommendation"]["rows"]
+    assert [row["period_ns"] for row in rows] == [1_500_000]
+    best = th["recommendation"]["best"]
+    assert best is not None and 0 < best["runtime_ns"] <= 1_500_000
+    prof = yaml.safe_load(th["profile"])
+    assert prof["version"] == 1 and prof["targets"][0]["irq"] == [99]
+
+
+def test_plots_and_profile_out(tmp_path):
+    plots = tmp_path / "plots"
+    prof = tmp_path / "p.yaml"
+    r = run("analyze", FAKE, "--period", "1.5ms", "--target-prob", "0.9", "--plot", str(plots),
+            "--profile-out", str(prof))
+    assert r.exit_code == 0, r.output
+    files = sorted(p.name for p in plots.iterdir())
+    assert len(files) == 2 and files[0].endswith(".png") and files[1].endswith(".svg")
+    assert (plots / files[0]).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (plots / files[0]).stat().st_size > 10_000
+    doc = yaml.safe_load(prof.read_text())
+    t = doc["targets"][0]
+    assert doc["version"] == 1 and t["name"] == "irq99-fakedev"
+    assert t["runtime"].endswith(("us", "ms", "ns")) and t["period"] == "1.5ms"
+
+
+@pytest.mark.parametrize("args, message", [
+    (["/nonexistent/trace.dat"], "cannot read the trace"),
+    ([str(DATA / "fake_irq.py")], "not a trace-cmd data file"),
+    ([str(DATA / "host-noevents.dat")], "no sched:sched_switch"),
+    ([FAKE, "--thread", "nvme*"], "no IRQ thread matches 'nvme*'"),
+    ([FAKE, "--granularity", "10 parsecs"], "cannot read '10 parsecs'"),
+    ([FAKE, "--period", "0ms"], "must be longer than 0"),
+    ([FAKE, "--buffer", "0"], "0 is not in the range"),
+    ([FAKE, "--target-prob", "1.5"], "1.5 is not in the range"),
+])
+def test_errors_are_messages_not_tracebacks(args, message):
+    r = CliRunner().invoke(main, ["analyze", *args])
+    assert r.exit_code != 0
+    assert message in r.output
+    assert "Traceback" not in r.output
+    assert not isinstance(r.exception, Exception) or isinstance(r.exception, SystemExit)
+
+
+def test_truncated_trace_is_a_clean_error(tmp_path):
+    p = tmp_path / "cut.dat"
+    p.write_bytes(Path(FAKE).read_bytes()[:200_000])
+    r = CliRunner().invoke(main, ["analyze", str(p)])
+    assert r.exit_code == 1
+    assert f"{p}: " in r.output and "truncated or damaged" in r.output
+
+
+def test_record_needs_a_command_or_a_duration(tmp_path):
+    r = CliRunner().invoke(main, ["record", "-o", str(tmp_path / "t.dat")])
+    assert r.exit_code == 2 and "give a command to run" in r.output
+    r = CliRunner().invoke(main, ["record", "-o", str(tmp_path / "t.dat"), "--duration", "x"])
+    assert r.exit_code == 2 and "--duration" in r.output
+    r = CliRunner().invoke(main, ["record", "-o", "/nonexistent/dir/t.dat", "--duration", "1"])
+    assert r.exit_code == 1 and "does not exist" in r.output
+
+
+def needs_tracefs(fn):
+    """Real recordings: root and a mounted tracefs."""
+    fn = pytest.mark.skipif(not os.path.isfile(f"{TRACEFS}/available_events"),
+                            reason="tracefs is not mounted at /sys/kernel/tracing")(fn)
+    fn = pytest.mark.skipif(os.geteuid() != 0, reason="recording needs root (tracefs writes)")(fn)
+    return pytest.mark.root(fn)
+
+
+def _tracefs_state():
+    names = ["tracing_on", "buffer_size_kb", "set_event", "current_tracer", "options/overwrite"]
+    return {n: Path(TRACEFS, n).read_text() for n in names}
+
+
+@needs_tracefs
+def test_record_a_command_for_real_and_leave_tracefs_as_found(tmp_path):
+    out = tmp_path / "rec.dat"
+    before = _tracefs_state()
+    r = CliRunner().invoke(main, ["record", "-o", str(out), "--buffer-kb", "1024", "--",
+                                  "python3", str(DATA / "fake_irq.py"), "--count", "40"])
+    assert r.exit_code == 0, r.output
+    assert _tracefs_state() == before
+    assert not [d for d in os.listdir(f"{TRACEFS}/instances") if d == f"irqres-{os.getpid()}"]
+    t = read_trace(out)
+    comms = {c for _, c in t.comms}
+    assert "irq/99-fakedev" in comms and "fake-consumer" in comms
+    r = run("analyze", str(out), "--period", "1.5ms", "--target-prob", "0.9", "--json")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.output)["threads"][0]["stats"]["activations"] >= 20
+
+
+@needs_tracefs
+def test_record_for_a_duration_stops_a_longer_command(tmp_path):
+    out = tmp_path / "dur.dat"
+    r = CliRunner().invoke(main, ["record", "-o", str(out), "--duration", "300ms",
+                                  "--buffer-kb", "256", "--", "sleep", "30"])
+    # sleep is stopped by SIGTERM after 300 ms: the trace is written, the status reported
+    assert r.exit_code == 1 and "status -15" in r.output
+    assert read_trace(out, check_events=False).nrecords > 0
+
+
+def test_plot_bars_merge_fine_pmfs_without_losing_mass():
+    rng = np.random.default_rng(5)
+    pmf = Pmf.from_samples(rng.integers(10_000, 2_000_000, 5_000), 1_000)
+    starts, probs, width = display_bins(pmf)
+    assert width % pmf.granularity_ns == 0 and len(starts) <= 81
+    assert abs(probs.sum() - 1) < 1e-12
+    assert starts[0] <= pmf.min_ns < starts[0] + width

@@ -1,0 +1,82 @@
+"""Statistics tables and IRQ-time accounting, with known answers."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from irqres.measure.accounting import format_served, served_processes
+from irqres.measure.activations import activations
+from irqres.measure.stats import Summary, thread_stats
+from irqres.trace.synthetic import irq_thread_trace
+
+
+def test_summary_of_known_samples():
+    s = Summary.of(np.array([1_000, 2_000, 3_000, 6_000], dtype=np.int64))
+    assert (s.count, s.min_ns, s.max_ns) == (4, 1_000, 6_000)
+    assert s.mean_ns == 3_000.0
+    assert math.isclose(s.std_ns, math.sqrt((4 + 1 + 0 + 9) / 4) * 1_000)
+    assert s.row_us() == ["4", "3.0", "1.9", "1.0", "6.0"]
+    empty = Summary.of(np.empty(0, dtype=np.int64))
+    assert empty.count == 0 and empty.row_us() == ["0", "-", "-", "-", "-"]
+    assert empty.to_dict()["mean_ns"] is None
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.integers(0, 10**12), min_size=1, max_size=200))
+def test_summary_matches_numpy(values):
+    x = np.array(values, dtype=np.int64)
+    s = Summary.of(x)
+    assert s.min_ns <= s.mean_ns <= s.max_ns
+    assert math.isclose(s.mean_ns, float(np.mean(x)), rel_tol=1e-12)
+    assert math.isclose(s.std_ns, float(np.std(x)), rel_tol=1e-9, abs_tol=1e-3)
+
+
+def test_thread_table_of_a_periodic_thread():
+    arrivals = 1_000_000 + np.arange(100) * 2_000_000  # 500 Hz
+    b, _ = irq_thread_trace(arrivals, [150_000] * 100)
+    trace = b.build()
+    st_ = thread_stats(activations(trace)[0])
+    assert st_.activations == 100
+    assert st_.interarrival.mean_ns == 2_000_000 and st_.interarrival.std_ns == 0
+    assert st_.exec.min_ns == st_.exec.max_ns == 150_000
+    span = trace.last_ts - trace.first_ts
+    assert math.isclose(st_.irq_rate_hz, 100 * 1e9 / span)
+    assert math.isclose(st_.bandwidth, 100 * 150_000 / span)
+    text = st_.table()
+    assert "2000.0" in text and "150.0" in text and "CPU bandwidth 7.5" in text
+    d = st_.to_dict()
+    assert d["exec"]["mean_ns"] == 150_000 and d["irq_requests"] == 100
+
+
+def test_irq_time_is_split_evenly_among_the_woken_processes():
+    arrivals = [1_000_000, 2_000_000, 3_000_000, 4_000_000]
+    # job 0 wakes pid 500; job 1 wakes 500 and (below) 600; job 2 wakes nobody; job 3: 600
+    b, _ = irq_thread_trace(arrivals, [90_001, 100_001, 50_000, 30_000],
+                            served={0: 500, 1: 500, 3: 600})
+    b.comm(500, "player")
+    b.comm(600, "recorder")
+    b.waking(2_050_000, 0, 100, 600, 1)  # inside activation 1 (2.002 .. 2.103 ms)
+    trace = b.build()
+    act = activations(trace)[0]
+    served = {s.comm: s for s in served_processes(trace, act)}
+    # activation 1 (100,001 ns) is split 50,001 (pid 500, the lower pid) + 50,000
+    assert served["player"].irq_time_ns == 90_001 + 50_001
+    assert served["recorder"].irq_time_ns == 50_000 + 30_000
+    assert served["(none)"].irq_time_ns == 50_000
+    assert served["player"].activations == 2 and served["player"].wakeups == 2
+    assert sum(s.irq_time_ns for s in served.values()) == int(act.exec_ns.sum())
+    assert math.isclose(sum(s.share for s in served.values()), 1.0)
+    text = format_served(list(served.values()))
+    assert "player" in text and "recorder" in text
+
+
+def test_wakeups_outside_activations_are_not_accounted():
+    b, _ = irq_thread_trace([1_000_000, 2_000_000], [10_000, 10_000])
+    b.comm(700, "late")
+    b.waking(1_500_000, 0, 100, 700, 1)  # the thread is asleep: not its IRQ work
+    trace = b.build()
+    served = served_processes(trace, activations(trace)[0])
+    assert [s.comm for s in served] == ["(none)"]
