@@ -336,9 +336,16 @@ static int read_rest(const char *dir, pid_t pid, pid_t tgid, const struct stat_f
 	if (ti->kthread && sf->ppid == KTHREADD_PID &&
 	    !thread_parse_irq_comm(sf->comm, &ti->irq, &ti->secondary)) {
 		ti->is_irq = true;
-		/* an IRQ without actions (freed meanwhile) still has its number */
-		if (!thread_irq_actions(ti->irq, ti->actions, sizeof(ti->actions)))
+		if (!thread_irq_actions(ti->irq, ti->actions, sizeof(ti->actions)) &&
+		    ti->actions[0]) {
 			own_actions(ti);
+		} else {
+			/* no sysfs or /proc/irq entry (yet): the comm's name, maybe cut */
+			const char *rest = strchr(ti->comm, '-') + 1;
+
+			snprintf(ti->actions, sizeof(ti->actions), "%s",
+				 ti->secondary ? rest + 2 : rest);
+		}
 	} else {
 		ti->irq = -1;
 		ti->secondary = false;

@@ -8,8 +8,9 @@
  * the IRQ number comes from comm and the full action names from /sys/kernel/irq/N/actions
  * (fallback: the directory names under /proc/irq/N/).  Each action of a shared IRQ has
  * its own thread: thread_info.actions holds the action(s) that the thread's comm names
- * (all of the IRQ's actions when the comm names none).  thread_info's DL parameters come
- * from sched_getattr, so only when the proc root is the real /proc.
+ * (all of the IRQ's actions when the comm names none; the comm's own, maybe cut, name
+ * when neither /sys/kernel/irq/N nor /proc/irq/N lists any).  thread_info's DL
+ * parameters come from sched_getattr, so only when the proc root is the real /proc.
  */
 #ifndef IRQRES_DISCOVER_H
 #define IRQRES_DISCOVER_H

@@ -55,7 +55,8 @@ static void assert_cpus(const cpu_set_t *set, const char *want)
 
 static void check_irq_threads(const struct thread_list *l)
 {
-	static const pid_t want[] = { 101, 102, 103, 104, 105, 106, 107, 108, 109, 110, 111, 112 };
+	static const pid_t want[] = { 101, 102, 103, 104, 105, 106, 107, 108, 109, 110, 111, 112,
+				      113 };
 	const struct thread_info *t;
 	size_t i;
 
@@ -123,6 +124,11 @@ static void check_irq_threads(const struct thread_list *l)
 	t = find(l, 112);
 	assert_string_equal(t->actions, "acpi");
 	assert_cpus(&t->affinity, "0,1");
+
+	/* no action listed anywhere: the name in the comm (cut at 15 characters) */
+	t = find(l, 113);
+	assert_int_equal(t->irq, 77);
+	assert_string_equal(t->actions, "gpio_key");
 }
 
 static void test_discover_scan_irq_children(void **state)

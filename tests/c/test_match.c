@@ -113,7 +113,8 @@ static void test_match_irq_action(void **state)
 	/* selectors combine with AND */
 	assert_string_equal(pids_of(w, "    interface: eth0\n    irq: [45, 11]\n"), "110");
 	assert_string_equal(pids_of(w, "    action: '*'\n    secondary: false\n"),
-			    "101 102 103 105 106 107 108 109 110 111 112");
+			    "101 102 103 105 106 107 108 109 110 111 112 113");
+	assert_string_equal(pids_of(w, "    action: 'gpio_key*'\n"), "113");
 }
 
 static void test_match_driver(void **state)
