@@ -362,7 +362,10 @@ static int read_rest(const char *dir, pid_t pid, pid_t tgid, const struct stat_f
 	rc = read_cgroup(dir, ti);
 	if (rc)
 		return rc;
-	/* DL parameters come from sched_getattr; fixture trees have none to give. */
+	/*
+	 * DL parameters come from sched_getattr: /proc/PID/sched shows only the remaining
+	 * runtime and the absolute deadline of the current period.  Fixture trees have none.
+	 */
 	if (ti->policy == SCHED_DEADLINE && real_proc()) {
 		struct dl_attr a;
 
