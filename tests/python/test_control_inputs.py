@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from irqres.control.inputs import (
@@ -87,3 +89,12 @@ def test_bad_stats_entry():
                        "'cpu_time_ns'"):
         counters_from_stats({"pid": 105, "irq_count": 1, "voluntary_switches": 1,
                              "involuntary_switches": 0}, "irq")
+
+
+def test_read_dl_params_of_this_process():
+    from irqres.control.inputs import read_dl_params
+
+    p = read_dl_params(os.getpid())
+    assert p.policy == os.sched_getscheduler(0) and p.period_ns == 0  # not SCHED_DEADLINE
+    with pytest.raises(InputError, match=r"sched_getattr\(pid 999999999\): No such process"):
+        read_dl_params(999_999_999)

@@ -24,7 +24,9 @@ difference between two samples):
 
 from __future__ import annotations
 
+import ctypes
 import os
+import platform
 from dataclasses import dataclass
 
 from ..errors import IrqresError
@@ -146,3 +148,36 @@ def interval(prev: Counters, cur: Counters) -> Interval | None:
         return None
     per_cut = max(d_jobs // d_act, 1) if d_act else max(d_jobs, 1)
     return Interval(d_jobs, d_cpu, d_cut * per_cut + d_drop)
+
+
+# SYS_sched_getattr; Python has no wrapper and glibc 2.36 none either.
+_SYS_SCHED_GETATTR = {"x86_64": 315, "aarch64": 275, "armv7l": 381, "i686": 352}
+SCHED_DEADLINE = 6
+
+
+class _SchedAttr(ctypes.Structure):
+    _fields_ = [("size", ctypes.c_uint32), ("policy", ctypes.c_uint32),
+                ("flags", ctypes.c_uint64), ("nice", ctypes.c_int32),
+                ("priority", ctypes.c_uint32), ("runtime", ctypes.c_uint64),
+                ("deadline", ctypes.c_uint64), ("period", ctypes.c_uint64)]
+
+
+@dataclass(frozen=True)
+class DlParams:
+    policy: int
+    runtime_ns: int
+    deadline_ns: int
+    period_ns: int
+
+
+def read_dl_params(pid: int) -> DlParams:
+    """The scheduling parameters in force for ``pid`` (sched_getattr; reads only)."""
+    nr = _SYS_SCHED_GETATTR.get(platform.machine())
+    if nr is None:
+        raise InputError(f"sched_getattr: no syscall number known for {platform.machine()}")
+    libc = ctypes.CDLL(None, use_errno=True)
+    attr = _SchedAttr()
+    if libc.syscall(nr, int(pid), ctypes.byref(attr), ctypes.sizeof(attr), 0) != 0:
+        err = ctypes.get_errno()
+        raise InputError(f"sched_getattr(pid {pid}): {os.strerror(err)}")
+    return DlParams(attr.policy, attr.runtime, attr.deadline, attr.period)
