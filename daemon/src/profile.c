@@ -619,11 +619,17 @@ static int check_target(struct pctx *c, struct target *t, struct target_keys *tk
 				     "deadline %s", where,
 				     units_format_duration(t->adaptive.max_runtime_ns, a, sizeof(a)),
 				     units_format_duration(t->deadline_ns, b, sizeof(b)));
-		if (lo > hi)
-			return errat(c, tk->min_runtime ? tk->min_runtime : tk->adaptive,
+		if (lo > hi && tk->min_runtime && lo == t->adaptive.min_runtime_ns)
+			return errat(c, tk->min_runtime,
 				     "%s: adaptive.min_runtime %s is above adaptive.max_runtime %s",
 				     where, units_format_duration(lo, a, sizeof(a)),
 				     units_format_duration(hi, b, sizeof(b)));
+		if (lo > hi)
+			return errat(c, tk->max_runtime ? tk->max_runtime : tk->adaptive,
+				     "%s: adaptive.max_runtime %s is below the buffering bound: the "
+				     "budget must stay above period - buffer * min_interarrival, at "
+				     "least %s", where, units_format_duration(hi, a, sizeof(a)),
+				     units_format_duration(lo, b, sizeof(b)));
 	}
 	return 0;
 }
@@ -974,15 +980,13 @@ static uint64_t deadline_for(const struct target *t, uint64_t period_ns)
 
 uint64_t profile_adaptive_min_runtime(const struct target *t, uint64_t period_ns)
 {
-	uint64_t lo = 1000;
+	uint64_t lo = t->adaptive.min_runtime_ns ? t->adaptive.min_runtime_ns : 1000;
 
-	if (t->adaptive.min_runtime_ns) {
-		lo = t->adaptive.min_runtime_ns;
-	} else if (t->min_interarrival_ns && t->buffer) {
+	if (t->min_interarrival_ns && t->buffer) {
 		unsigned __int128 held = (unsigned __int128)t->buffer * t->min_interarrival_ns;
 
 		/* smallest Q with T - Q < N_c * P */
-		if (held <= period_ns)
+		if (held < period_ns && period_ns - (uint64_t)held + 1 > lo)
 			lo = period_ns - (uint64_t)held + 1;
 	}
 	return lo < PROFILE_RUNTIME_MIN_NS ? PROFILE_RUNTIME_MIN_NS : lo;

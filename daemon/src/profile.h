@@ -50,10 +50,10 @@ enum profile_buffer_verdict profile_buffer_check(const struct target *t, uint64_
 const char *profile_buffer_verdict_name(enum profile_buffer_verdict v);
 
 /*
- * The effective adaptive clamps of @t for period @period_ns: min_runtime when given,
- * else the smallest Q with (T - Q)/P < N_c when P and N_c are known, else 1 us; never
- * below PROFILE_RUNTIME_MIN_NS.  max_runtime when given, else the deadline scaled to
- * @period_ns (D keeps its ratio to T).
+ * The effective adaptive clamps of @t for period @period_ns.  Below: the largest of
+ * min_runtime (1 us when not given), the smallest Q with (T - Q)/P < N_c when P and N_c
+ * are known, and PROFILE_RUNTIME_MIN_NS.  Above: max_runtime when given, else the
+ * deadline scaled to @period_ns (D keeps its ratio to T).
  */
 uint64_t profile_adaptive_min_runtime(const struct target *t, uint64_t period_ns);
 uint64_t profile_adaptive_max_runtime(const struct target *t, uint64_t period_ns);

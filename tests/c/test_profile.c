@@ -135,6 +135,12 @@ static void test_profile_buffering(void **state)
 	assert_int_equal(profile_adaptive_min_runtime(t, 10000000), 1024);
 	/* at T = 20ms: Q > 20ms - 12.8ms = 7.2ms */
 	assert_int_equal(profile_adaptive_min_runtime(t, 20000000), 7200001);
+	/* a given min_runtime counts when it is above the buffering bound, not below */
+	p.targets[0].adaptive.min_runtime_ns = 8000000;
+	assert_int_equal(profile_adaptive_min_runtime(t, 20000000), 8000000);
+	p.targets[0].adaptive.min_runtime_ns = 5000000;
+	assert_int_equal(profile_adaptive_min_runtime(t, 20000000), 7200001);
+	assert_int_equal(profile_adaptive_min_runtime(t, 10000000), 5000000);
 	profile_free(&p);
 }
 
@@ -311,6 +317,13 @@ static const struct bad_case bad_cases[] = {
 	  "bad.yaml:9:20: target 'nic': adaptive.min_runtime 3ms is above adaptive.max_runtime 2ms" },
 	{ NIC QT "    mode: adaptive\n    adaptive:\n      min_runtime: 11ms\n",
 	  "bad.yaml:9:20: target 'nic': adaptive.min_runtime 11ms is above adaptive.max_runtime 10ms" },
+	{ NIC "    runtime: 6ms\n    period: 10ms\n    min_interarrival: 50us\n    buffer: 100\n"
+	  "    mode: adaptive\n    adaptive:\n      max_runtime: 5ms\n",
+	  "bad.yaml:11:20: target 'nic': adaptive.max_runtime 5ms is below the buffering bound: "
+	  "the budget must stay above period - buffer * min_interarrival, at least 5.000001ms" },
+	{ NIC "    runtime: 6ms\n    period: 10ms\n    min_interarrival: 50us\n    buffer: 100\n"
+	  "    mode: adaptive\n    adaptive:\n      min_runtime: 7ms\n      max_runtime: 6ms\n",
+	  "bad.yaml:11:20: target 'nic': adaptive.min_runtime 7ms is above adaptive.max_runtime 6ms" },
 	{ NIC QT "    mode: adaptive\n    adaptive:\n      gains: 1\n",
 	  "bad.yaml:9:7: target 'nic': adaptive: unknown key 'gains' (known keys: sample, gain, window, "
 	  "default_job, min_runtime, max_runtime, hysteresis)" },
