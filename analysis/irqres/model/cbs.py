@@ -15,18 +15,31 @@ and v = W + c. Spitzer's identity gives the law of that supremum,
 
     E[exp(iθW)] = exp( Σ_{k>0} b_k (e^{iθk} - 1) ),   b_k = Σ_{n>=1} P{S_n = k}/n,
 
-and Σ_k b_k e^{(β+iθ)k} = -log(1 - E[e^{(β+iθ)X}]) for any 0 < β < gamma, where gamma > 0 is the
-Cramér root E[e^{gammaX}] = 1. Tilting by β = gamma/2 removes the singularity at θ = 0, so both
+and Σ_k b_k e^{(β+iθ)k} = -log(1 - E[e^{(β+iθ)X}]) for any 0 < β < γ, where γ > 0 is
+the Cramér root, E[e^{γX}] = 1. The tilt β removes the singularity at θ = 0, so both
 steps are a handful of FFTs of size M: O(M log M), no truncated transition matrix.
 
-Error. The FFTs are cyclic: coefficients that fall outside the grid of M points wrap
-around. After untilting, the positive b_k carry an aliasing error below
-(1+Λ)·M·exp(-β·M/2) with Λ = -log(1 - E[e^{βX}]), and the law of W loses
-P{W >= M} <= exp(-gamma·M) (Kingman's bound) to wrapping. M is the smallest power of two
-with β·M/2 >= 40 and at least four times the execution-time range, capped at 2^20; the
-sum of both terms is reported as ``error_bound`` (about 1e-15 unless the cap binds,
-i.e. unless the load is within a hair of 1).
+Grid and error. The FFTs are cyclic: the tilted coefficients b_k·e^{βk} are read on
+k = 1 .. P-1 (positive side) and P-M .. 0 (negative side). Four errors remain, each
+bounded and added into ``error_bound``:
+
+- positive b_k dropped beyond P: b_k <= e^{-γk}, so at most e^{-γP}/(1 - e^{-γ});
+- the negative side wrapping onto 1 .. P-1: at most (1+Λ)·P·e^{-β(M-P)}, with
+  Λ = -log(1 - E[e^{βX}]) bounding the sum of the tilted coefficients;
+- the positive side wrapping once around: at most (1+Λ)·P·e^{-(γ-β)M};
+- the law of W wrapping: P{W >= M_W} <= e^{-γ·M_W} (Kingman's bound), where M_W <= M,
+  about 25/γ, is the shorter grid of the second step.
+
+β = 0.618·γ (the golden ratio balances the last three; the tilt is capped so that
+e^{β·c} stays far inside float64), P about 0.38·M, M the smallest fast FFT length
+(factors 2, 3, 5) that brings the sum below 1e-10, capped at 2^20. Only a load close
+to 1 hits the cap (0.95 with the 1,000-bin PMFs of bench/solver: error_bound 5e-5);
+then ``error_bound`` says how far the numbers can be trusted, and
+:func:`irqres.model.recommend.recommend` subtracts it before comparing with a target.
 """
+
+# The docstrings use the notation of the maths (γ, β, θ); RUF002/RUF003 would mangle it.
+# ruff: noqa: RUF002, RUF003
 
 from __future__ import annotations
 
@@ -34,6 +47,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import fft as sp_fft
 from scipy.optimize import brentq
 from scipy.special import logsumexp
 
@@ -42,7 +56,8 @@ from ..pmf import Pmf
 
 #: Largest FFT grid the solver uses (see the module docstring).
 MAX_GRID = 1 << 20
-_TAIL_EXPONENT = 40.0  # β·M/2 >= this: aliasing below e^-40 per coefficient
+_TOLERANCE = 1e-10  # the grid is sized to bring error_bound below this
+_GOLDEN = (math.sqrt(5.0) - 1.0) / 2.0  # β/γ
 _MAX_TILT_EXPONENT = 300.0  # keeps e^{β·c} well inside float64
 
 
@@ -224,10 +239,11 @@ class CbsModel:
                 _backlog_cdf=None,
             )
         gamma = self._cramer_root(q, zv, zp)
-        beta = min(gamma / 2.0, _MAX_TILT_EXPONENT / max(self.c_max, 1))
-        need = max(2.0 * _TAIL_EXPONENT / beta, 4.0 * (self.c_max + 1), 64.0)
-        grid = min(1 << math.ceil(math.log2(need)), MAX_GRID)
-        fw, err = self._backlog_cdf(q, zv, zp, beta, gamma, grid)
+        beta = min(_GOLDEN * gamma, _MAX_TILT_EXPONENT / max(self.c_max, 1))
+        log_m = self._log_mgf(beta, q, zv, np.log(zp))
+        lam = -math.log(-math.expm1(log_m))  # Λ = -log(1 - E[e^{βX}]), finite: β < γ
+        grid, split, err = _grid(gamma, beta, lam, self.c_max)
+        fw = self._backlog_cdf(q, zv, zp, beta, gamma, grid, split)
         return self._finish(base, fw, err, gamma, grid, q, k_max)
 
     def sweep(self, candidates, max_delta: int = 10) -> list[CbsResult]:
@@ -272,26 +288,50 @@ class CbsModel:
                 raise ModelError("CBS solver: cannot bracket the Cramér root")
         return float(brentq(f, lo, hi, xtol=1e-14 * hi, rtol=1e-12))
 
-    def _backlog_cdf(self, q, zv, zp, beta, gamma, grid) -> tuple[np.ndarray, float]:
-        """P{W <= x} on 0 .. grid-1 and the error bound, by Spitzer's identity."""
+    def _backlog_cdf(self, q, zv, zp, beta, gamma, grid, split) -> np.ndarray:
+        """P{W <= x} on 0 .. grid-1, by Spitzer's identity (see the module docstring)."""
         c_tilt = np.zeros(grid)
         kc = np.arange(self.c.size)
         c_tilt[: self.c.size] = self.c * np.exp(beta * kc)
         z_tilt = np.zeros(grid)
         shift = zv * q
         np.add.at(z_tilt, (-shift) % grid, zp * np.exp(-beta * shift.astype(np.float64)))
-        phi = np.fft.rfft(c_tilt) * np.fft.rfft(z_tilt)  # E[e^{(β+iθ)X}] on the grid
-        m_beta = float(phi[0].real)
-        b_tilt = np.fft.irfft(-np.log1p(-phi), n=grid)
-        half = grid // 2
-        k = np.arange(1, half)
-        b = np.zeros(grid)
-        b[1:half] = np.clip(b_tilt[1:half] * np.exp(-beta * k), 0.0, None)
-        big_b = np.fft.rfft(b)
+        phi = sp_fft.rfft(c_tilt) * sp_fft.rfft(z_tilt)  # E[e^{(β+iθ)X}] on the grid
+        b_tilt = sp_fft.irfft(-np.log1p(-phi), n=grid)
+        # The law of W needs only the positive side and its own tail: a shorter grid.
+        n_w = min(grid, sp_fft.next_fast_len(max(split, _w_grid(gamma)), real=True))
+        b = np.zeros(n_w)
+        k = np.arange(1, split)
+        b[1:split] = np.clip(b_tilt[1:split] * np.exp(-beta * k), 0.0, None)
+        big_b = sp_fft.rfft(b)
         psi = np.exp(big_b - big_b[0].real)
-        pw = np.clip(np.fft.irfft(psi, n=grid), 0.0, None)
+        pw = np.clip(sp_fft.irfft(psi, n=n_w), 0.0, None)
         fw = np.cumsum(pw)
         fw /= max(fw[-1], 1.0)
-        lam = -math.log1p(-m_beta) if m_beta < 1.0 else math.inf
-        err = (1.0 + lam) * grid * math.exp(-beta * half) + math.exp(-gamma * grid)
-        return fw, min(err + 1e-12, 1.0)
+        return fw
+
+
+def _grid_error(gamma: float, beta: float, lam: float, grid: int, split: int) -> float:
+    """The error bound of the module docstring for a grid of ``grid``, split at ``split``."""
+    tail = math.exp(-gamma * split) / -math.expm1(-gamma)
+    alias = (
+        (1.0 + lam) * split * (math.exp(-beta * (grid - split)) + math.exp(-(gamma - beta) * grid))
+    )
+    return tail + alias + math.exp(-gamma * min(grid, _w_grid(gamma)))
+
+
+def _w_grid(gamma: float) -> int:
+    """Points that hold the law of W up to a tail of e^{-γM} <= a tenth of the tolerance."""
+    return math.ceil(-math.log(_TOLERANCE / 10.0) / gamma)
+
+
+def _grid(gamma: float, beta: float, lam: float, c_max: int) -> tuple[int, int, float]:
+    """The smallest fast FFT length (and its split) meeting the tolerance, or the cap."""
+    grid = sp_fft.next_fast_len(max(64, 2 * (c_max + 1)), real=True)
+    while True:
+        # Balance the dropped positive tail against the negative side's wrap.
+        split = max(2, min(grid - 1, round(beta * grid / (gamma + beta))))
+        err = _grid_error(gamma, beta, lam, grid, split)
+        if err <= _TOLERANCE or grid >= MAX_GRID:
+            return grid, split, min(err + 1e-12, 1.0)
+        grid = min(sp_fft.next_fast_len(math.ceil(grid * 1.1), real=True), MAX_GRID)

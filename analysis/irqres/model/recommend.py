@@ -312,9 +312,10 @@ def _candidate(
     g = model.granularity_ns
     d = t if deadline_ns is None else int(deadline_ns)
     q_hi = math.floor(max_bw * t) // g
-    q_lo = -(-KERNEL_MIN_RUNTIME_NS // g)
+    bounds = {"the kernel minimum": -(-KERNEL_MIN_RUNTIME_NS // g)}  # lower bounds on q
     if buffer is not None:
-        q_lo = max(q_lo, -(-buffering.check(t, t, p_min, buffer).min_runtime_for(t) // g))
+        need = buffering.check(t, t, p_min, buffer).min_runtime_for(t)
+        bounds["the buffering constraint"] = -(-need // g)
     zv, zp = model.z_pmf(t)
     ez = float(np.dot(zv, zp))
     if ez == 0.0 and model.mean_c > 0:
@@ -327,12 +328,17 @@ def _candidate(
         )
     if ez > 0:
         # Stability needs E[c] < q·E[z]; equality is kept for the deterministic case.
-        q_lo = max(q_lo, math.ceil(model.mean_c / ez - 1e-9))
+        bounds["stability"] = math.ceil(model.mean_c / ez - 1e-9)
+    q_lo = max(bounds.values())
     if q_hi < 1 or q_lo > q_hi:
-        why = f"needs more than {max_bw:.0%} of the CPU"
-        if buffer is not None:
-            why += " (stability, the buffering constraint and the kernel minimum)"
-        return Candidate(t, d, reason=why)
+        over = [
+            f"{what} needs runtime >= {format_exact(q * g)} ({q * g / t:.0%})"
+            for what, q in bounds.items()
+            if q > q_hi
+        ]
+        return Candidate(
+            t, d, reason=f"needs more than {max_bw:.0%} of the CPU: " + "; ".join(over)
+        )
 
     def solve(q: int):
         res = model.solve(q * g, t, max_delta)

@@ -1,0 +1,135 @@
+"""Benchmark of the model behind `irqres analyze` (results in RESULTS.md).
+
+1. solver sweep: execution and inter-arrival PMFs of 1,000 bins each, 100 (Q, T)
+   candidates (10 periods x 10 budgets, loads from 0.2 to 0.95, all stable), solved
+   with CbsModel.solve; wall time of the whole sweep including building the model.
+2. replay: 1,000,000 activations through the simulated SCHED_DEADLINE server.
+3. Monte Carlo: 1,000,000 simulated jobs of the chain.
+4. recommend(): 100,000 activations (Poisson, mean 2 ms; execution about 200 us), the
+   default periods, a 5 ms response target, Monte Carlo and replay for each feasible row.
+
+Each is run several times; the median, minimum and maximum wall times and the median
+CPU time are printed as JSON. Run from the repository root:
+
+    PYTHONPATH=analysis python3 bench/solver/bench_solver.py --runs 7
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import platform
+import statistics
+import time
+
+import numpy as np
+import scipy
+from irqres.model.cbs import CbsModel
+from irqres.model.montecarlo import simulate
+from irqres.model.recommend import recommend
+from irqres.model.replay import replay
+from irqres.pmf import Pmf
+
+US = 1000
+
+
+def pmfs() -> tuple[Pmf, Pmf]:
+    """Execution times on 1..1000 us (gamma-shaped), inter-arrivals on 0..9.99 ms."""
+    k = np.arange(1, 1001, dtype=np.float64)
+    c = k**1.5 * np.exp(-k / 80.0)
+    ex = Pmf((k * US).astype(np.int64), c / c.sum(), US)
+    a = np.arange(0, 1000, dtype=np.float64)
+    p = np.exp(-a / 200.0)  # about exponential, mean 2 ms, 10 us bins
+    ia = Pmf((a * 10 * US).astype(np.int64), p / p.sum(), 10 * US)
+    return ex, ia
+
+
+def candidates(model: CbsModel) -> list[tuple[int, int]]:
+    """10 periods x 10 budgets whose loads E[c]/(q·E[z]) run evenly from 0.2 to 0.95."""
+    out = []
+    for t in np.geomspace(400 * US, 4000 * US, 10).astype(np.int64) // US * US:
+        zv, zp = model.z_pmf(int(t))
+        need = model.mean_c / float(np.dot(zv, zp)) * model.granularity_ns  # Q at load 1
+        for load in np.linspace(0.2, 0.95, 10):
+            q = min(math.ceil(need / load / US) * US, int(t))
+            out.append((q, int(t)))
+    return out
+
+
+def timed(fn, runs: int) -> dict:
+    """Wall and CPU time of ``runs`` calls (CPU time is what other users of a shared
+    machine do not inflate)."""
+    wall, cpu = [], []
+    for _ in range(runs):
+        w0, c0 = time.perf_counter(), time.process_time()
+        fn()
+        wall.append(time.perf_counter() - w0)
+        cpu.append(time.process_time() - c0)
+    return {
+        "median_s": statistics.median(wall),
+        "min_s": min(wall),
+        "max_s": max(wall),
+        "cpu_median_s": statistics.median(cpu),
+        "runs": runs,
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=7)
+    args = ap.parse_args()
+    ex, ia = pmfs()
+    model = CbsModel(ex, ia)
+    cands = candidates(model)
+    results = [model.solve(q, t) for q, t in cands]
+    loads = [r.load for r in results]
+    out = {
+        "machine": {
+            "python": platform.python_version(),
+            "numpy": np.__version__,
+            "scipy": scipy.__version__,
+            "cpus": os.cpu_count(),
+            "loadavg": os.getloadavg(),
+        },
+        "sweep_setup": {
+            "exec_bins": len(ex),
+            "interarrival_bins": len(ia),
+            "candidates": len(cands),
+            "stable": sum(r.stable for r in results),
+            "load_min": min(loads),
+            "load_max": max(loads),
+            "grid_min_median_max": [
+                min(r.grid for r in results),
+                int(statistics.median(r.grid for r in results)),
+                max(r.grid for r in results),
+            ],
+            "max_error_bound": max(r.error_bound for r in results),
+        },
+    }
+
+    def sweep():
+        m = CbsModel(ex, ia)
+        for q, t in cands:
+            m.solve(q, t)
+
+    out["solver_sweep_100"] = timed(sweep, args.runs)
+
+    rng = np.random.default_rng(0)
+    n = 1_000_000
+    arr = np.cumsum(rng.exponential(2 * US * 1000, n).astype(np.int64))
+    exe = (rng.gamma(2.5, 80 * US, n)).astype(np.int64) + US
+    out["replay_1e6"] = timed(lambda: replay(arr, exe, 500 * US, 1000 * US), max(3, args.runs // 2))
+    out["montecarlo_1e6"] = timed(
+        lambda: simulate(model, 500 * US, 1000 * US, n_jobs=1_000_000), args.runs
+    )
+    m = 100_000
+    out["recommend_1e5"] = timed(
+        lambda: recommend(arr[:m], exe[:m], deadline_ns=5_000_000), max(3, args.runs // 2)
+    )
+    print(json.dumps(out, indent=2))
+
+
+if __name__ == "__main__":
+    main()
