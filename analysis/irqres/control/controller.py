@@ -168,11 +168,13 @@ class ThresholdController:
         self._rmn: deque[int] = deque()
         self._sum_pro = 0
         self._sum_rmn = 0
-        self.threshold_ns = self._clamp(int(initial_ns), config.upper_ns)[0]
+        self._lower = config.lower_ns
+        self._upper = config.upper_ns
+        self.threshold_ns = self._clamp(int(initial_ns), self._upper)[0]
         self.sent_ns: int | None = int(initial_ns)
 
     def _clamp(self, value: int, upper: int) -> tuple[int, str | None]:
-        lower = self.config.lower_ns
+        lower = self._lower
         if value > upper:
             return upper, "max"   # admission control wins over the lower bounds
         if value < lower:
@@ -184,7 +186,7 @@ class ThresholdController:
         self._pro.clear()
         self._rmn.clear()
         self._sum_pro = self._sum_rmn = 0
-        self.threshold_ns = self._clamp(int(initial_ns), self.config.upper_ns)[0]
+        self.threshold_ns = self._clamp(int(initial_ns), self._upper)[0]
         self.sent_ns = int(initial_ns)
 
     def update(self, n_pro: int, t_pro_ns: int, n_rmn: int,
@@ -200,10 +202,12 @@ class ThresholdController:
             budget plus the free bandwidth times the period); ``None`` when unknown.
         """
         cfg = self.config
-        for what, v in (("N_pro", n_pro), ("T_pro", t_pro_ns), ("N_rmn", n_rmn)):
-            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-                raise ControlError(f"target {cfg.name}: {what} must be a non-negative "
-                                   f"integer, got {v!r}")
+        if not (type(n_pro) is int and type(t_pro_ns) is int and type(n_rmn) is int
+                and n_pro >= 0 and t_pro_ns >= 0 and n_rmn >= 0):
+            for what, v in (("N_pro", n_pro), ("T_pro", t_pro_ns), ("N_rmn", n_rmn)):
+                if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+                    raise ControlError(f"target {cfg.name}: {what} must be a non-negative "
+                                       f"integer, got {v!r}")
         t_rmn = n_rmn * t_pro_ns // n_pro if n_pro else n_rmn * cfg.default_job_ns
         n = len(self._pro)
         if n:
@@ -216,8 +220,8 @@ class ThresholdController:
         else:
             d_plus = d_minus = delta = 0
         raw = self.threshold_ns + delta
-        upper = cfg.upper_ns if bandwidth_left_ns is None else min(cfg.upper_ns,
-                                                                   int(bandwidth_left_ns))
+        upper = self._upper if bandwidth_left_ns is None else min(self._upper,
+                                                                  int(bandwidth_left_ns))
         budget, clamp = self._clamp(raw, upper)
         self.threshold_ns = budget
 

@@ -12,6 +12,7 @@ window).
 from __future__ import annotations
 
 import csv
+import functools
 import logging
 import os
 import threading
@@ -55,6 +56,7 @@ class CsvLog:
         self._f.close()
 
 
+@functools.lru_cache(maxsize=256)
 def cpu_count(cpus: str) -> int:
     """Number of CPUs in a list such as ``0-1,3``; 0 when empty or unreadable."""
     n = 0
@@ -91,6 +93,7 @@ class TargetState:
     next_due_ns: int = 0
     absent: bool = False
     pending: int = 0                                         # jobs left over, carried
+    iface: dict[int, str | None] = field(default_factory=dict)  # pid -> NIC, looked up once
     ceiling: tuple[int, int] | None = None                   # (runtime, until_ns)
     last: Step | None = None
     last_interval: Interval | None = None
@@ -245,8 +248,9 @@ class Tuner:
         for th in stats.get("threads") or []:
             by_target.setdefault(str(th.get("target")), []).append(th)
         t_ns = now - self._t0
+        used = self._domain_usage()
         for st in due:
-            self._step(st, by_target.get(st.name, []), t_ns, now)
+            self._step(st, by_target.get(st.name, []), t_ns, now, used)
             st.next_due_ns += st.sample_ns
             if st.next_due_ns <= now:              # fell behind: do not try to catch up
                 st.next_due_ns = now + st.sample_ns
@@ -254,7 +258,8 @@ class Tuner:
             self.log.flush()
         self._draw()
 
-    def _step(self, st: TargetState, threads: list[dict], t_ns: int, now: int) -> None:
+    def _step(self, st: TargetState, threads: list[dict], t_ns: int, now: int,
+              used: dict[str, float] | None = None) -> None:
         if not threads:
             if not st.absent:
                 logger.info("target %s: no thread now; holding its controller", st.name)
@@ -265,8 +270,11 @@ class Tuner:
         for th in threads:
             pid = int(th.get("pid", -1))
             drops = None
-            iface = net_interface(list((st.threads.get(pid) or {}).get("actions") or []),
-                                  self.sys_root) if st.kind == "irq" else None
+            if pid not in st.iface:
+                st.iface[pid] = net_interface(
+                    list((st.threads.get(pid) or {}).get("actions") or []),
+                    self.sys_root) if st.kind == "irq" else None
+            iface = st.iface[pid]
             if iface:
                 drops = read_net_drops(iface, self.sys_root)
             c = counters_from_stats(th, st.kind, drops=drops)
@@ -278,6 +286,8 @@ class Tuner:
         returning = st.absent
         st.prev = cur
         st.absent = False
+        if len(st.iface) > 4 * len(cur):                    # forget threads long gone
+            st.iface = {pid: st.iface[pid] for pid in cur if pid in st.iface}
         if returning:
             logger.info("target %s: thread(s) %s back", st.name, sorted(cur))
             st.ctl.reset(st.runtime_ns)
@@ -291,7 +301,8 @@ class Tuner:
         # (was not cut and lost nothing): N_rmn is that carried backlog.
         st.pending = st.pending + iv.n_rmn if iv.n_rmn else 0
         iv = Interval(iv.n_pro, iv.t_pro_ns, st.pending)
-        step = st.ctl.update(iv.n_pro, iv.t_pro_ns, iv.n_rmn, self._bandwidth_left(st, now))
+        step = st.ctl.update(iv.n_pro, iv.t_pro_ns, iv.n_rmn,
+                             self._bandwidth_left(st, now, used))
         st.last, st.last_interval = step, iv
         sent = None
         if step.send and step.budget_ns != st.runtime_ns:
@@ -324,31 +335,43 @@ class Tuner:
         st.note = ""
         return st.runtime_ns
 
-    def _bandwidth_left(self, st: TargetState, now: int) -> int | None:
+    def _domain_usage(self) -> dict[str, float]:
+        """SCHED_DEADLINE bandwidth irqres holds per CPU list (root domain), by the
+        reservations in force: every adaptive target's budget and the static ones'."""
+        used: dict[str, float] = {}
+        for st in self.targets.values():
+            bw = st.runtime_ns / st.period_ns
+            for th in st.threads.values():
+                cpus = th.get("cpus", "")
+                used[cpus] = used.get(cpus, 0.0) + bw
+        for th in self._others:
+            cpus = th.get("cpus", "")
+            used[cpus] = used.get(cpus, 0.0) + (int(th.get("runtime_ns") or 0)
+                                                / int(th.get("period_ns") or 1))
+        return used
+
+    def _bandwidth_left(self, st: TargetState, now: int,
+                        used: dict[str, float] | None = None) -> int | None:
         """Largest runtime the root domains of st's threads still admit (ns), from the
-        reservations irqresd holds; the daemon's own check stays the final word."""
+        reservations irqresd holds; the daemon's own check stays the final word (a refusal
+        holds the budget below the refused value for a while)."""
         limit: int | None = None
         if st.ceiling is not None:
             if st.ceiling[1] > now:
                 limit = st.ceiling[0]
             else:
                 st.ceiling = None
+        if used is None:
+            used = self._domain_usage()
         mine: dict[str, int] = {}
         for th in st.threads.values():
             mine[th.get("cpus", "")] = mine.get(th.get("cpus", ""), 0) + 1
+        own_bw = st.runtime_ns / st.period_ns
         for cpus, n_mine in mine.items():
             ncpu = cpu_count(cpus)
             if not ncpu:
                 continue
-            used = 0.0
-            for other in self.targets.values():
-                if other is st:
-                    continue
-                used += sum(other.runtime_ns / other.period_ns
-                            for th in other.threads.values() if th.get("cpus") == cpus)
-            used += sum(int(th.get("runtime_ns") or 0) / int(th.get("period_ns") or 1)
-                        for th in self._others if th.get("cpus") == cpus)
-            free = self._capacity * ncpu - used
+            free = self._capacity * ncpu - (used.get(cpus, 0.0) - n_mine * own_bw)
             allowed = int(free / n_mine * st.period_ns)
             limit = allowed if limit is None else min(limit, allowed)
         return limit
