@@ -23,6 +23,7 @@
 #include "stats.h"
 
 #include <errno.h>
+#include <fnmatch.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -535,6 +536,42 @@ static void forget_thread(struct daemon *d, pid_t pid)
 	state_forget_thread(&d->st, pid);
 }
 
+/*
+ * A cheap first look at an event's thread (its comm, one small read) so that the many
+ * threads a busy machine forks are dropped before thread_read() reads all of /proc/PID:
+ * an IRQ target can only take a thread named irq/... (or kthreadd, not named yet), and
+ * when every task target has a comm glob, a task must match one of them.
+ */
+static bool may_match(struct daemon *d, pid_t pid)
+{
+	char path[300], comm[COMM_MAX + 2];
+	bool irq_targets = false, all_globs = true;
+	size_t i, n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%d/comm", irqres_paths.proc, (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;	/* gone already */
+	n = fread(comm, 1, sizeof(comm) - 1, f);
+	fclose(f);
+	comm[n] = '\0';
+	comm[strcspn(comm, "\n")] = '\0';
+	for (i = 0; i < d->prof.n_targets; i++) {
+		const struct target *t = &d->prof.targets[i];
+
+		if (t->kind == TARGET_IRQ)
+			irq_targets = true;
+		else if (!t->task_comm)
+			all_globs = false;
+		else if (fnmatch(t->task_comm, comm, 0) == 0)
+			return true;
+	}
+	if (irq_targets && (strncmp(comm, "irq/", 4) == 0 || strcmp(comm, "kthreadd") == 0))
+		return true;
+	return !all_globs;
+}
+
 static enum hotplug_verdict on_hotplug(void *ctx, enum hotplug_event ev, pid_t pid, pid_t ppid)
 {
 	struct daemon *d = ctx;
@@ -548,6 +585,8 @@ static enum hotplug_verdict on_hotplug(void *ctx, enum hotplug_event ev, pid_t p
 		d->events_lost = true;
 		return HOTPLUG_DONE;
 	default:
+		if (!d->have_prof || managed_find(d, pid) || !may_match(d, pid))
+			return HOTPLUG_DONE;
 		return check_thread(d, pid, false);
 	}
 }

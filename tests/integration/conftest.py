@@ -10,12 +10,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from irqresd_util import Daemon, Spawner, need_root_and_binary
+from irqresd_util import Daemon, Spawner, need_root_and_binary, wait_for_dl_headroom
 
 
 @pytest.fixture
 def spawn():
     need_root_and_binary()
+    wait_for_dl_headroom()
     s = Spawner()
     yield s
     s.kill_all()

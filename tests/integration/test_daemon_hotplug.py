@@ -40,7 +40,7 @@ def test_new_task_by_comm(spawn, daemon, profile, args, within):
                               if t["name"] == "late")["threads"])
     assert d.stop() == 0
     assert sched_getattr(anchor.pid).policy == SCHED_OTHER
-    assert "error" not in d.log_text().lower().replace("errors", "")
+    assert f"pid {late.pid}" in d.log_text()  # its reservation was logged
 
 
 def test_budget_of_target_applies_to_later_threads(spawn, daemon, profile):
