@@ -165,7 +165,7 @@ static void test_discover_scan_irq_no_proc(void **state)
 
 static void test_discover_scan_tasks(void **state)
 {
-	static const pid_t want[] = { 1, 200, 201, 300, 301, 302, 400 };
+	static const pid_t want[] = { 1, 200, 201, 202, 300, 301, 302, 400 };
 	struct thread_list l = { 0 };
 	const struct thread_info *t;
 	size_t i;
@@ -189,6 +189,11 @@ static void test_discover_scan_tasks(void **state)
 	t = find(&l, 200);
 	assert_string_equal(t->comm, "irq/11-eth0");
 	assert_string_equal(t->actions, "");
+	/* the comm ends at the last ')' of stat, whatever the name holds */
+	t = find(&l, 202);
+	assert_string_equal(t->comm, "irq/13-x) S 2 0");
+	assert_false(t->kthread);
+	assert_int_equal(t->policy, SCHED_OTHER);
 	thread_list_free(&l);
 }
 

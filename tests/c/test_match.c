@@ -143,14 +143,14 @@ static void test_match_task(void **state)
 	assert_string_equal(pids_of(w, "    task:\n      pid: 300\n"), "300 301 302");
 	assert_string_equal(pids_of(w, "    task:\n      pid: [302, 400]\n"), "302 400");
 	assert_string_equal(pids_of(w, "    task:\n      cgroup: /user.slice\n"),
-			    "200 201 300 301 302");
+			    "200 201 202 300 301 302");
 	assert_string_equal(pids_of(w, "    task:\n      cgroup: /user.slice/\n"),
-			    "200 201 300 301 302");
+			    "200 201 202 300 301 302");
 	/* the prefix is a path: /user.slice/mpv is not /user.slice/mpv.scope */
 	assert_string_equal(pids_of(w, "    task:\n      cgroup: /user.slice/mpv\n"), "");
 	assert_string_equal(pids_of(w, "    task:\n      cgroup: /\n      comm: sshd\n"), "400");
 	/* never kernel threads, whatever their name */
-	assert_string_equal(pids_of(w, "    task:\n      comm: 'irq/*'\n"), "200 201");
+	assert_string_equal(pids_of(w, "    task:\n      comm: 'irq/*'\n"), "200 201 202");
 	assert_string_equal(pids_of(w, "    task:\n      pid: [2, 50, 101]\n"), "");
 	assert_string_equal(pids_of(w, "    task:\n      comm: 'mpv*'\n      cgroup: /system.slice\n"),
 			    "");
