@@ -49,7 +49,6 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import fft as sp_fft
 from scipy.optimize import brentq
-from scipy.special import logsumexp
 
 from ..errors import ModelError
 from ..pmf import Pmf
@@ -269,7 +268,7 @@ class CbsModel:
         return res
 
     def _log_mgf(self, g: float, q: int, zv: np.ndarray, log_zp: np.ndarray) -> float:
-        return float(logsumexp(g * self._c_support + self._log_c) + logsumexp(-g * q * zv + log_zp))
+        return _logsumexp(g * self._c_support + self._log_c) + _logsumexp(-g * q * zv + log_zp)
 
     def _cramer_root(self, q: int, zv: np.ndarray, zp: np.ndarray) -> float:
         """gamma > 0 with E[exp(gamma(c - z·q))] = 1 (exists: E[X] < 0 and P{X > 0} > 0)."""
@@ -309,6 +308,12 @@ class CbsModel:
         fw = np.cumsum(pw)
         fw /= max(fw[-1], 1.0)
         return fw
+
+
+def _logsumexp(x: np.ndarray) -> float:
+    """log(sum(exp(x))) without overflow (scipy's is slower for these small arrays)."""
+    top = float(x.max())
+    return top + math.log(float(np.exp(x - top).sum()))
 
 
 def _grid_error(gamma: float, beta: float, lam: float, grid: int, split: int) -> float:
