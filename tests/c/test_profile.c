@@ -434,6 +434,64 @@ static void test_profile_yaml_forms(void **state)
 	profile_free(&p);
 }
 
+/* The message of a refused profile: "name:line:col: text" with 1-based numbers. */
+static void assert_error_form(const char *err)
+{
+	unsigned long line = 0, col = 0;
+	int n = 0;
+
+	if (sscanf(err, "m.yaml:%lu:%lu: %n", &line, &col, &n) != 2 || !n || line < 1 ||
+	    col < 1 || !err[n])
+		fail_msg("not a file:line:col message: '%s'", err);
+}
+
+/*
+ * Every truncation of a full profile, and every byte of it replaced by characters that
+ * mean something to YAML, parses or gives a file:line:col error: never a crash or a
+ * leak (the suite also runs under ASan).
+ */
+static void test_profile_mutations(void **state)
+{
+	static const char subst[] = { ' ', ':', '-', '[', '{', '"', '\'', '\n', '\t', '&', '*',
+				      '!', '|', '#', '%', '\xff' };
+	struct profile base, p;
+	char text[4096], err[512];
+	size_t len, i, k, ok = 0, bad = 0;
+	FILE *f = fopen("fixtures/profile/full.yaml", "r");
+
+	assert_non_null(f);
+	len = fread(text, 1, sizeof(text) - 1, f);
+	fclose(f);
+	text[len] = '\0';
+	assert_int_equal(profile_parse(text, len, "m.yaml", &base, err, sizeof(err)), 0);
+	profile_free(&base);
+	for (i = 0; i < len; i++) {
+		for (k = 0; k <= sizeof(subst); k++) {
+			char saved = text[i];
+			size_t n = len;
+			int rc;
+
+			if (k == sizeof(subst))
+				n = i;			/* truncated */
+			else
+				text[i] = subst[k];	/* one byte replaced */
+			rc = profile_parse(text, n, "m.yaml", &p, err, sizeof(err));
+			text[i] = saved;
+			if (rc == 0) {
+				assert_true(p.n_targets >= 1);
+				profile_free(&p);
+				ok++;
+				continue;
+			}
+			assert_int_equal(rc, -EINVAL);
+			assert_null(p.targets);
+			assert_error_form(err);
+			bad++;
+		}
+	}
+	assert_true(ok > 0 && bad > 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -444,6 +502,7 @@ int main(void)
 		cmocka_unit_test(test_profile_bad_files),
 		cmocka_unit_test(test_profile_shipped),
 		cmocka_unit_test(test_profile_yaml_forms),
+		cmocka_unit_test(test_profile_mutations),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
