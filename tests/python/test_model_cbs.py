@@ -5,6 +5,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from irqres.errors import ModelError
+from irqres.model import cbs
 from irqres.model.cbs import CbsModel, supply_units
 from irqres.model.montecarlo import simulate
 from irqres.pmf import Pmf
@@ -73,6 +74,18 @@ def test_geometric_backlog_exact(p):
     expect = 1 - (p / (1 - p)) ** np.arange(1, 9)
     assert np.allclose(r.prob, expect, atol=1e-10)
     assert r.error_bound < 1e-9
+
+
+@pytest.mark.parametrize("cap", [64, 128, 256])
+@pytest.mark.parametrize("p", [0.3, 0.45, 0.49])
+def test_error_bound_holds_when_the_grid_is_capped(monkeypatch, p, cap):
+    # Force grids too small for the tail: the reported bound must cover the real error.
+    monkeypatch.setattr(cbs, "MAX_GRID", cap)
+    m = model_of([1], [1.0], [0, 20], [p, 1 - p])
+    r = m.solve(US, 10 * US, max_delta=8)
+    expect = 1 - (p / (1 - p)) ** np.arange(1, 9)
+    assert r.grid <= cap
+    assert np.max(np.abs(r.prob - expect)) <= r.error_bound
 
 
 def test_against_truncated_chain():

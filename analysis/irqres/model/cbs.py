@@ -20,10 +20,12 @@ the Cramér root, E[e^{γX}] = 1. The tilt β removes the singularity at θ = 0,
 steps are a handful of FFTs of size M: O(M log M), no truncated transition matrix.
 
 Grid and error. The FFTs are cyclic: the tilted coefficients b_k·e^{βk} are read on
-k = 1 .. P-1 (positive side) and P-M .. 0 (negative side). Four errors remain, each
-bounded and added into ``error_bound``:
+k = 1 .. P-1 (positive side) and P-M .. 0 (negative side). Four errors remain; each is
+estimated by a bound that holds up to a factor of order one (the expected number of
+visits of the walk to one state), and their sum is ``error_bound``:
 
-- positive b_k dropped beyond P: b_k <= e^{-γk}, so at most e^{-γP}/(1 - e^{-γ});
+- positive b_k dropped beyond P: b_k = e^{-γk}·(visits to k of the walk tilted by γ,
+  weighted by 1/n), so about e^{-γP}/(1 - e^{-γ});
 - the negative side wrapping onto 1 .. P-1: at most (1+Λ)·P·e^{-β(M-P)}, with
   Λ = -log(1 - E[e^{βX}]) bounding the sum of the tilted coefficients;
 - the positive side wrapping once around: at most (1+Λ)·P·e^{-(γ-β)M};
