@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import yaml
 from irqres.errors import ModelError
-from irqres.model.recommend import default_periods, recommend
+from irqres.model.recommend import default_granularity, default_periods, recommend
 from irqres.units import parse_duration
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -176,3 +176,12 @@ def test_bad_snippet_arguments():
         rec.profile_snippet("nic", "irq: [11")
     with pytest.raises(ModelError, match="expected keys"):
         rec.profile_snippet("nic", "- 11")
+
+
+def test_default_granularity_ignores_a_rare_outlier():
+    exe = np.full(10_000, 200 * US, dtype=np.int64)
+    assert default_granularity(exe) == 200
+    exe[0] = 50 * MS  # one job 250x longer: <= 20,000 bins in all, 40 for the bulk
+    assert default_granularity(exe) == 5000
+    exe[:20] = 50 * MS  # 0.2% of the jobs: now they are part of the distribution
+    assert default_granularity(exe) == 50_000
