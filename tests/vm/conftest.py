@@ -1,0 +1,74 @@
+"""Fixtures of the PREEMPT_RT VM suite: the cached image and the staged checkout are made
+once per session; every scenario boots its own guest from the pristine image."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import vmrunner
+
+_TIMES: list[tuple[str, float]] = []
+
+
+def _why_not() -> str | None:
+    if os.geteuid() != 0:
+        return "the VM suite needs root (debootstrap, chroot, mke2fs of the image)"
+    dirs = [*os.environ.get("PATH", "").split(":"), "/usr/sbin", "/sbin"]
+    for tool in ("qemu-system-x86_64", "debootstrap", "mke2fs", "debugfs"):
+        if not any((Path(d) / tool).exists() for d in dirs):
+            return f"{tool} is not installed (scripts/install-deps.sh installs it)"
+    return None
+
+
+@pytest.fixture(scope="session")
+def image() -> vmrunner.Image:
+    reason = _why_not()
+    if reason:
+        pytest.skip(reason)
+    t0 = time.monotonic()
+    img = vmrunner.ensure_image()
+    _TIMES.append(("image (build or cache)", time.monotonic() - t0))
+    return img
+
+
+@pytest.fixture(scope="session")
+def stage(tmp_path_factory: pytest.TempPathFactory) -> vmrunner.Stage:
+    t0 = time.monotonic()
+    st = vmrunner.stage_checkout(tmp_path_factory.mktemp("stage") / "root")
+    _TIMES.append(("make install (staging)", time.monotonic() - t0))
+    for m in st.missing:
+        vmrunner.say(f"staging: missing {m}")
+    return st
+
+
+@pytest.fixture
+def boot(image, stage, tmp_path, request):
+    """Run one scenario in a fresh guest: boot(scenario, **VM options) -> Result."""
+
+    def run(scenario: str, **kw) -> vmrunner.Result:
+        vm = vmrunner.VM(image, stage, scenario, name=request.node.name,
+                         workdir=tmp_path / "vm", **kw)
+        res = vm.run()
+        _TIMES.append((request.node.name, res.wall_s))
+        if "error" in res.data:
+            pytest.fail(f"{scenario}: the guest scenario raised {res.data['error']}\n"
+                        f"{res.data.get('traceback', '')}\nconsole tail:\n"
+                        f"{vmrunner.tail(res.console, 40)}")
+        return res
+
+    return run
+
+
+def pytest_terminal_summary(terminalreporter):
+    if _TIMES:
+        terminalreporter.section("irqres VM suite: wall time")
+        for name, secs in _TIMES:
+            terminalreporter.write_line(f"{secs:8.1f} s  {name}")
+        terminalreporter.write_line(f"{sum(s for _, s in _TIMES):8.1f} s  total")

@@ -1,0 +1,36 @@
+"""Entry point of the scenario unit in the guest: run the scenario the host chose and
+leave /payload/out/result.json. The unit powers the guest off afterwards, whatever
+happens here."""
+
+import json
+import time
+import traceback
+
+import scenarios
+import vmguest
+
+
+def main() -> None:
+    spec = json.loads(open("/payload/scenario.json").read())
+    name = spec["scenario"]
+    result: dict = {"scenario": name}
+    t0 = time.monotonic_ns()
+    install_log = vmguest.read("/payload/out/install.log") or "install.log missing"
+    result["install_log"] = install_log
+    try:
+        if "install.sh failed" in install_log or "payload install done" not in install_log:
+            raise RuntimeError(f"installing the payload failed:\n{install_log[-2000:]}")
+        fn = getattr(scenarios, "scenario_" + name)
+        vmguest.mark(f"scenario {name} starts")
+        result.update(fn(**spec.get("params", {})))
+    except Exception as e:  # the host test reports it with the traceback
+        result["error"] = f"{type(e).__name__}: {e}"
+        result["traceback"] = traceback.format_exc()
+        print(result["traceback"], flush=True)
+    result["guest_ns"] = time.monotonic_ns() - t0
+    vmguest.write_result(result)
+    vmguest.mark(f"scenario {name} done in {result['guest_ns'] / 1e9:.1f}s guest time")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,259 @@
+"""Helpers for scenario code running inside the PREEMPT_RT guest (Python 3.11, stdlib only).
+
+The host serves requests on the guest's second serial port (/dev/ttyS1): ``mark`` lines
+show progress on the host, ``udp``/``tcp`` lines ask it for load towards this guest.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import json
+import os
+import re
+import socket
+import subprocess
+import termios
+import threading
+import time
+import tty
+
+OUT = "/payload/out"
+CGROUP = "/sys/fs/cgroup"
+SCHED_POLICIES = {0: "other", 1: "fifo", 2: "rr", 3: "batch", 5: "idle", 6: "deadline"}
+SYS_SCHED_GETATTR = 315  # x86_64
+PF_KTHREAD = 0x00200000
+
+_ctl_fd: int | None = None
+_ctl_lock = threading.Lock()
+
+
+def _ctl() -> int:
+    global _ctl_fd
+    if _ctl_fd is None:
+        fd = os.open("/dev/ttyS1", os.O_RDWR | os.O_NOCTTY)
+        tty.setraw(fd)
+        attrs = termios.tcgetattr(fd)
+        attrs[3] &= ~termios.ECHO
+        termios.tcsetattr(fd, termios.TCSANOW, attrs)
+        _ctl_fd = fd
+    return _ctl_fd
+
+
+def _send(line: str) -> None:
+    os.write(_ctl(), line.replace("\n", " ").encode() + b"\n")
+
+
+def mark(msg: str) -> None:
+    """Show progress on the host and on the console."""
+    print(f"irqres-vm: {msg}", flush=True)
+    with _ctl_lock:
+        _send(f"mark {msg}")
+
+
+def request(line: str) -> list[str]:
+    """Send one request to the host and wait for its reply; returns the reply's words."""
+    with _ctl_lock:
+        _send(line)
+        fd = _ctl()
+        buf = b""
+        while not buf.endswith(b"\n"):
+            chunk = os.read(fd, 256)
+            if not chunk:
+                raise RuntimeError(f"host closed the control port during {line!r}")
+            buf += chunk
+    words = buf.decode().split()
+    if not words or words[0] != "ok":
+        raise RuntimeError(f"host refused {line!r}: {buf.decode().strip()}")
+    return words[1:]
+
+
+def write_result(result: dict) -> None:
+    os.makedirs(OUT, exist_ok=True)
+    tmp = os.path.join(OUT, "result.json.tmp")
+    with open(tmp, "w") as f:
+        json.dump(result, f, indent=1, sort_keys=True)
+        f.flush()
+        os.fsync(f.fileno())
+    os.rename(tmp, os.path.join(OUT, "result.json"))
+    os.sync()
+
+
+def sh(cmd: str, *, check: bool = False, timeout: float = 120) -> dict:
+    """Run a shell command; returns its status and output (for the host's assertions)."""
+    p = subprocess.run(["/bin/sh", "-c", cmd], capture_output=True, text=True, timeout=timeout)
+    r = {"cmd": cmd, "rc": p.returncode, "out": p.stdout[-20000:], "err": p.stderr[-4000:]}
+    print(f"$ {cmd}\n{p.stdout[-2000:]}{p.stderr[-2000:]}(rc={p.returncode})", flush=True)
+    if check and p.returncode != 0:
+        raise RuntimeError(f"{cmd!r} failed with {p.returncode}: {p.stderr.strip()[-500:]}")
+    return r
+
+
+def read(path: str) -> str | None:
+    try:
+        with open(path) as f:
+            return f.read().strip()
+    except OSError:
+        return None
+
+
+class SchedAttr(ctypes.Structure):
+    _fields_ = [
+        ("size", ctypes.c_uint32),
+        ("sched_policy", ctypes.c_uint32),
+        ("sched_flags", ctypes.c_uint64),
+        ("sched_nice", ctypes.c_int32),
+        ("sched_priority", ctypes.c_uint32),
+        ("sched_runtime", ctypes.c_uint64),
+        ("sched_deadline", ctypes.c_uint64),
+        ("sched_period", ctypes.c_uint64),
+        ("sched_util_min", ctypes.c_uint32),
+        ("sched_util_max", ctypes.c_uint32),
+    ]
+
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def sched_attr(pid: int) -> dict | None:
+    """sched_getattr(pid): policy name, priority and the deadline parameters in ns."""
+    attr = SchedAttr()
+    if _libc.syscall(SYS_SCHED_GETATTR, pid, ctypes.byref(attr), ctypes.sizeof(attr), 0) != 0:
+        return None
+    return {
+        "policy": SCHED_POLICIES.get(attr.sched_policy, str(attr.sched_policy)),
+        "priority": attr.sched_priority,
+        "runtime_ns": attr.sched_runtime,
+        "deadline_ns": attr.sched_deadline,
+        "period_ns": attr.sched_period,
+    }
+
+
+def irq_threads() -> list[dict]:
+    """Every real IRQ thread: a kernel thread, child of kthreadd, named irq/<N>-..."""
+    threads = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        stat = read(f"/proc/{entry}/stat")
+        if stat is None:
+            continue
+        comm = stat[stat.index("(") + 1 : stat.rindex(")")]
+        fields = stat[stat.rindex(")") + 2 :].split()
+        ppid, flags = int(fields[1]), int(fields[6])
+        m = re.match(r"irq/(\d+)-(s-)?(.*)$", comm)
+        if m and ppid == 2 and flags & PF_KTHREAD:
+            pid = int(entry)
+            threads.append({"pid": pid, "comm": comm, "irq": int(m.group(1)),
+                            "secondary": bool(m.group(2)), "sched": sched_attr(pid),
+                            "cgroup": cgroup_of(pid),
+                            "cpus": _status_field(pid, "Cpus_allowed_list")})
+    return sorted(threads, key=lambda t: (t["irq"], t["comm"]))
+
+
+def _status_field(pid: int, key: str) -> str | None:
+    for line in (read(f"/proc/{pid}/status") or "").splitlines():
+        if line.startswith(key + ":"):
+            return line.split(":", 1)[1].strip()
+    return None
+
+
+def cgroup_of(pid: int) -> str | None:
+    text = read(f"/proc/{pid}/cgroup")
+    if not text:
+        return None
+    for line in text.splitlines():
+        if line.startswith("0::"):
+            return line[3:]
+    return None
+
+
+def thread(comm_prefix: str) -> dict | None:
+    for t in irq_threads():
+        if t["comm"].startswith(comm_prefix):
+            return t
+    return None
+
+
+def partitions() -> dict[str, dict]:
+    """cgroup v2 groups directly under the root that are cpuset partitions."""
+    found = {}
+    for name in sorted(os.listdir(CGROUP)):
+        path = os.path.join(CGROUP, name)
+        part = read(os.path.join(path, "cpuset.cpus.partition"))
+        if os.path.isdir(path) and part is not None and part.startswith("root"):
+            found[name] = {"partition": part,
+                           "cpus": read(os.path.join(path, "cpuset.cpus.effective")),
+                           "procs": (read(os.path.join(path, "cgroup.procs")) or "").split()}
+    return found
+
+
+def wait_for(pred, timeout_s: float, step_s: float = 0.002):
+    """Poll ``pred`` until it returns something truthy; returns (value, ns waited)."""
+    t0 = time.monotonic_ns()
+    deadline = t0 + int(timeout_s * 1e9)
+    while True:
+        v = pred()
+        now = time.monotonic_ns()
+        if v or now >= deadline:
+            return v, now - t0
+        time.sleep(step_s)
+
+
+class Sink(threading.Thread):
+    """Counts what arrives on a UDP port or on one TCP connection."""
+
+    def __init__(self, proto: str, port: int):
+        super().__init__(daemon=True)
+        self.proto = proto
+        self.packets = 0
+        self.bytes = 0
+        self.first_ns = 0
+        self.last_ns = 0
+        kind = socket.SOCK_DGRAM if proto == "udp" else socket.SOCK_STREAM
+        self.sock = socket.socket(socket.AF_INET, kind)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)
+        self.sock.bind(("0.0.0.0", port))
+        if proto == "tcp":
+            self.sock.listen(4)
+        self.stop = False
+        self.start()
+
+    def _count(self, n: int) -> None:
+        now = time.monotonic_ns()
+        if not self.first_ns:
+            self.first_ns = now
+        self.last_ns = now
+        self.packets += 1
+        self.bytes += n
+
+    def run(self) -> None:
+        self.sock.settimeout(0.5)
+        while not self.stop:
+            try:
+                if self.proto == "udp":
+                    data = self.sock.recv(65536)
+                    self._count(len(data))
+                    continue
+                conn, _ = self.sock.accept()
+            except (TimeoutError, OSError):
+                continue
+            with conn:
+                conn.settimeout(0.5)
+                while not self.stop:
+                    try:
+                        data = conn.recv(1 << 16)
+                    except (TimeoutError, OSError):
+                        continue
+                    if not data:
+                        break
+                    self._count(len(data))
+
+    def close(self) -> dict:
+        self.stop = True
+        self.join(timeout=2)
+        with contextlib.suppress(OSError):
+            self.sock.close()
+        return {"packets": self.packets, "bytes": self.bytes,
+                "span_ns": self.last_ns - self.first_ns}

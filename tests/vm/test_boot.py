@@ -1,0 +1,26 @@
+"""Scenario 0: the guest boots Debian's PREEMPT_RT kernel and can run the project."""
+
+import pytest
+
+pytestmark = [pytest.mark.vm, pytest.mark.slow]
+
+
+def test_rt_kernel_nic_thread_and_python_stack(boot, image):
+    res = boot("boot_basics")
+    d = res.data
+    assert "-rt-" in d["uname"]["release"], d["uname"]
+    assert "PREEMPT_RT" in d["uname"]["version"], d["uname"]
+    assert d["realtime"] == "1"
+    nic = [t for t in d["threads"] if t["comm"] == "irq/11-eth0"]
+    assert len(nic) == 1, [t["comm"] for t in d["threads"]]
+    assert nic[0]["sched"]["policy"] == "fifo"
+    assert nic[0]["sched"]["priority"] == 50
+    # the guest's libraries are the oldest the project supports
+    numpy_v, scipy_v = d["versions"][:2]
+    assert numpy_v.startswith("1.24"), d["versions"]
+    assert scipy_v.startswith("1.10"), d["versions"]
+    # the checkout, installed by make install, imports with them
+    assert d["import_units"]["rc"] == 0, d["import_units"]
+    assert "/usr/local/lib/python3" in d["import_units"]["out"]
+    assert "cpuset" in (d["cgroup_controllers"] or "")
+    assert "10.0.2.15" in d["eth0"]["out"]

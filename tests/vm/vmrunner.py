@@ -1,0 +1,398 @@
+"""Boot the PREEMPT_RT guest under QEMU, run one scenario in it and bring the results back.
+
+The pieces, in the order a run uses them:
+
+* :func:`ensure_image` builds or reuses the cached Debian 12 image (build-image.sh).
+* :func:`stage_checkout` runs ``make install DESTDIR=<stage> PREFIX=/usr/local`` once.
+* :class:`VM` writes a small ext4 *payload* disk (the staged checkout, the guest scenario
+  library, the profile, the scenario name), boots QEMU with the root disk in snapshot
+  mode (the cached image is never modified), serves the guest's requests on a second
+  serial port (``ttyS1``: load generation, progress marks), and after power-off copies
+  ``/out`` back from the payload disk with ``debugfs``.
+
+The guest always powers off (the scenario unit's ExecStopPost); a guest that does not is
+killed after ``timeout_s`` and :class:`VMError` carries the console log tail.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+GUEST_DIR = HERE / "guest"
+NS_PER_S = 1_000_000_000
+
+
+class VMError(RuntimeError):
+    """A guest run failed: the message names the scenario, the cause and the console tail."""
+
+
+def say(msg: str) -> None:
+    """Progress for the person watching (pytest -s, make demo)."""
+    print(f"[vm {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+@dataclass(frozen=True)
+class Image:
+    """A built guest image: raw ext4 root disk, kernel and initramfs."""
+
+    path: Path
+
+    @property
+    def disk(self) -> Path:
+        return self.path / "disk.img"
+
+    @property
+    def kernel(self) -> Path:
+        return self.path / "vmlinuz"
+
+    @property
+    def initrd(self) -> Path:
+        return self.path / "initrd.img"
+
+    @property
+    def release(self) -> str:
+        return (self.path / "kernel-release").read_text().strip()
+
+
+def ensure_image() -> Image:
+    """Build the guest image unless a complete cached one matches the inputs."""
+    t0 = time.monotonic()
+    proc = subprocess.run(
+        ["bash", str(HERE / "build-image.sh")], stdout=subprocess.PIPE, text=True, check=False
+    )
+    if proc.returncode != 0:
+        raise VMError(f"build-image.sh failed with status {proc.returncode} (see its stderr)")
+    path = Path(proc.stdout.strip().splitlines()[-1])
+    image = Image(path)
+    for f in (image.disk, image.kernel, image.initrd):
+        if not f.is_file():
+            raise VMError(f"image {path}: {f.name} is missing")
+    say(f"image {path} (kernel {image.release}) ready in {time.monotonic() - t0:.1f}s")
+    return image
+
+
+@dataclass
+class Stage:
+    """A ``make install`` tree of the checkout, and what it lacked."""
+
+    root: Path
+    missing: list[str] = field(default_factory=list)
+    log: str = ""
+
+
+def stage_checkout(dest: Path) -> Stage:
+    """Install the checkout into ``dest`` as the guest will see it (PREFIX=/usr/local).
+
+    The host's python3 builds the package (host and guest share Python 3.11's ABI); the
+    guest's install.sh points its python3 at the staged site-packages and fixes the
+    scripts' interpreter line. When the top-level ``make install`` fails (parts of the
+    project not written yet), each part is staged on its own and the parts that could
+    not be are listed.
+    """
+    dest.mkdir(parents=True, exist_ok=True)
+    python = os.environ.get("PYTHON", sys.executable)
+    env = dict(os.environ, PYTHON=python)
+    cmd = ["make", "-s", "-C", str(REPO), "install", f"DESTDIR={dest}", "PREFIX=/usr/local"]
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
+    stage = Stage(dest, log=proc.stdout + proc.stderr)
+    if proc.returncode == 0:
+        return stage
+    say("make install failed; staging the parts one by one")
+    parts = {
+        "daemon": ["make", "-s", "-C", str(REPO / "daemon"), "install", f"DESTDIR={dest}",
+                   "sbindir=/usr/local/sbin"],
+        "python package": [python, "-m", "pip", "install", "-q", "--disable-pip-version-check",
+                           "--root-user-action=ignore", "--no-build-isolation", "--no-deps",
+                           "--root", str(dest), "--prefix", "/usr/local", str(REPO)],
+    }
+    for name, part in parts.items():
+        p = subprocess.run(part, env=env, capture_output=True, text=True, check=False)
+        stage.log += p.stdout + p.stderr
+        if p.returncode != 0:
+            stage.missing.append(f"{name}: {(p.stderr or p.stdout).strip()[-300:]}")
+    for src, dst in (("profiles", "usr/local/share/irqres/profiles"),
+                     ("systemd", "lib/systemd/system")):
+        files = sorted((REPO / src).glob("*.yaml" if src == "profiles" else "*.service"))
+        if not files:
+            stage.missing.append(f"{src}/: nothing to install")
+        for f in files:
+            (dest / dst).mkdir(parents=True, exist_ok=True)
+            shutil.copy2(f, dest / dst / f.name)
+    return stage
+
+
+def free_port(kind: int) -> int:
+    with socket.socket(socket.AF_INET, kind) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class LoadServer:
+    """Answers the guest's requests on ttyS1, one line each way.
+
+    Requests: ``mark <text>`` (progress), ``udp <guest port> <pps> <seconds> <size>``
+    (fixed-rate UDP from the host), ``tcp <guest port> <seconds>`` (bulk TCP as fast as
+    the guest takes it). Replies: ``ok <numbers...>`` or ``err <why>``.
+    """
+
+    def __init__(self, vm: VM):
+        self.vm = vm
+        self.sock: socket.socket | None = None
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.marks: list[tuple[float, str]] = []
+
+    def start(self, path: Path, deadline: float) -> None:
+        while time.monotonic() < deadline:
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                s.connect(str(path))
+            except OSError:
+                s.close()
+                if self.vm.proc is not None and self.vm.proc.poll() is not None:
+                    return
+                time.sleep(0.05)
+                continue
+            self.sock = s
+            self.thread.start()
+            return
+
+    def _serve(self) -> None:
+        assert self.sock is not None
+        buf = b""
+        while True:
+            try:
+                data = self.sock.recv(4096)
+            except OSError:
+                return
+            if not data:
+                return
+            buf += data
+            while b"\n" in buf:
+                line, buf = buf.split(b"\n", 1)
+                text = line.decode(errors="replace").strip()
+                if text:
+                    reply = self._handle(text)
+                    if reply is not None:
+                        with contextlib.suppress(OSError):
+                            self.sock.sendall(reply.encode() + b"\n")
+
+    def _handle(self, text: str) -> str | None:
+        words = text.split()
+        try:
+            if words[0] == "mark":
+                msg = text[5:]
+                self.marks.append((time.monotonic() - self.vm.started, msg))
+                say(f"{self.vm.name}: guest: {msg}")
+                return None
+            if words[0] == "udp":
+                port, pps, secs, size = (int(w) for w in words[1:5])
+                return "ok " + " ".join(map(str, self.vm.send_udp(port, pps, secs, size)))
+            if words[0] == "tcp":
+                port, secs = int(words[1]), float(words[2])
+                return "ok " + " ".join(map(str, self.vm.send_tcp(port, secs)))
+        except (ValueError, IndexError, KeyError, OSError) as e:
+            return f"err {words[0] if words else '?'}: {e}"
+        return f"err unknown request {text!r}"
+
+
+def send_udp_paced(addr: tuple[str, int], pps: int, seconds: float, size: int) -> tuple[int, int]:
+    """Send ``size``-byte UDP datagrams at ``pps`` per second for ``seconds``.
+
+    Sending times are absolute (start + k * period, integer ns) so the rate does not drift.
+    Returns (datagrams sent, period in ns).
+    """
+    if pps <= 0 or seconds <= 0:
+        raise ValueError(f"udp load: rate {pps}/s for {seconds}s is not positive")
+    period = NS_PER_S // pps
+    n = int(seconds * pps)
+    payload = bytes(size)
+    sent = 0
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        start = time.monotonic_ns()
+        for k in range(n):
+            due = start + k * period
+            while (now := time.monotonic_ns()) < due:
+                if due - now > 200_000:
+                    time.sleep((due - now - 100_000) / NS_PER_S)
+            with contextlib.suppress(OSError):
+                s.sendto(payload, addr)
+                sent += 1
+    return sent, period
+
+
+def send_tcp_bulk(addr: tuple[str, int], seconds: float) -> tuple[int, int]:
+    """Push bytes over one TCP connection for ``seconds``; returns (bytes sent, ns taken)."""
+    chunk = bytes(65536)
+    sent = 0
+    with socket.create_connection(addr, timeout=10) as s:
+        s.settimeout(2)
+        start = time.monotonic_ns()
+        end = start + int(seconds * NS_PER_S)
+        while time.monotonic_ns() < end:
+            try:
+                sent += s.send(chunk)
+            except TimeoutError:
+                continue
+        took = time.monotonic_ns() - start
+    return sent, took
+
+
+@dataclass
+class Result:
+    """What a finished guest run left: its result.json, files in out/, the console log."""
+
+    name: str
+    data: dict
+    out: Path
+    console: str
+    wall_s: float
+    marks: list[tuple[float, str]]
+
+
+class VM:
+    """One boot of the guest running one scenario.
+
+    ``nic`` is ``"e1000"`` (eth0, irq/11-eth0) or ``"virtio"`` (virtio-net-pci with
+    MSI-X, predictable interface names).
+    """
+
+    UDP_PORT = 5001
+    TCP_PORT = 5002
+
+    def __init__(self, image: Image, stage: Stage | None, scenario: str, *, name: str = "",
+                 profile: Path | None = None, params: dict | None = None,
+                 nic: str = "e1000", timeout_s: float = 600, memory_mb: int = 1024,
+                 enable_irqresd: bool = False, workdir: Path | None = None):
+        self.image = image
+        self.stage = stage
+        self.scenario = scenario
+        self.name = name or scenario
+        self.profile = profile
+        self.params = params or {}
+        self.nic = nic
+        self.timeout_s = timeout_s
+        self.memory_mb = memory_mb
+        self.enable_irqresd = enable_irqresd
+        self.workdir = Path(workdir or tempfile.mkdtemp(prefix=f"irqres-vm-{self.name}-"))
+        self.proc: subprocess.Popen | None = None
+        self.started = 0.0
+        self.ports = {
+            ("udp", self.UDP_PORT): free_port(socket.SOCK_DGRAM),
+            ("tcp", self.TCP_PORT): free_port(socket.SOCK_STREAM),
+        }
+
+    # -- load towards the guest, through QEMU's user-network port forwarding ------------
+    def send_udp(self, guest_port: int, pps: int, seconds: float, size: int) -> tuple[int, int]:
+        return send_udp_paced(("127.0.0.1", self.ports[("udp", guest_port)]), pps, seconds, size)
+
+    def send_tcp(self, guest_port: int, seconds: float) -> tuple[int, int]:
+        return send_tcp_bulk(("127.0.0.1", self.ports[("tcp", guest_port)]), seconds)
+
+    # -- the payload disk ---------------------------------------------------------------
+    def _payload(self) -> Path:
+        root = self.workdir / "payload"
+        if root.exists():
+            shutil.rmtree(root)
+        (root / "out").mkdir(parents=True)
+        shutil.copytree(GUEST_DIR, root / "guest", ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copy2(GUEST_DIR / "install.sh", root / "install.sh")
+        if self.stage is not None:
+            shutil.copytree(self.stage.root, root / "stage", symlinks=True)
+        if self.profile is not None:
+            shutil.copy2(self.profile, root / "profile.yaml")
+        if self.enable_irqresd:
+            (root / "enable-irqresd").touch()
+        (root / "scenario.json").write_text(
+            json.dumps({"scenario": self.scenario, "name": self.name, "params": self.params})
+        )
+        img = self.workdir / "payload.img"
+        img.unlink(missing_ok=True)
+        subprocess.run(["mke2fs", "-q", "-t", "ext4", "-L", "irqres-payload", "-d", str(root),
+                        str(img), "512M"], check=True)
+        return img
+
+    def _fetch_out(self, img: Path) -> Path:
+        out = self.workdir / "out"
+        if out.exists():
+            shutil.rmtree(out)
+        subprocess.run(["debugfs", "-R", f"rdump /out {self.workdir}", str(img)],
+                       capture_output=True, check=False)
+        out.mkdir(exist_ok=True)
+        return out
+
+    def _qemu_cmd(self, payload: Path, ctl: Path) -> list[str]:
+        fwd = ",".join(f"hostfwd={proto}:127.0.0.1:{hp}-:{gp}"
+                       for (proto, gp), hp in self.ports.items())
+        append = "root=/dev/vda rw console=ttyS0,115200 panic=-1 loglevel=4"
+        if self.nic == "e1000":
+            append += " net.ifnames=0"
+            nic = ["-netdev", f"user,id=n0,{fwd}", "-device", "e1000,netdev=n0"]
+        elif self.nic == "virtio":
+            nic = ["-netdev", f"user,id=n0,{fwd}",
+                   "-device", "virtio-net-pci,netdev=n0,vectors=4"]
+        else:
+            raise VMError(f"{self.name}: unknown NIC model {self.nic!r}")
+        return ["qemu-system-x86_64", "-accel", "tcg", "-smp", "2", "-m", str(self.memory_mb),
+                "-kernel", str(self.image.kernel), "-initrd", str(self.image.initrd),
+                "-append", append,
+                "-drive", f"file={self.image.disk},if=virtio,format=raw,snapshot=on",
+                "-drive", f"file={payload},if=virtio,format=raw",
+                "-display", "none", "-no-reboot", "-serial", "stdio",
+                "-serial", f"unix:{ctl},server=on,wait=off", *nic]
+
+    def run(self) -> Result:
+        """Boot, run the scenario, power off; raise VMError on timeout or missing results."""
+        payload = self._payload()
+        ctl = self.workdir / "ctl.sock"
+        console_path = self.workdir / "console.log"
+        cmd = self._qemu_cmd(payload, ctl)
+        (self.workdir / "qemu.cmd").write_text(" ".join(cmd) + "\n")
+        say(f"{self.name}: booting {self.image.release} ({self.nic}), workdir {self.workdir}")
+        self.started = time.monotonic()
+        server = LoadServer(self)
+        with open(console_path, "wb") as console:
+            self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=console,
+                                         stderr=subprocess.STDOUT)
+            server.start(ctl, self.started + 30)
+            try:
+                self.proc.wait(timeout=self.timeout_s)
+                timed_out = False
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+                timed_out = True
+        wall = time.monotonic() - self.started
+        console_text = console_path.read_text(errors="replace")
+        say(f"{self.name}: guest finished in {wall:.1f}s wall")
+        if timed_out:
+            raise VMError(f"{self.name}: guest did not power off within {self.timeout_s:.0f}s "
+                          f"and was killed; console tail:\n{tail(console_text)}")
+        out = self._fetch_out(payload)
+        result_file = out / "result.json"
+        if not result_file.is_file():
+            install_log = out / "install.log"
+            extra = f"\ninstall.log:\n{install_log.read_text()}" if install_log.is_file() else ""
+            raise VMError(f"{self.name}: guest left no result.json (qemu status "
+                          f"{self.proc.returncode}); console tail:\n{tail(console_text)}{extra}")
+        data = json.loads(result_file.read_text())
+        return Result(self.name, data, out, console_text, wall, server.marks)
+
+
+def tail(text: str, lines: int = 60) -> str:
+    # Drop terminal escapes so the log reads cleanly in a test report.
+    clean = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", text)
+    return "\n".join(clean.splitlines()[-lines:])
