@@ -28,7 +28,7 @@ def daemon(tmp_path, monkeypatch):
 
 
 def test_tune_runs_for_its_duration_and_logs(daemon, tmp_path):
-    model = Model(daemon, [(10_000, 6_000_000)])
+    model = Model(daemon, [(20, 2_000_000), (10_000, 6_000_000)])
     daemon.stats_fn = model
     log = tmp_path / "t.csv"
     r = run("tune", "--duration", "300ms", "--log", str(log))

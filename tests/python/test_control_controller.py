@@ -116,3 +116,18 @@ def test_from_status():
         ControllerConfig.from_status({**t, "adaptive": None})
     with pytest.raises(ControlError, match="target nic: irqresd's status lacks"):
         ControllerConfig.from_status({"name": "nic", "adaptive": {}})
+
+
+def test_threshold_per_sample_budget_per_period():
+    """S = 2T: T_thr is CPU time per 2 ms, Q = T_thr / 2 per 1 ms period."""
+    c = ThresholdController(cfg(sample_ns=2_000_000, gain=1.0, window=1), 500_000)
+    assert c.threshold_ns == 1_000_000
+    assert c.update(10, 1_000_000, 0).budget_ns == 500_000
+    s = c.update(10, 600_000, 0)            # -dT = 1.0M - 0.6M: T_thr 1.4M per 2 ms
+    assert (s.threshold_ns, s.budget_ns) == (1_400_000, 700_000)
+    s = c.update(10, 0, 0)                  # T_thr 2.0M > 2 * 900us
+    assert (s.threshold_ns, s.budget_ns, s.clamp) == (2_000_000, 900_000, "max")
+    s = c.update(0, 0, 0, bandwidth_left_ns=600_000)
+    assert (s.budget_ns, s.clamp) == (600_000, "max")
+    c.hold(300_000)
+    assert (c.threshold_ns, c.sent_ns) == (600_000, 300_000)

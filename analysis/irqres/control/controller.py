@@ -8,8 +8,10 @@ and N_rmn jobs left over. The controller computes
     -dT    = mean_AW(T_pro) - T_pro
     T_thr(i) = T_thr(i-1) + G * (+dT + -dT)
 
-and the clamped threshold becomes the next budget Q. Readings of the reference, each
-argued in docs/controller.md:
+and the clamped threshold becomes the next budget Q. T_thr is CPU time per sampling
+interval S, as in the reference; the budget per server period T that delivers it is
+Q = T_thr * T / S (the same number when S = T). Readings of the reference, each argued
+in docs/controller.md:
 
 * ``mean_AW`` is the mean of the *previous* AW samples; the current sample is not in its
   own reference. With an empty window (the first interval) both terms are 0.
@@ -50,6 +52,7 @@ class ControllerConfig:
     name: str
     period_ns: int
     deadline_ns: int = 0                # 0: equal to the period
+    sample_ns: int = 0                  # S; 0: equal to the period
     gain: float = 0.25
     window: int = 100
     default_job_ns: int = 20_000
@@ -64,8 +67,8 @@ class ControllerConfig:
         def bad(what: str, why: str) -> ControlError:
             return ControlError(f"target {self.name}: {what}: {why}")
 
-        for field in ("period_ns", "deadline_ns", "default_job_ns", "min_runtime_ns",
-                      "max_runtime_ns", "hysteresis_ns"):
+        for field in ("period_ns", "deadline_ns", "sample_ns", "default_job_ns",
+                      "min_runtime_ns", "max_runtime_ns", "hysteresis_ns"):
             v = getattr(self, field)
             if isinstance(v, bool) or not isinstance(v, int) or v < 0:
                 raise bad(field, f"must be a non-negative integer of ns, got {v!r}")
@@ -121,6 +124,7 @@ class ControllerConfig:
                 name=name,
                 period_ns=int(target["period_ns"]),
                 deadline_ns=int(target.get("deadline_ns") or 0),
+                sample_ns=int(ad.get("sample_ns") or 0),
                 gain=float(ad["gain"]),
                 window=int(ad["window"]),
                 default_job_ns=int(ad["default_job_ns"]),
@@ -144,8 +148,8 @@ class Step:
     t_rmn_ns: int
     d_plus_ns: int          # +dT, oriented (see the module docstring)
     d_minus_ns: int         # -dT
-    threshold_ns: int       # T_thr(i) before clamping
-    budget_ns: int          # clamped: the next Q
+    threshold_ns: int       # T_thr(i) before clamping (per sampling interval)
+    budget_ns: int          # the next Q (per period), from the clamped T_thr
     clamp: str | None       # "min", "max" or None
     send: bool              # moved more than the hysteresis since the last budget sent
 
@@ -168,10 +172,23 @@ class ThresholdController:
         self._rmn: deque[int] = deque()
         self._sum_pro = 0
         self._sum_rmn = 0
-        self._lower = config.lower_ns
-        self._upper = config.upper_ns
-        self.threshold_ns = self._clamp(int(initial_ns), self._upper)[0]
-        self.sent_ns: int | None = int(initial_ns)
+        # T_thr lives per sampling interval S, Q per period T: Q = T_thr * T // S.
+        self._t = config.period_ns
+        self._s = config.sample_ns or config.period_ns
+        self._lower = -(-config.lower_ns * self._s // self._t)     # ceil: Q >= lower
+        self._upper = config.upper_ns * self._s // self._t          # floor: Q <= upper
+        self.threshold_ns = 0
+        self.sent_ns: int | None = None
+        self.hold(int(initial_ns))
+
+    def to_budget(self, threshold_ns: int) -> int:
+        """The budget per period that gives ``threshold_ns`` per sampling interval."""
+        return threshold_ns * self._t // self._s
+
+    def hold(self, budget_ns: int) -> None:
+        """Take ``budget_ns`` as the budget in force (e.g. after a refusal)."""
+        self.threshold_ns = self._clamp(budget_ns * self._s // self._t, self._upper)[0]
+        self.sent_ns = int(budget_ns)
 
     def _clamp(self, value: int, upper: int) -> tuple[int, str | None]:
         lower = self._lower
@@ -186,8 +203,7 @@ class ThresholdController:
         self._pro.clear()
         self._rmn.clear()
         self._sum_pro = self._sum_rmn = 0
-        self.threshold_ns = self._clamp(int(initial_ns), self._upper)[0]
-        self.sent_ns = int(initial_ns)
+        self.hold(int(initial_ns))
 
     def update(self, n_pro: int, t_pro_ns: int, n_rmn: int,
                bandwidth_left_ns: int | None = None) -> Step:
@@ -198,8 +214,9 @@ class ThresholdController:
         n_pro, t_pro_ns, n_rmn
             Jobs processed, CPU time they took (ns) and jobs left over in the interval.
         bandwidth_left_ns
-            The largest runtime the root domain still admits for this target (its current
-            budget plus the free bandwidth times the period); ``None`` when unknown.
+            The largest runtime (per period) the root domain still admits for this target
+            (its current budget plus the free bandwidth times the period); ``None`` when
+            unknown.
         """
         cfg = self.config
         if not (type(n_pro) is int and type(t_pro_ns) is int and type(n_rmn) is int
@@ -220,10 +237,11 @@ class ThresholdController:
         else:
             d_plus = d_minus = delta = 0
         raw = self.threshold_ns + delta
-        upper = self._upper if bandwidth_left_ns is None else min(self._upper,
-                                                                  int(bandwidth_left_ns))
-        budget, clamp = self._clamp(raw, upper)
-        self.threshold_ns = budget
+        upper = self._upper if bandwidth_left_ns is None else min(
+            self._upper, int(bandwidth_left_ns) * self._s // self._t)
+        clamped, clamp = self._clamp(raw, upper)
+        self.threshold_ns = clamped
+        budget = self.to_budget(clamped)
 
         self._pro.append(t_pro_ns)
         self._rmn.append(t_rmn)

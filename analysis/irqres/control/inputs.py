@@ -7,8 +7,11 @@ difference between two samples):
   the sum over CPUs of the thread's lines in /proc/interrupts (irqresd's ``stats`` reports
   it as ``irq_count``; :func:`read_interrupts` reads the file directly when the daemon
   does not). Every interrupt raised is handled by the thread unless it is left over (see
-  N_rmn). For a ``task`` target, the activations: each one ends in a voluntary sleep, so
-  the voluntary context switches (/proc/PID/status) count finished jobs.
+  N_rmn). For a ``task`` target, the times it ran: each run ends either in a voluntary
+  sleep (the job is done) or in an involuntary switch (throttled or preempted), so the
+  sum of both context-switch counts of /proc/PID/status. (Counting only the voluntary
+  ones gives 0 or 1 job per interval to a task that is behind, and T_pro/N_pro then
+  jumps between the default job time and the whole interval.)
 * **CPU time, T_pro** — ``cpu_time_ns`` of irqresd's ``stats``: the first field of
   /proc/PID/schedstat, the time the thread ran.
 * **jobs left over, N_rmn** — work raised but not served in the interval. Each time the
@@ -99,7 +102,7 @@ class Counters:
 
     pid: int
     kind: str               # "irq" or "task"
-    jobs: int               # irq_count (irq) or voluntary switches (task)
+    jobs: int               # irq_count (irq) or all context switches (task)
     activations: int        # voluntary switches
     cpu_time_ns: int
     cut: int                # involuntary switches
@@ -126,7 +129,7 @@ def counters_from_stats(thread: dict, kind: str, interrupts: dict[int, int] | No
                 jobs = sum(interrupts.get(int(i), 0) for i in thread.get("irqs") or [])
             jobs = int(jobs)
         else:
-            jobs = int(thread["voluntary_switches"])
+            jobs = int(thread["voluntary_switches"]) + int(thread["involuntary_switches"])
         return Counters(pid, kind, jobs, int(thread["voluntary_switches"]),
                         int(thread["cpu_time_ns"]), int(thread["involuntary_switches"]), drops)
     except (KeyError, TypeError, ValueError) as exc:
@@ -146,7 +149,10 @@ def interval(prev: Counters, cur: Counters) -> Interval | None:
         d_drop = max(cur.drops - prev.drops, 0)      # a NIC reset zeroes its counters
     if cur.pid != prev.pid or min(d_jobs, d_act, d_cpu, d_cut) < 0:
         return None
-    per_cut = max(d_jobs // d_act, 1) if d_act else max(d_jobs, 1)
+    if cur.kind == "task":
+        per_cut = 1
+    else:
+        per_cut = max(d_jobs // d_act, 1) if d_act else max(d_jobs, 1)
     return Interval(d_jobs, d_cpu, d_cut * per_cut + d_drop)
 
 

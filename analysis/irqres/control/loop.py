@@ -92,7 +92,6 @@ class TargetState:
     prev: dict[int, Counters] = field(default_factory=dict)
     next_due_ns: int = 0
     absent: bool = False
-    pending: int = 0                                         # jobs left over, carried
     iface: dict[int, str | None] = field(default_factory=dict)  # pid -> NIC, looked up once
     ceiling: tuple[int, int] | None = None                   # (runtime, until_ns)
     last: Step | None = None
@@ -291,16 +290,11 @@ class Tuner:
         if returning:
             logger.info("target %s: thread(s) %s back", st.name, sorted(cur))
             st.ctl.reset(st.runtime_ns)
-            st.pending = 0
         if not intervals:
             st.note = "priming"
             return
         # every thread of a target gets the same Q: the busiest one decides
         iv = max(intervals, key=lambda x: (x.t_pro_ns, x.n_rmn))
-        # What was left over stays queued until an interval in which the thread caught up
-        # (was not cut and lost nothing): N_rmn is that carried backlog.
-        st.pending = st.pending + iv.n_rmn if iv.n_rmn else 0
-        iv = Interval(iv.n_pro, iv.t_pro_ns, st.pending)
         step = st.ctl.update(iv.n_pro, iv.t_pro_ns, iv.n_rmn,
                              self._bandwidth_left(st, now, used))
         st.last, st.last_interval = step, iv
@@ -324,8 +318,7 @@ class Tuner:
             logger.warning("target %s: budget %s refused: %s", st.name, format_duration(q),
                            exc)
             st.note = "refused"
-            st.ctl.sent_ns = st.runtime_ns
-            st.ctl.threshold_ns = st.runtime_ns
+            st.ctl.hold(st.runtime_ns)
             if q > st.runtime_ns:
                 st.ceiling = (st.runtime_ns, now + REFUSAL_HOLD_NS)
             return None

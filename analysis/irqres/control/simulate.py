@@ -159,7 +159,8 @@ def simulate_adaptive(workload: Workload, config: ControllerConfig,
                            f"{workload.interval_ns}")
     ctl = ThresholdController(config, q0)
     return serve(workload, lambda a, b, c: ctl.update(a, b, c).budget_ns,
-                 f"adaptive ({config.orientation})", ctl.threshold_ns, config.buffer)
+                 f"adaptive ({config.orientation})", ctl.to_budget(ctl.threshold_ns),
+                 config.buffer)
 
 
 def compare(workload: Workload, config: ControllerConfig) -> dict:
