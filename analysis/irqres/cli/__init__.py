@@ -3,7 +3,7 @@ loaded only when it is run, so ``irqres status`` does not import scipy."""
 
 from __future__ import annotations
 
-import importlib
+import importlib.util
 import logging
 
 import click
