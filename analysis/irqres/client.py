@@ -145,7 +145,9 @@ class Client:
             self.close()
             raise DaemonError(f"irqresd ({self.path}): reply to {what} has no \"ok\" field")
         if reply["ok"] is not True:
-            raise DaemonError(f"irqresd: {what}: {reply.get('error') or 'refused (no message)'}")
+            msg = str(reply.get("error") or "refused (no message)")
+            raise DaemonError(f"irqresd: {msg}" if msg.startswith(what)
+                              else f"irqresd: {what}: {msg}")
         return reply
 
     def _read_line(self, what: str) -> bytes:

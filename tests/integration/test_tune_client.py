@@ -1,0 +1,112 @@
+"""The irqres client commands against the real irqresd on this host.
+
+irqresd runs with its own run directory and socket, and reserves only a `sleep`
+process this test spawns (0.5 ms every 100 ms).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+
+import pytest
+from click.testing import CliRunner
+
+from irqres.cli import main
+from irqres.client import DaemonError, find_irqresd
+from irqres.control.inputs import SCHED_DEADLINE, read_dl_params
+
+pytestmark = pytest.mark.root
+
+
+def run(*args):
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+@pytest.fixture
+def env(tmp_path, monkeypatch):
+    if os.geteuid() != 0:
+        pytest.skip("needs root: irqresd gives SCHED_DEADLINE reservations")
+    try:
+        exe = find_irqresd()
+    except DaemonError as exc:
+        pytest.skip(f"irqresd not built: {exc}")
+    victim = subprocess.Popen(["sleep", "600"])
+    prof = tmp_path / "p.yaml"
+    prof.write_text(f"version: 1\ntargets:\n  - name: sleeper\n    task:\n      pid: {victim.pid}"
+                    "\n    runtime: 500us\n    period: 100ms\n")
+    sock = tmp_path / "irqresd.sock"
+    monkeypatch.setenv("IRQRES_SOCKET", str(sock))
+    monkeypatch.setenv("IRQRESD", exe)
+    state = {"exe": exe, "pid": victim.pid, "profile": str(prof), "sock": sock,
+             "tmp": tmp_path, "daemon": None}
+    yield state
+    d = state["daemon"]
+    if d is not None and d.poll() is None:
+        d.send_signal(signal.SIGTERM)
+        try:
+            d.wait(10)
+        except subprocess.TimeoutExpired:
+            d.kill()
+            d.wait()
+    victim.kill()
+    victim.wait()
+
+
+def start(env, profile: bool = True):
+    args = [env["exe"], "--run-dir", str(env["tmp"]), "--socket", str(env["sock"]),
+            "--no-netlink"] + (["-p", env["profile"]] if profile else [])
+    log = (env["tmp"] / "irqresd.log").open("w")
+    env["daemon"] = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
+    for _ in range(100):
+        if env["sock"].exists():
+            return
+        if env["daemon"].poll() is not None:
+            break
+        time.sleep(0.05)
+    pytest.fail(f"irqresd did not start: {(env['tmp'] / 'irqresd.log').read_text()}")
+
+
+def test_dry_run_without_daemon_uses_irqresd(env):
+    r = run("apply", "--dry-run", "--json", env["profile"])
+    assert r.exit_code == 0, r.output
+    plan = json.loads(r.output)
+    item = plan["items"][0]
+    assert (item["pid"], item["new_policy"], item["runtime_ns"]) == (env["pid"], "deadline",
+                                                                     500_000)
+    assert read_dl_params(env["pid"]).policy != SCHED_DEADLINE     # nothing changed
+
+
+def test_apply_status_stats_set_budget_restore(env):
+    start(env, profile=False)
+    r = run("apply", env["profile"])
+    assert r.exit_code == 0, r.output
+    assert "through irqresd" in r.output and f"sleep ({env['pid']})" in r.output
+    p = read_dl_params(env["pid"])
+    assert (p.policy, p.runtime_ns, p.period_ns) == (SCHED_DEADLINE, 500_000, 100_000_000)
+
+    r = run("status", "--json")
+    assert json.loads(r.output)["targets"][0]["threads"][0]["pid"] == env["pid"]
+    r = run("stats")
+    assert r.exit_code == 0 and "sleeper" in r.output and "500us/100ms/100ms" in r.output
+
+    r = run("set-budget", "sleeper", "700us")
+    assert r.exit_code == 0, r.output
+    assert read_dl_params(env["pid"]).runtime_ns == 700_000
+    r = run("set-budget", "nosuch", "700us")
+    assert r.exit_code == 1 and "nosuch" in r.output and "Traceback" not in r.output
+
+    r = run("restore")
+    assert r.exit_code == 0 and "restored 1 thread" in r.output
+    assert read_dl_params(env["pid"]).policy != SCHED_DEADLINE
+
+
+def test_daemon_gone(env):
+    start(env)
+    env["daemon"].send_signal(signal.SIGTERM)
+    env["daemon"].wait(10)
+    r = run("status")
+    assert r.exit_code == 1 and "irqresd is not running" in r.output
