@@ -251,3 +251,23 @@ def test_real_host_trace_of_a_fake_irq_thread():
     assert 200_000 <= int(np.median(a.exec_ns)) <= 600_000
     assert np.all(a.exec_ns <= a.response_ns)
     assert np.all(a.start_ns < a.end_ns)
+
+
+def test_wakeup_traced_just_before_the_sleep_starts_the_next_activation():
+    b = TraceBuilder()
+    pid = 8
+    b.comm(pid, "irq/11-eth0")
+    b.switch(1, 0, pid, TASK_INTERRUPTIBLE, 0)
+    b.waking(1_000, 1, 0, pid)
+    b.switch(2_000, 0, 0, TASK_RUNNING, pid)
+    b.waking(11_900, 1, 0, pid)  # on CPU 1, while CPU 0 is still switching the thread out
+    b.switch(12_000, 0, pid, TASK_INTERRUPTIBLE, 0)
+    b.switch(13_000, 0, 0, TASK_RUNNING, pid)
+    b.switch(20_000, 0, pid, TASK_INTERRUPTIBLE, 0)
+    b.waking(50_000, 1, 0, pid)
+    b.switch(51_000, 0, 0, TASK_RUNNING, pid)
+    b.switch(52_000, 0, pid, TASK_INTERRUPTIBLE, 0)
+    a = only(b.build())
+    assert a.dropped_inconsistent == 0
+    assert a.start_ns.tolist() == [1_000, 11_900, 50_000]
+    assert a.exec_ns.tolist() == [10_000, 7_000, 1_000]

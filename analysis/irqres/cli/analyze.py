@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import sys
+import threading
 
 import click
 
@@ -84,14 +86,22 @@ def _progress():
               help="Write a profile with every recommended reservation to this file.")
 def analyze_cmd(trace, pattern, granularity, buffer, min_interarrival, periods, deadline,
                 target_prob, max_bandwidth, plot_dir, as_json, profile_out):
-    from ..measure.report import Options, analyze
     from ..trace.reader import read_trace
 
+    # the native reader releases the GIL: load the model (numpy, scipy) meanwhile
+    loader = threading.Thread(target=importlib.import_module, args=("irqres.measure.report",),
+                              daemon=True)
+    loader.start()
     with cli_errors():
         progress = _progress()
-        tr = read_trace(trace, progress=progress)
+        try:
+            tr = read_trace(trace, progress=progress)
+        finally:
+            loader.join()
         if progress is not None:
             sys.stderr.write("\r\033[K")
+        from ..measure.report import Options, analyze
+
         opts = Options(pattern=pattern, granularity_ns=granularity, buffer=buffer,
                        min_interarrival_ns=min_interarrival,
                        periods_ns=list(periods) or None, deadline_ns=deadline,

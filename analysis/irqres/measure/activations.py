@@ -12,7 +12,9 @@ Activation
     ``sched_wakeup`` when waking was not recorded) to the ``sched_switch`` that takes it
     off the CPU in a sleeping state (``prev_state & 0xff != 0``; 0 is R and the
     TASK_REPORT_MAX bit, 0x100 on current kernels, marks a preempted task, which stays
-    in its activation).
+    in its activation). A wake-up traced just before the switch-out to sleep did not
+    stop that sleep (try_to_wake_up emits sched_waking before it waits for the task to
+    leave its CPU): it starts the next activation.
 
 Execution time
     The sum of the on-CPU intervals of the activation, each from a ``sched_switch`` to
@@ -267,6 +269,12 @@ def thread_activations(trace: Trace, thread: IrqThread, *, gaps: Gaps | None = N
     cpu = np.concatenate([np.full(len(w_rows), -1, dtype=np.int32), sw["cpu"][in_rows],
                           sw["cpu"][out_rows]])
     order = np.lexsort((_TIE_RANK[kind], ts))
+    # try_to_wake_up emits sched_waking before it waits for the task to leave its CPU, so
+    # the request that starts the next activation can be traced just before the
+    # switch-out to sleep; a wake-up that did not stop the sleep belongs after it
+    k = kind[order]
+    early = np.flatnonzero((k[:-1] == _WAKE) & (k[1:] == _OUT_SLEEP))
+    order[early], order[early + 1] = order[early + 1], order[early].copy()
     t, k, c = ts[order], kind[order], cpu[order]
     n = len(t)
 

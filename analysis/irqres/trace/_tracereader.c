@@ -5,9 +5,9 @@
  *
  * Each event's fields are resolved once per file; every record is then decoded by
  * offset into growable C arrays, one per column. The columns are handed to Python as
- * bytes objects (int64 timestamps, int32 cpus/pids/irqs, int64 prev_state), which the
- * Python side wraps with numpy.frombuffer, so this module does not depend on the numpy
- * version. Command names are stored once per (pid, comm) pair and IRQ names once per
+ * Column objects that own the arrays and expose them through the buffer protocol (int64
+ * timestamps, int32 cpus/pids/irqs, int64 prev_state), which the Python side wraps with
+ * numpy.frombuffer without a copy, so this module does not depend on the numpy version. Command names are stored once per (pid, comm) pair and IRQ names once per
  * (irq, name) pair, not once per event; each irq_handler_entry carries the index of its
  * (irq, name) pair, so shared IRQ lines can be told apart by action.
  *
@@ -28,6 +28,8 @@
 /* In libtracecmd 3.x but not in its public header: the "CPU: N / entries / overrun /
  * dropped events" text that trace-cmd stored at the end of the recording. */
 const char *tracecmd_get_cpustats(struct tracecmd_input *handle);
+/* Also exported but not declared: the next record of @cpu without consuming it. */
+struct tep_record *tracecmd_peek_data(struct tracecmd_input *handle, int cpu);
 
 /* ---- growable columns ------------------------------------------------------------ */
 
@@ -236,12 +238,26 @@ struct reader {
 	PyThreadState *tstate;
 };
 
+/* Set when the file's byte order is the host's: fields are then read in place. */
+static int native_order;
+
 static inline int64_t field_num(struct tep_format_field *f, struct tep_record *rec)
 {
+	const char *p = (const char *)rec->data + f->offset;
 	unsigned long long v = 0;
 
-	tep_read_number_field(f, rec->data, &v);
-	/* sign-extend fields narrower than 64 bits, pids and cpus are signed ints */
+	if (native_order && f->offset + f->size <= rec->size) {
+		/* sign-extend fields narrower than 64 bits: pids and cpus are signed ints */
+		switch (f->size) {
+		case 1: { int8_t x; memcpy(&x, p, 1); return x; }
+		case 2: { int16_t x; memcpy(&x, p, 2); return x; }
+		case 4: { int32_t x; memcpy(&x, p, 4); return x; }
+		case 8: { int64_t x; memcpy(&x, p, 8); return x; }
+		default: break;
+		}
+	}
+	if (tep_read_number_field(f, rec->data, &v))
+		return -1;
 	switch (f->size) {
 	case 1: return (int8_t)v;
 	case 2: return (int16_t)v;
@@ -432,9 +448,74 @@ static int reader_setup(struct reader *r, const char *path)
 	return 0;
 }
 
-static PyObject *col_bytes(struct col *c)
+/*
+ * A column handed to Python without a copy: it owns the malloc'd array and exposes it
+ * through the (read-only) buffer protocol, which numpy.frombuffer accepts.
+ */
+typedef struct {
+	PyObject_HEAD
+	char *data;
+	Py_ssize_t nbytes;
+} ColumnObject;
+
+static int column_getbuffer(PyObject *self, Py_buffer *view, int flags)
 {
-	return PyBytes_FromStringAndSize(c->data ? c->data : "", (Py_ssize_t)(c->len * c->size));
+	ColumnObject *c = (ColumnObject *)self;
+
+	return PyBuffer_FillInfo(view, self, c->data, c->nbytes, 1, flags);
+}
+
+static Py_ssize_t column_len(PyObject *self)
+{
+	return ((ColumnObject *)self)->nbytes;
+}
+
+static void column_dealloc(PyObject *self)
+{
+	free(((ColumnObject *)self)->data);
+	Py_TYPE(self)->tp_free(self);
+}
+
+static PyBufferProcs column_as_buffer = { .bf_getbuffer = column_getbuffer };
+static PySequenceMethods column_as_sequence = { .sq_length = column_len };
+
+static PyTypeObject ColumnType = {
+	PyVarObject_HEAD_INIT(NULL, 0)
+	.tp_name = "irqres._tracereader.Column",
+	.tp_doc = "A column of trace values (read-only buffer; wrap with numpy.frombuffer).",
+	.tp_basicsize = sizeof(ColumnObject),
+	.tp_flags = Py_TPFLAGS_DEFAULT,
+	.tp_dealloc = column_dealloc,
+	.tp_as_buffer = &column_as_buffer,
+	.tp_as_sequence = &column_as_sequence,
+};
+
+/* Move the array of @c into a Column; @c is left empty. */
+static PyObject *col_take(struct col *c)
+{
+	ColumnObject *obj = PyObject_New(ColumnObject, &ColumnType);
+	size_t nbytes = c->len * c->size;
+
+	if (!obj)
+		return NULL;
+	if (!c->data || !nbytes) {
+		free(c->data);
+		c->data = malloc(1);
+		if (!c->data) {
+			Py_DECREF(obj);
+			return PyErr_NoMemory();
+		}
+	} else {
+		char *p = realloc(c->data, nbytes); /* give back the unused capacity */
+
+		if (p)
+			c->data = p;
+	}
+	obj->data = c->data;
+	obj->nbytes = (Py_ssize_t)nbytes;
+	c->data = NULL;
+	c->len = c->cap = 0;
+	return (PyObject *)obj;
 }
 
 static int dict_put(PyObject *d, const char *key, PyObject *v)
@@ -491,18 +572,18 @@ static PyObject *reader_result(struct reader *r, const char *buffer, const char 
 		d = PyDict_New();
 		if (!d || dict_put(events, specs[e].name, d))
 			goto fail;
-		if (dict_put(d, "ts", col_bytes(&ev->ts)) || dict_put(d, "cpu", col_bytes(&ev->cpu)))
+		if (dict_put(d, "ts", col_take(&ev->ts)) || dict_put(d, "cpu", col_take(&ev->cpu)))
 			goto fail;
 		for (int i = 0; i < ev->nfields; i++)
-			if (dict_put(d, specs[e].columns[i], col_bytes(&ev->c[i])))
+			if (dict_put(d, specs[e].columns[i], col_take(&ev->c[i])))
 				goto fail;
-		if (e == EV_IRQ_ENTRY && dict_put(d, "name_idx", col_bytes(&r->entry_name)))
+		if (e == EV_IRQ_ENTRY && dict_put(d, "name_idx", col_take(&r->entry_name)))
 			goto fail;
 	}
-	if (dict_put(lost, "cpu", col_bytes(&r->lost_cpu)) ||
-	    dict_put(lost, "prev_ts", col_bytes(&r->lost_prev_ts)) ||
-	    dict_put(lost, "ts", col_bytes(&r->lost_ts)) ||
-	    dict_put(lost, "count", col_bytes(&r->lost_count)))
+	if (dict_put(lost, "cpu", col_take(&r->lost_cpu)) ||
+	    dict_put(lost, "prev_ts", col_take(&r->lost_prev_ts)) ||
+	    dict_put(lost, "ts", col_take(&r->lost_ts)) ||
+	    dict_put(lost, "count", col_take(&r->lost_count)))
 		goto fail;
 	if (dict_put(res, "ncpus", PyLong_FromLong(r->ncpus)) ||
 	    dict_put(res, "buffer", PyUnicode_FromString(buffer)) ||
@@ -530,18 +611,14 @@ fail:
 	return NULL;
 }
 
+/* Does the buffer hold a record? Peeks, so that the iteration still sees every one. */
 static int handle_has_data(struct tracecmd_input *h)
 {
 	int ncpus = tep_get_cpus(tracecmd_get_tep(h));
 
-	for (int cpu = 0; cpu < ncpus; cpu++) {
-		struct tep_record *rec = tracecmd_read_cpu_first(h, cpu);
-
-		if (rec) {
-			tracecmd_free_record(rec);
+	for (int cpu = 0; cpu < ncpus; cpu++)
+		if (tracecmd_peek_data(h, cpu))
 			return 1;
-		}
-	}
 	return 0;
 }
 
@@ -606,6 +683,7 @@ static PyObject *tr_read(PyObject *self, PyObject *args, PyObject *kwargs)
 		goto out_top;
 	}
 	r.tep = tracecmd_get_tep(h);
+	native_order = tep_is_file_bigendian(r.tep) == tep_is_local_bigendian(r.tep);
 	r.ncpus = tep_get_cpus(r.tep);
 	if (r.ncpus <= 0 || r.ncpus > 65536) {
 		PyErr_Format(PyExc_ValueError, "%s: implausible CPU count %d", path, r.ncpus);
@@ -680,6 +758,19 @@ static struct PyModuleDef moduledef = {
 
 PyMODINIT_FUNC PyInit__tracereader(void)
 {
+	PyObject *m;
+
 	tracecmd_set_loglevel(TEP_LOG_CRITICAL);
-	return PyModule_Create(&moduledef);
+	if (PyType_Ready(&ColumnType) < 0)
+		return NULL;
+	m = PyModule_Create(&moduledef);
+	if (!m)
+		return NULL;
+	Py_INCREF(&ColumnType);
+	if (PyModule_AddObject(m, "Column", (PyObject *)&ColumnType) < 0) {
+		Py_DECREF(&ColumnType);
+		Py_DECREF(m);
+		return NULL;
+	}
+	return m;
 }
