@@ -89,3 +89,27 @@ def test_plot_tune_bad_logs(tmp_path):
     bad.write_text("time_ns,target,N_pro,T_pro_ns,N_rmn,T_thr_ns,Q_sent_ns\n1,x,2,3,4,zz,\n")
     r = run("plot-tune", str(bad), "-o", str(tmp_path / "x.png"))
     assert r.exit_code == 1 and "bad.csv:2:" in r.output
+
+
+def test_sigterm_stops_tune_cleanly(daemon, tmp_path):
+    """As under systemd: SIGTERM ends `irqres tune` with status 0 and its summary."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    model = Model(daemon, [(20, 2_000_000), (100_000, 6_000_000)])
+    daemon.stats_fn = model
+    log = tmp_path / "t.csv"
+    proc = subprocess.Popen([sys.executable, "-c", "from irqres.cli import main; main()",
+                             "tune", "--log", str(log)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "IRQRES_SOCKET": daemon.path})
+    while model.calls < 60 and proc.poll() is None:
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=10)
+    assert proc.returncode == 0, err
+    assert "load" in out and "budgets sent" in out
+    assert len(log.read_text().splitlines()) > 30

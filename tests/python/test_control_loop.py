@@ -187,3 +187,16 @@ def test_no_adaptive_target(tmp_path):
 
 def test_cpu_count():
     assert (cpu_count("0"), cpu_count("0-1"), cpu_count("0-3,6"), cpu_count("")) == (1, 2, 5, 0)
+
+
+def test_live_view_redraws_one_line_per_target(daemon):
+    import io
+
+    model = Model(daemon, [(30, 2_000_000), (30, 6_000_000)])
+    daemon.stats_fn = model
+    view = io.StringIO()
+    run_until_done(Tuner(daemon.path, view=view), model)
+    text = view.getvalue()
+    assert "\x1b[1F" in text                          # back up one line per redraw
+    last = text.rsplit("\x1b[2K", 1)[-1]
+    assert last.startswith("load") and "T_thr" in last and "Q " in last
