@@ -200,3 +200,23 @@ def test_live_view_redraws_one_line_per_target(daemon):
     assert "\x1b[1F" in text                          # back up one line per redraw
     last = text.rsplit("\x1b[2K", 1)[-1]
     assert last.startswith("load") and "T_thr" in last and "Q " in last
+
+
+def test_new_thread_is_looked_up_once_in_status(daemon):
+    model = Model(daemon, [(40, 2_000_000)])
+    model.gone = range(10, 12)          # back as pid 778, which status does not list yet
+    daemon.stats_fn = model
+    tuner = Tuner(daemon.path)
+    t = daemon.targets[0]
+
+    def hotplug():
+        while model.calls < 10:
+            time.sleep(0.002)
+        with daemon.lock:
+            t["threads"] = [dict(t["threads"][0], pid=778, cpus="1")]
+
+    threading.Thread(target=hotplug, daemon=True).start()
+    run_until_done(tuner, model)
+    assert tuner.targets["load"].threads.keys() == {778}
+    assert tuner.targets["load"].threads[778]["cpus"] == "1"
+    assert daemon.requests.count("status") == 2        # the start, and once for pid 778

@@ -136,6 +136,7 @@ class Tuner:
         self._view_lines = 0
         self._capacity = rt_capacity(proc_root)
         self._others: list[dict] = []       # threads of static targets (for bandwidth)
+        self._asked: set[int] = set()       # new pids already looked up in status
 
     # -- control --------------------------------------------------------------------
     def stop(self) -> None:
@@ -246,6 +247,11 @@ class Tuner:
         by_target: dict[str, list[dict]] = {}
         for th in stats.get("threads") or []:
             by_target.setdefault(str(th.get("target")), []).append(th)
+        new = {int(th.get("pid", -1)) for st in due for th in by_target.get(st.name, [])
+               if int(th.get("pid", -1)) not in st.threads} - self._asked
+        if new:
+            self._asked |= new          # ask once per new thread, not at every tick
+            self._refresh_threads()     # hotplug: learn the new threads' CPUs and actions
         t_ns = now - self._t0
         used = self._domain_usage()
         for st in due:
@@ -256,6 +262,20 @@ class Tuner:
         if self.log:
             self.log.flush()
         self._draw()
+
+    def _refresh_threads(self) -> None:
+        """Take the thread lists (CPUs, actions) from a new ``status``; the controllers
+        and their windows stay."""
+        assert self.client is not None
+        self._others = []
+        for t in self.client.status().get("targets") or []:
+            threads = t.get("threads") or []
+            st = self.targets.get(t.get("name"))
+            if st is None or t.get("mode") != "adaptive":
+                self._others.extend(dict(th, period_ns=t.get("period_ns"),
+                                         runtime_ns=t.get("runtime_ns")) for th in threads)
+                continue
+            st.threads = {int(th["pid"]): th for th in threads}
 
     def _step(self, st: TargetState, threads: list[dict], t_ns: int, now: int,
               used: dict[str, float] | None = None) -> None:
