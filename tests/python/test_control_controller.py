@@ -1,6 +1,8 @@
 """The threshold controller against sequences computed by hand (values in ns)."""
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from irqres.control import ControlError, ControllerConfig, ThresholdController
 
@@ -78,6 +80,10 @@ def test_buffering_bound_and_bandwidth_left_clamp():
     c2.update(10, 900_000, 0)
     s = c2.update(0, 0, 0, bandwidth_left_ns=520_000)   # +450k wanted, 520k admitted
     assert (s.budget_ns, s.clamp) == (520_000, "max")
+    s = c2.update(0, 0, 0, bandwidth_left_ns=0)         # nothing left: the floor holds
+    assert (s.budget_ns, s.clamp) == (100_000, "max")
+    s = c2.update(0, 0, 0, bandwidth_left_ns=0)         # and stays, no oscillation
+    assert s.budget_ns == 100_000
 
 
 def test_derived_clamps():
@@ -131,3 +137,25 @@ def test_threshold_per_sample_budget_per_period():
     assert (s.budget_ns, s.clamp) == (600_000, "max")
     c.hold(300_000)
     assert (c.threshold_ns, c.sent_ns) == (600_000, 300_000)
+
+interval = st.tuples(st.integers(0, 10_000), st.integers(0, 50_000_000), st.integers(0, 10_000))
+
+
+@settings(max_examples=200, deadline=None)
+@given(seq=st.lists(interval, min_size=1, max_size=60),
+       gain=st.floats(0.01, 1.0), window=st.integers(1, 20),
+       sample=st.sampled_from([1_000_000, 2_000_000, 5_000_000]),
+       orientation=st.sampled_from(["queued", "deferred"]),
+       bw=st.one_of(st.none(), st.integers(0, 2_000_000)))
+def test_budget_is_an_integer_inside_the_clamps(seq, gain, window, sample, orientation, bw):
+    c = ThresholdController(cfg(gain=gain, window=window, sample_ns=sample,
+                                orientation=orientation, hysteresis_ns=20_000), 400_000)
+    for n_pro, t_pro, n_rmn in seq:
+        last_sent = c.sent_ns
+        s = c.update(n_pro, t_pro, n_rmn, bw)
+        assert type(s.budget_ns) is int and type(s.threshold_ns) is int
+        upper = 900_000 if bw is None else min(900_000, bw)
+        assert 100_000 <= s.budget_ns <= 900_000
+        assert s.budget_ns <= max(upper, 100_000)
+        # sent exactly when it moved more than the hysteresis from the last budget sent
+        assert s.send == (abs(s.budget_ns - last_sent) > 20_000)

@@ -192,10 +192,15 @@ class ThresholdController:
 
     def _clamp(self, value: int, upper: int) -> tuple[int, str | None]:
         lower = self._lower
-        if value > upper:
-            return upper, "max"   # admission control wins over the lower bounds
+        # When the bandwidth left is below the lower bound the lower bound wins: a budget
+        # under the buffering bound or the kernel's minimum is no use, and irqresd
+        # refuses what admission control cannot fit.
+        if value > upper and upper >= lower:
+            return upper, "max"
         if value < lower:
             return lower, "min"
+        if value > upper:
+            return lower, "max"
         return value, None
 
     def reset(self, initial_ns: int) -> None:
