@@ -220,3 +220,19 @@ def test_new_thread_is_looked_up_once_in_status(daemon):
     assert tuner.targets["load"].threads.keys() == {778}
     assert tuner.targets["load"].threads[778]["cpus"] == "1"
     assert daemon.requests.count("status") == 2        # the start, and once for pid 778
+
+
+def test_a_garbled_stats_entry_costs_one_interval(daemon, caplog):
+    model = Model(daemon, [(40, 2_000_000), (40, 6_000_000)])
+
+    def stats():
+        threads = model()
+        if model.calls == 20:
+            del threads[0]["cpu_time_ns"]
+        return threads
+
+    daemon.stats_fn = stats
+    tuner = Tuner(daemon.path)
+    run_until_done(tuner, model)
+    assert "missing or bad field 'cpu_time_ns'" in caplog.text
+    assert tuner.targets["load"].sent > 0            # it went on controlling

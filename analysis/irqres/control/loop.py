@@ -24,8 +24,15 @@ from ..client import Client, DaemonUnreachable
 from ..errors import DaemonError
 from ..units import format_duration
 from .controller import ControlError, ControllerConfig, Step, ThresholdController
-from .inputs import Counters, Interval, counters_from_stats, interval, net_interface, \
-    read_net_drops
+from .inputs import (
+    Counters,
+    InputError,
+    Interval,
+    counters_from_stats,
+    interval,
+    net_interface,
+    read_net_drops,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -156,21 +163,26 @@ class Tuner:
         """Connect, make sure the profile is held, load the targets. False when stopped."""
         delay = self.backoff[0]
         while True:
+            client = Client(self.socket)
             try:
-                client = Client(self.socket).connect()
+                client.connect()
                 status = client.status()
                 if self.profile and not _same_file(status.get("profile"), self.profile):
                     logger.info("irqresd holds %s; applying %s", status.get("profile"),
                                 self.profile)
                     client.apply(self.profile)
                     status = client.status()
-                self.client = client
                 self._load(status)
+                self.client = client
                 return True
             except DaemonUnreachable as exc:
+                client.close()
                 if first:
                     raise
                 logger.warning("%s; retrying in %.1f s", exc, delay)
+            except BaseException:
+                client.close()
+                raise
             if self._expired():
                 return False
             left = self._time_left()
@@ -209,8 +221,8 @@ class Tuner:
     # -- the loop -------------------------------------------------------------------
     def run(self) -> dict[str, Any]:
         """Run until the duration is over or :meth:`stop`; return a summary per target."""
-        self._connect(first=True)
         try:
+            self._connect(first=True)
             while not self._expired():
                 due = min(st.next_due_ns for st in self.targets.values())
                 wait = (due - time.monotonic_ns()) / 1e9
@@ -255,7 +267,11 @@ class Tuner:
         t_ns = now - self._t0
         used = self._domain_usage()
         for st in due:
-            self._step(st, by_target.get(st.name, []), t_ns, now, used)
+            try:
+                self._step(st, by_target.get(st.name, []), t_ns, now, used)
+            except InputError as exc:           # one bad entry costs one interval
+                logger.warning("target %s: %s", st.name, exc)
+                st.prev, st.note = {}, "bad counters"
             st.next_due_ns += st.sample_ns
             if st.next_due_ns <= now:              # fell behind: do not try to catch up
                 st.next_due_ns = now + st.sample_ns
