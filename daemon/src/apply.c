@@ -178,7 +178,8 @@ static void undo_all(struct undo_log *u, struct state *st)
 				pr_err("%s", err);
 			if (x->new_record)
 				state_forget_thread(st, x->pid);
-			pr_info("pid %d put back as it was", (int)x->pid);
+			if (x->attr_set || x->moved)
+				pr_info("pid %d put back as it was", (int)x->pid);
 			break;
 		case UNDO_PARTITION:
 			if (x->created)

@@ -19,7 +19,7 @@
 #include "dl.h"
 #include "irqres.h"
 
-#define CHILDREN_MAX 16
+#define CHILDREN_MAX 32
 static pid_t children[CHILDREN_MAX];
 static int n_children;
 
@@ -39,11 +39,25 @@ static inline pid_t child_spawn(const char *name)
 	return pid;
 }
 
+/* The kernel gives the bandwidth of a SCHED_DEADLINE task that exits or leaves the
+ * class back only at its 0-lag time, up to seconds later; a smaller reservation takes
+ * effect at once. So a child is shrunk to the smallest reservation, then made
+ * SCHED_OTHER (a task dying on 1 us every 100 ms would take minutes to exit). */
+static inline void shrink(pid_t pid)
+{
+	struct dl_attr a;
+
+	if (dl_get(pid, &a) == 0 && a.sched_policy == SCHED_DEADLINE)
+		dl_set_deadline(pid, 1024, a.sched_period, a.sched_period);
+}
+
 static inline void child_kill(pid_t pid)
 {
 	for (int i = 0; i < n_children; i++) {
 		if (children[i] != pid)
 			continue;
+		shrink(pid);
+		dl_set_policy(pid, SCHED_OTHER, 0, 0);
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
 		children[i] = children[--n_children];
@@ -98,18 +112,57 @@ static inline void child_info(pid_t pid, struct thread_info *ti)
 	}
 }
 
-/* Can this process give SCHED_DEADLINE to its children? (root and a kernel with it) */
+/* Can this process give SCHED_DEADLINE to its children, with 0.6 CPU of bandwidth free?
+ * (root, a kernel with it, and the shared host's other users leaving enough: waits up
+ * to 5 s for them) */
 static inline bool dl_capable(const char **why)
 {
-	pid_t pid = child_spawn("irqres-probe");
-	int rc = pid > 0 ? dl_set_deadline(pid, 100000, 1000000, 1000000) : -errno;
+	for (int tries = 0; tries < 50; tries++) {
+		pid_t pid = child_spawn("irqres-probe");
+		int rc = pid > 0 ? dl_set_deadline(pid, 60000000, 100000000, 100000000) : -errno;
 
-	child_kill(pid);
-	if (rc == -EPERM)
-		*why = "SCHED_DEADLINE needs root (CAP_SYS_NICE)";
-	else if (rc)
-		*why = "SCHED_DEADLINE unavailable on this kernel";
-	return rc == 0;
+		child_kill(pid);
+		if (rc == 0)
+			return true;
+		if (rc != -EBUSY) {
+			*why = rc == -EPERM ? "SCHED_DEADLINE needs root (CAP_SYS_NICE)" :
+			       "SCHED_DEADLINE unavailable on this kernel";
+			return false;
+		}
+		usleep(100000);
+	}
+	*why = "other processes held the SCHED_DEADLINE bandwidth for 5 s";
+	return false;
+}
+
+/* Fills the default root domain with SCHED_DEADLINE children until less than
+ * leave_runtime/period is free, then frees leave_runtime/period: what is left lies in
+ * [leave, 2 × leave). Returns the number of children made. */
+static inline int dl_fill(uint64_t leave_runtime, uint64_t period)
+{
+	const uint64_t steps[] = { period / 2, period / 10, leave_runtime };
+	int made = 0;
+	pid_t last = 0;
+
+	for (size_t i = 0; i < 3; i++) {
+		for (;;) {
+			pid_t pid = child_spawn("irqres-fill");
+
+			if (pid <= 0)
+				return made;
+			if (dl_set_deadline(pid, steps[i], period, period)) {
+				child_kill(pid);
+				break;
+			}
+			made++;
+			last = pid;
+			if (n_children >= CHILDREN_MAX - 2)
+				break;
+		}
+	}
+	if (last)
+		shrink(last);	/* frees its bandwidth at once */
+	return made;
 }
 
 #define REQUIRE_DL() do { \

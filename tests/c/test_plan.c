@@ -340,13 +340,13 @@ static void test_env_counts_real_deadline_tasks(void **unused)
 	REQUIRE_DL();
 	irqres_paths_default();
 	pid = child_spawn("irqres-dl");
-	assert_int_equal(dl_set_deadline(pid, 1 * MS, 10 * MS, 10 * MS), 0);
+	assert_int_equal(dl_set_deadline(pid, 1 * MS, 100 * MS, 100 * MS), 0);
 	assert_int_equal(plan_env_read(&e, true), 0);
 	for (size_t i = 0; i < e.n_dl; i++) {
 		if (e.dl[i].pid != pid)
 			continue;
 		seen = true;
-		assert_int_equal(e.dl[i].bw, dl_to_ratio(10 * MS, 1 * MS));
+		assert_int_equal(e.dl[i].bw, dl_to_ratio(100 * MS, 1 * MS));
 	}
 	assert_true(seen);
 	plan_env_free(&e);

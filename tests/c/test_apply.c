@@ -1,0 +1,392 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * test_apply.c - apply, undo and restore for real, on processes the test forks (root);
+ * the cgroup tree and the sysctl are fixture files, never the host's.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "apply.h"
+#include "children.h"
+#include "dl.h"
+#include "fixtree.h"
+#include "irqres.h"
+#include "plan.h"
+#include "state.h"
+
+#define MS 1000000ULL
+
+static struct target targets[2];
+static struct profile prof;
+static struct match mv[4];
+static struct match_list ml;
+static struct state st;
+static char err[1024];
+
+static int setup(void **state)
+{
+	if (fixtree_setup(state))
+		return -1;
+	snprintf(irqres_paths.run, sizeof(irqres_paths.run), "%s/run", fixtree_root);
+	snprintf(irqres_paths.cgroup, sizeof(irqres_paths.cgroup), "%s/cgroup", fixtree_root);
+	memset(targets, 0, sizeof(targets));
+	memset(&prof, 0, sizeof(prof));
+	snprintf(targets[0].name, sizeof(targets[0].name), "small");
+	targets[0].kind = TARGET_TASK;
+	targets[0].runtime_ns = 1 * MS;		/* 0.01 CPU: the host is shared */
+	targets[0].period_ns = targets[0].deadline_ns = 100 * MS;
+	snprintf(targets[1].name, sizeof(targets[1].name), "big");
+	targets[1].kind = TARGET_TASK;
+	targets[1].runtime_ns = 6 * MS;		/* 0.06 CPU */
+	targets[1].period_ns = targets[1].deadline_ns = 100 * MS;
+	prof.path = "test.yaml";
+	prof.targets = targets;
+	prof.n_targets = 2;
+	memset(mv, 0, sizeof(mv));
+	ml.v = mv;
+	ml.n = 0;
+	ml.cap = 4;
+	err[0] = '\0';
+	state_init(&st);
+	return state_open(&st, err, sizeof(err)) ? -1 : 0;
+}
+
+static int teardown(void **state)
+{
+	children_kill_all();
+	state_free(&st);
+	irqres_paths_default();
+	return fixtree_teardown(state);
+}
+
+/* A child with a given starting policy, matched by target. */
+static pid_t matched_child(size_t target, int policy, int prio, int nice)
+{
+	pid_t pid = child_spawn("irqres-app");
+
+	assert_true(pid > 0);
+	assert_int_equal(dl_set_policy(pid, policy, prio, nice), 0);
+	mv[ml.n].target = target;
+	child_info(pid, &mv[ml.n].thread);
+	ml.n++;
+	return pid;
+}
+
+static void assert_policy(pid_t pid, int policy, int prio, int nice)
+{
+	struct dl_attr a;
+
+	assert_int_equal(dl_get(pid, &a), 0);
+	assert_int_equal(a.sched_policy, policy);
+	if (policy == SCHED_FIFO || policy == SCHED_RR)
+		assert_int_equal(a.sched_priority, prio);
+	else if (policy != SCHED_DEADLINE)
+		assert_int_equal(a.sched_nice, nice);
+}
+
+static void assert_dl(pid_t pid, uint64_t runtime, uint64_t deadline, uint64_t period)
+{
+	struct dl_attr a;
+
+	assert_int_equal(dl_get(pid, &a), 0);
+	assert_int_equal(a.sched_policy, SCHED_DEADLINE);
+	assert_int_equal(a.sched_runtime, runtime);
+	assert_int_equal(a.sched_deadline, deadline);
+	assert_int_equal(a.sched_period, period);
+}
+
+static void test_apply_and_restore(void **unused)
+{
+	struct plan plan;
+	pid_t a, b;
+
+	REQUIRE_DL();
+	a = matched_child(0, SCHED_OTHER, 0, 3);
+	b = matched_child(0, SCHED_FIFO, 10, 0);
+	assert_int_equal(plan_build(&prof, &ml, &plan), 0);
+	assert_true(plan.feasible);
+	assert_int_equal(apply_plan(&plan, &st, err, sizeof(err)), 0);
+	plan_free(&plan);
+	assert_dl(a, 1 * MS, 100 * MS, 100 * MS);
+	assert_dl(b, 1 * MS, 100 * MS, 100 * MS);
+	assert_int_equal(st.n_threads, 2);
+	assert_non_null(strstr(fixtree_read("run/state"), "policy=other priority=0 nice=3"));
+	assert_non_null(strstr(fixtree_read("run/state"), "policy=fifo priority=10"));
+
+	assert_int_equal(apply_restore_all(&st), 2);
+	assert_policy(a, SCHED_OTHER, 0, 3);
+	assert_policy(b, SCHED_FIFO, 10, 0);
+	assert_true(state_empty(&st));
+	assert_int_equal(access(fixtree_path("run/state"), F_OK), -1);
+}
+
+/* Kills every child but a and b. */
+static void kill_fillers(pid_t a, pid_t b)
+{
+	for (int i = n_children - 1; i >= 0; i--)
+		if (children[i] != a && children[i] != b)
+			child_kill(children[i]);
+}
+
+static void test_all_or_nothing(void **unused)
+{
+	char want[64];
+	struct plan plan;
+	pid_t a, b;
+	int attempt;
+
+	REQUIRE_DL();
+	targets[1].runtime_ns = 50 * MS;	/* 0.5 CPU */
+	a = matched_child(0, SCHED_FIFO, 20, 0);
+	b = matched_child(1, SCHED_OTHER, 0, -2);
+	snprintf(want, sizeof(want), "(pid %d): SCHED_DEADLINE refused: EBUSY", (int)b);
+	/* The host is shared: another process may take bandwidth between the fill and the
+	 * apply so that a is refused too. Every attempt must leave both as they were; at
+	 * least one must see a applied and then undone because b was refused. */
+	for (attempt = 0; attempt < 5; attempt++) {
+		assert_int_equal(plan_build(&prof, &ml, &plan), 0);
+		if (!plan.feasible) {	/* others hold the bandwidth just now */
+			plan_free(&plan);
+			usleep(200000);
+			continue;
+		}
+		/* between plan and apply, others take the bandwidth: 0.02..0.04 CPU stays
+		 * free, so a (0.01) still fits and b (0.5) not */
+		assert_true(dl_fill(2 * MS, 100 * MS) > 0);
+		assert_int_equal(apply_plan(&plan, &st, err, sizeof(err)), -EBUSY);
+		plan_free(&plan);
+		kill_fillers(a, b);
+		assert_policy(a, SCHED_FIFO, 20, 0);
+		assert_policy(b, SCHED_OTHER, 0, -2);
+		assert_true(state_empty(&st));
+		assert_null(strstr(fixtree_read("run/state"), "thread"));
+		if (strstr(err, want))
+			break;
+		usleep(200000);
+	}
+	assert_non_null(strstr(err, want));
+	assert_non_null(strstr(err, "50ms/100ms = 0.50 more bandwidth on CPUs 0-1"));
+}
+
+static void test_infeasible_plan_refused(void **unused)
+{
+	struct plan plan;
+	pid_t a;
+
+	REQUIRE_DL();
+	targets[0].runtime_ns = 100 * MS;	/* 1.0 each: 2.0 > 1.9 */
+	a = matched_child(0, SCHED_OTHER, 0, 0);
+	matched_child(0, SCHED_OTHER, 0, 0);
+	assert_int_equal(plan_build(&prof, &ml, &plan), 0);
+	assert_false(plan.feasible);
+	assert_int_equal(apply_plan(&plan, &st, err, sizeof(err)), -EBUSY);
+	assert_non_null(strstr(err, "SCHED_DEADLINE refused: EBUSY: admission"));
+	plan_free(&plan);
+	assert_policy(a, SCHED_OTHER, 0, 0);
+	assert_true(state_empty(&st));
+}
+
+static void test_gone_is_skipped(void **unused)
+{
+	struct plan plan;
+	pid_t a, b;
+
+	REQUIRE_DL();
+	a = matched_child(0, SCHED_OTHER, 0, 0);
+	b = matched_child(0, SCHED_OTHER, 0, 0);
+	assert_int_equal(plan_build(&prof, &ml, &plan), 0);
+	child_kill(a);
+	assert_int_equal(apply_plan(&plan, &st, err, sizeof(err)), 0);
+	plan_free(&plan);
+	assert_dl(b, 1 * MS, 100 * MS, 100 * MS);
+	assert_int_equal(st.n_threads, 1);
+	assert_int_equal(apply_restore_all(&st), 1);
+	assert_policy(b, SCHED_OTHER, 0, 0);
+}
+
+static void test_crash_then_fresh_process_restores(void **unused)
+{
+	struct plan plan;
+	pid_t a, b, daemon;
+	int status;
+
+	REQUIRE_DL();
+	a = matched_child(0, SCHED_FIFO, 33, 0);
+	b = matched_child(1, SCHED_OTHER, 0, 5);
+	daemon = fork();
+	if (daemon == 0) {
+		struct state s2;
+		char e2[512];
+
+		/* an irqresd that applies and dies without restoring */
+		state_init(&s2);
+		if (state_open(&s2, e2, sizeof(e2)) || plan_build(&prof, &ml, &plan) ||
+		    apply_plan(&plan, &s2, e2, sizeof(e2)))
+			_exit(1);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(daemon, &status, 0), daemon);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_dl(a, 1 * MS, 100 * MS, 100 * MS);
+	assert_dl(b, 6 * MS, 100 * MS, 100 * MS);
+
+	/* the next start finds the state file and puts both back */
+	state_free(&st);
+	state_init(&st);
+	assert_int_equal(state_open(&st, err, sizeof(err)), 0);
+	assert_int_equal(st.n_threads, 2);
+	assert_int_equal(apply_restore_all(&st), 2);
+	assert_policy(a, SCHED_FIFO, 33, 0);
+	assert_policy(b, SCHED_OTHER, 0, 5);
+	assert_int_equal(access(fixtree_path("run/state"), F_OK), -1);
+}
+
+static void test_reused_pid_untouched(void **unused)
+{
+	struct state_thread rec = { .policy = SCHED_OTHER };
+	pid_t a;
+
+	REQUIRE_DL();
+	a = child_spawn("irqres-other");
+	assert_int_equal(dl_set_deadline(a, 1 * MS, 100 * MS, 100 * MS), 0);
+	rec.pid = a;
+	rec.starttime = child_starttime(a) + 1;	/* a different process had that pid */
+	snprintf(rec.comm, sizeof(rec.comm), "old");
+	assert_int_equal(state_add_thread(&st, &rec), 0);
+	assert_int_equal(apply_restore_all(&st), 0);
+	assert_dl(a, 1 * MS, 100 * MS, 100 * MS);	/* not touched */
+	assert_true(state_empty(&st));
+}
+
+static void test_set_budget(void **unused)
+{
+	struct plan plan;
+	pid_t a, b, pids[2];
+	pid_t stranger;
+
+	REQUIRE_DL();
+	a = matched_child(0, SCHED_OTHER, 0, 0);
+	b = matched_child(0, SCHED_OTHER, 0, 0);
+	pids[0] = a;
+	pids[1] = b;
+	assert_int_equal(plan_build(&prof, &ml, &plan), 0);
+	assert_int_equal(apply_plan(&plan, &st, err, sizeof(err)), 0);
+	plan_free(&plan);
+
+	assert_int_equal(apply_set_budget(&st, pids, 2, 2 * MS, 0, 200 * MS, err, sizeof(err)),
+			 0);
+	assert_dl(a, 2 * MS, 200 * MS, 200 * MS);
+	assert_dl(b, 2 * MS, 200 * MS, 200 * MS);
+	assert_int_equal(apply_set_budget(&st, pids, 2, 1 * MS, 50 * MS, 200 * MS, err,
+					  sizeof(err)), 0);
+	assert_dl(a, 1 * MS, 50 * MS, 200 * MS);
+	/* no deadline given: it keeps its ratio (1/4) to the new period */
+	assert_int_equal(apply_set_budget(&st, pids, 1, 1 * MS, 0, 400 * MS, err, sizeof(err)),
+			 0);
+	assert_dl(a, 1 * MS, 100 * MS, 400 * MS);
+
+	/* 2 × 0.99 does not fit in 1.9: refused before any change */
+	assert_int_equal(apply_set_budget(&st, pids, 2, 99 * MS / 10, 0, 10 * MS, err,
+					  sizeof(err)), -EBUSY);
+	assert_non_null(strstr(err, "new budget refused: EBUSY: admission"));
+	assert_dl(a, 1 * MS, 100 * MS, 400 * MS);
+	assert_dl(b, 1 * MS, 50 * MS, 200 * MS);
+
+	stranger = child_spawn("irqres-stranger");
+	assert_int_equal(apply_set_budget(&st, &stranger, 1, 1 * MS, 0, 10 * MS, err,
+					  sizeof(err)), -ENOENT);
+	assert_non_null(strstr(err, "not a thread irqresd manages"));
+	assert_int_equal(apply_set_budget(&st, pids, 2, 3 * MS, 0, 2 * MS, err, sizeof(err)),
+			 -EINVAL);
+	assert_policy(stranger, SCHED_OTHER, 0, 0);
+	assert_int_equal(apply_restore_all(&st), 2);
+	assert_policy(a, SCHED_OTHER, 0, 0);
+}
+
+static void test_apply_thread_hotplug(void **unused)
+{
+	struct match m = { .target = 1 };
+	pid_t a;
+
+	REQUIRE_DL();
+	a = child_spawn("irqres-new");
+	dl_set_policy(a, SCHED_RR, 7, 0);
+	child_info(a, &m.thread);
+	assert_int_equal(apply_thread(&prof, &m, &st, err, sizeof(err)), 0);
+	assert_dl(a, 6 * MS, 100 * MS, 100 * MS);
+	assert_int_equal(apply_restore_thread(&st, a), 1);
+	assert_policy(a, SCHED_RR, 7, 0);
+	assert_int_equal(apply_restore_thread(&st, a), -ENOENT);
+}
+
+/* A pinned child with admission control off (a fixture sysctl): the real kernel still
+ * checks, refuses with EPERM, and the apply undoes its sysctl write. */
+static void test_pinned_eperm_undoes_sysctl(void **unused)
+{
+	char path[64], buf[1024];
+	cpu_set_t cpu0;
+	struct plan plan;
+	FILE *f;
+	size_t n;
+	pid_t a;
+
+	REQUIRE_DL();
+	a = child_spawn("irqres-pinned");
+	CPU_ZERO(&cpu0);
+	CPU_SET(0, &cpu0);
+	assert_int_equal(sched_setaffinity(a, sizeof(cpu0), &cpu0), 0);
+	dl_set_policy(a, SCHED_FIFO, 50, 0);
+	mv[0].target = 0;
+	child_info(a, &mv[0].thread);
+	ml.n = 1;
+
+	/* a fixture /proc: the child's stat copied, the sysctls as files */
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)a);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	snprintf(path, sizeof(path), "proc/%d/stat", (int)a);
+	fixtree_file(path, buf);
+	fixtree_file("proc/sys/kernel/sched_rt_runtime_us", "950000\n");
+	fixtree_file("proc/sys/kernel/sched_rt_period_us", "1000000\n");
+	fixtree_file("sys/devices/system/cpu/online", "0-1\n");
+	snprintf(irqres_paths.proc, sizeof(irqres_paths.proc), "%s/proc", fixtree_root);
+	snprintf(irqres_paths.sys, sizeof(irqres_paths.sys), "%s/sys", fixtree_root);
+
+	prof.admission_off = true;
+	assert_int_equal(plan_build(&prof, &ml, &plan), 0);
+	assert_true(plan.feasible);
+	assert_false(plan.items[0].needs_partition);
+	assert_int_equal(apply_plan(&plan, &st, err, sizeof(err)), -EPERM);
+	plan_free(&plan);
+	assert_non_null(strstr(err, "SCHED_DEADLINE refused: EPERM: thread pinned to CPUs 0, "
+			       "root domain spans 0-1"));
+	assert_string_equal(fixtree_read("proc/sys/kernel/sched_rt_runtime_us"), "950000");
+	assert_policy(a, SCHED_FIFO, 50, 0);
+	assert_true(state_empty(&st));
+}
+
+int main(void)
+{
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+	const struct CMUnitTest tests[] = {
+		T(test_apply_and_restore),
+		T(test_all_or_nothing),
+		T(test_infeasible_plan_refused),
+		T(test_gone_is_skipped),
+		T(test_crash_then_fresh_process_restores),
+		T(test_reused_pid_untouched),
+		T(test_set_budget),
+		T(test_apply_thread_hotplug),
+		T(test_pinned_eperm_undoes_sysctl),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
