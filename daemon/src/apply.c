@@ -304,7 +304,7 @@ static int apply_item(const struct plan *plan, const struct plan_item *it, struc
 	struct state_thread rec;
 	struct dl_attr now;
 	struct undo *x;
-	int rc;
+	int rc, part_rc = 0;
 
 	if (starttime_of(ti->pid) != ti->starttime) {
 		pr_notice("%s (pid %d) is gone: skipped", ti->comm, (int)ti->pid);
@@ -320,6 +320,9 @@ static int apply_item(const struct plan *plan, const struct plan_item *it, struc
 			 ti->comm, (int)ti->pid, strerror(-rc));
 		return rc;
 	}
+	/* the partition's own undo entries first: x must not move afterwards */
+	if (it->needs_partition)
+		part_rc = partition_ready(it, st, u, why, sizeof(why));
 	x = undo_push(u, UNDO_THREAD);
 	if (!x)
 		return -ENOMEM;
@@ -340,12 +343,12 @@ static int apply_item(const struct plan *plan, const struct plan_item *it, struc
 		snprintf(span, sizeof(span), "?");
 
 	if (it->needs_partition) {
-		rc = partition_ready(it, st, u, why, sizeof(why));
-		if (!rc) {
-			char cg[CPUSET_NAME_MAX + 2];
+		char cg[CPUSET_NAME_MAX + 2];
 
-			snprintf(cg, sizeof(cg), "/%s", it->partition);
-			snprintf(x->prev_cgroup, sizeof(x->prev_cgroup), "%s", rec.cgroup);
+		snprintf(cg, sizeof(cg), "/%s", it->partition);
+		snprintf(x->prev_cgroup, sizeof(x->prev_cgroup), "%s", rec.cgroup);
+		rc = part_rc;
+		if (!rc) {
 			rc = cpuset_move(ti->pid, cg, why, sizeof(why));
 			x->moved = rc == 0;
 		}
@@ -384,10 +387,17 @@ static int apply_item(const struct plan *plan, const struct plan_item *it, struc
 			 d ? (double)d->cap_bw / DL_BW_UNIT : 0.0);
 		return rc;
 	case EPERM:
-		snprintf(err, errlen, "%s (pid %d): SCHED_DEADLINE refused: EPERM: thread pinned "
-			 "to CPUs %s, root domain spans %s; it needs a cpuset partition of its own "
-			 "(cgroup v2 with the cpuset controller) or admission_control: disable",
-			 ti->comm, (int)ti->pid, a, span);
+		if (it->needs_partition)
+			snprintf(err, errlen, "%s (pid %d): SCHED_DEADLINE refused: EPERM: thread "
+				 "pinned to CPUs %s was moved into cpuset partition %s, yet the kernel "
+				 "still sees a larger root domain (does %s/cpuset.cpus.partition read "
+				 "\"root\"?); the other way out is admission_control: disable",
+				 ti->comm, (int)ti->pid, a, it->partition, it->partition);
+		else
+			snprintf(err, errlen, "%s (pid %d): SCHED_DEADLINE refused: EPERM: thread "
+				 "pinned to CPUs %s, root domain spans %s; it needs a cpuset partition "
+				 "of its own (cgroup v2 with the cpuset controller) or "
+				 "admission_control: disable", ti->comm, (int)ti->pid, a, span);
 		return rc;
 	default:
 		snprintf(err, errlen, "%s (pid %d): SCHED_DEADLINE %s/%s refused: %s: %s", ti->comm,

@@ -324,26 +324,34 @@ static void test_apply_thread_hotplug(void **unused)
 	assert_int_equal(apply_restore_thread(&st, a), -ENOENT);
 }
 
+/* The only matched thread: a child pinned to CPU 0 at SCHED_FIFO 50. */
+static pid_t pinned_child(void)
+{
+	pid_t a = child_spawn("irqres-pinned");
+	cpu_set_t cpu0;
+
+	CPU_ZERO(&cpu0);
+	CPU_SET(0, &cpu0);
+	assert_int_equal(sched_setaffinity(a, sizeof(cpu0), &cpu0), 0);
+	assert_int_equal(dl_set_policy(a, SCHED_FIFO, 50, 0), 0);
+	mv[0].target = 0;
+	child_info(a, &mv[0].thread);
+	ml.n = 1;
+	return a;
+}
+
 /* A pinned child with admission control off (a fixture sysctl): the real kernel still
  * checks, refuses with EPERM, and the apply undoes its sysctl write. */
 static void test_pinned_eperm_undoes_sysctl(void **unused)
 {
 	char path[64], buf[1024];
-	cpu_set_t cpu0;
 	struct plan plan;
 	FILE *f;
 	size_t n;
 	pid_t a;
 
 	REQUIRE_DL();
-	a = child_spawn("irqres-pinned");
-	CPU_ZERO(&cpu0);
-	CPU_SET(0, &cpu0);
-	assert_int_equal(sched_setaffinity(a, sizeof(cpu0), &cpu0), 0);
-	dl_set_policy(a, SCHED_FIFO, 50, 0);
-	mv[0].target = 0;
-	child_info(a, &mv[0].thread);
-	ml.n = 1;
+	a = pinned_child();
 
 	/* a fixture /proc: the child's stat copied, the sysctls as files */
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)a);
@@ -373,6 +381,44 @@ static void test_pinned_eperm_undoes_sysctl(void **unused)
 	assert_true(state_empty(&st));
 }
 
+/* A pinned child on a fixture cgroup v2 tree: +cpuset, the partition and the move
+ * happen (in plain files), the real kernel then refuses SCHED_DEADLINE with EPERM since
+ * the host's root domain still spans every CPU, and everything is undone. */
+static void test_partition_path_undone(void **unused)
+{
+	char cg[CGROUP_PATH_MAX], rel[CGROUP_PATH_MAX + 32], pidstr[16];
+	struct plan plan;
+	pid_t a;
+
+	REQUIRE_DL();
+	a = pinned_child();
+	fixtree_file("cgroup/cgroup.controllers", "cpuset cpu io memory pids\n");
+	fixtree_file("cgroup/cgroup.subtree_control", "memory\n");
+	fixtree_file("cgroup/cpuset.mems.effective", "0\n");
+	assert_int_equal(cpuset_pid_cgroup(a, cg, sizeof(cg)), 0);
+	snprintf(rel, sizeof(rel), "cgroup%s/cgroup.procs", strcmp(cg, "/") ? cg : "");
+	fixtree_file(rel, "");
+
+	assert_int_equal(plan_build(&prof, &ml, &plan), 0);
+	assert_true(plan.feasible);
+	assert_true(plan.items[0].needs_partition);
+	assert_string_equal(plan.items[0].partition, "irqres.cpu0");
+	assert_int_equal(apply_plan(&plan, &st, err, sizeof(err)), -EPERM);
+	plan_free(&plan);
+	assert_non_null(strstr(err, "was moved into cpuset partition irqres.cpu0, yet the kernel "
+			       "still sees a larger root domain"));
+	/* it went through the partition steps ... */
+	assert_string_equal(fixtree_read("cgroup/irqres.cpu0/cpuset.cpus"), "0");
+	assert_string_equal(fixtree_read("cgroup/irqres.cpu0/cpuset.cpus.partition"), "root");
+	snprintf(pidstr, sizeof(pidstr), "%d", (int)a);
+	assert_string_equal(fixtree_read("cgroup/irqres.cpu0/cgroup.procs"), pidstr);
+	/* ... and undid them: moved back, +cpuset taken back, nothing recorded */
+	assert_string_equal(fixtree_read(rel), pidstr);
+	assert_string_equal(fixtree_read("cgroup/cgroup.subtree_control"), "-cpuset");
+	assert_policy(a, SCHED_FIFO, 50, 0);
+	assert_true(state_empty(&st));
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -386,6 +432,7 @@ int main(void)
 		T(test_set_budget),
 		T(test_apply_thread_hotplug),
 		T(test_pinned_eperm_undoes_sysctl),
+		T(test_partition_path_undone),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
