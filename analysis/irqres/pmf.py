@@ -76,6 +76,19 @@ def nice_granularity(span_ns: int, bins: int = 1000) -> int:
     return 10 * exp  # pragma: no cover - the loop above always returns
 
 
+def default_granularity(samples_ns: np.ndarray) -> int:
+    """Δ for the model: about 1,000 bins up to the 99.9th percentile of the samples
+    (execution times, or the work per period), coarsened only as far as needed to keep
+    the whole PMF within 20,000 bins.
+
+    A rare outlier (a job preempted by something the trace did not show) then costs some
+    resolution, not all of it: a single job 250x the others gives Δ = 1/40 of the bulk
+    instead of 1/4 with a plain 1,000 bins up to the maximum.
+    """
+    bulk = int(np.quantile(samples_ns, 0.999, method="higher"))
+    return max(nice_granularity(bulk, 1000), nice_granularity(int(samples_ns.max()), 20_000))
+
+
 @dataclass(frozen=True, eq=False)
 class Pmf:
     """A PMF of durations on a lattice of ``granularity_ns``.

@@ -27,14 +27,21 @@ def test_periodic_known_answer():
     # as a job arrives at most once per period.
     assert by_t[MS].runtime_ns == 200 * US and by_t[MS].bandwidth == 0.2
     assert by_t[500 * US].runtime_ns == 200 * US and by_t[500 * US].bandwidth == 0.4
-    assert not by_t[2 * MS].feasible and "unbounded backlog" in by_t[2 * MS].reason
-    assert rec.best is by_t[MS]
+    # Two jobs in each 2ms period: the per-period demand model needs exactly 400us.
+    assert by_t[2 * MS].model == "demand" and by_t[2 * MS].runtime_ns == 400 * US
+    assert by_t[MS].model == "activation" and by_t[MS].granularity_ns == 200
+    assert rec.best is by_t[MS]  # same bandwidth as 2ms: the shorter period wins
+    forced = recommend(arr, exe, periods_ns=[2 * MS], mc_jobs=0, model="activation").rows[0]
+    assert not forced.feasible and "unbounded backlog" in forced.reason
+    assert forced.model == "activation"
     assert by_t[MS].solver_prob == 1.0 and by_t[MS].mc_prob == 1.0
     assert by_t[MS].replay_prob == 1.0
     # One granularity step less misses every deadline in the model.
     assert rec.granularity_ns == 200
     d = rec.to_dict()
     assert d["best"]["runtime_ns"] == 200 * US and len(d["rows"]) == 3
+    assert [r["model"] for r in d["rows"]] == ["activation", "activation", "demand"]
+    assert d["model"] == "auto"
 
 
 def test_buffering_constraint_raises_the_budget():

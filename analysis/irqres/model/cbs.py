@@ -166,13 +166,17 @@ class CbsModel:
         self.granularity_ns = _positive_int(g, "granularity")
         self.exec_pmf = exec_pmf
         self.interarrival_pmf = interarrival_pmf
-        self.c = exec_pmf.dense(self.granularity_ns, rounding="up")
+        self._set_work(exec_pmf)
+        self._z_cache: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+
+    def _set_work(self, pmf: Pmf) -> None:
+        """The work c added to the backlog at each step: ``pmf`` rounded up to Δ."""
+        self.c = pmf.dense(self.granularity_ns, rounding="up")
         self.c.setflags(write=False)
         self._c_support = np.flatnonzero(self.c)
         self._log_c = np.log(self.c[self._c_support])
         self.mean_c = float(np.dot(np.arange(self.c.size), self.c))
         self.c_max = int(self._c_support[-1])
-        self._z_cache: dict[int, tuple[np.ndarray, np.ndarray]] = {}
 
     def z_pmf(self, period_ns: int) -> tuple[np.ndarray, np.ndarray]:
         """Inter-arrival in whole server periods: (values, probabilities), values sorted."""

@@ -7,6 +7,11 @@ solver, which is monotone in Q) such that
 - the buffering constraint (T - Q)/P < N_c holds when a buffer is given,
 - Q >= 1024 ns (the kernel's minimum) and Q/T <= max_bandwidth.
 
+The model is chosen per period (``model="auto"``): the per-activation chain of
+:mod:`.cbs` when most inter-arrival times are at least T, the per-period demand chain of
+:mod:`.demand` otherwise (several interrupts per period); ``model="activation"`` or
+``"demand"`` forces one. Each row says which model it used.
+
 Each feasible row is then checked by a Monte Carlo run of the same chain and by a replay
 of the real activations through a simulated SCHED_DEADLINE server. The best row is the
 one with the least bandwidth (ties: the shorter period).
@@ -22,9 +27,10 @@ import numpy as np
 import yaml
 
 from ..errors import ModelError
-from ..pmf import Pmf, as_ns_array, nice_granularity
+from ..pmf import Pmf, as_ns_array, default_granularity
 from . import buffering, format_exact
 from .cbs import CbsModel, supply_units
+from .demand import DemandModel, check_activations, period_demand
 from .montecarlo import simulate
 from .replay import replay
 
@@ -34,6 +40,8 @@ MIN_PERIOD_NS = 100_000
 MAX_PERIOD_NS = 1_000_000_000
 _NAME_RE = re.compile(r"^[A-Za-z0-9_.-]{1,63}$")
 _SELECTOR_KEYS = {"interface", "irq", "action", "driver", "secondary"}
+#: The values of recommend()'s ``model`` keyword.
+MODELS = ("auto", "activation", "demand")
 
 
 @dataclass(frozen=True, eq=False)
@@ -52,6 +60,8 @@ class Candidate:
     mc_high: float | None = None
     replay_prob: float | None = None
     buffer_check: buffering.BufferCheck | None = None
+    model: str = "activation"  # "activation" or "demand": the chain this row was solved with
+    granularity_ns: int | None = None  # Δ of that chain (None: no model was built)
 
     @property
     def feasible(self) -> bool:
@@ -79,6 +89,8 @@ class Candidate:
             "mc_ci": None if self.mc_low is None else [self.mc_low, self.mc_high],
             "replay_prob": self.replay_prob,
             "buffering": None if self.buffer_check is None else self.buffer_check.to_dict(),
+            "model": self.model,
+            "granularity_ns": self.granularity_ns,
         }
 
 
@@ -94,6 +106,7 @@ class Recommendation:
     interarrival_pmf: Pmf
     buffer: int | None = None
     min_interarrival_ns: int | None = None
+    model: str = "auto"  # what was asked for; each row's ``model`` says what was used
     _best: Candidate | None = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -114,6 +127,7 @@ class Recommendation:
             "max_bandwidth": self.max_bandwidth,
             "buffer": self.buffer,
             "min_interarrival_ns": self.min_interarrival_ns,
+            "model": self.model,
             "rows": [r.to_dict() for r in self.rows],
             "best": None if self.best is None else self.best.to_dict(),
         }
@@ -148,7 +162,7 @@ class Recommendation:
             raise ModelError(f"no candidate period meets the target ({reasons})")
         lines = [
             f"# P{{response <= {format_exact(best.deadline_ns)}}} >= {self.target_prob} "
-            f"(model {best.solver_prob:.6f}, replay "
+            f"({best.model} model {best.solver_prob:.6f}, replay "
             + ("n/a" if best.replay_prob is None else f"{best.replay_prob:.6f}")
             + ")",
             "version: 1",
@@ -168,25 +182,12 @@ class Recommendation:
         return "\n".join(lines) + "\n"
 
 
-def default_granularity(exec_ns: np.ndarray) -> int:
-    """Δ for the model: about 1,000 bins up to the 99.9th percentile of the execution
-    times, coarsened only as far as needed to keep the whole PMF within 20,000 bins.
-
-    A rare outlier (a job preempted by something the trace did not show) then costs some
-    resolution, not all of it: a single job 250x the others gives Δ = 1/40 of the bulk
-    instead of 1/4 with a plain 1,000 bins up to the maximum.
-    """
-    bulk = int(np.quantile(exec_ns, 0.999, method="higher"))
-    return max(nice_granularity(bulk, 1000), nice_granularity(int(exec_ns.max()), 20_000))
-
-
 def default_periods(mean_interarrival_ns: float, count: int = 16) -> list[int]:
     """Log-spaced periods from 0.1x to 50x the mean inter-arrival, in [100us, 1s].
 
-    The model counts inter-arrivals in whole periods (rounded down), so periods shorter
-    than the typical inter-arrival are the ones it can vouch for; longer ones are kept
-    for slow devices. Each is rounded to two significant digits; duplicates after
-    clipping are dropped.
+    Periods shorter than the typical inter-arrival suit the per-activation model, longer
+    ones the per-period demand model (several interrupts per period). Each is rounded to
+    two significant digits; duplicates after clipping are dropped.
     """
     if not mean_interarrival_ns > 0:
         raise ModelError("activations: the mean inter-arrival time is 0; no period fits")
@@ -213,6 +214,7 @@ def recommend(
     mc_jobs: int = 100_000,
     run_replay: bool = True,
     seed: int = 0,
+    model: str = "auto",
 ) -> Recommendation:
     """The smallest budget per candidate period, checked three ways.
 
@@ -234,22 +236,23 @@ def recommend(
     max_bandwidth
         The largest Q/T allowed, in (0, 1].
     granularity_ns
-        Δ of the model (default: :func:`default_granularity`).
+        Δ of the per-activation model (default: :func:`default_granularity` of the
+        execution times). The demand model of a period T uses the larger of Δ and
+        :func:`default_granularity` of that period's demands.
     max_delta, mc_jobs, run_replay, seed
         Largest δ of the model, Monte Carlo length (0: no Monte Carlo), whether to replay
         the activations, and the Monte Carlo seed.
+    model
+        ``"auto"`` (per period: the per-activation model when at least half of the
+        inter-arrival times are >= T, else the per-period demand model),
+        ``"activation"`` or ``"demand"``.
     """
-    arr = as_ns_array(arrival_ns, "arrival times")
-    exe = as_ns_array(exec_ns, "execution times")
-    if arr.size != exe.size:
-        raise ModelError(f"activations: {arr.size} arrival times but {exe.size} execution times")
+    if model not in MODELS:
+        raise ModelError(f"model: must be one of {', '.join(MODELS)}, got {model!r}")
+    arr, exe = check_activations(arrival_ns, exec_ns)
     if arr.size < 2:
         raise ModelError(f"activations: need at least 2 to measure inter-arrivals, got {arr.size}")
     inter = np.diff(arr)
-    if np.any(inter < 0):
-        raise ModelError("arrival times: must be sorted")
-    if np.any(exe < 0):
-        raise ModelError("execution times: must not be negative")
     if not 0.0 < target_prob < 1.0:
         raise ModelError(f"target probability: must be in (0, 1), got {target_prob}")
     if not 0.0 < max_bandwidth <= 1.0:
@@ -257,7 +260,7 @@ def recommend(
     gran = default_granularity(exe) if granularity_ns is None else granularity_ns
     exec_pmf = Pmf.from_samples(exe, gran, rounding="up")
     inter_pmf = Pmf.from_samples(inter, gran, rounding="down")
-    model = CbsModel(exec_pmf, inter_pmf)
+    act_model = CbsModel(exec_pmf, inter_pmf)
     p_min = None
     if buffer is not None:
         if isinstance(buffer, bool) or not isinstance(buffer, int | np.integer) or buffer < 1:
@@ -278,7 +281,7 @@ def recommend(
         raise ModelError(f"deadline: must be positive, got {deadline_ns}")
     rows = [
         _candidate(
-            model,
+            _model_for(model, act_model, arr, exe, inter, t),
             arr,
             exe,
             t,
@@ -297,17 +300,33 @@ def recommend(
     return Recommendation(
         rows,
         target_prob,
-        model.granularity_ns,
+        act_model.granularity_ns,
         max_bandwidth,
         exec_pmf,
         inter_pmf,
         None if buffer is None else int(buffer),
         p_min,
+        model,
     )
 
 
+def _model_for(kind, act_model, arr, exe, inter, t) -> CbsModel | str:
+    """The chain for period ``t`` (the per-activation model, or this period's demand
+    model), or the reason why the demand of period ``t`` cannot be measured."""
+    if kind == "auto":
+        kind = "activation" if 2 * np.count_nonzero(inter >= t) >= inter.size else "demand"
+    if kind == "activation":
+        return act_model
+    try:
+        demand = period_demand(arr, exe, t)
+    except ModelError as exc:
+        return f"demand model: {exc}"
+    g = max(act_model.granularity_ns, default_granularity(demand))
+    return DemandModel(Pmf.from_samples(demand, g, rounding="up"), t)
+
+
 def _candidate(
-    model,
+    model: CbsModel | str,
     arr,
     exe,
     t,
@@ -321,8 +340,12 @@ def _candidate(
     run_replay,
     seed,
 ) -> Candidate:
-    g = model.granularity_ns
     d = t if deadline_ns is None else int(deadline_ns)
+    if isinstance(model, str):
+        return Candidate(t, d, reason=model, model="demand")
+    kind = "demand" if isinstance(model, DemandModel) else "activation"
+    g = model.granularity_ns
+    tag = {"model": kind, "granularity_ns": g}
     q_hi = math.floor(max_bw * t) // g
     bounds = {"the kernel minimum": -(-KERNEL_MIN_RUNTIME_NS // g)}  # lower bounds on q
     if buffer is not None:
@@ -335,8 +358,10 @@ def _candidate(
             t,
             d,
             reason="every inter-arrival is shorter than the period, so "
-            "the model (inter-arrivals in whole periods, rounded down) "
-            "sees an unbounded backlog at any budget",
+            "the per-activation model (inter-arrivals in whole periods, rounded down) "
+            "sees an unbounded backlog at any budget; the demand model counts the "
+            "work per period instead",
+            **tag,
         )
     if ez > 0:
         # Stability needs E[c] < q·E[z]; equality is kept for the deterministic case.
@@ -349,7 +374,7 @@ def _candidate(
             if q > q_hi
         ]
         return Candidate(
-            t, d, reason=f"needs more than {max_bw:.0%} of the CPU: " + "; ".join(over)
+            t, d, reason=f"needs more than {max_bw:.0%} of the CPU: " + "; ".join(over), **tag
         )
 
     def solve(q: int):
@@ -366,6 +391,7 @@ def _candidate(
             reason=f"P{{response <= {format_exact(d)}}} = {shown} < "
             f"{target} even at {max_bw:.0%} of the CPU",
             load=res.load,
+            **tag,
         )
     lo, hi, best = q_lo, q_hi, (res, p)
     while lo < hi:
@@ -391,4 +417,4 @@ def _candidate(
         row.update(mc_prob=float(mc.prob[0]), mc_low=float(mc.low[0]), mc_high=float(mc.high[0]))
     if run_replay:
         row["replay_prob"] = replay(arr, exe, q_ns, t, max_delta=max_delta).prob_within(d)
-    return Candidate(t, d, **row)
+    return Candidate(t, d, **row, **tag)

@@ -1,0 +1,140 @@
+"""The per-period demand model, for interrupts that arrive several times per period.
+
+The per-activation model (:mod:`.cbs`) counts the time between activations in whole
+server periods, rounded down: with interrupts every 100 us and a period of 1 ms it sees
+z = 0 almost always and cannot vouch for any budget. This model counts work per period
+instead. With the periods [a_0 + kT, a_0 + (k+1)T) laid from the first arrival a_0, the
+demand of period k is the execution time of the activations that arrive in it,
+
+    d_k = Σ { e_j : a_0 + kT <= a_j < a_0 + (k+1)T },
+
+an exact int64 sum in ns, rounded up to the granularity Δ for the chain. Each period's
+work is taken as one batch that arrives at the period's start; the server supplies q
+units per period and serves FIFO, so the backlog right after batch k+1 is
+
+    v_{k+1} = max(v_k - q, 0) + d_{k+1}
+
+(the chain of :mod:`.cbs` with z ≡ 1, solved by the same solver) and the work of a
+period is done within δ periods of its start iff v <= δ·q. Every job of the batch
+arrived at or after the period's start, so its response time is then at most δT.
+Stable iff E[d] < q.
+
+Assumptions: the demands of successive periods are independent and identically
+distributed (the PMF of the measured d_k); the work is served FIFO; the budget of a
+period is available to the work that arrives in it (a CBS woken from sleep keeps its
+remaining budget, or gets a fresh one with a new deadline). Only the periods that lie
+wholly between the first and the last arrival are counted: the one that holds the last
+arrival was not seen to its end.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import ModelError
+from ..pmf import Pmf, as_ns_array
+from . import format_exact
+from .cbs import CbsModel, _positive_int
+
+_ONE = (np.ones(1, dtype=np.int64), np.ones(1))
+_ONE[0].setflags(write=False)
+_ONE[1].setflags(write=False)
+
+
+def check_activations(arrival_ns: object, exec_ns: object) -> tuple[np.ndarray, np.ndarray]:
+    """The activations as int64 arrays, checked: same length, sorted, no negative time."""
+    arr = as_ns_array(arrival_ns, "arrival times")
+    exe = as_ns_array(exec_ns, "execution times")
+    if arr.size != exe.size:
+        raise ModelError(f"activations: {arr.size} arrival times but {exe.size} execution times")
+    if arr.size > 1 and np.any(np.diff(arr) < 0):
+        raise ModelError("arrival times: must be sorted")
+    if np.any(exe < 0):
+        raise ModelError("execution times: must not be negative")
+    return arr, exe
+
+
+def period_demand(arrival_ns: np.ndarray, exec_ns: np.ndarray, period_ns: int) -> np.ndarray:
+    """The work that arrives in each whole period from the first arrival, int64 ns.
+
+    Element k is the sum of the execution times of the activations arriving in
+    [a_0 + kT, a_0 + (k+1)T), for k = 0 .. K-1 with K = floor((a_last - a_0)/T): the
+    periods that end no later than the last arrival. Periods without arrivals have
+    demand 0.
+
+    Raises
+    ------
+    ModelError
+        Bad arrays (see :func:`check_activations`), a non-positive period, or activations
+        spanning less than one period.
+    """
+    arr, exe = check_activations(arrival_ns, exec_ns)
+    t = _positive_int(period_ns, "period")
+    if arr.size == 0:
+        raise ModelError("activations: none to measure the demand per period from")
+    rel = arr - arr[0]
+    periods = int(rel[-1]) // t
+    if periods < 1:
+        raise ModelError(
+            f"activations span {format_exact(int(rel[-1]))}, less than one period of "
+            f"{format_exact(t)}: no whole period to measure the demand in"
+        )
+    # Work before each period boundary, by a prefix sum: exact in int64, no Python loop.
+    before = np.zeros(exe.size + 1, dtype=np.int64)
+    np.cumsum(exe, out=before[1:])
+    bounds = np.searchsorted(rel, np.arange(periods + 1, dtype=np.int64) * t, side="left")
+    return np.diff(before[bounds])
+
+
+class DemandModel(CbsModel):
+    """The per-period demand of one IRQ thread for one period T: the chain with z ≡ 1.
+
+    Parameters
+    ----------
+    demand_pmf
+        The work that arrives per period (see :func:`period_demand`).
+    period_ns
+        T, the period the demand was measured with; the model solves only that period.
+    granularity_ns
+        Δ, the time unit of the chain (default: the demand PMF's granularity). Demands
+        are rounded up to it.
+    """
+
+    def __init__(self, demand_pmf: Pmf, period_ns: int, granularity_ns: int | None = None):
+        if not isinstance(demand_pmf, Pmf):
+            raise ModelError("demand model: expected a Pmf of the work per period")
+        g = demand_pmf.granularity_ns if granularity_ns is None else granularity_ns
+        self.granularity_ns = _positive_int(g, "granularity")
+        self.period_ns = _positive_int(period_ns, "period")
+        self.demand_pmf = demand_pmf
+        self.exec_pmf = demand_pmf  # the work added at each step of the chain
+        self.interarrival_pmf = None
+        self._set_work(demand_pmf)
+
+    @classmethod
+    def from_activations(
+        cls,
+        arrival_ns: np.ndarray,
+        exec_ns: np.ndarray,
+        period_ns: int,
+        granularity_ns: int,
+    ) -> DemandModel:
+        """The model of the activations' demand per period T at granularity Δ."""
+        g = _positive_int(granularity_ns, "granularity")
+        demand = period_demand(arrival_ns, exec_ns, period_ns)
+        return cls(Pmf.from_samples(demand, g, rounding="up"), period_ns)
+
+    @property
+    def periods(self) -> int:
+        """How many measured periods the demand PMF holds (0 when built from a PMF)."""
+        return self.demand_pmf.count
+
+    def z_pmf(self, period_ns: int) -> tuple[np.ndarray, np.ndarray]:
+        """One period between batches, always: (values [1], probabilities [1.0])."""
+        t = _positive_int(period_ns, "period")
+        if t != self.period_ns:
+            raise ModelError(
+                f"demand model: measured per period of {format_exact(self.period_ns)}, "
+                f"cannot be solved for a period of {format_exact(t)}"
+            )
+        return _ONE
