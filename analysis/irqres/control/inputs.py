@@ -17,8 +17,10 @@ difference between two samples):
 * **jobs left over, N_rmn** — work raised but not served in the interval. Each time the
   thread was cut before it finished (an involuntary context switch: the budget ran out
   and SCHED_DEADLINE throttled it, or it was preempted) it leaves about one activation's
-  worth of jobs behind: N_rmn = cuts * max(jobs / activations, 1), activations being the
-  voluntary switches (an activation ends in a voluntary sleep). For a NIC add the frames
+  worth of jobs behind. For an IRQ thread N_rmn = cuts * max(interrupts / activations, 1),
+  activations being the voluntary switches (an activation ends in a voluntary sleep; all
+  the interval's interrupts when it never slept); for a task, whose jobs are its runs,
+  N_rmn = cuts. For a NIC add the frames
   the device could not hold: the increase of rx_missed_errors + rx_dropped in
   /sys/class/net/IF/statistics, where the device has those files. (On this kernel a
   throttled SCHED_DEADLINE task shows one involuntary switch per throttled period, and
