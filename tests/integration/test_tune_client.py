@@ -44,16 +44,20 @@ def env(tmp_path, monkeypatch):
     state = {"exe": exe, "pid": victim.pid, "profile": str(prof), "sock": sock,
              "tmp": tmp_path, "daemon": None}
     yield state
-    d = state["daemon"]
-    if d is not None and d.poll() is None:
-        d.send_signal(signal.SIGTERM)
-        try:
-            d.wait(10)
-        except subprocess.TimeoutExpired:
-            d.kill()
-            d.wait()
+    stop(state["daemon"])
     victim.kill()
     victim.wait()
+
+
+def stop(daemon: subprocess.Popen | None) -> None:
+    """SIGTERM (irqresd restores everything), then SIGKILL after 10 s."""
+    if daemon is not None and daemon.poll() is None:
+        daemon.send_signal(signal.SIGTERM)
+        try:
+            daemon.wait(10)
+        except subprocess.TimeoutExpired:
+            daemon.kill()
+            daemon.wait()
 
 
 def start(env, profile: bool = True):

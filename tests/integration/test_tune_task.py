@@ -8,7 +8,6 @@ directory and socket, and everything is stopped in teardown.
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import textwrap
@@ -16,6 +15,7 @@ import threading
 import time
 
 import pytest
+from test_tune_client import stop
 
 from irqres.client import Client, DaemonError, find_irqresd
 from irqres.control.inputs import SCHED_DEADLINE, read_dl_params
@@ -115,13 +115,7 @@ def setup(tmp_path):
         yield {"pid": load.pid, "share": share, "sock": str(sock), "profile": str(prof),
                "tmp": tmp_path, "daemon": daemon}
     finally:
-        if daemon is not None and daemon.poll() is None:
-            daemon.send_signal(signal.SIGTERM)
-            try:
-                daemon.wait(10)
-            except subprocess.TimeoutExpired:
-                daemon.kill()
-                daemon.wait()
+        stop(daemon)
         load.kill()
         load.wait()
 
