@@ -234,3 +234,38 @@ def test_a_garbled_stats_entry_costs_one_interval(daemon, caplog):
     run_until_done(tuner, model)
     assert "missing or bad field 'cpu_time_ns'" in caplog.text
     assert tuner.targets["load"].sent > 0            # it went on controlling
+
+
+def test_irq_counts_from_proc_interrupts_when_irqresd_has_none(tmp_path):
+    """An IRQ thread's N_pro comes from /proc/interrupts when stats gives no irq_count;
+    its NIC drops from /sys/class/net/IF/statistics count as left over."""
+    proc, sysr = tmp_path / "proc", tmp_path / "sys"
+    proc.mkdir()
+    stats_dir = sysr / "class/net/eth0/statistics"
+    stats_dir.mkdir(parents=True)
+    d = FakeDaemon(str(tmp_path / "s.sock"),
+                   targets=[make_target("nic", pid=105, runtime=400_000, period=1_000_000,
+                                        adaptive=ADAPTIVE)]).start()
+    calls = {"n": 0}
+
+    def stats():
+        n = calls["n"] = calls["n"] + 1
+        (proc / "interrupts").write_text(f"  CPU0 CPU1\n 11: {70 * n} {30 * n} IO-APIC eth0\n")
+        (stats_dir / "rx_dropped").write_text(f"{3 * n}\n")
+        if n >= 40:
+            stop.set()
+        return [{"pid": 105, "comm": "irq/11-eth0", "target": "nic", "irqs": [11],
+                 "irq_count": None, "cpu_time_ns": 200_000 * n, "voluntary_switches": 2 * n,
+                 "involuntary_switches": 0}]
+
+    stop = threading.Event()
+    d.stats_fn = stats
+    log = tmp_path / "t.csv"
+    tuner = Tuner(d.path, log_path=str(log), proc_root=str(proc), sys_root=str(sysr))
+    threading.Thread(target=lambda: (stop.wait(30), tuner.stop()), daemon=True).start()
+    try:
+        tuner.run()
+    finally:
+        d.stop()
+    rows = list(csv.reader(log.open()))[1:]
+    assert rows and {(r[2], r[3], r[4]) for r in rows} == {("100", "200000", "3")}

@@ -31,6 +31,7 @@ from .inputs import (
     counters_from_stats,
     interval,
     net_interface,
+    read_interrupts,
     read_net_drops,
 )
 
@@ -144,6 +145,9 @@ class Tuner:
         self._capacity = rt_capacity(proc_root)
         self._others: list[dict] = []       # threads of static targets (for bandwidth)
         self._asked: set[int] = set()       # new pids already looked up in status
+        self._tick_no = 0
+        self._irq_tick = -1
+        self._irq_counts: dict[int, int] = {}
 
     # -- control --------------------------------------------------------------------
     def stop(self) -> None:
@@ -253,6 +257,7 @@ class Tuner:
 
     def _tick(self) -> None:
         assert self.client is not None
+        self._tick_no += 1
         now = time.monotonic_ns()
         due = [st for st in self.targets.values() if st.next_due_ns <= now]
         stats = self.client.stats()
@@ -278,6 +283,13 @@ class Tuner:
         if self.log:
             self.log.flush()
         self._draw()
+
+    def _interrupts(self) -> dict[int, int]:
+        """/proc/interrupts, read at most once per tick (when irqresd gives no count)."""
+        if self._irq_tick != self._tick_no:
+            self._irq_counts = read_interrupts(self.proc_root)
+            self._irq_tick = self._tick_no
+        return self._irq_counts
 
     def _refresh_threads(self) -> None:
         """Take the thread lists (CPUs, actions) from a new ``status``; the controllers
@@ -312,7 +324,10 @@ class Tuner:
             iface = st.iface[pid]
             if iface:
                 drops = read_net_drops(iface, self.sys_root)
-            c = counters_from_stats(th, st.kind, drops=drops)
+            interrupts = None
+            if st.kind == "irq" and th.get("irq_count") is None:
+                interrupts = self._interrupts()
+            c = counters_from_stats(th, st.kind, interrupts, drops)
             cur[pid] = c
             if pid in st.prev:
                 iv = interval(st.prev[pid], c)
