@@ -4,6 +4,7 @@ once per session; every scenario boots its own guest from the pristine image."""
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -49,12 +50,21 @@ def stage(tmp_path_factory: pytest.TempPathFactory) -> vmrunner.Stage:
 
 
 @pytest.fixture
-def boot(image, stage, tmp_path, request):
-    """Run one scenario in a fresh guest: boot(scenario, **VM options) -> Result."""
+def boot(image, stage, request):
+    """Run one scenario in a fresh guest: boot(scenario, **VM options) -> Result.
+
+    Each test's console log, payload and results stay in $IRQRES_VM_WORKDIR (default
+    /var/tmp/irqres-vm)/<test name>/ until the test runs again.
+    """
 
     def run(scenario: str, **kw) -> vmrunner.Result:
+        workdir = Path(os.environ.get("IRQRES_VM_WORKDIR", "/var/tmp/irqres-vm"))
+        workdir = workdir / request.node.name
+        if workdir.exists():
+            shutil.rmtree(workdir)
+        workdir.mkdir(parents=True)
         vm = vmrunner.VM(image, stage, scenario, name=request.node.name,
-                         workdir=tmp_path / "vm", **kw)
+                         workdir=workdir, **kw)
         res = vm.run()
         _TIMES.append((request.node.name, res.wall_s))
         if "error" in res.data:
@@ -72,3 +82,18 @@ def pytest_terminal_summary(terminalreporter):
         for name, secs in _TIMES:
             terminalreporter.write_line(f"{secs:8.1f} s  {name}")
         terminalreporter.write_line(f"{sum(s for _, s in _TIMES):8.1f} s  total")
+
+
+@pytest.fixture(scope="session")
+def demo_profile() -> dict:
+    """profiles/demo.yaml and its NIC target's reservation in integer ns."""
+    import yaml
+    from irqres.units import parse_duration
+
+    path = vmrunner.REPO / "profiles" / "demo.yaml"
+    doc = yaml.safe_load(path.read_text())
+    nic = doc["targets"][0]
+    period = parse_duration(nic["period"])
+    return {"path": path, "target": nic["name"],
+            "runtime_ns": parse_duration(nic["runtime"]), "period_ns": period,
+            "deadline_ns": parse_duration(nic.get("deadline", period))}

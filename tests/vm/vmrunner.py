@@ -337,10 +337,16 @@ class VM:
     def _qemu_cmd(self, payload: Path, ctl: Path) -> list[str]:
         fwd = ",".join(f"hostfwd={proto}:127.0.0.1:{hp}-:{gp}"
                        for (proto, gp), hp in self.ports.items())
-        append = "root=/dev/vda rw console=ttyS0,115200 panic=-1 loglevel=4"
+        # acpi_irq_nobalance keeps the firmware's PCI interrupt routing, so the e1000 in
+        # slot 3 is always IRQ 11 (irq/11-eth0) whatever order the drivers probe in.
+        append = ("root=/dev/vda rw console=ttyS0,115200 panic=-1 loglevel=4 "
+                  "acpi_irq_nobalance")
         if self.nic == "e1000":
             append += " net.ifnames=0"
-            nic = ["-netdev", f"user,id=n0,{fwd}", "-device", "e1000,netdev=n0"]
+            # mitigation=off: QEMU does not emulate the e1000's interrupt throttling, so
+            # each datagram of a paced sender raises its own interrupt.
+            nic = ["-netdev", f"user,id=n0,{fwd}",
+                   "-device", "e1000,netdev=n0,addr=0x3,mitigation=off"]
         elif self.nic == "virtio":
             nic = ["-netdev", f"user,id=n0,{fwd}",
                    "-device", "virtio-net-pci,netdev=n0,vectors=4"]

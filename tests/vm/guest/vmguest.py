@@ -83,7 +83,8 @@ def sh(cmd: str, *, check: bool = False, timeout: float = 120) -> dict:
     """Run a shell command; returns its status and output (for the host's assertions)."""
     p = subprocess.run(["/bin/sh", "-c", cmd], capture_output=True, text=True, timeout=timeout)
     r = {"cmd": cmd, "rc": p.returncode, "out": p.stdout[-20000:], "err": p.stderr[-4000:]}
-    print(f"$ {cmd}\n{p.stdout[-2000:]}{p.stderr[-2000:]}(rc={p.returncode})", flush=True)
+    # the serial console is slow under emulation: only a glimpse of the output goes there
+    print(f"$ {cmd} (rc={p.returncode}) {(p.stderr or p.stdout)[-300:]}", flush=True)
     if check and p.returncode != 0:
         raise RuntimeError(f"{cmd!r} failed with {p.returncode}: {p.stderr.strip()[-500:]}")
     return r
@@ -168,9 +169,10 @@ def cgroup_of(pid: int) -> str | None:
     return None
 
 
-def thread(comm_prefix: str) -> dict | None:
+def thread(comm_re: str) -> dict | None:
+    """The IRQ thread whose whole comm matches the regular expression ``comm_re``."""
     for t in irq_threads():
-        if t["comm"].startswith(comm_prefix):
+        if re.fullmatch(comm_re, t["comm"]):
             return t
     return None
 

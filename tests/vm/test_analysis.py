@@ -1,0 +1,74 @@
+"""Scenario 4: a trace of the NIC thread under fixed-rate UDP from the host.
+
+The guest records with trace-cmd while the host sends datagrams at a fixed period through
+QEMU's port forwarding. ``irqres analyze`` in the guest recommends a reservation that
+``irqres apply`` must get irqresd to put in force on the real thread; on the host the
+same trace must show the NIC thread with a mean IRQ inter-arrival close to the period.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+import vmrunner
+
+pytestmark = [pytest.mark.vm, pytest.mark.slow]
+
+PPS = 200          # one datagram every 5 ms
+SECONDS = 6
+NIC = "irq/11-eth0"
+
+
+def host_analyze(trace) -> dict:
+    env = dict(os.environ, PYTHONPATH=str(vmrunner.REPO / "analysis"))
+    p = subprocess.run([sys.executable, "-c", "from irqres.cli import main; main()",
+                        "analyze", str(trace), "--json", "--thread", NIC],
+                       capture_output=True, text=True, env=env, check=False)
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout)
+
+
+def nic_thread(report: dict) -> dict:
+    found = [t for t in report["threads"] if t["comm"] == NIC]
+    assert len(found) == 1, [t["comm"] for t in report["threads"]]
+    return found[0]
+
+
+def test_trace_analyze_recommend_apply(boot, demo_profile):
+    res = boot("analysis", profile=demo_profile["path"], enable_irqresd=True,
+               params={"pps": PPS, "seconds": SECONDS, "size": 256,
+                       "port": vmrunner.VM.UDP_PORT})
+    d = res.data
+    assert d["record"]["rc"] == 0, d["record"]
+    period = d["period_ns"]
+    assert period == 1_000_000_000 // PPS
+    assert d["received"]["packets"] >= 0.95 * d["sent"], (d["sent"], d["received"])
+    trace = res.out / "trace.dat"
+    assert trace.is_file() and trace.stat().st_size == d["trace_size"] > 0
+
+    # on the host, from the copied trace
+    report = host_analyze(trace)
+    stats = nic_thread(report)["stats"]
+    mean = stats["irq_interarrival"]["mean_ns"]
+    vmrunner.say(f"analysis: sender period {period} ns, measured mean IRQ inter-arrival "
+                 f"{mean:.0f} ns over {stats['irq_requests']} requests")
+    assert abs(mean - period) <= 0.05 * period, (mean, period)
+    assert stats["irq_requests"] >= 0.9 * d["sent"]
+
+    # in the guest: numpy 1.24 / scipy 1.10, the recommendation, applied for real
+    assert d["analyze"]["rc"] == 0, d["analyze"]
+    guest = json.loads((res.out / "analyze.json").read_text())
+    best = nic_thread(guest)["recommendation"]["best"]
+    assert best is not None and best["feasible"], nic_thread(guest)["recommendation"]
+    assert "recommended_profile" in d, "analyze --profile-out wrote nothing"
+    assert d["apply"]["rc"] == 0, d["apply"]
+    sched = d["after_apply"]["sched"]
+    assert sched["policy"] == "deadline"
+    assert (sched["runtime_ns"], sched["period_ns"]) == (best["runtime_ns"], best["period_ns"])
+
+    keep = os.environ.get("IRQRES_VM_KEEP_TRACE")
+    if keep:  # how tests/data/vm-e1000-udp.dat was made
+        shutil.copy2(trace, keep)

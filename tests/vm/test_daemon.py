@@ -1,0 +1,119 @@
+"""Scenarios 1-3: irqresd on the PREEMPT_RT guest with profiles/demo.yaml.
+
+1. boot: irqresd.service (Type=notify) starts at boot and irq/11-eth0 gets exactly the
+   profile's Q/T/D inside a cpuset partition irqres created; ``irqres status`` shows it.
+2. hotplug: driver reload and link down/up recreate the thread; the reservation is back
+   within a bound (measured and printed).
+3. stop: ``systemctl stop`` restores SCHED_FIFO 50 and removes the partition; kill -9
+   and a new start end consistent.
+"""
+
+import json
+import re
+
+import pytest
+import vmrunner
+
+pytestmark = [pytest.mark.vm, pytest.mark.slow]
+
+NIC = "irq/11-eth0"  # e1000 in slot 3 with acpi_irq_nobalance: always IRQ 11
+HOTPLUG_BOUND_S = 2.0
+
+
+def want(profile: dict) -> dict:
+    return {k: profile[k] for k in ("runtime_ns", "period_ns", "deadline_ns")}
+
+
+def assert_reserved(snap: dict, profile: dict) -> None:
+    """The NIC thread has exactly the profile's reservation, in a partition of irqres."""
+    t = snap["thread"]
+    assert t is not None, f"{snap['label']}: no {NIC} thread"
+    assert t["comm"] == NIC, t
+    assert t["sched"]["policy"] == "deadline", (snap["label"], t)
+    assert {k: t["sched"][k] for k in want(profile)} == want(profile), (snap["label"], t)
+    group = t["cgroup"].strip("/")
+    assert group in snap["partitions"], (snap["label"], t["cgroup"], snap["partitions"])
+    part = snap["partitions"][group]
+    assert part["partition"] == "root", part
+    assert str(t["pid"]) in part["procs"], part
+    assert "irqres" in group, f"partition {group} is not one irqres names as its own"
+
+
+def assert_reserved_anywhere(snap: dict, profile: dict) -> None:
+    """Exactly the profile's reservation; a partition only if the thread needed one.
+
+    Once irqres has removed its partition the kernel leaves the thread with the root
+    cpuset's CPUs until the IRQ's affinity is set again, and SCHED_DEADLINE is then
+    accepted without a partition: that is consistent too, as long as no partition is
+    left over that the thread is not in.
+    """
+    t = snap["thread"]
+    assert t is not None, f"{snap['label']}: no {NIC} thread"
+    assert t["sched"]["policy"] == "deadline", (snap["label"], t)
+    assert {k: t["sched"][k] for k in want(profile)} == want(profile), (snap["label"], t)
+    ours = [g for g in snap["partitions"] if "irqres" in g]
+    assert ours in ([], [t["cgroup"].strip("/")]), (snap["label"], t, snap["partitions"])
+
+
+def assert_restored(snap: dict) -> None:
+    t = snap["thread"]
+    assert t is not None, f"{snap['label']}: no {NIC} thread"
+    assert (t["sched"]["policy"], t["sched"]["priority"]) == ("fifo", 50), (snap["label"], t)
+    assert not [g for g in snap["partitions"] if "irqres" in g], (snap["label"],
+                                                                  snap["partitions"])
+    assert t["cgroup"] in ("/", ""), (snap["label"], t["cgroup"])
+
+
+def test_irqresd_reserves_nic_thread_at_boot(boot, demo_profile):
+    res = boot("daemon_boot", profile=demo_profile["path"], enable_irqresd=True)
+    d = res.data
+    snap = d["snapshot"]
+    assert snap["irqresd"]["Type"] == "notify", snap["irqresd"]
+    assert snap["irqresd"]["ActiveState"] == "active", (snap["irqresd"], d["journal"]["out"])
+    # started once by the boot transaction: no failed first attempt, no restarts
+    assert snap["irqresd"]["NRestarts"] == "0", d["journal"]["out"]
+    assert not re.search(r"Failed to start|FAILURE", d["journal"]["out"]), d["journal"]["out"]
+    assert_reserved(snap, demo_profile)
+    status = d["status_json"]
+    assert status["rc"] == 0, status
+    reply = json.loads(status["out"])
+    threads = [th for tg in reply["targets"] for th in tg["threads"]]
+    nic = [th for th in threads if th["comm"] == NIC]
+    assert len(nic) == 1, threads
+    assert nic[0]["policy"] == "deadline"
+    assert nic[0]["runtime_ns"] == demo_profile["runtime_ns"]
+    assert nic[0]["pid"] == snap["thread"]["pid"]
+    assert NIC in d["status_text"]["out"], d["status_text"]
+    vmrunner.say(f"irqresd active {d['active_wait_ns'] / 1e9:.1f}s after the scenario began")
+
+
+def test_hotplug_gets_the_reservation_back(boot, demo_profile):
+    res = boot("hotplug", profile=demo_profile["path"], enable_irqresd=True,
+               params={**want(demo_profile), "bound_s": HOTPLUG_BOUND_S})
+    d = res.data
+    assert_reserved(d["before"], demo_profile)
+    for step in d["steps"]:
+        assert step["cmd"]["rc"] == 0, step["cmd"]
+        assert step["old"] is not None and step["new"] is not None, step
+        assert step["new"]["pid"] != step["old"]["pid"], "the thread was not recreated"
+        vmrunner.say(f"hotplug {step['label']}: reservation back after "
+                     f"{step['reaction_ns'] / 1e6:.1f} ms (bound {HOTPLUG_BOUND_S}s)")
+        assert step["restored"], (f"{step['label']}: {NIC} not reserved again within "
+                                  f"{HOTPLUG_BOUND_S}s: {step['new']}\n{d['journal']['out']}")
+
+
+def test_stop_and_kill_end_consistent(boot, demo_profile):
+    res = boot("stop", profile=demo_profile["path"], enable_irqresd=True,
+               params=want(demo_profile))
+    snaps = {s["label"]: s for s in res.data["snapshots"]}
+    journal = res.data["journal"]["out"]
+    assert_reserved(snaps["running"], demo_profile)
+    assert_restored(snaps["after stop"])
+    assert_reserved_anywhere(snaps["after start"], demo_profile)
+    # kill -9 leaves the thread as it was or restored, never half-way; after the next
+    # start the reservation is exactly the profile's again, in one partition.
+    killed = snaps["after kill -9"]["thread"]["sched"]
+    assert killed["policy"] in ("deadline", "fifo"), killed
+    assert_reserved_anywhere(snaps["after restart"], demo_profile)
+    assert_restored(snaps["after final stop"])
+    assert "state" not in res.data["state_dir"]["out"], (res.data["state_dir"], journal)
