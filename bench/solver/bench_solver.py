@@ -7,6 +7,12 @@
 3. Monte Carlo: 1,000,000 simulated jobs of the chain.
 4. recommend(): 100,000 activations (Poisson, mean 2 ms; execution about 200 us), the
    default periods, a 5 ms response target, Monte Carlo and replay for each feasible row.
+5. demand sweep: frequent interrupts (1,000,000 activations, Poisson, mean 100 us;
+   execution 10..30 us), 10 periods from 500 us to 10 ms, for each the per-period demand
+   (period_demand, its PMF) and 10 budgets with loads E[d]/q from 0.2 to 0.95, solved
+   with DemandModel.solve; wall time of the whole sweep including the demands.
+6. recommend() on 100,000 of those frequent activations, the default periods (every row
+   uses the per-period demand model), Monte Carlo and replay for each feasible row.
 
 Each is run several times; the median, minimum and maximum wall times and the median
 CPU time are printed as JSON. Run from the repository root:
@@ -27,10 +33,11 @@ import time
 import numpy as np
 import scipy
 from irqres.model.cbs import CbsModel
+from irqres.model.demand import DemandModel, period_demand
 from irqres.model.montecarlo import simulate
 from irqres.model.recommend import recommend
 from irqres.model.replay import replay
-from irqres.pmf import Pmf
+from irqres.pmf import Pmf, default_granularity
 
 US = 1000
 
@@ -56,6 +63,40 @@ def candidates(model: CbsModel) -> list[tuple[int, int]]:
             q = min(math.ceil(need / load / US) * US, int(t))
             out.append((q, int(t)))
     return out
+
+
+DEMAND_PERIODS = [
+    int(t) for t in np.geomspace(500 * US, 10_000 * US, 10).astype(np.int64) // US * US
+]
+
+
+def demand_models(arr: np.ndarray, exe: np.ndarray) -> list[DemandModel]:
+    """The per-period demand model of each of DEMAND_PERIODS."""
+    out = []
+    for t in DEMAND_PERIODS:
+        d = period_demand(arr, exe, t)
+        out.append(DemandModel(Pmf.from_samples(d, default_granularity(d), "up"), t))
+    return out
+
+
+def demand_candidates(models: list[DemandModel]) -> list[tuple[DemandModel, int]]:
+    """10 budgets per model whose loads E[d]/q run evenly from 0.2 to 0.95."""
+    out = []
+    for m in models:
+        for load in np.linspace(0.2, 0.95, 10):
+            q = min(math.ceil(m.mean_c / load), m.period_ns // m.granularity_ns)
+            out.append((m, q * m.granularity_ns))
+    return out
+
+
+def solve_stats(results: list) -> dict:
+    """How many solves were stable, their FFT grids and their largest error bound."""
+    grids = [r.grid for r in results]
+    return {
+        "stable": sum(r.stable for r in results),
+        "grid_min_median_max": [min(grids), int(statistics.median(grids)), max(grids)],
+        "max_error_bound": max(r.error_bound for r in results),
+    }
 
 
 def timed(fn, runs: int) -> dict:
@@ -97,15 +138,9 @@ def main() -> None:
             "exec_bins": len(ex),
             "interarrival_bins": len(ia),
             "candidates": len(cands),
-            "stable": sum(r.stable for r in results),
             "load_min": min(loads),
             "load_max": max(loads),
-            "grid_min_median_max": [
-                min(r.grid for r in results),
-                int(statistics.median(r.grid for r in results)),
-                max(r.grid for r in results),
-            ],
-            "max_error_bound": max(r.error_bound for r in results),
+            **solve_stats(results),
         },
     }
 
@@ -127,6 +162,31 @@ def main() -> None:
     m = 100_000
     out["recommend_1e5"] = timed(
         lambda: recommend(arr[:m], exe[:m], deadline_ns=5_000_000), max(3, args.runs // 2)
+    )
+
+    rng = np.random.default_rng(1)
+    fast_arr = np.cumsum(rng.exponential(100 * US, n).astype(np.int64))
+    fast_exe = rng.integers(10 * US, 30 * US, n)
+    dem = demand_candidates(demand_models(fast_arr, fast_exe))
+    dem_res = [dm.solve(q, dm.period_ns) for dm, q in dem]
+    out["demand_setup"] = {
+        "activations": n,
+        "periods_ns": DEMAND_PERIODS,
+        "demand_bins_min_max": [
+            min(len(dm.demand_pmf) for dm, _ in dem),
+            max(len(dm.demand_pmf) for dm, _ in dem),
+        ],
+        "candidates": len(dem),
+        **solve_stats(dem_res),
+    }
+
+    def demand_sweep():
+        for dm, q in demand_candidates(demand_models(fast_arr, fast_exe)):
+            dm.solve(q, dm.period_ns)
+
+    out["demand_sweep_100"] = timed(demand_sweep, args.runs)
+    out["recommend_frequent_1e5"] = timed(
+        lambda: recommend(fast_arr[:m], fast_exe[:m]), max(3, args.runs // 2)
     )
     print(json.dumps(out, indent=2))
 

@@ -3,6 +3,8 @@
 - :mod:`.buffering`: the buffering constraint (T - Q)/P < N_c and its inverses.
 - :mod:`.cbs`: the backlog chain of a Constant Bandwidth Server, solved for its
   stationary distribution: P{response <= δT}.
+- :mod:`.demand`: the same chain on the work that arrives per period (z ≡ 1), for
+  interrupts that arrive several times per period.
 - :mod:`.montecarlo`: the same recursion simulated, with a confidence interval.
 - :mod:`.replay`: real arrivals and execution times through a simulated
   SCHED_DEADLINE server.
