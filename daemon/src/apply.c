@@ -96,6 +96,7 @@ static int rt_runtime_write(long long us)
 
 	if (rc)
 		return rc;
+	plan_limits_changed();
 	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
@@ -535,7 +536,10 @@ int apply_set_budget(struct state *st, const pid_t *pids, size_t n, uint64_t run
 	}
 	tg.deadline_ns = deadline_ns;
 
-	rc = plan_env_read(&env, true);
+	/* No scan of every thread for SCHED_DEADLINE ones (tens of ms with many tasks, and
+	 * the controller calls this every few periods): the plan checks the new budgets
+	 * against the capacity, the kernel checks the rest, and a refusal rolls back. */
+	rc = plan_env_read(&env, false);
 	if (rc) {
 		snprintf(err, errlen, "set-budget: cannot read the system's CPUs and limits: %s",
 			 strerror(-rc));
@@ -560,9 +564,21 @@ int apply_set_budget(struct state *st, const pid_t *pids, size_t n, uint64_t run
 		goto out_free;
 	for (done = 0; done < n; done++) {
 		rc = dl_set_deadline(pids[done], runtime_ns, deadline_ns, period_ns);
+		if (rc == -EBUSY) {
+			char q[UNITS_FMT_LEN], t[UNITS_FMT_LEN];
+
+			units_format_duration(runtime_ns, q, sizeof(q));
+			units_format_duration(period_ns, t, sizeof(t));
+			snprintf(err, errlen, "%s (pid %d): new budget refused: EBUSY: admission "
+				 "control: %s/%s for %zu thread(s) does not fit beside the "
+				 "SCHED_DEADLINE tasks already present; every thread keeps its budget",
+				 ml.v[done].thread.comm, (int)pids[done], q, t, n);
+			break;
+		}
 		if (rc) {
-			snprintf(err, errlen, "pid %d: new budget refused by the kernel: %s: %s",
-				 (int)pids[done], errname(-rc), strerror(-rc));
+			snprintf(err, errlen, "%s (pid %d): new budget refused by the kernel: %s: %s",
+				 ml.v[done].thread.comm, (int)pids[done], errname(-rc),
+				 strerror(-rc));
 			break;
 		}
 	}

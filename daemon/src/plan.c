@@ -12,6 +12,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define SCHED_FLAG_SUGOV 0x10000000ULL	/* schedutil workers: no bandwidth accounted */
 
@@ -30,37 +31,6 @@ static int read_ll(const char *path, long long *v)
 	return rc;
 }
 
-/* Policy (field 41) of /proc/PID/task/TID/stat; -errno when unreadable. */
-static int stat_policy(const char *path)
-{
-	char buf[1024];
-	FILE *f = fopen(path, "re");
-	size_t n;
-	char *p;
-	int policy = -EINVAL;
-
-	if (!f)
-		return -errno;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	if (!p)
-		return -EINVAL;
-	p++;
-	/* fields 3..40 are 38 words before the policy */
-	for (int field = 3; field <= 41 && p; field++) {
-		while (*p == ' ')
-			p++;
-		if (field == 41) {
-			policy = atoi(p);
-			break;
-		}
-		p = strchr(p, ' ');
-	}
-	return policy;
-}
-
 static int dl_push(struct plan_env *env, const struct plan_dltask *t)
 {
 	struct plan_dltask *v = realloc(env->dl, (env->n_dl + 1) * sizeof(*v));
@@ -72,13 +42,19 @@ static int dl_push(struct plan_env *env, const struct plan_dltask *t)
 	return 0;
 }
 
-/* Every SCHED_DEADLINE thread, its bandwidth (sched_getattr) and affinity. */
+/* Every SCHED_DEADLINE thread, its bandwidth and affinity. sched_getattr per thread
+ * id costs a few microseconds, four times less than reading its stat file; so the
+ * scan asks the kernel, which only makes sense for the live /proc (a fixture tree's
+ * pids are not the kernel's). */
 static int scan_dl(struct plan_env *env)
 {
-	DIR *pd = opendir(irqres_paths.proc);
+	DIR *pd;
 	struct dirent *p;
 	int rc = 0;
 
+	if (strcmp(irqres_paths.proc, "/proc") != 0)
+		return 0;
+	pd = opendir(irqres_paths.proc);
 	if (!pd)
 		return -errno;
 	while (!rc && (p = readdir(pd)) != NULL) {
@@ -93,14 +69,10 @@ static int scan_dl(struct plan_env *env)
 		if (!td)
 			continue;	/* exited meanwhile */
 		while (!rc && (t = readdir(td)) != NULL) {
-			char path[PATH_MAX + 300];
 			struct plan_dltask dt = { 0 };
 			struct dl_attr a;
 
 			if (t->d_name[0] < '1' || t->d_name[0] > '9')
-				continue;
-			snprintf(path, sizeof(path), "%s/%s/stat", dir, t->d_name);
-			if (stat_policy(path) != SCHED_DEADLINE)
 				continue;
 			dt.pid = atoi(t->d_name);
 			if (dl_get(dt.pid, &a) || a.sched_policy != SCHED_DEADLINE ||
@@ -118,6 +90,53 @@ static int scan_dl(struct plan_env *env)
 	return rc;
 }
 
+/* sched_rt_{runtime,period}_us: reading them costs milliseconds with many tasks (the
+ * kernel's handler takes its locks), so the quick path (hotplug, set-budget) reuses
+ * values read less than a second ago; a full read refreshes them. */
+static struct {
+	bool valid;
+	char root[sizeof(irqres_paths.proc)];
+	long long runtime_us, period_us;
+	struct timespec at;
+} limits;
+
+void plan_limits_changed(void)
+{
+	limits.valid = false;
+}
+
+static int read_limits(struct plan_env *env, bool fresh)
+{
+	char path[PATH_MAX];
+	struct timespec now;
+	int rc;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (!fresh && limits.valid && strcmp(limits.root, irqres_paths.proc) == 0 &&
+	    now.tv_sec - limits.at.tv_sec < 1) {
+		env->rt_runtime_us = limits.runtime_us;
+		env->rt_period_us = limits.period_us;
+		return 0;
+	}
+	snprintf(path, sizeof(path), "%s/sys/kernel/sched_rt_runtime_us", irqres_paths.proc);
+	rc = read_ll(path, &env->rt_runtime_us);
+	if (!rc) {
+		snprintf(path, sizeof(path), "%s/sys/kernel/sched_rt_period_us", irqres_paths.proc);
+		rc = read_ll(path, &env->rt_period_us);
+	}
+	if (rc || env->rt_period_us <= 0) {
+		pr_err("cannot read %s: %s", path, rc ? strerror(-rc) : "not a period");
+		limits.valid = false;
+		return rc ? rc : -EINVAL;
+	}
+	limits.valid = true;
+	snprintf(limits.root, sizeof(limits.root), "%s", irqres_paths.proc);
+	limits.runtime_us = env->rt_runtime_us;
+	limits.period_us = env->rt_period_us;
+	limits.at = now;
+	return 0;
+}
+
 int plan_env_read(struct plan_env *env, bool with_dl)
 {
 	char path[PATH_MAX];
@@ -133,16 +152,9 @@ int plan_env_read(struct plan_env *env, bool with_dl)
 	snprintf(path, sizeof(path), "%s/devices/system/cpu/isolated", irqres_paths.sys);
 	if (cpuset_list_read(path, &env->isolated))
 		CPU_ZERO(&env->isolated);
-	snprintf(path, sizeof(path), "%s/sys/kernel/sched_rt_runtime_us", irqres_paths.proc);
-	rc = read_ll(path, &env->rt_runtime_us);
-	if (!rc) {
-		snprintf(path, sizeof(path), "%s/sys/kernel/sched_rt_period_us", irqres_paths.proc);
-		rc = read_ll(path, &env->rt_period_us);
-	}
-	if (rc || env->rt_period_us <= 0) {
-		pr_err("cannot read %s: %s", path, rc ? strerror(-rc) : "not a period");
-		return rc ? rc : -EINVAL;
-	}
+	rc = read_limits(env, with_dl);
+	if (rc)
+		return rc;
 	env->partitions_possible = cpuset_check(env->partition_err,
 						sizeof(env->partition_err)) == 0;
 	if (env->partitions_possible) {

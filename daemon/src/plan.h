@@ -87,6 +87,9 @@ struct plan {
  * with scan_dl, every SCHED_DEADLINE thread (irqres_paths roots). */
 int plan_env_read(struct plan_env *env, bool scan_dl);
 void plan_env_free(struct plan_env *env);
+/* Without scan_dl, sched_rt_{runtime,period}_us read less than 1 s ago are reused;
+ * whoever writes them calls this. */
+void plan_limits_changed(void);
 
 /* plan_build() reads the environment itself; plan_build_env() takes it from the caller.
  * Both return 0 (feasible or not: see plan->feasible) or -errno; plan_free() always. */

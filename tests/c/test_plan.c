@@ -325,7 +325,18 @@ static void test_env_from_fixture(void **unused)
 	plan_free(&plan);
 	plan_env_free(&e);
 
+	/* the quick read reuses the limits read a moment ago; a full one and one after
+	 * plan_limits_changed() read them again */
 	unlink(fixtree_path("proc/sys/kernel/sched_rt_period_us"));
+	assert_int_equal(plan_env_read(&e, false), 0);
+	assert_int_equal(e.rt_period_us, 1000000);
+	plan_env_free(&e);
+	assert_int_equal(plan_env_read(&e, true), -ENOENT);
+	fixtree_file("proc/sys/kernel/sched_rt_period_us", "1000000\n");
+	assert_int_equal(plan_env_read(&e, true), 0);
+	plan_env_free(&e);
+	unlink(fixtree_path("proc/sys/kernel/sched_rt_period_us"));
+	plan_limits_changed();
 	assert_int_equal(plan_env_read(&e, false), -ENOENT);
 	unlink(fixtree_path("sys/devices/system/cpu/online"));
 	assert_int_equal(plan_env_read(&e, false), -ENOENT);
