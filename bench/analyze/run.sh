@@ -22,6 +22,15 @@ CFLAGS="-O2 -Wall -Wextra -Wno-unused-parameter"
 # shellcheck disable=SC2046
 cc $CFLAGS -o "$BUILD/bareloop" "$ROOT/bench/analyze/bareloop.c" $(pkg-config --cflags --libs libtracecmd)
 cc $CFLAGS -o "$BUILD/pingpong" "$ROOT/bench/analyze/pingpong.c"
+# irqres from this checkout (its extension is built in place by `make python`), whatever
+# the state of the pip installation
+cat > "$BUILD/irqres" <<SH
+#!/bin/sh
+PYTHONPATH="$ROOT/analysis\${PYTHONPATH:+:\$PYTHONPATH}" exec python3 -c \\
+	'import sys; from irqres.cli import main; sys.argv[0] = "irqres"; main()' "\$@"
+SH
+chmod +x "$BUILD/irqres"
+IRQRES=$BUILD/irqres
 
 # record NAME ROUNDS FAKE_IRQ_COUNT: a compressed trace as trace-cmd extract writes it
 # (file version 7), then the same events uncompressed (version 6, as trace-cmd record
@@ -29,7 +38,7 @@ cc $CFLAGS -o "$BUILD/pingpong" "$ROOT/bench/analyze/pingpong.c"
 record() {
 	local name=$1 rounds=$2 count=$3
 	if [ ! -s "$DIR/$name.dat" ]; then
-		irqres record -o "$DIR/$name.dat" --buffer-kb 300000 -- sh -c \
+		"$IRQRES" record -o "$DIR/$name.dat" --buffer-kb 300000 -- sh -c \
 			"python3 '$ROOT/tests/data/fake_irq.py' --count $count --period-us 1000 & \
 			 '$BUILD/pingpong' $rounds; wait"
 	fi
@@ -46,7 +55,7 @@ FMT="%e %U %S %M"
 one() {
 	local tool=$1 file=$2 out
 	case $tool in
-	analyze) out=$( { /usr/bin/time -f "$FMT" irqres analyze "$file" --period 2ms \
+	analyze) out=$( { /usr/bin/time -f "$FMT" "$IRQRES" analyze "$file" --period 2ms \
 		--target-prob 0.9 --json >/dev/null; } 2>&1 | tail -1) ;;
 	report) out=$( { /usr/bin/time -f "$FMT" trace-cmd report "$file" >/dev/null; } 2>&1 | tail -1) ;;
 	bareloop) out=$( { /usr/bin/time -f "$FMT" "$BUILD/bareloop" "$file" >/dev/null; } 2>&1 | tail -1) ;;
@@ -56,7 +65,7 @@ one() {
 
 echo "| trace | records | tool | wall s | CPU s (user+sys) | peak RSS MB |"
 echo "|---|---|---|---|---|---|"
-for f in big-v6 big quarter-v6; do
+for f in big-v6 quarter-v6 big; do
 	file=$DIR/$f.dat
 	records=$("$BUILD/bareloop" "$file" | cut -d' ' -f1)
 	for tool in analyze bareloop report; do

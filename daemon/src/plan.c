@@ -137,6 +137,29 @@ static int read_limits(struct plan_env *env, bool fresh)
 	return 0;
 }
 
+/* The fair_server deadline servers of Linux 6.12+ hold bandwidth in every root domain
+ * that no /proc scan shows: <sys>/kernel/debug/sched/fair_server/cpuN/{runtime,period}
+ * (ns) when debugfs is mounted. */
+static void read_servers(struct plan_env *env)
+{
+	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+		char path[PATH_MAX];
+		long long runtime, period;
+
+		if (!CPU_ISSET(cpu, &env->online))
+			continue;
+		snprintf(path, sizeof(path), "%s/kernel/debug/sched/fair_server/cpu%d/runtime",
+			 irqres_paths.sys, cpu);
+		if (read_ll(path, &runtime))
+			continue;
+		snprintf(path, sizeof(path), "%s/kernel/debug/sched/fair_server/cpu%d/period",
+			 irqres_paths.sys, cpu);
+		if (read_ll(path, &period) || runtime < 0 || period <= 0)
+			continue;
+		env->server_bw[cpu] = dl_to_ratio((uint64_t)period, (uint64_t)runtime);
+	}
+}
+
 int plan_env_read(struct plan_env *env, bool with_dl)
 {
 	char path[PATH_MAX];
@@ -166,6 +189,7 @@ int plan_env_read(struct plan_env *env, bool with_dl)
 		}
 	}
 	if (with_dl) {
+		read_servers(env);
 		rc = scan_dl(env);
 		if (rc) {
 			pr_err("cannot list the SCHED_DEADLINE threads: %s", strerror(-rc));
@@ -413,6 +437,10 @@ static void admission(struct plan *plan, const struct plan_env *env)
 		d->cap_bw = per_cpu * (uint64_t)d->ncpus;
 		d->capacity = (double)env->rt_runtime_us / (double)env->rt_period_us * d->ncpus;
 	}
+	for (size_t i = 0; i < plan->n_domains; i++)
+		for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
+			if (CPU_ISSET(cpu, &plan->domains[i].cpus))
+				plan->domains[i].existing_bw += env->server_bw[cpu];
 	for (size_t i = 0; i < env->n_dl; i++) {
 		int d;
 

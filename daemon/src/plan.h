@@ -40,6 +40,9 @@ struct plan_env {
 	size_t n_parts;
 	struct plan_dltask *dl;
 	size_t n_dl;
+	/* Bandwidth the kernel's own deadline servers hold per CPU (Linux 6.12+ fair_server,
+	 * read from debugfs when mounted), to_ratio units; 0 elsewhere. */
+	uint64_t server_bw[CPU_SETSIZE];
 };
 
 struct plan_domain {

@@ -303,7 +303,13 @@ static void test_env_from_fixture(void **unused)
 	fixtree_file("cgroup/cgroup.controllers", "cpuset cpu\n");
 	fixtree_file("cgroup/irqres.cpu2/cpuset.cpus.partition", "root\n");
 	fixtree_file("cgroup/irqres.cpu2/cpuset.cpus.effective", "2\n");
-	assert_int_equal(plan_env_read(&e, false), 0);
+	fixtree_file("sys/kernel/debug/sched/fair_server/cpu0/runtime", "50000000\n");
+	fixtree_file("sys/kernel/debug/sched/fair_server/cpu0/period", "1000000000\n");
+	fixtree_file("sys/kernel/debug/sched/fair_server/cpu1/runtime", "50000000\n");
+	fixtree_file("sys/kernel/debug/sched/fair_server/cpu1/period", "1000000000\n");
+	assert_int_equal(plan_env_read(&e, true), 0);
+	assert_int_equal(e.server_bw[0], dl_to_ratio(1000000000, 50000000));
+	assert_int_equal(e.server_bw[2], 0);
 	assert_int_equal(CPU_COUNT(&e.online), 4);
 	assert_true(CPU_ISSET(3, &e.isolated));
 	assert_int_equal(e.rt_runtime_us, -1);
@@ -319,6 +325,9 @@ static void test_env_from_fixture(void **unused)
 	assert_string_equal(plan.domains[0].partition, "irqres.cpu2");
 	assert_int_equal(plan.domains[1].ncpus, 2);	/* 0-1: 2 in a partition, 3 isolated */
 	assert_true(plan.domains[1].unlimited);
+	/* the servers of CPUs 0 and 1 count as bandwidth in use */
+	assert_int_equal(plan.domains[1].existing_bw, 2 * dl_to_ratio(1000000000, 50000000));
+	assert_int_equal(plan.domains[0].existing_bw, 0);
 	assert_false(plan.items[0].needs_partition);
 	assert_int_equal(plan.items[0].domain, 0);
 	assert_int_equal(plan.items[1].domain, 1);

@@ -80,3 +80,33 @@ def test_wakeups_outside_activations_are_not_accounted():
     trace = b.build()
     served = served_processes(trace, activations(trace)[0])
     assert [s.comm for s in served] == ["(none)"]
+
+
+def test_report_of_two_threads_text_json_and_one_profile():
+    import json
+
+    import yaml
+
+    from irqres.measure.report import Options, analyze
+
+    rng = np.random.default_rng(11)
+    arr = 1_000_000 + np.cumsum(rng.integers(900_000, 1_100_000, 300))
+    b, _ = irq_thread_trace(arr, rng.integers(50_000, 150_000, 300), irq=11, action="eth0")
+    arr2 = 1_500_000 + np.cumsum(rng.integers(1_800_000, 2_200_000, 150))
+    irq_thread_trace(arr2, rng.integers(20_000, 40_000, 150), pid=101, irq=38,
+                     action="virtio2-input.0", cpu=1, builder=b)
+    trace = b.build()
+    rep = analyze(trace, Options(periods_ns=[1_000_000, 2_000_000], target_prob=0.9,
+                                 buffer=64, mc_jobs=20_000))
+    text = rep.text()
+    assert "== irq/11-eth0 (pid 100, IRQ 11: eth0) ==" in text
+    assert "IRQ 11 (eth0): 300 requests" in text and "IRQ 38 (virtio2-input.0): 150" in text
+    assert "buffering check: N_c = 64" in text
+    d = json.loads(json.dumps(rep.to_dict(), allow_nan=False))
+    assert [t["irq"] for t in d["threads"]] == [11, 38]
+    assert [ln["requests"] for ln in d["irq_lines"]] == [300, 150]
+    prof = yaml.safe_load(rep.profile())
+    assert prof["version"] == 1
+    assert [t["name"] for t in prof["targets"]] == ["irq11-eth0", "irq38-virtio2-i"]
+    assert prof["targets"][1]["action"] == "virtio2-input.0"
+    assert all(t["buffer"] == 64 for t in prof["targets"])

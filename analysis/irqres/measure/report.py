@@ -24,7 +24,7 @@ from .activations import (
     joined_arrivals,
     line_requests,
 )
-from .stats import ThreadStats, thread_stats
+from .stats import Summary, ThreadStats, thread_stats
 
 
 @dataclass
@@ -122,12 +122,18 @@ class Report:
         for tr in self.threads:
             out.append("")
             out += _thread_text(tr)
+        if self.lines:
+            out += ["", "IRQ lines (hard IRQ requests):"]
+        for ln in self.lines:
+            s = Summary.of(ln.interarrival_ns)
+            gap = ("" if s.count == 0 else
+                   f", inter-arrival mean {s.mean_ns / 1000:.1f} µs, min {s.min_ns / 1000:.1f} µs")
+            out.append(f"  IRQ {ln.irq} ({', '.join(ln.names)}): {len(ln.ts_ns)} requests, "
+                       f"{ln.rate_hz:.1f}/s{gap}")
         return "\n".join(out) + "\n"
 
 
 def thread_summary_dict(x: np.ndarray) -> dict:
-    from .stats import Summary
-
     return Summary.of(x).to_dict()
 
 
