@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
+import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from irqres.measure.accounting import format_served, served_processes
 from irqres.measure.activations import activations
+from irqres.measure.report import Options, analyze
 from irqres.measure.stats import Summary, thread_stats
 from irqres.trace.synthetic import irq_thread_trace
 
@@ -83,12 +86,6 @@ def test_wakeups_outside_activations_are_not_accounted():
 
 
 def test_report_of_two_threads_text_json_and_one_profile():
-    import json
-
-    import yaml
-
-    from irqres.measure.report import Options, analyze
-
     rng = np.random.default_rng(11)
     arr = 1_000_000 + np.cumsum(rng.integers(900_000, 1_100_000, 300))
     b, _ = irq_thread_trace(arr, rng.integers(50_000, 150_000, 300), irq=11, action="eth0")
@@ -107,6 +104,6 @@ def test_report_of_two_threads_text_json_and_one_profile():
     assert [ln["requests"] for ln in d["irq_lines"]] == [300, 150]
     prof = yaml.safe_load(rep.profile())
     assert prof["version"] == 1
-    assert [t["name"] for t in prof["targets"]] == ["irq11-eth0", "irq38-virtio2-i"]
+    assert [t["name"] for t in prof["targets"]] == ["irq11-eth0", "irq38-virtio2-input.0"]
     assert prof["targets"][1]["action"] == "virtio2-input.0"
     assert all(t["buffer"] == 64 for t in prof["targets"])

@@ -57,7 +57,9 @@ class ThreadReport:
     @property
     def target_name(self) -> str:
         th = self.act.thread
-        return re.sub(r"[^A-Za-z0-9_.-]+", "_", f"irq{th.irq}-{th.action}")[:63].rstrip("_-.")
+        # the full handler name when it is known (comm cuts the action at 15 characters)
+        action = th.names[0] if len(th.names) == 1 else th.action
+        return re.sub(r"[^A-Za-z0-9_.-]+", "_", f"irq{th.irq}-{action}")[:63].rstrip("_-.")
 
     @property
     def selector_yaml(self) -> str:
