@@ -288,8 +288,17 @@ int state_add_thread(struct state *st, const struct state_thread *t)
 	char line[LINE_MAX_LEN];
 	int rc;
 
-	if (state_find_thread(st, t->pid))
-		return 0;	/* the first record holds the original */
+	struct state_thread *old = state_find_thread(st, t->pid);
+
+	if (old) {
+		/* the first record holds the original; only a first move into a partition
+		 * is added to it, with the cgroup the thread was in before */
+		if (old->partition[0] || !t->partition[0])
+			return 0;
+		snprintf(old->partition, sizeof(old->partition), "%s", t->partition);
+		snprintf(old->cgroup, sizeof(old->cgroup), "%s", t->cgroup);
+		return rewrite(st);
+	}
 	fmt_thread(t, line, sizeof(line));
 	rc = append_line(st, line);
 	if (rc)

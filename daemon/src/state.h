@@ -56,7 +56,9 @@ int state_open(struct state *st, char *err, size_t errlen);
 int state_load(struct state *st, const char *path, char *err, size_t errlen);
 bool state_empty(const struct state *st);
 
-/* Each record is appended and fsync'd before it returns. */
+/* Each record is appended and fsync'd before it returns. A thread already recorded
+ * keeps its record; only a partition it is now moved into (and the cgroup it leaves)
+ * is added when the record had none. */
 int state_add_thread(struct state *st, const struct state_thread *t);
 int state_add_partition(struct state *st, const char *name, bool created);
 int state_set_cpuset_added(struct state *st);

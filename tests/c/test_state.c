@@ -76,6 +76,7 @@ static void test_records_survive_reload(void **unused)
 	t2.dl_deadline_ns = 5000000;
 	t2.dl_period_ns = 10000000;
 	t2.cgroup[0] = '\0';
+	t2.partition[0] = '\0';
 	t2.nice = -5;
 	assert_int_equal(state_add_thread(&st, &t2), 0);
 	assert_int_equal(state_set_rt_runtime(&st, 950000), 0);
@@ -83,6 +84,12 @@ static void test_records_survive_reload(void **unused)
 	t.priority = 10;
 	assert_int_equal(state_add_thread(&st, &t), 0);
 	assert_int_equal(st.n_threads, 2);
+	/* pid 106 had no partition: a later move into one is added, with its cgroup */
+	snprintf(t2.partition, sizeof(t2.partition), "irqres.cpu1");
+	snprintf(t2.cgroup, sizeof(t2.cgroup), "/");
+	t2.priority = 7;
+	assert_int_equal(state_add_thread(&st, &t2), 0);
+
 	assert_int_equal(stat(st.path, &sb), 0);
 	assert_int_equal(sb.st_mode & 0777, 0600);
 
@@ -113,7 +120,9 @@ static void test_records_survive_reload(void **unused)
 	assert_int_equal(r->dl_deadline_ns, 5000000);
 	assert_int_equal(r->dl_period_ns, 10000000);
 	assert_int_equal(r->nice, -5);
-	assert_string_equal(r->cgroup, "");
+	assert_int_equal(r->priority, 50);	/* not 7: the first record stays */
+	assert_string_equal(r->cgroup, "/");
+	assert_string_equal(r->partition, "irqres.cpu1");
 
 	/* forgetting rewrites the file */
 	assert_int_equal(state_forget_thread(&again, 105), 0);
