@@ -44,7 +44,7 @@
 #define NS_PER_S 1000000000ULL
 #define ERRLEN 1024
 #define REFUSED_MAX 256		/* hotplugged threads whose apply failed: not retried */
-#define TASK_RESCAN_EVERY 10	/* with the proc connector: list all tasks every 10th rescan */
+#define TASK_RESCAN_EVERY 10	/* with the proc connector and cgroup selectors: every 10th */
 
 struct options {
 	const char *profile;
@@ -135,8 +135,9 @@ static void usage(FILE *f)
 	      "                       partitions, delete the state file, exit\n"
 	      "      --run-dir DIR    state file (DIR/state) and socket dir [/run/irqres]\n"
 	      "      --socket PATH    control socket [RUN_DIR/irqresd.sock]\n"
-	      "      --rescan MS      periodic rescan for new threads, 0 = off [1000]; with the\n"
-	      "                       proc connector, user tasks only every 10th time\n"
+	      "      --rescan MS      periodic rescan for new threads, 0 = off [1000]; while the\n"
+	      "                       proc connector works, user tasks are listed only for\n"
+	      "                       cgroup selectors (every 10th time) or after lost events\n"
 	      "      --no-netlink     no proc connector events (rescans only)\n"
 	      "      --proc DIR       /proc root [/proc]\n"
 	      "      --sys DIR        /sys root [/sys]\n"
@@ -591,12 +592,24 @@ static enum hotplug_verdict on_hotplug(void *ctx, enum hotplug_event ev, pid_t p
 	}
 }
 
+/* Whether some task target selects by cgroup: moving into a cgroup sends no proc event. */
+static bool has_cgroup_selector(const struct profile *prof)
+{
+	size_t i;
+
+	for (i = 0; i < prof->n_targets; i++)
+		if (prof->targets[i].kind == TARGET_TASK && prof->targets[i].task_cgroup)
+			return true;
+	return false;
+}
+
 /*
  * The fallback: every thread the profile selects that the daemon does not manage yet.
  * IRQ threads (kthreadd's children) are cheap to list and are checked every time. All
- * user tasks are costly to list on a busy machine; while the proc connector reports new
- * tasks they are listed only every TASK_RESCAN_EVERY rescans, and at once when events
- * were lost.
+ * user tasks are costly to list on a busy machine (and the loop waits meanwhile). While
+ * the proc connector reports them (fork, exec, and renames by prctl or /proc/PID/comm
+ * each send an event), they are listed only when events were lost, and every
+ * TASK_RESCAN_EVERY rescans for cgroup selectors, which no event serves.
  */
 static void rescan(struct daemon *d)
 {
@@ -611,7 +624,8 @@ static void rescan(struct daemon *d)
 	if (!d->have_prof)
 		return;
 	with_tasks = match_needs_tasks(&d->prof) &&
-		     (hotplug_fd(d->hp) < 0 || d->events_lost || d->n_rescans % TASK_RESCAN_EVERY == 0);
+		     (hotplug_fd(d->hp) < 0 || d->events_lost ||
+		      (has_cgroup_selector(&d->prof) && d->n_rescans % TASK_RESCAN_EVERY == 0));
 	d->events_lost = false;
 	d->n_rescans++;
 	for (i = 0; i < d->n_m;) {	/* threads gone while events were lost */

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 from irqresd_util import (
     SCHED_DEADLINE,
@@ -54,3 +57,21 @@ def test_budget_of_target_applies_to_later_threads(spawn, daemon, profile):
     late = spawn(comm=comm)
     s = wait_for(lambda: (x := sched_getattr(late.pid)).policy == SCHED_DEADLINE and x)
     assert s.runtime_ns == 3 * MS
+
+
+def test_rename_through_proc_comm(spawn, daemon, profile):
+    # with the proc connector, user tasks are not listed by rescans: the rename event
+    # that writing /proc/PID/comm sends is what must find the task
+    anchor = spawn()
+    comm = unique_comm()
+    d = daemon().start(profile(profile_text(
+        task_target("anchor", "1ms", "10ms", pid=anchor.pid),
+        task_target("late", "2ms", "20ms", comm=comm),
+    )), "--rescan", "0")
+    # (only a process itself may write its /proc/PID/comm)
+    late = subprocess.Popen([sys.executable, "-c", "import sys, time; "
+                             "open('/proc/self/comm', 'w').write(sys.argv[1]); time.sleep(1000)",
+                             comm])
+    spawn.procs.append(late)
+    wait_for(lambda: sched_getattr(late.pid).policy == SCHED_DEADLINE, 2.0)
+    assert d.stop() == 0
