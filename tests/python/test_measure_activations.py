@@ -271,3 +271,24 @@ def test_wakeup_traced_just_before_the_sleep_starts_the_next_activation():
     assert a.dropped_inconsistent == 0
     assert a.start_ns.tolist() == [1_000, 11_900, 50_000]
     assert a.exec_ns.tolist() == [10_000, 7_000, 1_000]
+
+
+def test_real_preempt_rt_trace_of_the_e1000_thread():
+    # tests/data/README.md: PREEMPT_RT guest, UDP datagrams every 5 ms from the host
+    trace = read_trace(DATA / "vm-e1000-udp.dat")
+    by_comm = {a.thread.comm: a for a in activations(trace)}
+    nic = by_comm["irq/11-eth0"]
+    assert nic.thread.names == ["eth0"]
+    entry, exit_ = trace.table("irq_handler_entry"), trace.table("irq_handler_exit")
+    on11 = entry["irq"] == 11
+    # every entry of IRQ 11 is the primary handler (it returned IRQ_WAKE_THREAD), also
+    # those taken while the thread itself was running: all of them are requests
+    assert np.all(exit_["ret"][exit_["irq"] == 11] == 2)
+    assert np.any(entry["current"][on11] == nic.thread.pid)
+    assert len(nic.irq_ts_ns) == int(on11.sum())
+    assert int(nic.irqs.sum()) <= len(nic.irq_ts_ns)
+    assert nic.merged_irqs > 0
+    # the sender's period shows in the bulk of the IRQ inter-arrival times
+    assert abs(int(np.median(nic.irq_interarrival_ns)) - 5_000_000) < 250_000
+    assert nic.count >= 700 and nic.dropped_lost == nic.dropped_inconsistent == 0
+    assert np.all(nic.exec_ns > 0) and np.all(nic.exec_ns <= nic.response_ns)
