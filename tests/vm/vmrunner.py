@@ -266,17 +266,20 @@ class Result:
 class VM:
     """One boot of the guest running one scenario.
 
-    ``nic`` is ``"e1000"`` (eth0, irq/11-eth0) or ``"virtio"`` (virtio-net-pci with
-    MSI-X, predictable interface names).
+    ``nic`` is ``"e1000"`` (eth0, irq/11-eth0, QEMU user networking with port forwarding)
+    or ``"virtio-mq"`` (virtio-net-pci with ``queues`` queue pairs on MSI-X, predictable
+    interface name enp0s5, a multi-queue tap in a network namespace made for the run).
     """
 
     UDP_PORT = 5001
     TCP_PORT = 5002
+    VIRTIO_SLOT = 5     # predictable name enp0s5
 
     def __init__(self, image: Image, stage: Stage | None, scenario: str, *, name: str = "",
                  profile: Path | None = None, params: dict | None = None,
                  nic: str = "e1000", timeout_s: float = 600, memory_mb: int = 1024,
-                 enable_irqresd: bool = False, workdir: Path | None = None):
+                 enable_irqresd: bool = False, queues: int = 2,
+                 workdir: Path | None = None):
         self.image = image
         self.stage = stage
         self.scenario = scenario
@@ -287,6 +290,7 @@ class VM:
         self.timeout_s = timeout_s
         self.memory_mb = memory_mb
         self.enable_irqresd = enable_irqresd
+        self.queues = queues
         self.workdir = Path(workdir or tempfile.mkdtemp(prefix=f"irqres-vm-{self.name}-"))
         self.proc: subprocess.Popen | None = None
         self.started = 0.0
@@ -347,9 +351,14 @@ class VM:
             # each datagram of a paced sender raises its own interrupt.
             nic = ["-netdev", f"user,id=n0,{fwd}",
                    "-device", "e1000,netdev=n0,addr=0x3,mitigation=off"]
-        elif self.nic == "virtio":
-            nic = ["-netdev", f"user,id=n0,{fwd}",
-                   "-device", "virtio-net-pci,netdev=n0,vectors=4"]
+        elif self.nic == "virtio-mq":
+            # QEMU's user networking has one queue; a multi-queue tap lives in a network
+            # namespace of this run (see _netns), so nothing touches the host's network.
+            q = self.queues
+            nic = ["-netdev", f"tap,id=n0,ifname=tap0,script=no,downscript=no,vhost=off,"
+                              f"queues={q}",
+                   "-device", f"virtio-net-pci,netdev=n0,mq=on,vectors={2 * q + 2},"
+                              f"addr={self.VIRTIO_SLOT:#x}"]
         else:
             raise VMError(f"{self.name}: unknown NIC model {self.nic!r}")
         return ["qemu-system-x86_64", "-accel", "tcg", "-smp", "2", "-m", str(self.memory_mb),
@@ -359,6 +368,23 @@ class VM:
                 "-drive", f"file={payload},if=virtio,format=raw",
                 "-display", "none", "-no-reboot", "-serial", "stdio",
                 "-serial", f"unix:{ctl},server=on,wait=off", *nic]
+
+    @contextlib.contextmanager
+    def _netns(self):
+        """For virtio-mq: a network namespace holding a multi-queue tap; yields the
+        command prefix that runs QEMU inside it, and deletes the namespace afterwards."""
+        if self.nic != "virtio-mq":
+            yield []
+            return
+        ns = f"irqres-vm-{os.getpid()}"
+        subprocess.run(["ip", "netns", "add", ns], check=True)
+        try:
+            for c in (["ip", "tuntap", "add", "dev", "tap0", "mode", "tap", "multi_queue"],
+                      ["ip", "link", "set", "tap0", "up"]):
+                subprocess.run(["ip", "netns", "exec", ns, *c], check=True)
+            yield ["ip", "netns", "exec", ns]
+        finally:
+            subprocess.run(["ip", "netns", "delete", ns], check=False)
 
     def run(self) -> Result:
         """Boot, run the scenario, power off; raise VMError on timeout or missing results."""
@@ -370,9 +396,9 @@ class VM:
         say(f"{self.name}: booting {self.image.release} ({self.nic}), workdir {self.workdir}")
         self.started = time.monotonic()
         server = LoadServer(self)
-        with open(console_path, "wb") as console:
-            self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=console,
-                                         stderr=subprocess.STDOUT)
+        with self._netns() as prefix, open(console_path, "wb") as console:
+            self.proc = subprocess.Popen([*prefix, *cmd], stdin=subprocess.DEVNULL,
+                                         stdout=console, stderr=subprocess.STDOUT)
             server.start(ctl, self.started + 30)
             try:
                 self.proc.wait(timeout=self.timeout_s)

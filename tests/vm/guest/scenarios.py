@@ -9,6 +9,7 @@ import platform
 import re
 import shutil
 import subprocess
+import threading
 import time
 
 from vmguest import (
@@ -158,8 +159,10 @@ def _record(path: str, load: str, seconds: int) -> tuple[dict, list[str]]:
 
 
 def scenario_analysis(pps: int, seconds: int, size: int, port: int) -> dict:
-    """A trace of the NIC thread under fixed-rate UDP, analysed and applied in the guest."""
-    wait_for(lambda: _irqresd().get("ActiveState") in ("active", "failed", "inactive"), 60, 0.2)
+    """A trace of the NIC thread under fixed-rate UDP, analysed and applied in the guest.
+
+    The trace is taken with the thread at its default SCHED_FIFO 50 (irqresd not started),
+    so that the arrivals are the sender's; irqresd starts afterwards for the apply."""
     sink = Sink("udp", port)
     trace = os.path.join(OUT, "trace.dat")
     mark(f"analysis: recording while the host sends {pps} UDP datagrams/s for {seconds}s")
@@ -168,14 +171,15 @@ def scenario_analysis(pps: int, seconds: int, size: int, port: int) -> dict:
     mark(f"analysis: host sent {reply[0]}, guest received {received['packets']}")
     snippet = os.path.join(OUT, "recommended.yaml")
     mark("analysis: irqres analyze in the guest")
-    analyze = sh(f"irqres analyze {trace} --json --profile-out {snippet} "
-                 f"> {OUT}/analyze.json", timeout=900)
+    analyze = sh(f"irqres analyze {trace} --thread 'irq/*-eth0' --json "
+                 f"--profile-out {snippet} > {OUT}/analyze.json", timeout=900)
     result = {"record": rec, "sent": int(reply[0]), "period_ns": int(reply[1]),
               "received": received, "analyze": analyze,
               "trace_size": os.path.getsize(trace) if os.path.exists(trace) else 0}
     # The recommendation as a profile that irqresd must accept for the real thread.
     if os.path.exists(snippet):
         result["recommended_profile"] = read(snippet)
+        result["start"] = sh("systemctl start irqresd.service")
         result["apply"] = sh(f"irqres apply {snippet}", timeout=60)
         result["after_apply"] = thread(NIC_THREAD)
     return result
@@ -268,3 +272,66 @@ def scenario_demo(pps: int, seconds: int, udp_port: int, tcp_port: int) -> dict:
     rec, reply = _record(trace, f"udp {udp_port} {pps} {seconds} 512", seconds)
     return {"snapshot": snap, "status": status, "throughput": tput, "record": rec,
             "sent": int(reply[0]), "period_ns": int(reply[1]), "received": sink.close()}
+
+
+def scenario_adapt(quiet_s: int, load_s: int, pps: int, udp_port: int) -> dict:
+    """`irqres tune` on an adaptive NIC target while the load changes: quiet, a UDP flood
+    from the host, quiet again. The thread's real budget is sampled all along."""
+    wait_for(lambda: _irqresd().get("ActiveState") == "active", 60, 0.2)
+    log = os.path.join(OUT, "tune.csv")
+    total = 2 * quiet_s + load_s + 10
+    tune = subprocess.Popen(f"exec irqres tune --duration {total}s --log {log}", shell=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    samples: list[tuple[int, str, int]] = []
+    phase = ["start"]
+    stop = [False]
+
+    def sample():
+        while not stop[0]:
+            t = thread(NIC_THREAD)
+            s = t and t["sched"]
+            samples.append((time.monotonic_ns(), phase[0],
+                            s["runtime_ns"] if s and s["policy"] == "deadline" else 0))
+            time.sleep(0.25)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    time.sleep(3)  # the tuner connects and takes its first samples
+    sampler.start()
+    phases = []
+    for name, secs in (("quiet", quiet_s), ("load", load_s), ("quiet again", quiet_s)):
+        phase[0] = name
+        t0 = time.monotonic_ns()
+        mark(f"adapt: {name} for {secs}s")
+        if name == "load":
+            sink = Sink("udp", udp_port)
+            request(f"udp {udp_port} {pps} {secs} 1400")
+            sink.close()
+        else:
+            time.sleep(secs)
+        phases.append({"name": name, "start_ns": t0, "end_ns": time.monotonic_ns()})
+    stop[0] = True
+    sampler.join()
+    tune.send_signal(2)
+    out, _ = tune.communicate(timeout=60)
+    return {"samples": samples, "phases": phases, "tune_rc": tune.returncode,
+            "tune_out": out[-3000:], "tune_csv": read(log),
+            "journal": sh("journalctl -b -u irqresd.service --no-pager -o cat | tail -n 40")}
+
+
+def scenario_multiqueue(interface: str) -> dict:
+    """irqresd on a multi-queue virtio-net found by its predictable interface name."""
+    wait_for(lambda: _irqresd().get("ActiveState") in ("active", "failed"), 60, 0.2)
+    msi = os.path.join("/sys/class/net", interface, "device", "msi_irqs")
+    irqs = sorted(int(i) for i in os.listdir(msi)) if os.path.isdir(msi) else []
+    # the IRQs' full action names, which the 15-character comm cannot hold
+    actions = {i: sorted(os.listdir(f"/sys/kernel/irq/{i}/actions"))
+               if os.path.isdir(f"/sys/kernel/irq/{i}/actions")
+               else (read(f"/sys/kernel/irq/{i}/actions") or "").split(",")
+               for i in irqs}
+    return {"irqs": irqs, "actions": {str(k): v for k, v in actions.items()},
+            "threads": [t for t in irq_threads() if t["irq"] in irqs],
+            "comms": {str(t["pid"]): read(f"/proc/{t['pid']}/comm") for t in irq_threads()
+                      if t["irq"] in irqs},
+            "queues": sh(f"ethtool -l {interface}"), "irqresd": _irqresd(),
+            "status": sh("irqres status --json"),
+            "journal": sh("journalctl -b -u irqresd.service --no-pager -o cat | tail -n 40")}
