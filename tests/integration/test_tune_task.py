@@ -80,7 +80,7 @@ def setup(tmp_path):
             mode: adaptive
             adaptive:
               sample: 50ms
-              gain: 0.25
+              gain: 0.5
               window: 20
               default_job: 1ms
               min_runtime: 1ms

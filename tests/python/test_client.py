@@ -61,6 +61,7 @@ class FakeDaemon:
         self.override: dict[str, object] = {}
         self.stats_threads: list[dict] = []
         self.stats_fn = None          # when set, called for each stats request
+        self.stats_clock = None       # when set, gives the stats reply's time_ns
         self.lock = threading.Lock()
         self._srv: socket.socket | None = None
         self._stop = threading.Event()
@@ -132,8 +133,8 @@ class FakeDaemon:
                         "admission_control": "keep", "targets": copy.deepcopy(self.targets)}
             if cmd == "stats":
                 threads = self.stats_fn() if self.stats_fn else self.stats_threads
-                return {"ok": True, "time_ns": time.monotonic_ns(),
-                        "threads": copy.deepcopy(threads)}
+                now = self.stats_clock() if self.stats_clock else time.monotonic_ns()
+                return {"ok": True, "time_ns": now, "threads": copy.deepcopy(threads)}
             if cmd in ("plan", "apply") and len(args) == 1:
                 if not os.path.exists(args[0]):
                     return {"ok": False, "error": f"{args[0]}: No such file or directory"}

@@ -12,6 +12,7 @@ from irqres.control.inputs import (
     counters_from_stats,
     interval,
     net_interface,
+    per_sample,
     read_interrupts,
     read_net_drops,
 )
@@ -99,3 +100,12 @@ def test_read_dl_params_of_this_process():
     assert p.policy == os.sched_getscheduler(0) and p.period_ns == 0  # not SCHED_DEADLINE
     with pytest.raises(InputError, match=r"sched_getattr\(pid 999999999\): No such process"):
         read_dl_params(999_999_999)
+
+
+def test_per_sample_scales_a_late_sample():
+    from irqres.control.inputs import Interval
+
+    iv = Interval(20, 1_000_000, 5)
+    assert per_sample(iv, 10_000_000, 10_150_000) is iv          # within 2 %: as measured
+    assert per_sample(iv, 10_000_000, 12_500_000) == Interval(16, 800_000, 4)
+    assert per_sample(iv, 10_000_000, 0) is iv

@@ -23,6 +23,7 @@ class Model:
 
     def __init__(self, daemon: FakeDaemon, loads: list[tuple[int, int]], pid: int = 777):
         self.d, self.loads, self.pid = daemon, loads, pid
+        daemon.stats_clock = lambda: self.calls * SAMPLE    # one sample per request
         self.calls = 0
         self.backlog = self.cpu = self.vol = self.invol = 0
         self.budgets: list[int] = []
@@ -134,7 +135,7 @@ def test_survives_an_irqresd_restart(daemon, tmp_path):
         daemon.stop()
         time.sleep(0.4)                   # the tuner must back off and retry meanwhile
         new = FakeDaemon(daemon.path, targets=daemon.targets, profile=None)
-        new.stats_fn = model
+        new.stats_fn, new.stats_clock = model, daemon.stats_clock
         holder["new"] = new.start()
 
     threading.Thread(target=restart, daemon=True).start()
@@ -263,6 +264,7 @@ def test_irq_counts_from_proc_interrupts_when_irqresd_has_none(tmp_path):
 
     stop = threading.Event()
     d.stats_fn = stats
+    d.stats_clock = lambda: calls["n"] * SAMPLE
     log = tmp_path / "t.csv"
     tuner = Tuner(d.path, log_path=str(log), proc_root=str(proc), sys_root=str(sysr))
     threading.Thread(target=lambda: (stop.wait(30), tuner.stop()), daemon=True).start()

@@ -158,6 +158,22 @@ def interval(prev: Counters, cur: Counters) -> Interval | None:
     return Interval(d_jobs, d_cpu, d_cut * per_cut + d_drop)
 
 
+def per_sample(iv: Interval, sample_ns: int, elapsed_ns: int) -> Interval:
+    """``iv`` measured over ``elapsed_ns`` scaled to the nominal sampling interval.
+
+    A sample taken late (a busy machine) covers more time and would look like more work;
+    counts and CPU time are scaled by sample/elapsed, rounded to the nearest integer, when
+    the two differ by more than 2 %. The per-job time T_pro/N_pro stays (both scale).
+    """
+    if elapsed_ns <= 0 or abs(elapsed_ns - sample_ns) * 50 <= sample_ns:
+        return iv
+
+    def scale(x: int) -> int:
+        return (2 * x * sample_ns + elapsed_ns) // (2 * elapsed_ns)
+
+    return Interval(scale(iv.n_pro), scale(iv.t_pro_ns), scale(iv.n_rmn))
+
+
 # SYS_sched_getattr; Python has no wrapper and glibc 2.36 none either.
 _SYS_SCHED_GETATTR = {"x86_64": 315, "aarch64": 275, "armv7l": 381, "i686": 352}
 SCHED_DEADLINE = 6

@@ -31,6 +31,7 @@ from .inputs import (
     counters_from_stats,
     interval,
     net_interface,
+    per_sample,
     read_interrupts,
     read_net_drops,
 )
@@ -98,6 +99,7 @@ class TargetState:
     sample_ns: int
     threads: dict[int, dict] = field(default_factory=dict)   # pid -> THREAD of status
     prev: dict[int, Counters] = field(default_factory=dict)
+    prev_time_ns: int = 0                                     # when prev was read
     next_due_ns: int = 0
     absent: bool = False
     iface: dict[int, str | None] = field(default_factory=dict)  # pid -> NIC, looked up once
@@ -270,10 +272,11 @@ class Tuner:
             self._asked |= new          # ask once per new thread, not at every tick
             self._refresh_threads()     # hotplug: learn the new threads' CPUs and actions
         t_ns = now - self._t0
+        read_ns = int(stats.get("time_ns") or now)     # when irqresd read the counters
         used = self._domain_usage()
         for st in due:
             try:
-                self._step(st, by_target.get(st.name, []), t_ns, now, used)
+                self._step(st, by_target.get(st.name, []), t_ns, now, used, read_ns)
             except InputError as exc:           # one bad entry costs one interval
                 logger.warning("target %s: %s", st.name, exc)
                 st.prev, st.note = {}, "bad counters"
@@ -306,7 +309,7 @@ class Tuner:
             st.threads = {int(th["pid"]): th for th in threads}
 
     def _step(self, st: TargetState, threads: list[dict], t_ns: int, now: int,
-              used: dict[str, float] | None = None) -> None:
+              used: dict[str, float] | None = None, read_ns: int | None = None) -> None:
         if not threads:
             if not st.absent:
                 logger.info("target %s: no thread now; holding its controller", st.name)
@@ -334,7 +337,9 @@ class Tuner:
                 if iv is not None:
                     intervals.append(iv)
         returning = st.absent
-        st.prev = cur
+        elapsed = (read_ns - st.prev_time_ns) if read_ns is not None and st.prev_time_ns \
+            else st.sample_ns
+        st.prev, st.prev_time_ns = cur, read_ns or 0
         st.absent = False
         if len(st.iface) > 4 * len(cur):                    # forget threads long gone
             st.iface = {pid: st.iface[pid] for pid in cur if pid in st.iface}
@@ -345,7 +350,8 @@ class Tuner:
             st.note = "priming"
             return
         # every thread of a target gets the same Q: the busiest one decides
-        iv = max(intervals, key=lambda x: (x.t_pro_ns, x.n_rmn))
+        iv = per_sample(max(intervals, key=lambda x: (x.t_pro_ns, x.n_rmn)), st.sample_ns,
+                        elapsed)
         step = st.ctl.update(iv.n_pro, iv.t_pro_ns, iv.n_rmn,
                              self._bandwidth_left(st, now, used))
         st.last, st.last_interval = step, iv
