@@ -230,6 +230,7 @@ struct reader {
 	struct col lost_cpu, lost_prev_ts, lost_ts, lost_count;
 	int64_t *last_ts;       /* per cpu, -1 before the first record */
 	int64_t *cpu_first_ts;  /* per cpu, -1 when the cpu has no record */
+	int8_t ev_of_id[4096];  /* event id -> index in ev[], -1 for events not read */
 	int ncpus;
 	uint64_t nrecords;
 	int64_t first_ts, end_ts;
@@ -333,12 +334,18 @@ static int on_record(struct tracecmd_input *handle, struct tep_record *rec, int 
 	r->nrecords++;
 
 	int type = tep_data_type(r->tep, rec);
+	int e = -1;
 
-	for (int e = 0; e < EV_COUNT; e++) {
+	if (type >= 0 && type < (int)sizeof(r->ev_of_id)) {
+		e = r->ev_of_id[type];
+	} else {
+		for (int i = 0; i < EV_COUNT; i++)
+			if (r->ev[i].id == type)
+				e = i;
+	}
+	if (e >= 0) {
 		struct evstate *ev = &r->ev[e];
 
-		if (ev->id != type)
-			continue;
 		ret |= col_push64(&ev->ts, ts);
 		ret |= col_push32(&ev->cpu, cpu);
 		for (int i = 0; i < ev->nfields; i++) {
@@ -364,7 +371,6 @@ static int on_record(struct tracecmd_input *handle, struct tep_record *rec, int 
 			nomem |= idx == -ENOMEM;
 			ret |= col_push32(&r->entry_name, idx < 0 ? -1 : idx);
 		}
-		break;
 	}
 	if (ret || nomem) {
 		r->err = -ENOMEM;
@@ -410,6 +416,7 @@ static void reader_free(struct reader *r)
 /* Resolve every event and field once. Returns 0, or -1 with a Python exception set. */
 static int reader_setup(struct reader *r, const char *path)
 {
+	memset(r->ev_of_id, -1, sizeof(r->ev_of_id));
 	for (int e = 0; e < EV_COUNT; e++) {
 		struct evstate *ev = &r->ev[e];
 		struct tep_event *event = tep_find_event_by_name(r->tep, specs[e].system,
@@ -441,6 +448,8 @@ static int reader_setup(struct reader *r, const char *path)
 			ev->s1 = tep_find_field(event, "name");
 		}
 		ev->id = event->id;
+		if (event->id >= 0 && event->id < (int)sizeof(r->ev_of_id))
+			r->ev_of_id[event->id] = (int8_t)e;
 	}
 	r->entry_name.size = 4;
 	r->lost_cpu.size = 4;
