@@ -139,7 +139,7 @@ def test_survives_an_irqresd_restart(daemon, tmp_path):
         holder["new"] = new.start()
 
     threading.Thread(target=restart, daemon=True).start()
-    tuner = Tuner(daemon.path, profile=str(prof), backoff=(0.05, 0.2))
+    tuner = Tuner(daemon.path, profile=str(prof), backoff_ns=(50_000_000, 200_000_000))
     try:
         run_until_done(tuner, model)
     finally:

@@ -130,14 +130,14 @@ class Tuner:
     def __init__(self, socket: str | None = None, profile: str | None = None,
                  duration_ns: int | None = None, log_path: str | None = None,
                  view: IO[str] | None = None, sys_root: str = "/sys", proc_root: str = "/proc",
-                 backoff: tuple[float, float] = (0.1, 2.0)):
+                 backoff_ns: tuple[int, int] = (100_000_000, 2_000_000_000)):
         self.socket = socket
         self.profile = os.path.abspath(profile) if profile else None
         self.duration_ns = duration_ns
         self.log = CsvLog(log_path) if log_path else None
         self.view = view
         self.sys_root, self.proc_root = sys_root, proc_root
-        self.backoff = backoff
+        self.backoff_ns = backoff_ns
         self.targets: dict[str, TargetState] = {}
         self.client: Client | None = None
         self.reconnects = 0
@@ -155,10 +155,18 @@ class Tuner:
     def stop(self) -> None:
         self._stop.set()
 
-    def _time_left(self) -> float | None:
+    def _time_left(self) -> int | None:
+        """ns until --duration is over; None without one."""
         if self.duration_ns is None:
             return None
-        return (self._t0 + self.duration_ns - time.monotonic_ns()) / 1e9
+        return self._t0 + self.duration_ns - time.monotonic_ns()
+
+    def _sleep(self, ns: int) -> bool:
+        """Wait ``ns`` (bounded by the duration); True when stopped meanwhile."""
+        left = self._time_left()
+        if left is not None:
+            ns = min(ns, left)
+        return self._stop.wait(max(ns, 0) / 1e9)     # threading takes float seconds
 
     def _expired(self) -> bool:
         left = self._time_left()
@@ -167,7 +175,7 @@ class Tuner:
     # -- daemon ---------------------------------------------------------------------
     def _connect(self, first: bool) -> bool:
         """Connect, make sure the profile is held, load the targets. False when stopped."""
-        delay = self.backoff[0]
+        delay = self.backoff_ns[0]
         while True:
             client = Client(self.socket)
             try:
@@ -185,15 +193,14 @@ class Tuner:
                 client.close()
                 if first:
                     raise
-                logger.warning("%s; retrying in %.1f s", exc, delay)
+                logger.warning("%s; retrying in %s", exc, format_duration(delay))
             except BaseException:
                 client.close()
                 raise
             if self._expired():
                 return False
-            left = self._time_left()
-            self._stop.wait(delay if left is None else max(min(delay, left), 0))
-            delay = min(delay * 2, self.backoff[1])
+            self._sleep(delay)
+            delay = min(delay * 2, self.backoff_ns[1])
             if self._expired():
                 return False
 
@@ -231,12 +238,12 @@ class Tuner:
             self._connect(first=True)
             while not self._expired():
                 due = min(st.next_due_ns for st in self.targets.values())
-                wait = (due - time.monotonic_ns()) / 1e9
+                wait = due - time.monotonic_ns()
                 left = self._time_left()
                 if left is not None and left < wait:
-                    self._stop.wait(max(left, 0))
+                    self._sleep(left)
                     break
-                if wait > 0 and self._stop.wait(wait):
+                if wait > 0 and self._sleep(wait):
                     break
                 try:
                     self._tick()
