@@ -75,7 +75,8 @@ def bench_tick(targets: int, intervals: int) -> float:
                     "cpu_time_ns": i * 250_000 + (i * 7919) % 50_000, "wait_time_ns": 0,
                     "timeslices": i, "voluntary_switches": i * 2,
                     "involuntary_switches": i // 3} for k in range(targets)]
-        replies.append(json.dumps({"ok": True, "time_ns": i, "threads": threads}))
+        replies.append(json.dumps({"ok": True, "time_ns": (i + 1) * 1_000_000,
+                                   "threads": threads}))
     sts = list(tuner.targets.values())
     t0 = time.perf_counter_ns()
     for i, raw in enumerate(replies):
@@ -86,7 +87,7 @@ def bench_tick(targets: int, intervals: int) -> float:
         now = time.monotonic_ns()
         used = tuner._domain_usage()        # once per tick, as Tuner._tick does
         for st in sts:
-            tuner._step(st, by_target.get(st.name, []), i, now, used)
+            tuner._step(st, by_target.get(st.name, []), i, now, used, reply["time_ns"])
     return (time.perf_counter_ns() - t0) / (targets * intervals)
 
 
