@@ -68,6 +68,22 @@ def test_json_is_complete_and_consistent(tmp_path):
     assert prof["version"] == 1 and prof["targets"][0]["irq"] == [99]
 
 
+def test_buffering_bounds_and_no_progress_without_a_terminal():
+    r = CliRunner().invoke(main, ["analyze", FAKE, "--json", "--period", "1.5ms", "--period",
+                                  "3ms", "--target-prob", "0.9", "--buffer", "2",
+                                  "--min-interarrival", "1ms"])
+    assert r.exit_code == 0, r.output
+    assert r.stderr == ""  # progress only on a terminal
+    (th,) = json.loads(r.stdout)["threads"]
+    # (T - Q)/P < N_c  <=>  Q >= T - N_c*P + 1
+    assert th["buffering"] == [{"period_ns": 1_500_000, "min_runtime_ns": 0},
+                               {"period_ns": 3_000_000, "min_runtime_ns": 1_000_001}]
+    for row in th["recommendation"]["rows"]:
+        if row["feasible"]:
+            assert row["buffering"]["ok"] and row["runtime_ns"] >= 1_000_001 * (
+                row["period_ns"] == 3_000_000)
+
+
 def test_plots_and_profile_out(tmp_path):
     plots = tmp_path / "plots"
     prof = tmp_path / "p.yaml"

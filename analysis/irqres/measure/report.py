@@ -164,11 +164,25 @@ def _thread_dict(tr: ThreadReport) -> dict:
         },
         "min_interarrival_ns": tr.min_interarrival_ns,
         "min_interarrival_source": tr.p_source,
+        "buffering": _buffering_bounds(rec),
         "recommendation": None if rec is None else rec.to_dict(),
         "problem": tr.problem,
         "profile": (rec.profile_snippet(tr.target_name, tr.selector_yaml)
                     if rec is not None and rec.best is not None else None),
     }
+
+
+def _buffering_bounds(rec: Recommendation | None) -> list[dict] | None:
+    """Per candidate period, the smallest runtime the buffering constraint allows."""
+    if rec is None or rec.buffer is None or rec.min_interarrival_ns is None:
+        return None
+    return [{"period_ns": r.period_ns,
+             "min_runtime_ns": _buffer_min_runtime(rec, r.period_ns)} for r in rec.rows]
+
+
+def _buffer_min_runtime(rec: Recommendation, period_ns: int) -> int:
+    return buffering.check(period_ns, period_ns, rec.min_interarrival_ns,
+                           rec.buffer).min_runtime_for()
 
 
 def _pct(p: float | None) -> str:
@@ -200,8 +214,7 @@ def _thread_text(tr: ThreadReport) -> list[str]:
         if not r.feasible:
             out.append(f"{format_duration(r.period_ns):>10}{'-':>11}  infeasible: {r.reason}")
             if rec.buffer is not None:
-                need = buffering.check(r.period_ns, r.period_ns, rec.min_interarrival_ns,
-                                       rec.buffer).min_runtime_for()
+                need = _buffer_min_runtime(rec, r.period_ns)
                 out.append(f"{'':>10}  buffering alone needs runtime >= "
                            f"{format_duration(need)}")
             continue
