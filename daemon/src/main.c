@@ -488,6 +488,7 @@ out:
 /* One new or renamed thread: reserve it when the profile selects it. */
 static enum hotplug_verdict check_thread(struct daemon *d, pid_t pid, bool from_rescan)
 {
+	uint64_t t0 = now_ns(), t_read, t_apply;
 	struct thread_info ti;
 	struct match m;
 	char err[ERRLEN] = "";
@@ -513,7 +514,9 @@ static enum hotplug_verdict check_thread(struct daemon *d, pid_t pid, bool from_
 	}
 	m.target = (size_t)target;
 	m.thread = ti;
+	t_read = now_ns();
 	rc = apply_thread(&d->prof, &m, &d->st, err, sizeof(err));
+	t_apply = now_ns();
 	if (rc < 0) {
 		pr_warn("%s (pid %d), target '%s': not reserved: %s", ti.comm, (int)pid,
 			d->prof.targets[target].name, err[0] ? err : strerror(-rc));
@@ -525,6 +528,8 @@ static enum hotplug_verdict check_thread(struct daemon *d, pid_t pid, bool from_
 		pr_err("%s (pid %d): %s", ti.comm, (int)pid, strerror(-rc));
 	pr_info("%s (pid %d): new thread reserved for target '%s'%s", ti.comm, (int)pid,
 		d->prof.targets[target].name, from_rescan ? " (rescan)" : "");
+	pr_debug("pid %d: read and matched in %" PRIu64 " us, applied in %" PRIu64 " us",
+		 (int)pid, (t_read - t0) / 1000, (t_apply - t_read) / 1000);
 	return HOTPLUG_DONE;
 }
 
