@@ -63,6 +63,9 @@ def test_simulate_json_and_log_then_plot(tmp_path):
     assert res["workload"]["intervals"] == 3000
     r = run("simulate", "--intervals", "2000", "--window", "10")
     assert "adaptive (queued)" in r.output and "range shrink" in r.output
+    assert "no limit" in r.output
+    r = run("simulate", "--intervals", "500", "--model", "handoff")
+    assert r.exit_code == 0 and "model handoff" in r.output
     png = tmp_path / "sim.png"
     r = run("plot-tune", str(log), "-o", str(png))
     assert r.exit_code == 0, r.output

@@ -9,6 +9,7 @@ from irqres.control.simulate import (
     compare,
     simulate_adaptive,
     simulate_fixed,
+    simulate_unlimited,
 )
 
 N_C = 512
@@ -86,3 +87,29 @@ def test_bad_workload_and_mismatched_period():
         Workload(p_on_off=0)
     with pytest.raises(ControlError, match="period_ns 2000000 != interval_ns 1000000"):
         simulate_adaptive(Workload(intervals=10), config(period_ns=2_000_000))
+
+
+def test_handoff_model_runs_whole_jobs_within_the_budget():
+    w = Workload(intervals=2_000, seed=6)
+    counts, jobs = w.generate()
+    r = simulate_fixed(w, budget_ns=300_000, model="handoff")
+    assert (r.n_pro + r.n_rmn == counts).all()              # every job: run or handed off
+    assert (r.consumed_ns <= 300_000).all() and r.dropped.sum() == 0
+    starts = np.concatenate([[0], np.cumsum(counts)])
+    for i in range(0, 2_000, 97):                           # the jobs run are a prefix
+        js = jobs[starts[i]:starts[i + 1]]
+        k = int(r.n_pro[i])
+        assert r.consumed_ns[i] == js[:k].sum()
+        assert k == len(js) or js[:k + 1].sum() > 300_000   # the next one would not fit
+
+
+def test_unlimited_serves_each_interval_in_full():
+    w = Workload(intervals=1_000, seed=7)
+    counts, jobs = w.generate()
+    r = simulate_unlimited(w)
+    assert r.n_pro.sum() == counts.sum() and r.n_rmn.sum() == 0
+    assert r.consumed_ns.sum() == jobs.sum()
+    res = compare(w, config(), model="handoff")
+    assert res["unlimited"]["mean_budget_ns"] is None and res["model"] == "handoff"
+    with pytest.raises(ControlError, match="model must be one of queued, handoff"):
+        compare(w, config(), model="sideways")

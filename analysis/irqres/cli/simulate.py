@@ -45,21 +45,27 @@ def _duration(ctx: click.Context, param: click.Parameter, value: str | None) -> 
 @click.option("--orientation", type=click.Choice(["queued", "deferred"]), default="queued",
               show_default=True, help="How left-over work moves the budget "
               "(docs/controller.md).")
+@click.option("--model", type=click.Choice(["queued", "handoff"]), default="queued",
+              show_default=True, help="queued: left-over work stays in the device (a "
+              "SCHED_DEADLINE IRQ thread); handoff: it goes to another context (the "
+              "reference's setting).")
 @click.option("--log", "log_path", type=click.Path(dir_okay=False), metavar="FILE.csv",
               help="Write the adaptive run in the `tune --log` format (for plot-tune).")
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
 def simulate_cmd(intervals: int, interval_ns: int, job_ns: int, jitter: float,
                  rate_on: float, rate_off: float, p_on_off: float, p_off_on: float,
                  seed: int, buffer: int, gain: float, window: int, default_job_ns: int,
-                 min_ns: int | None, max_ns: int | None, orientation: str,
+                 min_ns: int | None, max_ns: int | None, orientation: str, model: str,
                  log_path: str | None, as_json: bool) -> None:
-    """Compare the threshold controller with a fixed budget equal to the average work.
+    """Compare the threshold controller with a fixed budget equal to the average work
+    and with no limit.
 
     Bursty arrivals (an on/off Markov-modulated Poisson process) go through a model of the
     IRQ thread's SCHED_DEADLINE server: up to Q per period, left-over work queued in a
-    device that holds --buffer jobs and drops the rest. Prints, for both budgets, the
-    interrupt time consumed per interval (mean, max-min, p1..p99), jobs done and dropped,
-    and the largest backlog.
+    device that holds --buffer jobs and drops the rest (--model handoff: handed to
+    another context instead). Prints, for each budget, the interrupt time consumed per
+    interval (mean, max-min, p1..p99), jobs done and dropped, and the largest backlog
+    (jobs handed off, with handoff).
     """
     with cli_errors():
         w = Workload(intervals, interval_ns, job_ns, jitter, rate_on, rate_off, p_on_off,
@@ -68,9 +74,9 @@ def simulate_cmd(intervals: int, interval_ns: int, job_ns: int, jitter: float,
                                window=window, default_job_ns=default_job_ns,
                                min_runtime_ns=min_ns or 0, max_runtime_ns=max_ns or 0,
                                buffer=buffer, orientation=orientation)
-        result = compare(w, cfg)
+        result = compare(w, cfg, model)
         if log_path:
-            run = simulate_adaptive(w, cfg)
+            run = simulate_adaptive(w, cfg, model=model)
             log = CsvLog(log_path)
             b = run.budget_ns.tolist()
             for i in range(intervals):
@@ -83,7 +89,7 @@ def simulate_cmd(intervals: int, interval_ns: int, job_ns: int, jitter: float,
         echo_json(result)
         return
     rows = []
-    for key in ("fixed", "adaptive"):
+    for key in ("unlimited", "fixed", "adaptive"):
         r = result[key]
         rows.append([r["label"], dur(r["mean_budget_ns"]), dur(r["mean_consumed_ns"]),
                      dur(r["range_ns"]), dur(r["p1_p99_ns"]), r["jobs_done"], r["dropped"],
@@ -94,5 +100,7 @@ def simulate_cmd(intervals: int, interval_ns: int, job_ns: int, jitter: float,
     def ratio(x: float | None) -> str:
         return "-" if x is None else f"{x:.2f}x"
 
-    click.echo(f"range shrink (fixed/adaptive): max-min {ratio(result['range_shrink'])}, "
-               f"p1..p99 {ratio(result['p1_p99_shrink'])}")
+    click.echo(f"model {model}; range shrink, fixed/adaptive: max-min "
+               f"{ratio(result['range_shrink'])}, p1..p99 {ratio(result['p1_p99_shrink'])}; "
+               f"no limit/adaptive: max-min {ratio(result['range_shrink_vs_unlimited'])}, "
+               f"p1..p99 {ratio(result['p1_p99_shrink_vs_unlimited'])}")

@@ -13,7 +13,12 @@ The model, per sampling interval i (= one server period T):
   (jobs queued at the end of i) and returns Q_{i+1}.
 
 The comparison is against a fixed budget equal to the average work per interval, which
-has the same mean throughput when its queue does not grow without bound.
+has the same mean throughput when its queue does not grow without bound, and against no
+limit at all (every job served in the interval it arrives).
+
+``model="handoff"`` is the reference's own setting instead: in each interval the thread
+runs whole jobs while they fit in the budget and hands the rest to another context, so
+nothing is carried and N_rmn counts the jobs handed off.
 """
 
 from __future__ import annotations
@@ -80,7 +85,7 @@ class SimResult:
     consumed_ns: np.ndarray     # T_pro: CPU time the thread used in each interval
     n_pro: np.ndarray
     n_rmn: np.ndarray           # jobs queued at the end of each interval
-    dropped: np.ndarray         # jobs that found the device's buffer full
+    dropped: np.ndarray         # jobs that found the device's buffer full (queued model)
 
     def summary(self) -> dict:
         c = self.consumed_ns
@@ -137,41 +142,91 @@ def serve(workload: Workload, policy, label: str, initial_ns: int,
     return SimResult(label, budget, consumed, n_pro, n_rmn, dropped)
 
 
+def serve_handoff(workload: Workload, policy, label: str, initial_ns: int) -> SimResult:
+    """The reference's setting: whole jobs while they fit in the budget, the rest of the
+    interval's jobs handed to another context (not carried)."""
+    counts, jobs = workload.generate()
+    cum = [0, *np.cumsum(jobs).tolist()]
+    starts = [0, *np.cumsum(counts).tolist()]
+    n = workload.intervals
+    budget = np.empty(n, np.int64)
+    consumed = np.empty(n, np.int64)
+    n_pro = np.empty(n, np.int64)
+    n_rmn = np.empty(n, np.int64)
+    q = int(initial_ns)
+    for i in range(n):
+        lo, hi = starts[i], starts[i + 1]
+        end = bisect.bisect_right(cum, cum[lo] + q, lo, hi + 1) - 1   # last job that fits
+        used = cum[end] - cum[lo]
+        budget[i], consumed[i], n_pro[i], n_rmn[i] = q, used, end - lo, hi - end
+        q = int(policy(end - lo, used, hi - end))
+    return SimResult(label, budget, consumed, n_pro, n_rmn, np.zeros(n, np.int64))
+
+
+MODELS = {"queued": serve, "handoff": serve_handoff}
+
+
 def mean_work_ns(workload: Workload) -> int:
     _, jobs = workload.generate()
     return int(jobs.sum() // workload.intervals)
 
 
 def simulate_fixed(workload: Workload, budget_ns: int | None = None,
-                   buffer: int | None = None) -> SimResult:
-    """The CBS with a constant budget (default: the average work per interval)."""
+                   buffer: int | None = None, model: str = "queued",
+                   label: str = "fixed") -> SimResult:
+    """A constant budget (default: the average work per interval)."""
     q = mean_work_ns(workload) if budget_ns is None else int(budget_ns)
-    return serve(workload, lambda *_: q, "fixed", q, buffer)
+    if model == "handoff":
+        return serve_handoff(workload, lambda *_: q, label, q)
+    return serve(workload, lambda *_: q, label, q, buffer)
+
+
+def simulate_unlimited(workload: Workload) -> SimResult:
+    """No limit: every job served in the interval it arrives (same in both models)."""
+    _, jobs = workload.generate()
+    return serve_handoff(workload, lambda *_: int(jobs.sum()) + 1, "no limit",
+                         int(jobs.sum()) + 1)
 
 
 def simulate_adaptive(workload: Workload, config: ControllerConfig,
-                      initial_ns: int | None = None) -> SimResult:
-    """The CBS with the threshold controller choosing each next budget."""
+                      initial_ns: int | None = None, model: str = "queued") -> SimResult:
+    """The threshold controller choosing each next budget."""
+    if model not in MODELS:
+        raise ControlError(f"simulation: model must be one of {', '.join(MODELS)}, "
+                           f"got {model!r}")
     q0 = mean_work_ns(workload) if initial_ns is None else int(initial_ns)
     if config.period_ns != workload.interval_ns:
         raise ControlError(f"target {config.name}: the model samples once per period: "
                            f"period_ns {config.period_ns} != interval_ns "
                            f"{workload.interval_ns}")
     ctl = ThresholdController(config, q0)
-    return serve(workload, lambda a, b, c: ctl.update(a, b, c).budget_ns,
-                 f"adaptive ({config.orientation})", ctl.to_budget(ctl.threshold_ns),
+    label = f"adaptive ({config.orientation})"
+    q0 = ctl.to_budget(ctl.threshold_ns)
+    if model == "handoff":
+        return serve_handoff(workload, lambda a, b, c: ctl.update(a, b, c).budget_ns,
+                             label, q0)
+    return serve(workload, lambda a, b, c: ctl.update(a, b, c).budget_ns, label, q0,
                  config.buffer)
 
 
-def compare(workload: Workload, config: ControllerConfig) -> dict:
-    """Fixed-average against adaptive, both with the device buffer ``config.buffer``:
-    each run's summary and the ratios fixed/adaptive of the consumption ranges."""
-    fixed = simulate_fixed(workload, buffer=config.buffer).summary()
-    adaptive = simulate_adaptive(workload, config).summary()
+def compare(workload: Workload, config: ControllerConfig, model: str = "queued") -> dict:
+    """No limit, fixed average and adaptive budgets (the queued model with the device
+    buffer ``config.buffer``): each run's summary, and how many times smaller the
+    adaptive run's consumption range is than the others' (``*_shrink``)."""
+    if model not in MODELS:
+        raise ControlError(f"simulation: model must be one of {', '.join(MODELS)}, "
+                           f"got {model!r}")
+    unlimited = simulate_unlimited(workload).summary()
+    unlimited["mean_budget_ns"] = None
+    fixed = simulate_fixed(workload, buffer=config.buffer, model=model).summary()
+    adaptive = simulate_adaptive(workload, config, model=model).summary()
 
-    def ratio(key: str) -> float | None:
-        return fixed[key] / adaptive[key] if adaptive[key] else None
+    def ratio(base: dict, key: str) -> float | None:
+        return base[key] / adaptive[key] if adaptive[key] else None
 
-    return {"workload": asdict(workload), "config": asdict(config),
-            "fixed": fixed, "adaptive": adaptive,
-            "range_shrink": ratio("range_ns"), "p1_p99_shrink": ratio("p1_p99_ns")}
+    return {"workload": asdict(workload), "config": asdict(config), "model": model,
+            "unlimited": unlimited, "fixed": fixed, "adaptive": adaptive,
+            "range_shrink": ratio(fixed, "range_ns"),
+            "p1_p99_shrink": ratio(fixed, "p1_p99_ns"),
+            "range_shrink_vs_unlimited": ratio(unlimited, "range_ns"),
+            "p1_p99_shrink_vs_unlimited": ratio(unlimited, "p1_p99_ns")}
