@@ -166,3 +166,100 @@ def test_budget_follows_a_step_load(setup):
     with Client(setup["sock"]) as c:
         t = c.status()["targets"][0]
     assert t["threads"][0]["runtime_ns"] == read_dl_params(pid).runtime_ns
+
+
+def test_survives_irqresd_restart_and_a_new_thread(tmp_path):
+    """irqresd is stopped (it restores the thread) and started again without a profile:
+    the tuner reconnects and re-applies the profile. Then the reserved process exits and
+    another with the same name starts: irqresd's rescan reserves it, the tuner goes on."""
+    exe = need_root_and_daemon()
+    share = tmp_path / "share"
+    share.write_text("0.05")
+    named = "open('/proc/self/comm', 'w').write('irqres-c1-load')\n" + LOAD
+
+    def spawn():
+        return subprocess.Popen([sys.executable, "-c", named, str(share)])
+
+    loads = [spawn()]
+    prof = tmp_path / "byname.yaml"
+    prof.write_text(textwrap.dedent("""\
+        version: 1
+        targets:
+          - name: load
+            task:
+              comm: "irqres-c1-load"
+            runtime: 1ms
+            period: 10ms
+            mode: adaptive
+            adaptive:
+              sample: 50ms
+              min_runtime: 1ms
+              max_runtime: 3ms
+        """))
+    sock = tmp_path / "irqresd.sock"
+    daemons: list[subprocess.Popen] = []
+
+    def start_daemon(with_profile: bool) -> None:
+        log = (tmp_path / f"irqresd{len(daemons)}.log").open("w")
+        daemons.append(subprocess.Popen(
+            [exe, "--run-dir", str(tmp_path), "--socket", str(sock), "--no-netlink",
+             "--rescan", "200"] + (["-p", str(prof)] if with_profile else []),
+            stdout=log, stderr=subprocess.STDOUT))
+        log.close()
+
+    def wait_for(cond, what: str, seconds: float = 10.0) -> None:
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            if cond():
+                return
+            time.sleep(0.05)
+        logs = "".join(p.read_text() for p in sorted(tmp_path.glob("irqresd*.log")))
+        pytest.fail(f"{what} within {seconds:g} s; irqresd said:\n{logs}")
+
+    def is_dl(pid: int) -> bool:
+        try:
+            return read_dl_params(pid).policy == SCHED_DEADLINE
+        except Exception:
+            return False
+
+    tuner = None
+    runner = None
+    try:
+        time.sleep(0.2)                          # the child names itself
+        start_daemon(True)
+        wait_for(lambda: sock.exists() or daemons[-1].poll() is not None, "irqresd up")
+        if not sock.exists():
+            text = (tmp_path / "irqresd0.log").read_text()
+            if "EBUSY" in text:
+                pytest.skip(f"no SCHED_DEADLINE bandwidth left right now: {text[-300:]}")
+            pytest.fail(f"irqresd did not start: {text}")
+        wait_for(lambda: is_dl(loads[0].pid), "the first process reserved")
+        tuner = Tuner(str(sock), profile=str(prof), backoff_ns=(50_000_000, 200_000_000),
+                      log_path=str(tmp_path / "tune.csv"))
+        runner = threading.Thread(target=tuner.run, daemon=True)
+        runner.start()
+        time.sleep(1.0)
+
+        stop(daemons[-1])                        # restores the thread on the way out
+        assert not is_dl(loads[0].pid)
+        start_daemon(False)                      # comes back holding no profile
+        wait_for(lambda: tuner.reconnects >= 1 and is_dl(loads[0].pid),
+                 "the tuner reconnected and re-applied the profile")
+
+        loads[0].kill()
+        loads[0].wait()
+        loads.append(spawn())
+        wait_for(lambda: is_dl(loads[-1].pid), "irqresd reserved the new process")
+        wait_for(lambda: loads[-1].pid in tuner.targets["load"].prev,
+                 "the tuner follows the new thread")
+        assert runner.is_alive()
+    finally:
+        if tuner is not None:
+            tuner.stop()
+        if runner is not None:
+            runner.join(10)
+        for d in daemons:
+            stop(d)
+        for p in loads:
+            p.kill()
+            p.wait()
