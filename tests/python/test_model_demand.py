@@ -10,7 +10,7 @@ from irqres.model.demand import DemandModel, period_demand
 from irqres.model.montecarlo import simulate
 from irqres.model.recommend import recommend
 from irqres.model.replay import replay
-from irqres.pmf import Pmf, default_granularity
+from irqres.pmf import default_granularity
 
 US, MS = 1_000, 1_000_000
 
@@ -18,17 +18,16 @@ US, MS = 1_000, 1_000_000
 def test_period_demand_by_hand():
     arr = np.array([0, 300, 999, 2999, 3000, 3500]) * US
     exe = np.array([10, 20, 30, 50, 60, 70]) * US
-    d = period_demand(arr, exe, MS)
-    # [0, 1ms): 10+20+30; [1ms, 2ms): nothing; [2ms, 3ms): 50. The period from 3ms holds
-    # the last arrival and was not seen to its end: dropped.
-    assert d.dtype == np.int64 and d.tolist() == [60 * US, 0, 50 * US]
+    d, n = period_demand(arr, exe, MS)
+    # [0, 1ms): 10+20+30; [1ms, 2ms): nothing; [2ms, 3ms): 50; [3ms, 4ms), cut at the
+    # last arrival: 60+70.
+    assert d.dtype == np.int64 and d.tolist() == [60 * US, 0, 50 * US, 130 * US]
+    assert n.dtype == np.int64 and n.tolist() == [3, 0, 1, 2]
     # Periods start at the first arrival, not at time 0; a boundary belongs to the next.
-    assert period_demand(arr + 7, exe, MS).tolist() == [60 * US, 0, 50 * US]
-    assert period_demand(np.array([5, 10, 15, 20]), np.array([1, 2, 4, 8]), 5).tolist() == [
-        1,
-        2,
-        4,
-    ]
+    d7, n7 = period_demand(arr + 7, exe, MS)
+    assert d7.tolist() == d.tolist() and n7.tolist() == n.tolist()
+    d5, n5 = period_demand(np.array([5, 10, 15, 20]), np.array([1, 2, 4, 8]), 5)
+    assert d5.tolist() == [1, 2, 4, 8] and n5.tolist() == [1, 1, 1, 1]
 
 
 @pytest.mark.parametrize(
@@ -58,12 +57,12 @@ def test_demand_model_bad_input():
         DemandModel.from_activations(np.arange(11) * 100 * US, np.full(11, 1), MS, 0)
 
 
-def frequent(n=20_001, every=100 * US, exec_ns=20 * US):
+def frequent(n=20_000, every=100 * US, exec_ns=20 * US):
     return np.arange(n, dtype=np.int64) * every, np.full(n, exec_ns, dtype=np.int64)
 
 
 def test_deterministic_demand_exact():
-    # Ten jobs of 20us in every 1ms: d = 200us always.
+    # Ten jobs of 20us in every 1ms (the last period too): d = 200us always.
     arr, exe = frequent()
     m = DemandModel.from_activations(arr, exe, MS, 200)
     assert m.periods == 2000 and m.c_max == 1000 and m.mean_c == 1000.0
@@ -86,33 +85,39 @@ def two_valued(periods=300):
         offsets = [0, 300, 600] if k % 3 == 2 else [0]
         arr += [base + o * US for o in offsets]
         exe += [100 * US] * len(offsets)
-    arr.append(periods * MS)  # closes the last period
-    exe.append(100 * US)
     return np.array(arr, dtype=np.int64), np.array(exe, dtype=np.int64)
 
 
 def test_two_valued_demand_known_answer():
     # q = 2 units: X = d - q is -1 w.p. 2/3 and +1 w.p. 1/3, so the backlog W before a
-    # batch is geometric with ratio r = 1/2, P{W <= w} = 1 - r^(w+1), and
-    # P{v <= 2δ} = 2/3·P{W <= 2δ-1} + 1/3·P{W <= 2δ-3} = 2/3(1 - 4^-δ) + 1/3(1 - 4^-(δ-1)).
+    # batch is geometric with ratio r = 1/2, P{W <= w} = 1 - r^(w+1). A job is in a
+    # 1-unit period w.p. (2/3·1)/(5/3) = 2/5 and in a 3-unit one w.p. 3/5, so
+    # P{response <= δT} = 2/5·P{W <= 2δ-1} + 3/5·P{W <= 2δ-3}
+    #                   = 2/5·(1 - 4^-δ) + 3/5·(1 - 4^-(δ-1)).
     arr, exe = two_valued()
     m = DemandModel.from_activations(arr, exe, MS, 100 * US)
     assert m.periods == 300 and m.mean_c == pytest.approx(5 / 3)
+    assert m.job_pmf.probs.tolist() == pytest.approx([2 / 5, 3 / 5])
     r = m.solve(200 * US, MS, max_delta=6)
     delta = np.arange(1, 7)
-    expect = 2 / 3 * (1 - 4.0**-delta) + 1 / 3 * (1 - 4.0 ** -(delta - 1))
+    expect = 2 / 5 * (1 - 4.0**-delta) + 3 / 5 * (1 - 4.0 ** -(delta - 1))
     assert np.allclose(r.prob, expect, atol=1e-10)
-    assert r.prob[0] == pytest.approx(0.5) and r.prob[1] == pytest.approx(7 / 8)
+    assert r.prob[0] == pytest.approx(0.3) and r.prob[1] == pytest.approx(0.825)
     assert r.load == pytest.approx(5 / 6) and r.error_bound < 1e-9
-    mc = simulate(m, 200 * US, MS, max_delta=6, n_jobs=200_000, seed=2, confidence=0.999)
-    assert np.all(r.prob >= mc.low) and np.all(r.prob <= mc.high)
+    # Counting periods instead of jobs would say 2/3·3/4 = 0.5 within one period.
+    per_period = DemandModel(m.demand_pmf, MS).solve(200 * US, MS, max_delta=6)
+    assert per_period.prob[0] == pytest.approx(0.5) and per_period.prob[1] == pytest.approx(7 / 8)
+    for model, res in ((m, r), (DemandModel(m.demand_pmf, MS), per_period)):
+        mc = simulate(model, 200 * US, MS, max_delta=6, n_jobs=200_000, seed=2, confidence=0.999)
+        assert np.all(res.prob >= mc.low) and np.all(res.prob <= mc.high)
+        assert np.max(mc.high - mc.low) < 0.02
     # The real jobs through a CBS of 200us every 1ms: the third job of a busy period
     # waits for the next replenishment (500us response) and delays the next period's
     # job by 100us, never beyond the period. The model, which piles each period's work
     # at its start and supplies q per period, is the pessimistic one.
     rep = replay(arr, exe, 200 * US, MS, max_delta=6)
     assert rep.response_ns.max() == 500 * US and rep.throttles > 0
-    assert np.all(rep.pessimism(r) >= 0.0) and rep.pessimism(r)[0] == pytest.approx(0.5)
+    assert np.all(rep.pessimism(r) >= 0.0) and rep.pessimism(r)[0] == pytest.approx(0.7)
 
 
 @st.composite
@@ -141,8 +146,8 @@ def test_demand_solver_agrees_with_monte_carlo(case):
     exe = rng.choice(np.array(execs) * US, n)
     t = t_us * US
     assume(arr[-1] - arr[0] >= 20 * t)  # at least 20 periods of demand
-    demand = period_demand(arr, exe, t)
-    m = DemandModel(Pmf.from_samples(demand, default_granularity(demand), "up"), t)
+    demand, jobs = period_demand(arr, exe, t)
+    m = DemandModel.from_demand(demand, jobs, t, default_granularity(demand))
     g = m.granularity_ns
     q = max(int(np.ceil(m.mean_c / load)), 1)
     assume(q * g <= t)
@@ -161,7 +166,7 @@ def test_recommendation_for_frequent_interrupts():
     exe = rng.integers(10 * US, 30 * US, n)
     util = exe.sum() / (arr[-1] - arr[0])
     assert 0.19 < util < 0.21
-    periods = [MS, 2 * MS, 5 * MS]
+    periods = [2 * MS, 5 * MS, 10 * MS]
     rec = recommend(arr, exe, periods_ns=periods, target_prob=0.99, mc_jobs=50_000)
     for row in rec.rows:
         assert row.model == "demand" and row.feasible, row.reason
@@ -171,14 +176,13 @@ def test_recommendation_for_frequent_interrupts():
         assert row.replay_prob >= 0.99
         assert row.to_dict()["model"] == "demand"
         # One step of Δ less misses the target: the search is tight.
-        demand = period_demand(arr, exe, row.period_ns)
-        m = DemandModel(Pmf.from_samples(demand, row.granularity_ns, "up"), row.period_ns)
+        m = DemandModel.from_activations(arr, exe, row.period_ns, row.granularity_ns)
         below = m.solve(row.runtime_ns - row.granularity_ns, row.period_ns)
         p = below.prob_within(row.period_ns)
         assert p is None or p - below.error_bound < 0.99
     # Longer periods average more interrupts: less bandwidth is needed.
     bw = [r.bandwidth for r in rec.rows]
-    assert bw == sorted(bw, reverse=True) and rec.best.period_ns == 5 * MS
+    assert bw == sorted(bw, reverse=True) and rec.best.period_ns == 10 * MS
     assert "demand model" in rec.profile_snippet("nic", "interface: eth0")
     # The per-activation model cannot vouch for any of these periods.
     act = recommend(arr, exe, periods_ns=periods, model="activation", mc_jobs=0, run_replay=False)
@@ -212,5 +216,17 @@ def test_automatic_choice_and_forced_models():
     row = short.rows[0]
     assert not row.feasible and row.model == "demand" and row.granularity_ns is None
     assert "less than one period of 5ms" in row.reason
+    # Too few periods for the tail a target asks about: 3s of activations span 600
+    # periods of 5ms, and a target of 0.999 needs 1,000. "auto" falls back and says why.
+    strict = {"periods_ns": [5 * MS], "target_prob": 0.999, **quiet}
+    fell = recommend(arr, exe, **strict).rows[0]
+    assert fell.model == "activation" and "unbounded backlog" in fell.reason
+    assert "(not the demand model: the activations span 600 periods of 5ms, fewer than the " in (
+        fell.reason
+    )
+    few = recommend(arr, exe, model="demand", **strict).rows[0]
+    assert few.model == "demand" and not few.feasible
+    assert few.reason.startswith("demand model: the activations span 600 periods of 5ms")
+    assert recommend(arr, exe, model="demand", **{**strict, "target_prob": 0.99}).best
     with pytest.raises(ModelError, match="model: must be one of auto, activation, demand"):
         recommend(arr, exe, model="fluid", **quiet)

@@ -103,7 +103,7 @@ class CbsResult:
     decay_rate: float  # gamma: P{W > x} <= exp(-gamma·x), x in units of Δ (inf: W is always 0)
     grid: int
     _backlog_cdf: np.ndarray | None  # P{W <= x}, x = 0 .. grid-1
-    _exec: np.ndarray  # the execution-time PMF in units of Δ
+    _exec: np.ndarray  # the PMF of the work of the arrival asked about, in units of Δ
 
     @property
     def bandwidth(self) -> float:
@@ -169,14 +169,29 @@ class CbsModel:
         self._set_work(exec_pmf)
         self._z_cache: dict[int, tuple[np.ndarray, np.ndarray]] = {}
 
-    def _set_work(self, pmf: Pmf) -> None:
-        """The work c added to the backlog at each step: ``pmf`` rounded up to Δ."""
+    def _set_work(self, pmf: Pmf, asked: Pmf | None = None) -> None:
+        """The work c added to the backlog at each step: ``pmf`` rounded up to Δ.
+
+        ``asked`` is the PMF of the work of the arrival whose response is asked about,
+        on the same support (default: c itself). The probabilities are
+        P{W + c' <= x} with c' drawn from it and W, the backlog the chain leaves before
+        an arrival, from c: the demand model weights each period by its jobs this way.
+        """
         self.c = pmf.dense(self.granularity_ns, rounding="up")
         self.c.setflags(write=False)
         self._c_support = np.flatnonzero(self.c)
         self._log_c = np.log(self.c[self._c_support])
         self.mean_c = float(np.dot(np.arange(self.c.size), self.c))
         self.c_max = int(self._c_support[-1])
+        self.c_asked = self.c
+        if asked is not None:
+            c_asked = np.zeros(self.c.size)
+            dense = asked.dense(self.granularity_ns, rounding="up")
+            if dense.size > self.c.size or np.any((dense > 0) & (self.c[: dense.size] == 0)):
+                raise ModelError("CBS model: the asked-about work lies outside the work's support")
+            c_asked[: dense.size] = dense
+            c_asked.setflags(write=False)
+            self.c_asked = c_asked
 
     def z_pmf(self, period_ns: int) -> tuple[np.ndarray, np.ndarray]:
         """Inter-arrival in whole server periods: (values, probabilities), values sorted."""
@@ -227,7 +242,7 @@ class CbsModel:
             "q": q,
             "load": load,
             "max_delta": k_max,
-            "_exec": self.c,
+            "_exec": self.c_asked,
         }
         if self.c_max <= int(zv[0]) * q:
             # X = c - z·q <= 0 always: the backlog is empty at every arrival, v = c.

@@ -6,7 +6,7 @@ z = 0 almost always and cannot vouch for any budget. This model counts work per 
 instead. With the periods [a_0 + kT, a_0 + (k+1)T) laid from the first arrival a_0, the
 demand of period k is the execution time of the activations that arrive in it,
 
-    d_k = Σ { e_j : a_0 + kT <= a_j < a_0 + (k+1)T },
+    d_k = Σ { e_j : a_0 + kT <= a_j < a_0 + (k+1)T },   n_k = #{ j : same },
 
 an exact int64 sum in ns, rounded up to the granularity Δ for the chain. Each period's
 work is taken as one batch that arrives at the period's start; the server supplies q
@@ -19,12 +19,19 @@ period is done within δ periods of its start iff v <= δ·q. Every job of the b
 arrived at or after the period's start, so its response time is then at most δT.
 Stable iff E[d] < q.
 
-Assumptions: the demands of successive periods are independent and identically
-distributed (the PMF of the measured d_k); the work is served FIFO; the budget of a
+The probabilities are per job, as the target is: a period counts once per job it holds,
+
+    P{response <= δT} = Σ_d P{d}·E[n | d]/E[n] · P{W <= δq - d},
+
+with W the backlog before a batch (from the chain, unweighted). Busy periods are the ones
+that miss; counting periods instead of jobs would be optimistic.
+
+Assumptions: the demands (and job counts) of successive periods are independent and
+identically distributed (the measured d_k, n_k); the work is served FIFO; the budget of a
 period is available to the work that arrives in it (a CBS woken from sleep keeps its
-remaining budget, or gets a fresh one with a new deadline). Only the periods that lie
-wholly between the first and the last arrival are counted: the one that holds the last
-arrival was not seen to its end.
+remaining budget, or gets a fresh one with a new deadline). The periods run from the
+first arrival to the one holding the last arrival, which is cut there: every activation
+counts once.
 """
 
 from __future__ import annotations
@@ -54,13 +61,19 @@ def check_activations(arrival_ns: object, exec_ns: object) -> tuple[np.ndarray, 
     return arr, exe
 
 
-def period_demand(arrival_ns: np.ndarray, exec_ns: np.ndarray, period_ns: int) -> np.ndarray:
-    """The work that arrives in each whole period from the first arrival, int64 ns.
+def period_demand(
+    arrival_ns: np.ndarray, exec_ns: np.ndarray, period_ns: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The work and the number of jobs that arrive in each period from the first arrival.
 
-    Element k is the sum of the execution times of the activations arriving in
-    [a_0 + kT, a_0 + (k+1)T), for k = 0 .. K-1 with K = floor((a_last - a_0)/T): the
-    periods that end no later than the last arrival. Periods without arrivals have
-    demand 0.
+    Element k of each is over the activations arriving in [a_0 + kT, a_0 + (k+1)T), for
+    k = 0 .. K with K = floor((a_last - a_0)/T): the last period holds the last arrival
+    and is cut there. Periods without arrivals have demand 0 and no jobs.
+
+    Returns
+    -------
+    demand, jobs
+        int64 arrays: the sum of the execution times in ns, and the activation count.
 
     Raises
     ------
@@ -73,8 +86,8 @@ def period_demand(arrival_ns: np.ndarray, exec_ns: np.ndarray, period_ns: int) -
     if arr.size == 0:
         raise ModelError("activations: none to measure the demand per period from")
     rel = arr - arr[0]
-    periods = int(rel[-1]) // t
-    if periods < 1:
+    last = int(rel[-1]) // t
+    if last < 1:
         raise ModelError(
             f"activations span {format_exact(int(rel[-1]))}, less than one period of "
             f"{format_exact(t)}: no whole period to measure the demand in"
@@ -82,8 +95,8 @@ def period_demand(arrival_ns: np.ndarray, exec_ns: np.ndarray, period_ns: int) -
     # Work before each period boundary, by a prefix sum: exact in int64, no Python loop.
     before = np.zeros(exe.size + 1, dtype=np.int64)
     np.cumsum(exe, out=before[1:])
-    bounds = np.searchsorted(rel, np.arange(periods + 1, dtype=np.int64) * t, side="left")
-    return np.diff(before[bounds])
+    bounds = np.searchsorted(rel, np.arange(last + 2, dtype=np.int64) * t, side="left")
+    return np.diff(before[bounds]), np.diff(bounds).astype(np.int64)
 
 
 class DemandModel(CbsModel):
@@ -98,18 +111,49 @@ class DemandModel(CbsModel):
     granularity_ns
         Δ, the time unit of the chain (default: the demand PMF's granularity). Demands
         are rounded up to it.
+    job_pmf
+        The demand of the period a job arrives in: P{d} weighted by E[n | d]/E[n] (see
+        the module docstring), on the demand's support. Default: the demand PMF itself
+        (every period counts once).
     """
 
-    def __init__(self, demand_pmf: Pmf, period_ns: int, granularity_ns: int | None = None):
-        if not isinstance(demand_pmf, Pmf):
+    def __init__(
+        self,
+        demand_pmf: Pmf,
+        period_ns: int,
+        granularity_ns: int | None = None,
+        job_pmf: Pmf | None = None,
+    ):
+        if not isinstance(demand_pmf, Pmf) or not isinstance(job_pmf, Pmf | None):
             raise ModelError("demand model: expected a Pmf of the work per period")
         g = demand_pmf.granularity_ns if granularity_ns is None else granularity_ns
         self.granularity_ns = _positive_int(g, "granularity")
         self.period_ns = _positive_int(period_ns, "period")
         self.demand_pmf = demand_pmf
+        self.job_pmf = demand_pmf if job_pmf is None else job_pmf
         self.exec_pmf = demand_pmf  # the work added at each step of the chain
         self.interarrival_pmf = None
-        self._set_work(demand_pmf)
+        self._set_work(demand_pmf, job_pmf)
+
+    @classmethod
+    def from_demand(
+        cls, demand_ns: np.ndarray, jobs: np.ndarray, period_ns: int, granularity_ns: int
+    ) -> DemandModel:
+        """The model of measured demands and job counts per period (:func:`period_demand`)
+        at granularity Δ: the demand PMF and its job-weighted twin."""
+        g = _positive_int(granularity_ns, "granularity")
+        demand = as_ns_array(demand_ns, "demand per period")
+        n = as_ns_array(jobs, "jobs per period")
+        if demand.size != n.size or n.size == 0 or np.any(n < 0) or int(n.sum()) == 0:
+            raise ModelError(
+                f"demand model: {demand.size} demands need as many job counts "
+                f"(non-negative, not all 0), got {n.size}"
+            )
+        demand_pmf = Pmf.from_samples(demand, g, rounding="up")
+        bins, where = np.unique(-(-demand // g), return_inverse=True)
+        weight = np.bincount(where.ravel(), weights=n.astype(np.float64))
+        job_pmf = Pmf(bins * g, weight / weight.sum(), g, int(n.sum()))
+        return cls(demand_pmf, period_ns, job_pmf=job_pmf)
 
     @classmethod
     def from_activations(
@@ -121,8 +165,8 @@ class DemandModel(CbsModel):
     ) -> DemandModel:
         """The model of the activations' demand per period T at granularity Δ."""
         g = _positive_int(granularity_ns, "granularity")
-        demand = period_demand(arrival_ns, exec_ns, period_ns)
-        return cls(Pmf.from_samples(demand, g, rounding="up"), period_ns)
+        demand, jobs = period_demand(arrival_ns, exec_ns, period_ns)
+        return cls.from_demand(demand, jobs, period_ns, g)
 
     @property
     def periods(self) -> int:

@@ -7,6 +7,10 @@ evaluated without a Python loop: with W_k = max(W_{k-1} + X_k, 0), W_0 = 0 and
 X = c - z·q, W_k = S_k - min(0, min_{j<=k} S_j) where S is the cumulative sum of X
 (exact, in int64), and v_k = W_{k-1} + c_k.
 
+When the model asks about an arrival whose work has another PMF than the chain's (the
+demand model weights each period by its jobs), each simulated arrival is weighted by the
+ratio of the two PMFs at its work, and the estimates are weighted means.
+
 The confidence interval uses batch means (the chain is correlated, so a binomial interval
 would be too narrow): the jobs after the burn-in are cut into ``batches`` consecutive
 batches and a Student t interval is put on the batch averages. When every batch agrees
@@ -121,9 +125,26 @@ def simulate(
         thresholds = np.atleast_1d(np.asarray(limits_units, dtype=np.int64))
     n_limits = thresholds.size
     usable = kept - kept % batches
-    hits = v[:usable, None] <= thresholds[None, :]
-    means = hits.reshape(batches, usable // batches, n_limits).mean(axis=1)
-    prob = (v[:, None] <= thresholds[None, :]).mean(axis=0)
+    hits = v[:, None] <= thresholds[None, :]
+    if model.c_asked is model.c:
+        means = hits[:usable].reshape(batches, -1, n_limits).mean(axis=1)
+        prob = hits.mean(axis=0)
+    else:
+        # The asked-about arrival's work has another PMF than the chain's (the demand
+        # model weights each period by its jobs): weight each arrival by their ratio.
+        ratio = np.divide(model.c_asked, model.c, out=np.zeros(model.c.size), where=model.c > 0)
+        weight = ratio[c[start:]]
+        whits = hits * weight[:, None]
+        wsum = np.maximum(weight[:usable].reshape(batches, -1).sum(axis=1), 1e-300)
+        means = whits[:usable].reshape(batches, -1, n_limits).sum(axis=1) / wsum[:, None]
+        prob = np.minimum(whits.sum(axis=0) / max(float(weight.sum()), 1e-300), 1.0)
+        # Where every weighted arrival agrees the answer is exactly 0 or 1; weighted sums
+        # would blur that by round-off and hide it from the rule-of-three floor below.
+        counted = hits[weight > 0]
+        agree = counted.all(axis=0) | ~counted.any(axis=0)
+        exact = counted[0].astype(np.float64) if counted.size else np.zeros(n_limits)
+        prob = np.where(agree, exact, prob)
+        means = np.where(agree[None, :], exact[None, :], means)
     sd = means.std(axis=0, ddof=1)
     tq = float(stats.t.ppf(0.5 + confidence / 2.0, batches - 1))
     half = tq * sd / math.sqrt(batches)

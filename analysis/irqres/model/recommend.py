@@ -42,6 +42,8 @@ _NAME_RE = re.compile(r"^[A-Za-z0-9_.-]{1,63}$")
 _SELECTOR_KEYS = {"interface", "irq", "action", "driver", "secondary"}
 #: The values of recommend()'s ``model`` keyword.
 MODELS = ("auto", "activation", "demand")
+#: The demand model wants at least this many measured periods (see min_demand_periods).
+MIN_DEMAND_PERIODS = 20
 
 
 @dataclass(frozen=True, eq=False)
@@ -244,8 +246,9 @@ def recommend(
         the activations, and the Monte Carlo seed.
     model
         ``"auto"`` (per period: the per-activation model when at least half of the
-        inter-arrival times are >= T, else the per-period demand model),
-        ``"activation"`` or ``"demand"``.
+        inter-arrival times are >= T or when the activations span fewer periods than
+        :func:`min_demand_periods`, else the per-period demand model),
+        ``"activation"`` or ``"demand"`` (a row without enough periods is infeasible).
     """
     if model not in MODELS:
         raise ModelError(f"model: must be one of {', '.join(MODELS)}, got {model!r}")
@@ -279,22 +282,21 @@ def recommend(
             raise ModelError("periods: give at least one positive period")
     if deadline_ns is not None and int(deadline_ns) <= 0:
         raise ModelError(f"deadline: must be positive, got {deadline_ns}")
+    search = _Search(
+        arr,
+        exe,
+        deadline_ns,
+        target_prob,
+        buffer,
+        p_min,
+        max_bandwidth,
+        max_delta,
+        mc_jobs,
+        run_replay,
+        seed,
+    )
     rows = [
-        _candidate(
-            _model_for(model, act_model, arr, exe, inter, t),
-            arr,
-            exe,
-            t,
-            deadline_ns,
-            target_prob,
-            buffer,
-            p_min,
-            max_bandwidth,
-            max_delta,
-            mc_jobs,
-            run_replay,
-            seed,
-        )
+        _candidate(*_model_for(model, act_model, arr, exe, inter, t, target_prob), t, search)
         for t in sorted(set(periods))
     ]
     return Recommendation(
@@ -310,42 +312,76 @@ def recommend(
     )
 
 
-def _model_for(kind, act_model, arr, exe, inter, t) -> CbsModel | str:
+def min_demand_periods(target_prob: float) -> int:
+    """The fewest periods the demand model accepts for a target: at least 20,
+    and at least 1/(1 - target), so that the 1 - target tail of the demand can be seen."""
+    return max(MIN_DEMAND_PERIODS, math.ceil(1.0 / (1.0 - target_prob) - 1e-9))
+
+
+def _model_for(kind, act_model, arr, exe, inter, t, target) -> tuple[CbsModel | str, str]:
     """The chain for period ``t`` (the per-activation model, or this period's demand
-    model), or the reason why the demand of period ``t`` cannot be measured."""
-    if kind == "auto":
+    model), or the reason why the demand of period ``t`` cannot be used; and a note for
+    the row when ``"auto"`` had to fall back to the per-activation model because the
+    activations span too few periods of ``t`` for the demand model
+    (see :func:`min_demand_periods`).
+    """
+    auto = kind == "auto"
+    if auto:
         kind = "activation" if 2 * np.count_nonzero(inter >= t) >= inter.size else "demand"
     if kind == "activation":
-        return act_model
+        return act_model, ""
+    need = min_demand_periods(target)
     try:
-        demand = period_demand(arr, exe, t)
+        demand, jobs = period_demand(arr, exe, t)
     except ModelError as exc:
-        return f"demand model: {exc}"
-    g = max(act_model.granularity_ns, default_granularity(demand))
-    return DemandModel(Pmf.from_samples(demand, g, rounding="up"), t)
+        why = str(exc)
+    else:
+        if demand.size >= need:
+            g = max(act_model.granularity_ns, default_granularity(demand))
+            return DemandModel.from_demand(demand, jobs, t, g), ""
+        why = (
+            f"the activations span {demand.size} periods of {format_exact(t)}, fewer "
+            f"than the {need} a target of {target} needs; record longer"
+        )
+    if auto:
+        return act_model, f"not the demand model: {why}"
+    return f"demand model: {why}", ""
 
 
-def _candidate(
-    model: CbsModel | str,
-    arr,
-    exe,
-    t,
-    deadline_ns,
-    target,
-    buffer,
-    p_min,
-    max_bw,
-    max_delta,
-    mc_jobs,
-    run_replay,
-    seed,
-) -> Candidate:
-    d = t if deadline_ns is None else int(deadline_ns)
+@dataclass(frozen=True)
+class _Search:
+    """What every candidate row is searched and checked with (recommend()'s inputs)."""
+
+    arr: np.ndarray
+    exe: np.ndarray
+    deadline_ns: int | None
+    target: float
+    buffer: int | None
+    p_min: int | None
+    max_bw: float
+    max_delta: int
+    mc_jobs: int
+    run_replay: bool
+    seed: int
+
+
+def _candidate(model: CbsModel | str, note: str, t: int, s: _Search) -> Candidate:
+    d = t if s.deadline_ns is None else int(s.deadline_ns)
     if isinstance(model, str):
         return Candidate(t, d, reason=model, model="demand")
     kind = "demand" if isinstance(model, DemandModel) else "activation"
+    row = _solve_row(model, t, d, s)
+    if note and row.get("reason"):
+        row["reason"] += f" ({note})"
+    return Candidate(t, d, **row, model=kind, granularity_ns=model.granularity_ns)
+
+
+def _solve_row(model: CbsModel, t: int, d: int, s: _Search) -> dict:
+    """The fields of a candidate row for one model and period: the smallest budget that
+    meets the target, checked by Monte Carlo and replay, or the reason why none does."""
     g = model.granularity_ns
-    tag = {"model": kind, "granularity_ns": g}
+    arr, exe, target, buffer, p_min = s.arr, s.exe, s.target, s.buffer, s.p_min
+    max_bw, max_delta, mc_jobs, seed = s.max_bw, s.max_delta, s.mc_jobs, s.seed
     q_hi = math.floor(max_bw * t) // g
     bounds = {"the kernel minimum": -(-KERNEL_MIN_RUNTIME_NS // g)}  # lower bounds on q
     if buffer is not None:
@@ -354,15 +390,12 @@ def _candidate(
     zv, zp = model.z_pmf(t)
     ez = float(np.dot(zv, zp))
     if ez == 0.0 and model.mean_c > 0:
-        return Candidate(
-            t,
-            d,
-            reason="every inter-arrival is shorter than the period, so "
-            "the per-activation model (inter-arrivals in whole periods, rounded down) "
-            "sees an unbounded backlog at any budget; the demand model counts the "
-            "work per period instead",
-            **tag,
-        )
+        return {
+            "reason": "every inter-arrival is shorter than the period, so the "
+            "per-activation model (inter-arrivals in whole periods, rounded down) sees "
+            "an unbounded backlog at any budget; the demand model counts the work per "
+            "period instead"
+        }
     if ez > 0:
         # Stability needs E[c] < q·E[z]; equality is kept for the deterministic case.
         bounds["stability"] = math.ceil(model.mean_c / ez - 1e-9)
@@ -373,9 +406,7 @@ def _candidate(
             for what, q in bounds.items()
             if q > q_hi
         ]
-        return Candidate(
-            t, d, reason=f"needs more than {max_bw:.0%} of the CPU: " + "; ".join(over), **tag
-        )
+        return {"reason": f"needs more than {max_bw:.0%} of the CPU: " + "; ".join(over)}
 
     def solve(q: int):
         res = model.solve(q * g, t, max_delta)
@@ -385,14 +416,11 @@ def _candidate(
     res, p, ok = solve(q_hi)
     if not ok:
         shown = "unstable" if p is None else f"{p:.6f}"
-        return Candidate(
-            t,
-            d,
-            reason=f"P{{response <= {format_exact(d)}}} = {shown} < "
+        return {
+            "reason": f"P{{response <= {format_exact(d)}}} = {shown} < "
             f"{target} even at {max_bw:.0%} of the CPU",
-            load=res.load,
-            **tag,
-        )
+            "load": res.load,
+        }
     lo, hi, best = q_lo, q_hi, (res, p)
     while lo < hi:
         mid = (lo + hi) // 2
@@ -415,6 +443,6 @@ def _candidate(
         limit = supply_units(d, q_ns, t, g)
         mc = simulate(model, q_ns, t, n_jobs=mc_jobs, seed=seed, limits_units=[limit])
         row.update(mc_prob=float(mc.prob[0]), mc_low=float(mc.low[0]), mc_high=float(mc.high[0]))
-    if run_replay:
+    if s.run_replay:
         row["replay_prob"] = replay(arr, exe, q_ns, t, max_delta=max_delta).prob_within(d)
-    return Candidate(t, d, **row, **tag)
+    return row
