@@ -182,3 +182,15 @@ def test_plot_bars_merge_fine_pmfs_without_losing_mass():
     assert width % pmf.granularity_ns == 0 and len(starts) <= 81
     assert abs(probs.sum() - 1) < 1e-12
     assert starts[0] <= pmf.min_ns < starts[0] + width
+
+
+def test_lost_events_are_listed_per_cpu():
+    r = run("analyze", str(DATA / "host-overrun.dat"), "--period", "2ms")
+    assert r.exit_code == 0, r.output
+    assert "lost events: 5478 in 2 gaps" in r.output
+    assert "CPU 1: 5116 events lost before +88.204ms (overwritten)" in r.output
+    r = run("analyze", str(DATA / "host-overrun.dat"), "--period", "2ms", "--json")
+    lost = json.loads(r.output)["trace"]["lost"]
+    assert lost["events_lost"] == 5478
+    assert sorted((g["cpu"], g["count"], g["after_ns"]) for g in lost["list"]) == [
+        (0, 362, None), (1, 5116, None)]

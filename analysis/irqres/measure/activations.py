@@ -73,7 +73,6 @@ class Gaps:
     start: np.ndarray
     end: np.ndarray
     count: np.ndarray
-    _order: np.ndarray | None = field(default=None, repr=False)
     _prefix_max_end: np.ndarray | None = field(default=None, repr=False)
 
     @classmethod

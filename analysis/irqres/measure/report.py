@@ -102,7 +102,7 @@ class Report:
             "trace": {
                 "path": t.path, "buffer": t.buffer, "cpus": t.ncpus, "records": t.nrecords,
                 "events_kept": t.nevents, "first_ts_ns": t.first_ts, "last_ts_ns": t.last_ts,
-                "lost": _gaps_dict(self.gaps),
+                "lost": _gaps_dict(self.gaps, t),
             },
             "options": self.options.__dict__,
             "threads": [_thread_dict(tr) for tr in self.threads],
@@ -119,7 +119,7 @@ class Report:
         out = [
             f"trace {t.path}{f' (buffer {t.buffer})' if t.buffer else ''}: {t.ncpus} CPUs, "
             f"{t.nrecords} records, {format_duration(t.last_ts - t.first_ts)}",
-            _gaps_text(self.gaps),
+            _gaps_text(self.gaps, t),
         ]
         for tr in self.threads:
             out.append("")
@@ -139,15 +139,44 @@ def thread_summary_dict(x: np.ndarray) -> dict:
     return Summary.of(x).to_dict()
 
 
-def _gaps_dict(g: Gaps) -> dict:
-    return {"gaps": len(g), "events_lost": g.total_lost()}
+_NS_MAX = np.iinfo(np.int64).max
 
 
-def _gaps_text(g: Gaps) -> str:
+def _lost_list(trace: Trace) -> list[dict]:
+    """Each gap: its CPU, the records around it (None: the CPU's start or end) and the
+    number of events lost (None: unknown)."""
+    lost = trace.lost
+    return [
+        {"cpu": int(c), "after_ns": None if p < 0 else int(p),
+         "before_ns": None if t == _NS_MAX else int(t), "count": None if n < 0 else int(n)}
+        for c, p, t, n in zip(lost["cpu"], lost["prev_ts"], lost["ts"], lost["count"],
+                              strict=True)
+    ]
+
+
+def _gaps_dict(g: Gaps, trace: Trace) -> dict:
+    return {"gaps": len(g), "events_lost": g.total_lost(), "list": _lost_list(trace)}
+
+
+def _gaps_text(g: Gaps, trace: Trace, limit: int = 8) -> str:
     if len(g) == 0:
         return "lost events: none"
-    return (f"lost events: {g.total_lost()} in {len(g)} gaps; activations across them "
-            "are discarded")
+    out = [f"lost events: {g.total_lost()} in {len(g)} gaps; activations across them "
+           "are discarded"]
+
+    def at(ns: int) -> str:
+        return f"+{format_duration(ns - trace.first_ts)}"
+
+    gaps = _lost_list(trace)
+    for gap in gaps[:limit]:
+        n = "an unknown number of" if gap["count"] is None else str(gap["count"])
+        a, b = gap["after_ns"], gap["before_ns"]
+        where = (f"before {at(b)} (overwritten)" if a is None else
+                 f"after {at(a)} (buffer full)" if b is None else f"between {at(a)} and {at(b)}")
+        out.append(f"  CPU {gap['cpu']}: {n} events lost {where}")
+    if len(gaps) > limit:
+        out.append(f"  ... and {len(gaps) - limit} more gaps")
+    return "\n".join(out)
 
 
 def _thread_dict(tr: ThreadReport) -> dict:
