@@ -10,7 +10,7 @@ from irqres.model.demand import DemandModel, period_demand
 from irqres.model.montecarlo import simulate
 from irqres.model.recommend import recommend
 from irqres.model.replay import replay
-from irqres.pmf import default_granularity
+from irqres.pmf import Pmf, default_granularity
 
 US, MS = 1_000, 1_000_000
 
@@ -55,6 +55,13 @@ def test_demand_model_bad_input():
         m.solve(200 * US, 2 * MS)
     with pytest.raises(ModelError, match="granularity: must be positive"):
         DemandModel.from_activations(np.arange(11) * 100 * US, np.full(11, 1), MS, 0)
+    with pytest.raises(ModelError, match="2 demands need as many job counts"):
+        DemandModel.from_demand(np.array([1, 2]), np.array([1]), MS, 1)
+    with pytest.raises(ModelError, match="not all 0"):
+        DemandModel.from_demand(np.array([1, 2]), np.array([0, 0]), MS, 1)
+    outside = Pmf(np.array([3 * US]), np.array([1.0]), US)
+    with pytest.raises(ModelError, match="outside the work's support"):
+        DemandModel(m.demand_pmf, MS, job_pmf=outside)
 
 
 def frequent(n=20_000, every=100 * US, exec_ns=20 * US):
