@@ -292,3 +292,22 @@ def test_real_preempt_rt_trace_of_the_e1000_thread():
     assert abs(int(np.median(nic.irq_interarrival_ns)) - 5_000_000) < 250_000
     assert nic.count >= 700 and nic.dropped_lost == nic.dropped_inconsistent == 0
     assert np.all(nic.exec_ns > 0) and np.all(nic.exec_ns <= nic.response_ns)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.tuples(st.integers(-1, 1000), st.integers(0, 1000)), max_size=12),
+       st.lists(st.tuples(st.integers(0, 1000), st.integers(0, 1000)), min_size=1,
+                max_size=20))
+def test_gap_overlap_matches_brute_force(gaps, intervals):
+    b = TraceBuilder()
+    for i, (start, length) in enumerate(gaps):
+        b.gap(i % 2, start, (max(start, 0) + length) if start >= 0 else length, 1)
+    trace = b.build()
+    g = Gaps.from_trace(trace)
+    a = np.array([min(x, y) for x, y in intervals], dtype=np.int64)
+    e = np.array([max(x, y) for x, y in intervals], dtype=np.int64)
+    lo = np.iinfo(np.int64).min
+    pairs = list(zip(trace.lost["prev_ts"].tolist(), trace.lost["ts"].tolist(), strict=True))
+    want = [any((lo if s < 0 else s) < bb and end > aa for s, end in pairs)
+            for aa, bb in zip(a.tolist(), e.tolist(), strict=True)]
+    assert g.overlaps(a, e).tolist() == want
