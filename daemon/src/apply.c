@@ -653,6 +653,11 @@ int apply_restore_thread(struct state *st, pid_t pid)
 	}
 	if (!rc && part[0] && t->cgroup[0]) {
 		rc = cpuset_move(pid, t->cgroup, err, sizeof(err));
+		if (rc == -ENOENT) {
+			pr_warn("%s (pid %d): its cgroup %s is gone; it goes to the root cgroup",
+				t->comm, (int)pid, t->cgroup);
+			rc = cpuset_move(pid, "/", err, sizeof(err));
+		}
 		if (rc && rc != -ESRCH) {
 			pr_err("%s (pid %d): %s", t->comm, (int)pid, err);
 			return rc;
