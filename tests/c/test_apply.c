@@ -419,6 +419,30 @@ static void test_partition_path_undone(void **unused)
 	assert_true(state_empty(&st));
 }
 
+/* A recorded thread whose original cgroup has gone since goes back to the root cgroup. */
+static void test_restore_cgroup_gone(void **unused)
+{
+	struct state_thread rec = { .policy = SCHED_OTHER, .nice = 4 };
+	char pidstr[16];
+	pid_t a;
+
+	REQUIRE_DL();
+	a = child_spawn("irqres-moved");
+	rec.pid = a;
+	rec.starttime = child_starttime(a);
+	snprintf(rec.comm, sizeof(rec.comm), "moved");
+	snprintf(rec.cgroup, sizeof(rec.cgroup), "/gone.slice/x.service");
+	snprintf(rec.partition, sizeof(rec.partition), "irqres.cpu0");
+	fixtree_file("cgroup/cgroup.procs", "");
+	assert_int_equal(state_add_thread(&st, &rec), 0);
+	assert_int_equal(dl_set_deadline(a, 1 * MS, 100 * MS, 100 * MS), 0);
+	assert_int_equal(apply_restore_all(&st), 1);
+	assert_policy(a, SCHED_OTHER, 0, 4);
+	snprintf(pidstr, sizeof(pidstr), "%d", (int)a);
+	assert_string_equal(fixtree_read("cgroup/cgroup.procs"), pidstr);
+	assert_true(state_empty(&st));
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -433,6 +457,7 @@ int main(void)
 		T(test_apply_thread_hotplug),
 		T(test_pinned_eperm_undoes_sysctl),
 		T(test_partition_path_undone),
+		T(test_restore_cgroup_gone),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
