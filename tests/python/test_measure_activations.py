@@ -311,3 +311,26 @@ def test_gap_overlap_matches_brute_force(gaps, intervals):
     want = [any((lo if s < 0 else s) < bb and end > aa for s, end in pairs)
             for aa, bb in zip(a.tolist(), e.tolist(), strict=True)]
     assert g.overlaps(a, e).tolist() == want
+
+
+def test_blocking_on_a_lock_inside_the_handler_does_not_end_the_activation():
+    b = TraceBuilder()
+    pid, owner = 9, 300
+    b.comm(pid, "irq/11-eth0")
+    b.switch(1, 0, pid, TASK_INTERRUPTIBLE, 0)
+    b.irq(1_000, 0, 0, 11, "eth0", IRQ_WAKE_THREAD, duration=200)
+    b.waking(1_100, 0, 0, pid)
+    b.switch(2_000, 0, 0, TASK_RUNNING, pid)
+    b.switch(5_000, 0, pid, 2, owner)        # D: a sleeping spinlock held by `owner`
+    b.waking(9_000, 0, owner, pid)           # the owner releases it
+    b.switch(9_500, 0, owner, TASK_RUNNING, pid)
+    b.switch(12_500, 0, pid, TASK_INTERRUPTIBLE, 0)  # done: waits for the next IRQ
+    b.irq(100_000, 0, 0, 11, "eth0", IRQ_WAKE_THREAD, duration=200)
+    b.waking(100_100, 0, 0, pid)
+    b.switch(101_000, 0, 0, TASK_RUNNING, pid)
+    b.switch(102_000, 0, pid, TASK_INTERRUPTIBLE, 0)
+    a = only(b.build())
+    assert a.count == 2
+    assert a.exec_ns.tolist() == [6_000, 1_000]
+    assert a.response_ns.tolist() == [11_400, 1_900]
+    assert a.irqs.tolist() == [1, 1]

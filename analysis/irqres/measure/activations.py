@@ -10,9 +10,13 @@ IRQ thread
 Activation
     From the wake-up request of the sleeping thread (``sched_waking`` of its pid, or
     ``sched_wakeup`` when waking was not recorded) to the ``sched_switch`` that takes it
-    off the CPU in a sleeping state (``prev_state & 0xff != 0``; 0 is R and the
-    TASK_REPORT_MAX bit, 0x100 on current kernels, marks a preempted task, which stays
-    in its activation). A wake-up traced just before the switch-out to sleep did not
+    off the CPU waiting for work: ``prev_state`` S (TASK_INTERRUPTIBLE, where an IRQ
+    thread waits for its next interrupt) or I (TASK_IDLE), i.e. ``prev_state & 0x81``.
+    A thread switched out runnable (0 = R, or the TASK_REPORT_MAX bit, 0x100 on current
+    kernels, for a preempted task) or blocked otherwise (D: on PREEMPT_RT a sleeping
+    spinlock inside the handler shows as D) stays in its activation: the time off the
+    CPU counts in its response time, not in its execution time. A wake-up traced just
+    before the switch-out to sleep did not
     stop that sleep (try_to_wake_up emits sched_waking before it waits for the task to
     leave its CPU): it starts the next activation.
 
@@ -58,8 +62,9 @@ log = logging.getLogger(__name__)
 
 #: irq_handler_exit's ret for IRQ_WAKE_THREAD: only a primary (hard IRQ) handler returns it
 IRQ_WAKE_THREAD = 2
-#: prev_state bits that mean "not runnable"; higher bits mark preemption (R+)
-SLEEP_STATE_MASK = 0xFF
+#: prev_state bits of a thread waiting for work: S (TASK_INTERRUPTIBLE) and I (TASK_IDLE).
+#: R (0), R+ (TASK_REPORT_MAX) and D (blocked on a lock or I/O) stay in the activation.
+SLEEP_STATE_MASK = 0x81
 
 _OUT_RUN, _OUT_SLEEP, _WAKE, _IN = 0, 1, 2, 3
 # order of events with equal timestamps: a switch-out, then a wake-up, then a switch-in
