@@ -5,6 +5,7 @@
  * renamed thread against its profile. A kernel thread's name is set right after it is
  * forked, so a handler that finds a name that is not final yet asks for a retry, and
  * hotplug calls it again a little later (1, 2, 4, ... ms, for up to HOTPLUG_RETRY_MAX_NS).
+ * The same serves a new IRQ thread whose affinity is not the IRQ's yet.
  * The periodic rescan (main.c, --rescan) is the fallback when events are lost or the
  * connector is not available.
  */
@@ -15,7 +16,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define HOTPLUG_RETRY_MAX_NS (100 * 1000 * 1000ULL)
+#define HOTPLUG_RETRY_MAX_NS (500 * 1000 * 1000ULL)	/* slow (emulated) machines too */
 #define HOTPLUG_RETRY_SLOTS 256
 
 enum hotplug_event {

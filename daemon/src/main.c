@@ -8,6 +8,7 @@
  * Init runs in one order in main(); fini runs in the reverse order from one path.
  */
 #include "apply.h"
+#include "cpuset.h"
 #include "ctl.h"
 #include "discover.h"
 #include "dl.h"
@@ -485,6 +486,23 @@ out:
 	return rc;
 }
 
+/*
+ * A new IRQ thread takes its IRQ's affinity itself, the first time it runs after
+ * request_irq() wakes it. Reserving it before that would plan for the wrong CPUs, so a
+ * hotplugged IRQ thread waits (retries) until its affinity is the IRQ's effective one.
+ */
+static bool irq_affinity_settled(const struct thread_info *ti)
+{
+	char path[320];
+	cpu_set_t eff;
+
+	snprintf(path, sizeof(path), "%s/irq/%d/effective_affinity_list", irqres_paths.proc,
+		 ti->irq);
+	if (cpuset_list_read(path, &eff) < 0 || CPU_COUNT(&eff) == 0)
+		return true;	/* nothing to compare with: go ahead */
+	return CPU_EQUAL(&eff, &ti->affinity);
+}
+
 /* One new or renamed thread: reserve it when the profile selects it. */
 static enum hotplug_verdict check_thread(struct daemon *d, pid_t pid, bool from_rescan)
 {
@@ -504,6 +522,8 @@ static enum hotplug_verdict check_thread(struct daemon *d, pid_t pid, bool from_
 		return HOTPLUG_AGAIN;
 	if (refused_has(d, &ti))
 		return HOTPLUG_DONE;
+	if (!from_rescan && ti.is_irq && !irq_affinity_settled(&ti))
+		return HOTPLUG_AGAIN;	/* the rescan takes it as it is if it never settles */
 	target = match_find_target(&d->prof, &ti, err, sizeof(err));
 	if (target == -ENOENT)
 		return HOTPLUG_DONE;
