@@ -1,8 +1,8 @@
 """Discovery by interface name on a multi-queue NIC with predictable names.
 
 A virtio-net with two queue pairs (a multi-queue tap in a network namespace of the run)
-appears as enp0s5, with one IRQ thread per queue whose names (irq/NN-virtio2-input.0) do
-not fit the kernel's 15-character comm. profiles/nic-multiqueue.yaml, pointed at enp0s5,
+appears as ens5, with one IRQ thread per queue whose names (irq/NN-virtio2-input.0) do
+not fit the kernel's 15-character comm. profiles/nic-multiqueue.yaml, pointed at ens5,
 must reserve every data-queue thread and leave the configuration interrupt alone.
 """
 
@@ -14,7 +14,7 @@ import yaml
 
 pytestmark = [pytest.mark.vm, pytest.mark.slow]
 
-IFACE = f"enp0s{vmrunner.VM.VIRTIO_SLOT}"
+IFACE = vmrunner.VM.VIRTIO_IFACE
 QUEUES = 2
 
 

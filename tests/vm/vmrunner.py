@@ -268,12 +268,13 @@ class VM:
 
     ``nic`` is ``"e1000"`` (eth0, irq/11-eth0, QEMU user networking with port forwarding)
     or ``"virtio-mq"`` (virtio-net-pci with ``queues`` queue pairs on MSI-X, predictable
-    interface name enp0s5, a multi-queue tap in a network namespace made for the run).
+    interface name ens5, a multi-queue tap in a network namespace made for the run).
     """
 
     UDP_PORT = 5001
     TCP_PORT = 5002
-    VIRTIO_SLOT = 5     # predictable name enp0s5
+    VIRTIO_SLOT = 5
+    VIRTIO_IFACE = "ens5"  # the predictable name udev gives it (slot 5 of the firmware)
 
     def __init__(self, image: Image, stage: Stage | None, scenario: str, *, name: str = "",
                  profile: Path | None = None, params: dict | None = None,
