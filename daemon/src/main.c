@@ -24,6 +24,7 @@
 #include "stats.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <fnmatch.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -34,7 +35,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -78,7 +81,7 @@ struct daemon {
 	size_t n_refused;
 	struct ctl_server *ctl;
 	struct hotplug *hp;
-	int sigfd, timerfd;
+	int sigfd, timerfd, lockfd;
 	uint64_t rescan_ns, watchdog_ns, tick_ns, next_rescan, next_watchdog;
 	bool rescan_now;
 	bool events_lost;		/* the proc connector overflowed: list every task */
@@ -1042,6 +1045,45 @@ out:
 
 /* ---- the daemon ---- */
 
+/*
+ * One irqresd per run directory: the state file there belongs to the instance holding
+ * RUN_DIR/lock (flock, released when the process ends, however it ends). Without it a
+ * second start would take a running daemon's state file for a crashed one's and undo
+ * its reservations.
+ */
+static int instance_lock(char *err, size_t errlen)
+{
+	char path[sizeof(irqres_paths.run) + 8];
+	int fd, e;
+
+	if (mkdir(irqres_paths.run, 0700) < 0 && errno != EEXIST) {
+		e = errno;
+		snprintf(err, errlen, "cannot create the run directory %s: %s", irqres_paths.run,
+			 strerror(e));
+		return -e;
+	}
+	snprintf(path, sizeof(path), "%s/lock", irqres_paths.run);
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		e = errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(e));
+		return -e;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		e = errno;
+		close(fd);
+		if (e == EWOULDBLOCK) {
+			snprintf(err, errlen, "another irqresd uses %s (%s is locked); talk to it "
+				 "through its socket (irqres status / restore) or stop it first",
+				 irqres_paths.run, path);
+			return -EBUSY;
+		}
+		snprintf(err, errlen, "%s: flock: %s", path, strerror(e));
+		return -e;
+	}
+	return fd;
+}
+
 static int setup_signals(struct daemon *d)
 {
 	sigset_t mask;
@@ -1178,7 +1220,7 @@ int main(int argc, char **argv)
 	int rc, code = 0;
 
 	memset(&d, 0, sizeof(d));
-	d.sigfd = d.timerfd = -1;
+	d.sigfd = d.timerfd = d.lockfd = -1;
 	log_init("irqresd", false);
 	rc = parse_options(argc, argv, &d.opt, d.socket_path);
 	if (rc)
@@ -1187,6 +1229,11 @@ int main(int argc, char **argv)
 	if (d.opt.dry_run)
 		return run_dry(&d);
 
+	d.lockfd = instance_lock(err, sizeof(err));
+	if (d.lockfd < 0) {
+		pr_err("%s", err);
+		return EXIT_REFUSED;
+	}
 	state_init(&d.st);
 	rc = state_open(&d.st, err, sizeof(err));
 	if (rc < 0) {
@@ -1273,6 +1320,7 @@ out_notify:
 out_state:
 	state_free(&d.st);
 	free(d.m);
+	close(d.lockfd);
 	log_fini();
 	return code;
 }

@@ -194,3 +194,18 @@ def test_sigkill_then_restore_option_and_once(spawn, daemon, profile):
     assert not (d.run_dir / "state").exists()
     r = run_irqresd("--restore", "--run-dir", str(d.run_dir))
     assert r.returncode == 0 and "nothing to restore" in r.stderr
+
+
+def test_second_instance_on_same_run_dir_refused(spawn, daemon, profile):
+    a = spawn()
+    p = profile(profile_text(task_target("a", "2ms", "10ms", pid=a.pid)))
+    d = daemon().start(p)
+    for args in (["-p", str(p)], ["--restore"], ["--once", "-p", str(p)]):
+        r = run_irqresd(*args, "--run-dir", str(d.run_dir))
+        assert r.returncode == 1 and "another irqresd uses" in r.stderr, (args, r.stderr)
+    # the running one kept its reservation, its state file and its socket
+    assert sched_getattr(a.pid).runtime_ns == 2 * MS
+    assert (d.run_dir / "state").exists()
+    assert d.request("ping")["ok"]
+    assert d.stop() == 0
+    assert sched_getattr(a.pid).policy == SCHED_OTHER
