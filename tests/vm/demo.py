@@ -29,7 +29,10 @@ def analyze(trace: Path, out: Path) -> tuple[str, dict]:
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(vmrunner.REPO / "analysis"),
                                                       env.get("PYTHONPATH")]))
     base = [sys.executable, "-c", "from irqres.cli import main; main()", "analyze",
-            str(trace), "--thread", "irq/*-eth0", "--buffer", "256"]
+            str(trace), "--thread", "irq/*-eth0", "--buffer", "256",
+            # the emulated guest's vCPUs stall now and then on a shared host, which
+            # stretches a few activations; 90 % keeps the recommendation meaningful
+            "--target-prob", "0.9"]
     text = subprocess.run([*base, "--plot", str(out / "plots")], capture_output=True,
                           text=True, env=env, check=False)
     if text.returncode != 0:

@@ -327,7 +327,7 @@ class VM:
         img = self.workdir / "payload.img"
         img.unlink(missing_ok=True)
         subprocess.run(["mke2fs", "-q", "-t", "ext4", "-L", "irqres-payload", "-d", str(root),
-                        str(img), "512M"], check=True)
+                        str(img), "512M"], check=True, stdout=subprocess.DEVNULL)
         return img
 
     def _fetch_out(self, img: Path) -> Path:
