@@ -9,8 +9,9 @@
    default periods, a 5 ms response target, Monte Carlo and replay for each feasible row.
 5. demand sweep: frequent interrupts (1,000,000 activations, Poisson, mean 100 us;
    execution 10..30 us), 10 periods from 500 us to 10 ms, for each the per-period demand
-   (period_demand, its PMF) and 10 budgets with loads E[d]/q from 0.2 to 0.95, solved
-   with DemandModel.solve; wall time of the whole sweep including the demands.
+   (period_demand, its PMFs per period and per job) and 10 budgets with loads E[d]/q
+   from 0.2 to 0.95, solved with DemandModel.solve; wall time of the whole sweep
+   including the demands.
 6. recommend() on 100,000 of those frequent activations, the default periods (every row
    uses the per-period demand model), Monte Carlo and replay for each feasible row.
 
@@ -74,8 +75,8 @@ def demand_models(arr: np.ndarray, exe: np.ndarray) -> list[DemandModel]:
     """The per-period demand model of each of DEMAND_PERIODS."""
     out = []
     for t in DEMAND_PERIODS:
-        d = period_demand(arr, exe, t)
-        out.append(DemandModel(Pmf.from_samples(d, default_granularity(d), "up"), t))
+        d, jobs = period_demand(arr, exe, t)
+        out.append(DemandModel.from_demand(d, jobs, t, default_granularity(d)))
     return out
 
 
