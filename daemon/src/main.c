@@ -425,10 +425,11 @@ static int restore_everything(struct daemon *d)
 /*
  * Loads path and applies it, all or nothing. The threads of the profile in force that the
  * new one does not take are restored. On success the new profile is in force; on failure
- * nothing changed. With plan_out (a reply object), its "plan" member is written there.
+ * nothing changed. With may_wait (the daemon itself, at start and on SIGHUP), a profile
+ * that matches no thread yet is put in force with a warning, and hotplug fills it. With plan_out (a reply object), its "plan" member is written there.
  */
-static int do_apply(struct daemon *d, const char *path, struct json *plan_out, char *err,
-		    size_t errlen)
+static int do_apply(struct daemon *d, const char *path, bool may_wait, struct json *plan_out,
+		    char *err, size_t errlen)
 {
 	struct profile prof = { 0 };
 	struct match_list matches = { 0 };
@@ -441,14 +442,17 @@ static int do_apply(struct daemon *d, const char *path, struct json *plan_out, c
 	if (rc < 0)
 		return rc;
 	rc = resolve(&prof, &matches, &plan, err, errlen);
-	if (rc < 0)
-		goto out;
-	if (!plan.feasible) {
+	if (rc == -ENOENT && may_wait) {
+		/* at boot a NIC's IRQ thread appears only when the link goes up */
+		pr_warn("%s; irqresd waits for them to appear", err);
+		err[0] = '\0';
+		rc = 0;
+	} else if (rc == 0 && !plan.feasible) {
 		plan_first_problem(&plan, err, errlen);
 		rc = -EBUSY;
-		goto out;
+	} else if (rc == 0) {
+		rc = apply_plan(&plan, &d->st, err, errlen);
 	}
-	rc = apply_plan(&plan, &d->st, err, errlen);
 	if (rc < 0)
 		goto out;
 	/* the old profile's threads that the new one does not take go back as found */
@@ -977,7 +981,7 @@ static int on_request(void *ctx, const struct ctl_request *req, struct json *j, 
 	case CTL_PLAN:
 		return req_plan(req, j, err, errlen);
 	case CTL_APPLY:
-		return do_apply(d, req->path, j, err, errlen);
+		return do_apply(d, req->path, false, j, err, errlen);
 	case CTL_RESTORE:
 		rc = restore_everything(d);
 		if (rc < 0) {
@@ -1141,7 +1145,7 @@ static void on_signal(struct daemon *d)
 			if (!path)
 				break;
 			pr_info("SIGHUP: reloading %s", path);
-			if (do_apply(d, path, NULL, err, sizeof(err)) < 0)
+			if (do_apply(d, path, true, NULL, err, sizeof(err)) < 0)
 				pr_err("reload refused, the previous profile stays: %s", err);
 			free(path);
 			break;
@@ -1256,7 +1260,7 @@ int main(int argc, char **argv)
 
 	rc = notify_init();
 	if (d.opt.profile) {
-		rc = do_apply(&d, d.opt.profile, NULL, err, sizeof(err));
+		rc = do_apply(&d, d.opt.profile, !d.opt.once, NULL, err, sizeof(err));
 		if (rc < 0) {
 			pr_err("%s", err[0] ? err : strerror(-rc));
 			code = rc == -EINVAL ? EXIT_USAGE : EXIT_REFUSED;

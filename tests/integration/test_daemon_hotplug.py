@@ -10,6 +10,7 @@ from irqresd_util import (
     SCHED_DEADLINE,
     SCHED_OTHER,
     profile_text,
+    run_irqresd,
     sched_getattr,
     task_target,
     unique_comm,
@@ -75,3 +76,21 @@ def test_rename_through_proc_comm(spawn, daemon, profile):
     spawn.procs.append(late)
     wait_for(lambda: sched_getattr(late.pid).policy == SCHED_DEADLINE, 2.0)
     assert d.stop() == 0
+
+
+def test_daemon_waits_when_nothing_matches_yet(spawn, daemon, profile):
+    # at boot a NIC's IRQ thread appears only when the link goes up: the daemon serves
+    # and waits, while --once (and apply over the socket) call it an error
+    comm = unique_comm()
+    p = profile(profile_text(task_target("late", "2ms", "20ms", comm=comm)))
+    r = run_irqresd("--once", "-p", str(p), "--run-dir", str(daemon().run_dir))
+    assert r.returncode == 1 and "matches no thread" in r.stderr
+    d = daemon().start(p)
+    assert "waits for them to appear" in d.log_text()
+    assert d.request("status")["profile"] == str(p)
+    r = d.request(f"apply {p}")
+    assert not r["ok"] and "matches no thread" in r["error"]
+    late = spawn(comm=comm)
+    wait_for(lambda: sched_getattr(late.pid).policy == SCHED_DEADLINE, 2.0)
+    assert d.stop() == 0
+    assert sched_getattr(late.pid).policy == SCHED_OTHER
