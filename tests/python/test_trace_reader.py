@@ -146,3 +146,21 @@ def test_garbage_directory_and_missing_files(tmp_path):
     with pytest.raises(TraceError, match="truncated or damaged"):
         read_trace(fake)
 
+
+
+def test_progress_is_reported_and_an_exception_in_it_stops_the_reading():
+    from irqres import _tracereader
+
+    seen = []
+    raw = _tracereader.read(str(FAKE), progress=seen.append, progress_every=1000)
+    assert seen == [1000, 2000, 3000, 4000] and raw["nrecords"] == 4401
+
+    def stop(n):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        _tracereader.read(str(FAKE), progress=stop, progress_every=10)
+    with pytest.raises(TypeError, match="callable"):
+        _tracereader.read(str(FAKE), progress=3)
+    with pytest.raises(ValueError, match="at least 1"):
+        _tracereader.read(str(FAKE), progress=print, progress_every=0)

@@ -236,6 +236,7 @@ struct reader {
 	int64_t first_ts, end_ts;
 	int err;                /* -errno when a callback failed */
 	PyObject *progress;     /* callable(records) or NULL */
+	uint64_t progress_every; /* records between two calls */
 	PyThreadState *tstate;
 };
 
@@ -376,7 +377,7 @@ static int on_record(struct tracecmd_input *handle, struct tep_record *rec, int 
 		r->err = -ENOMEM;
 		return -1;
 	}
-	if (r->progress && (r->nrecords & ((1u << 20) - 1)) == 0) {
+	if (r->progress && r->nrecords % r->progress_every == 0) {
 		PyEval_RestoreThread(r->tstate);
 		PyObject *res = PyObject_CallFunction(r->progress, "K",
 						      (unsigned long long)r->nrecords);
@@ -665,15 +666,25 @@ static struct tracecmd_input *pick_buffer(struct tracecmd_input *top, const char
 
 static PyObject *tr_read(PyObject *self, PyObject *args, PyObject *kwargs)
 {
-	static char *kwlist[] = { "path", "buffer", "progress", NULL };
+	static char *kwlist[] = { "path", "buffer", "progress", "progress_every", NULL };
+	unsigned long long every = 1u << 20;
 	const char *path, *want = NULL, *bname = "";
 	PyObject *progress = Py_None, *result = NULL;
 	struct tracecmd_input *top, *h;
 	struct reader r;
 	int ret, err;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|zO", kwlist, &path, &want, &progress))
+	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|zOK", kwlist, &path, &want, &progress,
+					 &every))
 		return NULL;
+	if (every == 0) {
+		PyErr_SetString(PyExc_ValueError, "progress_every must be at least 1");
+		return NULL;
+	}
+	if (progress != Py_None && !PyCallable_Check(progress)) {
+		PyErr_SetString(PyExc_TypeError, "progress must be callable");
+		return NULL;
+	}
 	memset(&r, 0, sizeof(r));
 
 	Py_BEGIN_ALLOW_THREADS
@@ -710,6 +721,7 @@ static PyObject *tr_read(PyObject *self, PyObject *args, PyObject *kwargs)
 	if (reader_setup(&r, path))
 		goto out_reader;
 	r.progress = progress == Py_None ? NULL : progress;
+	r.progress_every = every;
 
 	r.tstate = PyEval_SaveThread();
 	ret = tracecmd_iterate_events(h, NULL, 0, on_record, &r);
@@ -750,11 +762,12 @@ out_top:
 
 static PyMethodDef methods[] = {
 	{ "read", (PyCFunction)(void (*)(void))tr_read, METH_VARARGS | METH_KEYWORDS,
-	  "read(path, buffer=None, progress=None) -> dict\n\n"
+	  "read(path, buffer=None, progress=None, progress_every=2**20) -> dict\n\n"
 	  "Read sched_switch, sched_waking, sched_wakeup, irq_handler_entry/exit and\n"
-	  "sched_migrate_task records of a trace-cmd data file into column bytes.\n"
+	  "sched_migrate_task records of a trace-cmd data file into columns.\n"
 	  "buffer: instance name ('' = top level; None = the first buffer with data).\n"
-	  "progress: called with the number of records read every 2**20 records.\n"
+	  "progress: called with the number of records read every progress_every records;\n"
+	  "an exception it raises stops the reading and propagates.\n"
 	  "Raises ValueError naming the file and the cause." },
 	{ NULL, NULL, 0, NULL },
 };
