@@ -205,23 +205,26 @@ def _cyclic_summary(out: str) -> dict:
 
 def scenario_throughput(points: list[list[int]], seconds: int, udp_port: int,
                         tcp_port: int, flood_pps: int, rt_interval_us: int,
-                        rt_priority: int, reserved: list[int]) -> dict:
+                        rt_priority: int, reserved: list[int], runs: int = 1) -> dict:
     """The reference experiment: TCP throughput into the guest at several (Q,T) of the NIC
     thread, then cyclictest below the NIC thread's priority under a UDP flood, with the
-    NIC reserved at ``reserved`` = (Q,T) and with the NIC at its default SCHED_FIFO 50."""
+    NIC reserved at ``reserved`` = (Q,T) and with the NIC at its default SCHED_FIFO 50.
+    Everything is repeated ``runs`` times."""
     wait_for(lambda: _irqresd().get("ActiveState") == "active", 60, 0.2)
     rows = []
-    for q, t in points:
+    for run, (q, t) in [(r, p) for r in range(runs) for p in points]:
         r = sh(f"irqres set-budget nic {q} {t}")
         got = thread(NIC_THREAD)
         tput = _tcp_throughput(tcp_port, seconds)
-        rows.append({"runtime_ns": q, "period_ns": t, "set_budget": r, "thread": got,
-                     "throughput": tput})
+        rows.append({"run": run, "runtime_ns": q, "period_ns": t, "set_budget": r,
+                     "thread": got, "throughput": tput})
         mark(f"throughput: Q={q / 1e6:g}ms T={t / 1e6:g}ms: "
              f"{tput['bits_per_s'] / 1e6:.2f} Mbit/s")
-    latency = {}
-    for label in ("reserved", "fifo50"):
+    latency = []
+    for run, label in [(r, lb) for r in range(runs) for lb in ("reserved", "fifo50")]:
         if label == "reserved":
+            sh("systemctl start irqresd.service")
+            wait_for(lambda: _irqresd().get("ActiveState") == "active", 60, 0.2)
             sh(f"irqres set-budget nic {reserved[0]} {reserved[1]}")
         else:
             sh("systemctl stop irqresd.service")
@@ -232,10 +235,10 @@ def scenario_throughput(points: list[list[int]], seconds: int, udp_port: int,
         time.sleep(1)
         reply = request(f"udp {udp_port} {flood_pps} {seconds} 1400")
         out, _ = cyc.communicate(timeout=seconds + 120)
-        latency[label] = {"thread": before, "cyclictest": out[-2000:],
-                          "summary": _cyclic_summary(out), "host_sent": int(reply[0]),
-                          "received": sink.close()}
-        mark(f"latency {label}: {latency[label]['summary']}")
+        latency.append({"run": run, "label": label, "thread": before,
+                        "cyclictest": out[-2000:], "summary": _cyclic_summary(out),
+                        "host_sent": int(reply[0]), "received": sink.close()})
+        mark(f"latency {label}: {latency[-1]['summary']}")
     return {"rows": rows, "latency": latency}
 
 
