@@ -73,6 +73,7 @@ static inline int col_push32(struct col *c, int32_t v)
 struct name_entry {
 	int32_t key;
 	int32_t prev; /* the previous pair with the same key, -1 for none */
+	size_t len;
 	char *name;
 };
 
@@ -114,9 +115,9 @@ static int names_rehash(struct names *n, size_t nslots)
 	return 0;
 }
 
-static int name_is(const char *s, const char *name, size_t len)
+static int name_is(const struct name_entry *e, const char *name, size_t len)
 {
-	return strlen(s) == len && memcmp(s, name, len) == 0;
+	return e->len == len && memcmp(e->name, name, len) == 0;
 }
 
 /*
@@ -136,7 +137,7 @@ static int names_note(struct names *n, int32_t key, const char *name, size_t len
 			/* pid 0 is swapper/0, swapper/1, ...: look at every name of the key */
 			prev = n->slot_idx[h];
 			for (int32_t i = prev; i >= 0; i = n->v[i].prev)
-				if (name_is(n->v[i].name, name, len))
+				if (name_is(&n->v[i], name, len))
 					return i;
 			break;
 		}
@@ -157,6 +158,7 @@ static int names_note(struct names *n, int32_t key, const char *name, size_t len
 		return -ENOMEM;
 	n->v[n->len].key = key;
 	n->v[n->len].prev = prev;
+	n->v[n->len].len = len;
 	n->v[n->len].name = copy;
 	if (n->slot_idx[h] < 0)
 		n->used++;
