@@ -194,3 +194,26 @@ def test_lost_events_are_listed_per_cpu():
     assert lost["events_lost"] == 5478
     assert sorted((g["cpu"], g["count"], g["after_ns"]) for g in lost["list"]) == [
         (0, 362, None), (1, 5116, None)]
+
+
+IRQRESD = Path(__file__).resolve().parents[2] / "build" / "daemon" / "irqresd"
+
+
+@pytest.mark.skipif(not IRQRESD.is_file(), reason="irqresd is not built (make daemon)")
+@pytest.mark.parametrize("trace, args", [
+    (FAKE, ["--period", "1.5ms", "--target-prob", "0.9", "--buffer", "64"]),
+    (str(DATA / "vm-e1000-udp.dat"), ["--thread", "irq/11-*", "--period", "20ms",
+                                      "--target-prob", "0.9"]),
+])
+def test_profile_out_is_a_profile_irqresd_reads(tmp_path, trace, args):
+    import subprocess
+
+    prof = tmp_path / "p.yaml"
+    r = run("analyze", trace, *args, "--profile-out", str(prof))
+    assert r.exit_code == 0, r.output
+    # --dry-run only reads /proc and /sys: 0 = the kernel would accept it, 1 = it would
+    # not (here: no such IRQ thread on this machine), 2 = a bad profile
+    p = subprocess.run([str(IRQRESD), "--dry-run", "-p", str(prof), "--run-dir",
+                        str(tmp_path / "run")], capture_output=True, text=True, timeout=60)
+    assert p.returncode in (0, 1), p.stdout + p.stderr
+    assert f"{prof}:" not in p.stderr or "matches no thread" in p.stderr
