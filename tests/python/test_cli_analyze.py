@@ -217,3 +217,11 @@ def test_profile_out_is_a_profile_irqresd_reads(tmp_path, trace, args):
                         str(tmp_path / "run")], capture_output=True, text=True, timeout=60)
     assert p.returncode in (0, 1), p.stdout + p.stderr
     assert f"{prof}:" not in p.stderr or "matches no thread" in p.stderr
+
+
+def test_json_output_never_holds_nan():
+    from irqres.cli.analyze import _finite
+
+    d = {"a": [float("nan"), 1.5, np.float64("inf")], "b": {"c": (2, float("-inf"))}}
+    want = '{"a": [null, 1.5, null], "b": {"c": [2, null]}}'
+    assert json.dumps(_finite(d), allow_nan=False) == want

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import math
 import sys
 import threading
 
@@ -126,13 +127,25 @@ def analyze_cmd(trace, pattern, granularity, buffer, min_interarrival, periods, 
         if as_json:
             d = report.to_dict()
             d["plots"] = plots
-            click.echo(json.dumps(d, indent=1, allow_nan=False, default=_json_default))
+            click.echo(json.dumps(_finite(d), indent=1, allow_nan=False,
+                                  default=_json_default))
         else:
             click.echo(report.text(), nl=False)
             for p in plots:
                 click.echo(f"plot: {p}")
             if profile_out is not None:
                 click.echo(f"profile written to {profile_out}")
+
+
+def _finite(obj):
+    """JSON has no NaN or infinity: such statistics become null."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: _finite(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_finite(v) for v in obj]
+    return obj
 
 
 def _json_default(obj):
