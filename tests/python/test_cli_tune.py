@@ -62,7 +62,7 @@ def test_simulate_json_and_log_then_plot(tmp_path):
     assert res["adaptive"]["dropped"] == 0 and res["fixed"]["dropped"] > 0
     assert res["workload"]["intervals"] == 3000
     r = run("simulate", "--intervals", "2000", "--window", "10")
-    assert "adaptive (queued)" in r.output and "range shrink" in r.output
+    assert "adaptive (backlog)" in r.output and "range shrink" in r.output
     assert "no limit" in r.output
     r = run("simulate", "--intervals", "500", "--model", "handoff")
     assert r.exit_code == 0 and "model handoff" in r.output

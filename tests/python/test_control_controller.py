@@ -5,11 +5,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from irqres.control import ControlError, ControllerConfig, ThresholdController
+from irqres.control.controller import drain_intervals
 
 
 def cfg(**kw):
     base = dict(name="nic", period_ns=1_000_000, gain=0.5, window=2, default_job_ns=10_000,
-                min_runtime_ns=100_000, max_runtime_ns=900_000, hysteresis_ns=0)
+                min_runtime_ns=100_000, max_runtime_ns=900_000, hysteresis_ns=0,
+                form="published")
     base.update(kw)
     return ControllerConfig(**base)
 
@@ -47,6 +49,58 @@ def test_deferred_orientation_is_the_printed_formula():
     # +dT = mean(T_rmn) - T_rmn = 100k - 300k = -200k; -dT = -100k; 0.5 * -300k.
     s = c.update(10, 300_000, 10)
     assert (s.d_plus_ns, s.d_minus_ns, s.budget_ns) == (-200_000, -100_000, 350_000)
+
+
+def test_drain_time_makes_the_backlog_loop_critically_damped():
+    for g in (0.05, 0.25, 0.5, 1.0):
+        tau = drain_intervals(g)
+        b = 2 - g - g / tau                      # z^2 - b z + (1 - g): discriminant 0
+        assert b * b == pytest.approx(4 * (1 - g))
+    assert drain_intervals(0.25) == pytest.approx(13.93, abs=0.01)
+    assert drain_intervals(1.0) == 1.0
+
+
+def test_hand_computed_sequence_backlog_form():
+    # G = 0.5: tau = 0.5 / (1 - sqrt(0.5))^2 = 5.8284...; hold 2 jobs; AW = 2.
+    c = ThresholdController(cfg(form="backlog", hold=2), 500_000)
+    tau = drain_intervals(0.5)
+    # i=1: t_job 20k; no earlier N_rmn, so D = T_pro = 200k; -dT = 200k - 500k;
+    # +dT = (5 - 2) * 20k / tau = 10294.4; 0.5 * (10294.4 - 300000) = -144852.8
+    s = c.update(10, 200_000, 5)
+    assert (s.d_plus_ns, s.d_minus_ns, s.budget_ns) == (10_294, -300_000, 355_147)
+    # i=2: t_job 30k; the backlog grew 5 jobs: D = 300k + 150k; mean {200k, 450k} = 325k;
+    # -dT = 325k - 355147 = -30147; +dT = 8 * 30k / tau = 41177.0; 0.5 * 11030.0 -> +5515
+    s = c.update(10, 300_000, 10)
+    assert (s.d_plus_ns, s.d_minus_ns, s.budget_ns) == (41_177, -30_147, 360_662)
+    # i=3, N_pro = 0: t_job = default_job 10k; shrank 6 jobs: D = max(-60k, 0) = 0;
+    # mean {450k, 0} = 225k; -dT = -135662; +dT = 2 * 10k / tau = 3431.5; -> -66115
+    s = c.update(0, 0, 4)
+    assert (s.d_plus_ns, s.d_minus_ns, s.budget_ns) == (3_431, -135_662, 294_547)
+    # saturation at both clamps, without wind-up
+    s = c.update(1, 100_000, 300)
+    assert (s.budget_ns, s.clamp) == (900_000, "max")
+    assert c.threshold_ns == 900_000                 # the next step starts from the clamp
+    c = ThresholdController(cfg(form="backlog"), 150_000)
+    s = c.update(10, 10_000, 0)      # -dT = 10k - 150k, +dT = 0: 150k - 70k = 80k
+    assert (s.threshold_ns, s.budget_ns, s.clamp) == (80_000, 100_000, "min")
+
+
+def test_backlog_form_keeps_raising_while_behind_and_follows_a_fall():
+    tau = drain_intervals(0.5)
+    # a task steadily 3 jobs behind: the same N_rmn every interval still raises Q ...
+    c = ThresholdController(cfg(form="backlog", window=3), 300_000)
+    budgets = []
+    for _ in range(8):
+        budgets.append(c.update(10, c.threshold_ns, 3).budget_ns)
+    assert all(b2 > b1 for b1, b2 in zip(budgets, budgets[1:]))
+    # ... and once nothing is left over, Q settles on the work that arrives
+    for _ in range(40):
+        s = c.update(10, 200_000, 0)
+    assert abs(s.budget_ns - 200_000) <= 1
+    # fewer left over than the hold lowers the budget below the demand
+    c = ThresholdController(cfg(form="backlog", hold=5, window=3), 300_000)
+    s = c.update(10, 300_000, 0)
+    assert s.budget_ns == 300_000 + round(0.5 * (-5 * 30_000 / tau))
 
 
 def test_window_mean_excludes_current_sample_and_slides():
@@ -95,7 +149,9 @@ def test_derived_clamps():
     (dict(gain=0), "gain"), (dict(gain=1.5), "gain"), (dict(window=0), "window"),
     (dict(period_ns=0), "period_ns"), (dict(min_runtime_ns=-1), "min_runtime_ns"),
     (dict(min_runtime_ns=950_000), "min_runtime_ns"), (dict(buffer=0), "buffer"),
-    (dict(orientation="sideways"), "orientation"), (dict(deadline_ns=2_000_000), "deadline"),
+    (dict(orientation="sideways"), "orientation"), (dict(form="pid"), "form"),
+    (dict(hold=-1), "hold"),
+        (dict(hold=8, buffer=8), "hold: 8 jobs do not fit"), (dict(deadline_ns=2_000_000), "deadline"),
 ])
 def test_bad_settings_are_named(kw, word):
     with pytest.raises(ControlError, match=f"target nic: {word}"):

@@ -13,6 +13,7 @@ from irqres.control import ControlError
 from irqres.control.loop import LOG_COLUMNS, Tuner, cpu_count
 
 SAMPLE = 2_000_000
+PERIOD = 10_000_000
 ADAPTIVE = {"sample_ns": SAMPLE, "gain": 0.25, "window": 100, "default_job_ns": 1_000_000,
             "min_runtime_ns": 1_000_000, "max_runtime_ns": 9_000_000, "hysteresis_ns": 100_000}
 
@@ -54,8 +55,9 @@ class Model:
             self.backlog = self.cpu = self.vol = self.invol = 0
         q = self.d.target("load")["runtime_ns"]
         self.budgets.append(q)
-        avail = self.backlog + w
-        used = min(avail, q)
+        # per request the task gets the share of a 10 ms period that one sample covers
+        avail = self.backlog + w * SAMPLE // PERIOD
+        used = min(avail, q * SAMPLE // PERIOD)
         self.backlog = min(avail - used, 5 * w)
         self.cpu += used
         if self.backlog:

@@ -32,6 +32,13 @@ def _duration(ctx: click.Context, param: click.Parameter, value: str | None) -> 
 @click.option("--rate-off", default=10.0, show_default=True, help="Jobs per interval, quiet.")
 @click.option("--p-on-off", default=0.3, show_default=True, help="P(burst ends) per interval.")
 @click.option("--p-off-on", default=0.3, show_default=True, help="P(burst starts).")
+@click.option("--traffic", type=click.Choice(["onoff", "fluctuating"]), default="onoff",
+              show_default=True, help="onoff: Markov on/off bursts (--rate-on/--rate-off); "
+              "fluctuating: Poisson at --rate-on with a correlated rate deviation.")
+@click.option("--rate-sd", default=2.0, show_default=True,
+              help="fluctuating: sd of the rate deviation, jobs per interval.")
+@click.option("--rate-corr", default=0.6, show_default=True,
+              help="fluctuating: its correlation from one interval to the next.")
 @click.option("--seed", default=1, show_default=True)
 @click.option("--buffer", default=512, show_default=True, help="N_c: jobs the device holds.")
 @click.option("--gain", default=0.25, show_default=True, help="G.")
@@ -42,6 +49,10 @@ def _duration(ctx: click.Context, param: click.Parameter, value: str | None) -> 
               help="Lower clamp [default: 1024ns].")
 @click.option("--max-runtime", "max_ns", default=None, callback=_duration,
               help="Upper clamp [default: the interval].")
+@click.option("--form", type=click.Choice(["backlog", "published"]), default="backlog",
+              show_default=True, help="The controller's update (docs/controller.md).")
+@click.option("--hold", default=0, show_default=True,
+              help="backlog form: jobs kept queued (the set point; smoothing needs > 0).")
 @click.option("--orientation", type=click.Choice(["queued", "deferred"]), default="queued",
               show_default=True, help="How left-over work moves the budget "
               "(docs/controller.md).")
@@ -54,8 +65,9 @@ def _duration(ctx: click.Context, param: click.Parameter, value: str | None) -> 
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
 def simulate_cmd(intervals: int, interval_ns: int, job_ns: int, jitter: float,
                  rate_on: float, rate_off: float, p_on_off: float, p_off_on: float,
-                 seed: int, buffer: int, gain: float, window: int, default_job_ns: int,
-                 min_ns: int | None, max_ns: int | None, orientation: str, model: str,
+                 traffic: str, rate_sd: float, rate_corr: float, seed: int, buffer: int,
+                 gain: float, window: int, default_job_ns: int, min_ns: int | None,
+                 max_ns: int | None, form: str, hold: int, orientation: str, model: str,
                  log_path: str | None, as_json: bool) -> None:
     """Compare the threshold controller with a fixed budget equal to the average work
     and with no limit.
@@ -69,11 +81,12 @@ def simulate_cmd(intervals: int, interval_ns: int, job_ns: int, jitter: float,
     """
     with cli_errors():
         w = Workload(intervals, interval_ns, job_ns, jitter, rate_on, rate_off, p_on_off,
-                     p_off_on, seed)
+                     p_off_on, seed, traffic, rate_sd, rate_corr)
         cfg = ControllerConfig(name="simulated", period_ns=interval_ns, gain=gain,
                                window=window, default_job_ns=default_job_ns,
                                min_runtime_ns=min_ns or 0, max_runtime_ns=max_ns or 0,
-                               buffer=buffer, orientation=orientation)
+                               buffer=buffer, orientation=orientation, form=form,
+                               hold=hold)
         result = compare(w, cfg, model)
         if log_path:
             run = simulate_adaptive(w, cfg, model=model)

@@ -8,7 +8,20 @@ and N_rmn jobs left over. The controller computes
     -dT    = mean_AW(T_pro) - T_pro
     T_thr(i) = T_thr(i-1) + G * (+dT + -dT)
 
-and the clamped threshold becomes the next budget Q. T_thr is CPU time per sampling
+and the clamped threshold becomes the next budget Q. That is ``form="published"``. The
+default, ``form="backlog"``, steers by the work that arrives and the backlog's level:
+
+    t_job  = T_pro / N_pro                               (N_pro = 0: default_job)
+    D(i)   = T_pro + (N_rmn(i) - N_rmn(i-1)) * t_job     (work arrived in i, >= 0)
+    -dT    = mean_W(D) - T_thr(i-1)   (W = min(AW, tau) intervals up to i; T_thr
+                                                  of the budget in force)
+    +dT    = (N_rmn - hold) * t_job / tau                (drain the backlog beyond hold)
+    tau    = G / (1 - sqrt(1 - G))^2                     (the loop critically damped)
+
+The published term only reacts to *changes* of the left-over work: a backlog that stays
+gives no further raise, and under a queued backlog the printed loop
+z^2 - (2 - 2G) z + (1 - G) rings (damping ratio 0.26 at G = 0.25) between the clamps.
+docs/controller.md derives both. T_thr is CPU time per sampling
 interval S, as in the reference; the budget per server period T that delivers it is
 Q = T_thr * T / S (the same number when S = T). Readings of the reference, each argued
 in docs/controller.md:
@@ -35,6 +48,18 @@ from ..units import format_duration
 
 KERNEL_MIN_RUNTIME_NS = 1024  # the kernel refuses a SCHED_DEADLINE runtime below this
 ORIENTATIONS = {"queued": -1, "deferred": 1}
+FORMS = ("backlog", "published")
+
+
+def drain_intervals(gain: float) -> float:
+    """tau of the backlog form: the drain time that makes its loop critically damped.
+
+    While the thread is backlogged T_pro(i) = T_thr(i-1) and the backlog B grows by the
+    arrivals minus T_thr(i-1); with +dT = B/tau the loop's characteristic polynomial is
+    z^2 - (2 - G - G/tau) z + (1 - G), with a double real root when
+    G/tau = (1 - sqrt(1 - G))^2 (tau = 13.9 at G = 0.25, 5.8 at G = 0.5, 1 at G = 1).
+    """
+    return gain / (1.0 - (1.0 - gain) ** 0.5) ** 2
 
 
 class ControlError(IrqresError, ValueError):
@@ -62,6 +87,8 @@ class ControllerConfig:
     buffer: int | None = None           # N_c
     min_interarrival_ns: int | None = None  # P
     orientation: str = "queued"
+    form: str = "backlog"
+    hold: int = 0                       # jobs the backlog form keeps queued (its set point)
 
     def __post_init__(self) -> None:
         def bad(what: str, why: str) -> ControlError:
@@ -85,10 +112,17 @@ class ControllerConfig:
         if self.orientation not in ORIENTATIONS:
             raise bad("orientation", f"must be one of {', '.join(ORIENTATIONS)}, "
                       f"got {self.orientation!r}")
+        if self.form not in FORMS:
+            raise bad("form", f"must be one of {', '.join(FORMS)}, got {self.form!r}")
+        if isinstance(self.hold, bool) or not isinstance(self.hold, int) or self.hold < 0:
+            raise bad("hold", f"must be a non-negative number of jobs, got {self.hold!r}")
         for field in ("buffer", "min_interarrival_ns"):
             v = getattr(self, field)
             if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v <= 0):
                 raise bad(field, f"must be a positive integer or unset, got {v!r}")
+        if self.buffer is not None and self.hold >= self.buffer:
+            raise bad("hold", f"{self.hold} jobs do not fit in the device's buffer of "
+                      f"{self.buffer}")
         if self.max_runtime_ns and self.min_runtime_ns > self.max_runtime_ns:
             raise bad("min_runtime_ns", f"{format_duration(self.min_runtime_ns)} is above "
                       f"max_runtime {format_duration(self.max_runtime_ns)}")
@@ -168,6 +202,14 @@ class ThresholdController:
     def __init__(self, config: ControllerConfig, initial_ns: int):
         self.config = config
         self._sign = ORIENTATIONS[config.orientation]
+        self._backlog = config.form == "backlog"
+        self._tau = drain_intervals(config.gain)
+        # backlog form: work arrived per interval, over at most tau intervals (a longer
+        # mean lags a rising budget by more than the drain term raises it)
+        self._dem_window = min(config.window, max(round(self._tau), 1))
+        self._dem: deque[int] = deque()
+        self._sum_dem = 0
+        self._last_rmn: int | None = None
         self._pro: deque[int] = deque()
         self._rmn: deque[int] = deque()
         self._sum_pro = 0
@@ -208,6 +250,9 @@ class ThresholdController:
         self._pro.clear()
         self._rmn.clear()
         self._sum_pro = self._sum_rmn = 0
+        self._dem.clear()
+        self._sum_dem = 0
+        self._last_rmn = None
         self.hold(int(initial_ns))
 
     def update(self, n_pro: int, t_pro_ns: int, n_rmn: int,
@@ -232,7 +277,25 @@ class ThresholdController:
                                        f"integer, got {v!r}")
         t_rmn = n_rmn * t_pro_ns // n_pro if n_pro else n_rmn * cfg.default_job_ns
         n = len(self._pro)
-        if n:
+        if self._backlog:
+            # per-job time of this interval; the work that arrived (served + the backlog's
+            # growth, in jobs at this time per job); its window mean is what Q must meet.
+            per_job = t_pro_ns / n_pro if n_pro else cfg.default_job_ns
+            grew = 0 if self._last_rmn is None else n_rmn - self._last_rmn
+            self._last_rmn = n_rmn
+            arrived = max(t_pro_ns + round(grew * per_job), 0)
+            self._dem.append(arrived)
+            self._sum_dem += arrived
+            if len(self._dem) > self._dem_window:
+                self._sum_dem -= self._dem.popleft()
+            plus = (n_rmn - cfg.hold) * per_job / self._tau
+            # against the budget in force (the hysteresis may hold a moved T_thr back)
+            in_force = self.threshold_ns if self.sent_ns is None \
+                else self.sent_ns * self._s // self._t
+            minus = self._sum_dem / len(self._dem) - in_force
+            d_plus, d_minus = round(plus), round(minus)
+            delta = round(cfg.gain * (plus + minus))
+        elif n:
             # mean - x == (sum - n*x) / n; G * (...) rounded once, at the end.
             num_plus = self._sign * (self._sum_rmn - n * t_rmn)
             num_minus = self._sum_pro - n * t_pro_ns

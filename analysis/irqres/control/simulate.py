@@ -44,6 +44,9 @@ class Workload:
     p_on_off: float = 0.3
     p_off_on: float = 0.3
     seed: int = 1
+    traffic: str = "onoff"
+    rate_sd: float = 2.0        # fluctuating: sd of the rate (jobs per interval) ...
+    rate_corr: float = 0.6      # ... and its correlation from one interval to the next
 
     def __post_init__(self) -> None:
         checks = [
@@ -55,6 +58,9 @@ class Workload:
             ("rate_off", self.rate_off >= 0, "non-negative"),
             ("p_on_off", 0 < self.p_on_off <= 1, "in (0, 1]"),
             ("p_off_on", 0 < self.p_off_on <= 1, "in (0, 1]"),
+            ("traffic", self.traffic in TRAFFIC, f"one of {', '.join(TRAFFIC)}"),
+            ("rate_sd", self.rate_sd >= 0, "non-negative"),
+            ("rate_corr", 0 <= self.rate_corr < 1, "in [0, 1)"),
         ]
         for name, ok, want in checks:
             if not ok:
@@ -64,6 +70,8 @@ class Workload:
     def generate(self) -> tuple[np.ndarray, np.ndarray]:
         """Jobs arrived per interval (int64) and each job's CPU time in ns (int64)."""
         rng = np.random.default_rng(self.seed)
+        if self.traffic == "fluctuating":
+            return self._fluctuating(rng)
         u = rng.random(self.intervals)
         on = np.empty(self.intervals, dtype=bool)
         state = False
@@ -71,9 +79,30 @@ class Workload:
             state = (x >= self.p_on_off) if state else (x < self.p_off_on)
             on[i] = state
         counts = rng.poisson(np.where(on, self.rate_on, self.rate_off)).astype(np.int64)
+        return counts, self._jobs(rng, counts)
+
+    def _fluctuating(self, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        """Demand fluctuating around a mean: Poisson jobs at a rate ``rate_on`` + an AR(1)
+        deviation (sd ``rate_sd``, lag-1 correlation ``rate_corr``: short correlated bursts).
+        At the defaults (25 jobs of 20 us +-50 %) the work per 1 ms spans about 200-850 us,
+        the reference's range without control."""
+        e = rng.standard_normal(self.intervals).tolist()
+        c, k = self.rate_corr, (1.0 - self.rate_corr ** 2) ** 0.5
+        dev = np.empty(self.intervals)
+        v = 0.0
+        for i, x in enumerate(e):
+            v = c * v + k * x
+            dev[i] = v
+        rate = np.maximum(self.rate_on + self.rate_sd * dev, 0.0)
+        counts = rng.poisson(rate).astype(np.int64)
+        return counts, self._jobs(rng, counts)
+
+    def _jobs(self, rng: np.random.Generator, counts: np.ndarray) -> np.ndarray:
         jitter = rng.uniform(-self.job_jitter, self.job_jitter, int(counts.sum()))
-        jobs = np.maximum(np.rint(self.job_ns * (1.0 + jitter)), 1).astype(np.int64)
-        return counts, jobs
+        return np.maximum(np.rint(self.job_ns * (1.0 + jitter)), 1).astype(np.int64)
+
+
+TRAFFIC = ("onoff", "fluctuating")
 
 
 @dataclass
@@ -200,7 +229,8 @@ def simulate_adaptive(workload: Workload, config: ControllerConfig,
                            f"period_ns {config.period_ns} != interval_ns "
                            f"{workload.interval_ns}")
     ctl = ThresholdController(config, q0)
-    label = f"adaptive ({config.orientation})"
+    label = "adaptive (backlog)" if config.form == "backlog" else \
+        f"adaptive ({config.orientation})"
     q0 = ctl.to_budget(ctl.threshold_ns)
     if model == "handoff":
         return serve_handoff(workload, lambda a, b, c: ctl.update(a, b, c).budget_ns,
