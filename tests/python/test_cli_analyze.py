@@ -100,6 +100,41 @@ def test_plots_and_profile_out(tmp_path):
     assert t["runtime"].endswith(("us", "ms", "ns")) and t["period"] == "1.5ms"
 
 
+def _table_rows(output: str) -> dict[str, list[str]]:
+    """The recommendation table of a text report: period -> the row's columns."""
+    lines = output.splitlines()
+    head = next(i for i, ln in enumerate(lines) if ln.split()[:4] == ["period", "runtime",
+                                                                      "Q/T", "model"])
+    rows = {}
+    for ln in lines[head + 1:]:
+        if ln.startswith("profile") or ln.startswith("no candidate"):
+            break
+        cols = ln.split()
+        if cols and cols[0][0].isdigit():
+            rows[cols[0]] = cols
+    return rows
+
+
+def test_model_column_and_option():
+    # a job every ~2 ms: auto takes the per-activation chain at 1 ms (most inter-arrivals
+    # are >= 1 ms) and the per-period demand at 2.6 ms
+    args = ["analyze", FAKE, "--period", "1ms", "--period", "2.6ms", "--target-prob", "0.9"]
+    auto = _table_rows(run(*args).output)
+    assert auto["1ms"][3] == "activation" and auto["2.6ms"][3] == "demand"
+    for kind in ("activation", "demand"):
+        r = run(*args, "--model", kind)
+        assert r.exit_code == 0, r.output
+        assert [row[3] for row in _table_rows(r.output).values()] == [kind, kind]
+    # the per-activation chain cannot vouch for a period longer than every inter-arrival
+    act = _table_rows(run(*args, "--period", "10ms", "--model", "activation").output)
+    assert act["10ms"][1:5] == ["-", "-", "activation", "infeasible:"]
+    r = run("analyze", FAKE, "--json", "--period", "2.6ms", "--target-prob", "0.9",
+            "--model", "activation")
+    (th,) = json.loads(r.output)["threads"]
+    assert th["recommendation"]["model"] == "activation"
+    assert [row["model"] for row in th["recommendation"]["rows"]] == ["activation"]
+
+
 @pytest.mark.parametrize("args, message", [
     (["/nonexistent/trace.dat"], "cannot read the trace"),
     ([str(DATA / "fake_irq.py")], "not a trace-cmd data file"),
@@ -109,6 +144,7 @@ def test_plots_and_profile_out(tmp_path):
     ([FAKE, "--period", "0ms"], "must be longer than 0"),
     ([FAKE, "--buffer", "0"], "0 is not in the range"),
     ([FAKE, "--target-prob", "1.5"], "1.5 is not in the range"),
+    ([FAKE, "--model", "queue"], "'queue' is not one of 'auto', 'activation', 'demand'"),
 ])
 def test_errors_are_messages_not_tracebacks(args, message):
     r = CliRunner().invoke(main, ["analyze", *args])

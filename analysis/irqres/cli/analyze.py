@@ -11,6 +11,7 @@ import threading
 import click
 
 from ..errors import IrqresError, UnitError
+from ..model import MODELS
 from ..trace.reader import RECORD_COMMAND
 from ..units import parse_duration
 from .status import cli_errors
@@ -80,13 +81,16 @@ def _progress():
               default=0.99, show_default=True, help="Required P{response <= D}.")
 @click.option("--max-bandwidth", type=click.FloatRange(0, 1, min_open=True), default=0.9,
               show_default=True, help="Largest Q/T to consider.")
+@click.option("--model", type=click.Choice(MODELS), default="auto", show_default=True,
+              help="The chain per candidate period: per activation, per period's demand, "
+                   "or auto (per activation when most inter-arrivals are >= the period).")
 @click.option("--plot", "plot_dir", type=click.Path(file_okay=False), default=None,
               help="Write PNG and SVG plots of both PMFs per thread into this directory.")
 @click.option("--json", "as_json", is_flag=True, help="Print everything as JSON.")
 @click.option("--profile-out", type=click.Path(dir_okay=False, writable=True), default=None,
               help="Write a profile with every recommended reservation to this file.")
 def analyze_cmd(trace, pattern, granularity, buffer, min_interarrival, periods, deadline,
-                target_prob, max_bandwidth, plot_dir, as_json, profile_out):
+                target_prob, max_bandwidth, model, plot_dir, as_json, profile_out):
     from ..trace.reader import read_trace
 
     # the native reader releases the GIL: load the model (numpy, scipy) meanwhile
@@ -106,7 +110,7 @@ def analyze_cmd(trace, pattern, granularity, buffer, min_interarrival, periods, 
         opts = Options(pattern=pattern, granularity_ns=granularity, buffer=buffer,
                        min_interarrival_ns=min_interarrival,
                        periods_ns=list(periods) or None, deadline_ns=deadline,
-                       target_prob=target_prob, max_bandwidth=max_bandwidth)
+                       target_prob=target_prob, max_bandwidth=max_bandwidth, model=model)
         report = analyze(tr, opts)
         plots = []
         if plot_dir is not None:

@@ -40,6 +40,7 @@ class Options:
     target_prob: float = 0.99
     max_bandwidth: float = 0.9
     mc_jobs: int = 100_000
+    model: str = "auto"  # "auto", "activation" or "demand" (recommend()'s model keyword)
 
 
 @dataclass
@@ -237,11 +238,12 @@ def _thread_text(tr: ThreadReport) -> list[str]:
           else format_duration(first.deadline_ns))
     out.append(f"recommendation: P{{response <= D}} >= {rec.target_prob}, D = {dl}, "
                f"Q/T <= {rec.max_bandwidth:.0%}, Δ = {format_duration(rec.granularity_ns)}")
-    out.append(f"{'period':>10}{'runtime':>11}{'Q/T':>8}{'model':>10}{'±bound':>9}"
+    out.append(f"{'period':>10}{'runtime':>11}{'Q/T':>8}{'model':>12}{'P model':>10}{'±bound':>9}"
                f"{'Monte Carlo [95% CI]':>28}{'replay':>10}  buffering")
     for r in rec.rows:
         if not r.feasible:
-            out.append(f"{format_duration(r.period_ns):>10}{'-':>11}  infeasible: {r.reason}")
+            out.append(f"{format_duration(r.period_ns):>10}{'-':>11}{'-':>8}{r.model:>12}"
+                       f"  infeasible: {r.reason}")
             if rec.buffer is not None:
                 need = _buffer_min_runtime(rec, r.period_ns)
                 out.append(f"{'':>10}  buffering alone needs runtime >= "
@@ -254,7 +256,7 @@ def _thread_text(tr: ThreadReport) -> list[str]:
             if r.buffer_check.ok else r.buffer_check.message)
         mark = " *" if r is rec.best else ""
         out.append(f"{format_duration(r.period_ns):>10}{format_duration(r.runtime_ns):>11}"
-                   f"{100 * r.bandwidth:>7.1f}%{_pct(r.solver_prob):>10}"
+                   f"{100 * r.bandwidth:>7.1f}%{r.model:>12}{_pct(r.solver_prob):>10}"
                    f"{r.error_bound:>9.1e}{mc:>28}{_pct(r.replay_prob):>10}  {buf}{mark}")
     if rec.best is None:
         out.append("no candidate period meets the target; try --period, a lower "
@@ -312,7 +314,7 @@ def analyze(trace: Trace, options: Options | None = None) -> Report:
                 target_prob=opt.target_prob, deadline_ns=opt.deadline_ns,
                 buffer=opt.buffer, min_interarrival_ns=p if opt.buffer is not None else None,
                 max_bandwidth=opt.max_bandwidth, granularity_ns=opt.granularity_ns,
-                mc_jobs=opt.mc_jobs)
+                mc_jobs=opt.mc_jobs, model=opt.model)
         threads.append(ThreadReport(act, st, served, exec_pmf, inter_pmf, p, src, rec, problem))
     lines = line_requests(trace, sorted({a.thread.irq for a in acts}))
     return Report(trace, opt, threads, gaps, lines)

@@ -17,6 +17,10 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+#: The values of recommend()'s ``model`` keyword (here, so that the CLI can offer them
+#: without importing numpy and scipy).
+MODELS = ("auto", "activation", "demand")
+
 
 def format_exact(ns: int) -> str:
     """Format integer ns with a unit, exactly (profile syntax: ``2ms``, ``1.5ms``, ``1234ns``).

@@ -28,7 +28,7 @@ import yaml
 
 from ..errors import ModelError
 from ..pmf import Pmf, as_ns_array, default_granularity
-from . import buffering, format_exact
+from . import MODELS, buffering, format_exact
 from .cbs import CbsModel, supply_units
 from .demand import DemandModel, check_activations, period_demand
 from .montecarlo import simulate
@@ -40,8 +40,6 @@ MIN_PERIOD_NS = 100_000
 MAX_PERIOD_NS = 1_000_000_000
 _NAME_RE = re.compile(r"^[A-Za-z0-9_.-]{1,63}$")
 _SELECTOR_KEYS = {"interface", "irq", "action", "driver", "secondary"}
-#: The values of recommend()'s ``model`` keyword.
-MODELS = ("auto", "activation", "demand")
 #: The demand model wants at least this many measured periods (see min_demand_periods).
 MIN_DEMAND_PERIODS = 20
 
