@@ -37,6 +37,7 @@ def test_interface_takes_every_queue_thread(boot, tmp_path):
                                                      for a in v)}
     assert len(data_irqs) == 2 * QUEUES, (names, d["queues"]["out"])
     assert d["irqresd"]["ActiveState"] == "active", d["journal"]["out"]
+    assert "Failed to start" not in d["journal"]["out"], d["journal"]["out"]
     by_irq = {th["irq"]: th for th in d["threads"] if not th["secondary"]}
     for irq in sorted(names):
         th = by_irq.get(irq)

@@ -324,8 +324,12 @@ def scenario_adapt(quiet_s: int, load_s: int, pps: int, udp_port: int) -> dict:
 def scenario_multiqueue(interface: str) -> dict:
     """irqresd on a multi-queue virtio-net found by its predictable interface name."""
     wait_for(lambda: _irqresd().get("ActiveState") in ("active", "failed"), 60, 0.2)
-    msi = os.path.join("/sys/class/net", interface, "device", "msi_irqs")
-    irqs = sorted(int(i) for i in os.listdir(msi)) if os.path.isdir(msi) else []
+    # a PCI NIC has msi_irqs in its device directory; virtio-net's device is the virtio
+    # device, whose parent is the PCI function with the vectors
+    dev = os.path.join("/sys/class/net", interface, "device")
+    msi = next((d for d in (os.path.join(dev, "msi_irqs"),
+                            os.path.join(dev, "..", "msi_irqs")) if os.path.isdir(d)), None)
+    irqs = sorted(int(i) for i in os.listdir(msi)) if msi else []
     # the IRQs' full action names, which the 15-character comm cannot hold
     actions = {i: sorted(os.listdir(f"/sys/kernel/irq/{i}/actions"))
                if os.path.isdir(f"/sys/kernel/irq/{i}/actions")
