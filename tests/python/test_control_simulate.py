@@ -127,22 +127,33 @@ def test_fluctuating_traffic_spans_the_references_range():
         Workload(traffic="smooth")
 
 
-def test_backlog_form_with_a_hold_smooths_the_interrupt_time():
-    """Fluctuating traffic at 500 us/ms, seed 1, defaults, hold N_c/2 (docs/controller.md):
-    the p1..p99 range shrinks more than 2x against no reservation (measured 2.43x; the
-    reference's 5x is not reached), at the offered mean, without a drop; a fixed budget
-    equal to the average is flatter still (p1..p99 = 0) only because its queue never
-    empties and overflows the device."""
+def test_backlog_form_with_a_hold_smooths_the_interrupt_time_5x():
+    """The reference's result in the queued model (docs/controller.md): fluctuating traffic
+    at 500 us/ms (200-850 us without control), seed 1, hold N_c/2, G = 0.05 (tau = 76
+    intervals): the interrupt time per interval stays within about 445-555 us, a range
+    more than 5x smaller than with no reservation (p1..p99 and max-min), at the same mean
+    throughput, with no drop and never more than N_c queued."""
     w = Workload(traffic="fluctuating", rate_on=25, seed=1)
-    r = compare(w, config(hold=N_C // 2))
+    r = compare(w, config(hold=N_C // 2, gain=0.05))
     a, none, fixed = r["adaptive"], r["unlimited"], r["fixed"]
-    assert r["p1_p99_shrink_vs_unlimited"] > 2.0
+    assert r["p1_p99_shrink_vs_unlimited"] >= 5 and r["range_shrink_vs_unlimited"] >= 5
     assert a["dropped"] == 0 and a["max_backlog"] <= N_C
     assert abs(a["mean_consumed_ns"] - none["mean_consumed_ns"]) < 0.01 * none["mean_consumed_ns"]
+    # Against a fixed budget equal to the average it is not met, and cannot be: that budget
+    # uses a constant Q whenever its queue is not empty (p1..p99 = 0), and its queue,
+    # a random walk without drift, overflows the device.
     assert fixed["p1_p99_ns"] == 0 and fixed["dropped"] > 0
-    # without a hold the queue empties and the thread's time follows the demand more
-    plain = compare(w, config())["adaptive"]
-    assert plain["p1_p99_ns"] > 1.3 * a["p1_p99_ns"] and plain["dropped"] == 0
+    assert r["range_shrink"] < 5
+
+
+def test_smoothing_needs_a_hold_and_a_slow_gain():
+    w = Workload(traffic="fluctuating", rate_on=25, seed=1)
+    runs = {(g, h): compare(w, config(hold=h, gain=g)) for g, h in
+            ((0.25, 0), (0.25, N_C // 2), (0.05, N_C // 2))}
+    shrink = {k: v["p1_p99_shrink_vs_unlimited"] for k, v in runs.items()}
+    # no hold: the queue empties and the thread's time follows the demand
+    assert shrink[0.25, 0] < 2 < shrink[0.25, N_C // 2] < 5 <= shrink[0.05, N_C // 2]
+    assert all(v["adaptive"]["dropped"] == 0 for v in runs.values())
 
 
 def test_published_form_rings_between_the_clamps_on_bursts():
