@@ -64,11 +64,11 @@ def test_intervals_irq_and_task():
     a = counters_from_stats(stats(), "irq", drops=3)
     b = counters_from_stats(stats(irq=160, vol=14, invol=2, cpu=1_400_000), "irq", drops=8)
     # 60 interrupts over 4 activations: each of the 2 cuts leaves ~15 behind; 5 dropped
-    assert interval(a, b).__dict__ == {"n_pro": 60, "t_pro_ns": 400_000, "n_rmn": 2 * 15 + 5}
+    assert interval(a, b)._asdict() == {"n_pro": 60, "t_pro_ns": 400_000, "n_rmn": 2 * 15 + 5}
     t0 = counters_from_stats(stats(vol=10, invol=1), "task")
     t1 = counters_from_stats(stats(vol=10, invol=4, cpu=3_000_000), "task")
     # a task: every run counts (3 cut runs), each cut leaves its job behind
-    assert interval(t0, t1).__dict__ == {"n_pro": 3, "t_pro_ns": 2_000_000, "n_rmn": 3}
+    assert interval(t0, t1)._asdict() == {"n_pro": 3, "t_pro_ns": 2_000_000, "n_rmn": 3}
 
 
 def test_irq_count_from_proc_when_the_daemon_has_none():

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from ..errors import IrqresError
 from ..units import format_duration
@@ -175,9 +176,9 @@ class ControllerConfig:
                                f"{exc}") from exc
 
 
-@dataclass(frozen=True)
-class Step:
-    """What one interval did: the terms, the threshold and the budget to send."""
+class Step(NamedTuple):
+    """What one interval did: the terms, the threshold and the budget to send (a tuple:
+    one is built per target per interval)."""
 
     t_rmn_ns: int
     d_plus_ns: int          # +dT, oriented (see the module docstring)
@@ -276,7 +277,6 @@ class ThresholdController:
                     raise ControlError(f"target {cfg.name}: {what} must be a non-negative "
                                        f"integer, got {v!r}")
         t_rmn = n_rmn * t_pro_ns // n_pro if n_pro else n_rmn * cfg.default_job_ns
-        n = len(self._pro)
         if self._backlog:
             # per-job time of this interval; the work that arrived (served + the backlog's
             # growth, in jobs at this time per job); its window mean is what Q must meet.
@@ -295,7 +295,8 @@ class ThresholdController:
             minus = self._sum_dem / len(self._dem) - in_force
             d_plus, d_minus = round(plus), round(minus)
             delta = round(cfg.gain * (plus + minus))
-        elif n:
+        elif self._pro:
+            n = len(self._pro)
             # mean - x == (sum - n*x) / n; G * (...) rounded once, at the end.
             num_plus = self._sign * (self._sum_rmn - n * t_rmn)
             num_minus = self._sum_pro - n * t_pro_ns
@@ -311,13 +312,14 @@ class ThresholdController:
         self.threshold_ns = clamped
         budget = self.to_budget(clamped)
 
-        self._pro.append(t_pro_ns)
-        self._rmn.append(t_rmn)
-        self._sum_pro += t_pro_ns
-        self._sum_rmn += t_rmn
-        if len(self._pro) > cfg.window:
-            self._sum_pro -= self._pro.popleft()
-            self._sum_rmn -= self._rmn.popleft()
+        if not self._backlog:       # the published form's windows
+            self._pro.append(t_pro_ns)
+            self._rmn.append(t_rmn)
+            self._sum_pro += t_pro_ns
+            self._sum_rmn += t_rmn
+            if len(self._pro) > cfg.window:
+                self._sum_pro -= self._pro.popleft()
+                self._sum_rmn -= self._rmn.popleft()
 
         send = self.sent_ns is None or abs(budget - self.sent_ns) > cfg.hysteresis_ns
         if send:

@@ -33,6 +33,7 @@ import ctypes
 import os
 import platform
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from ..errors import IrqresError
 
@@ -98,9 +99,9 @@ def read_net_drops(iface: str, sys: str = "/sys") -> int | None:
     return total if found else None
 
 
-@dataclass(frozen=True)
-class Counters:
-    """One thread's cumulative counters at one instant."""
+class Counters(NamedTuple):
+    """One thread's cumulative counters at one instant (a tuple: cheap to build at every
+    tick for every thread)."""
 
     pid: int
     kind: str               # "irq" or "task"
@@ -111,8 +112,7 @@ class Counters:
     drops: int | None       # device drops (NIC only)
 
 
-@dataclass(frozen=True)
-class Interval:
+class Interval(NamedTuple):
     """What a thread did between two samples."""
 
     n_pro: int

@@ -105,6 +105,8 @@ class TargetState:
     iface: dict[int, str | None] = field(default_factory=dict)  # pid -> NIC, looked up once
     ceiling: tuple[int, int] | None = None                   # (runtime, until_ns)
     last: Step | None = None
+    # (the threads dict it was made from, [(cpus, threads on them, CPUs in the list)])
+    cpu_groups: tuple[dict, list[tuple[str, int, int]]] | None = None
     last_interval: Interval | None = None
     sent: int = 0
     note: str = ""
@@ -357,8 +359,9 @@ class Tuner:
             st.note = "priming"
             return
         # every thread of a target gets the same Q: the busiest one decides
-        iv = per_sample(max(intervals, key=lambda x: (x.t_pro_ns, x.n_rmn)), st.sample_ns,
-                        elapsed)
+        busiest = intervals[0] if len(intervals) == 1 else max(
+            intervals, key=lambda x: (x.t_pro_ns, x.n_rmn))
+        iv = per_sample(busiest, st.sample_ns, elapsed)
         step = st.ctl.update(iv.n_pro, iv.t_pro_ns, iv.n_rmn,
                              self._bandwidth_left(st, now, used))
         st.last, st.last_interval = step, iv
@@ -420,14 +423,14 @@ class Tuner:
                 st.ceiling = None
         if used is None:
             used = self._domain_usage()
-        mine: dict[str, int] = {}
-        for th in st.threads.values():
-            mine[th.get("cpus", "")] = mine.get(th.get("cpus", ""), 0) + 1
+        if st.cpu_groups is None or st.cpu_groups[0] is not st.threads:
+            mine: dict[str, int] = {}
+            for th in st.threads.values():
+                mine[th.get("cpus", "")] = mine.get(th.get("cpus", ""), 0) + 1
+            st.cpu_groups = (st.threads, [(c, n, cpu_count(c)) for c, n in mine.items()
+                                          if cpu_count(c)])
         own_bw = st.runtime_ns / st.period_ns
-        for cpus, n_mine in mine.items():
-            ncpu = cpu_count(cpus)
-            if not ncpu:
-                continue
+        for cpus, n_mine, ncpu in st.cpu_groups[1]:
             free = self._capacity * ncpu - (used.get(cpus, 0.0) - n_mine * own_bw)
             allowed = int(free / n_mine * st.period_ns)
             limit = allowed if limit is None else min(limit, allowed)
