@@ -93,7 +93,7 @@ def analyze_cmd(trace, pattern, granularity, buffer, min_interarrival, periods, 
                 target_prob, max_bandwidth, model, plot_dir, as_json, profile_out):
     from ..trace.reader import read_trace
 
-    # the native reader releases the GIL: load the model (numpy, scipy) meanwhile
+    # the native reader releases the GIL: load the model meanwhile
     loader = threading.Thread(target=importlib.import_module, args=("irqres.measure.report",),
                               daemon=True)
     loader.start()

@@ -18,7 +18,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 #: The values of recommend()'s ``model`` keyword (here, so that the CLI can offer them
-#: without importing numpy and scipy).
+#: without importing numpy).
 MODELS = ("auto", "activation", "demand")
 
 

@@ -49,11 +49,10 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import fft as sp_fft
-from scipy.optimize import brentq
 
 from ..errors import ModelError
 from ..pmf import Pmf
+from .numeric import brentq, next_fast_len
 
 #: Largest FFT grid the solver uses (see the module docstring).
 MAX_GRID = 1 << 20
@@ -316,16 +315,16 @@ class CbsModel:
         z_tilt = np.zeros(grid)
         shift = zv * q
         np.add.at(z_tilt, (-shift) % grid, zp * np.exp(-beta * shift.astype(np.float64)))
-        phi = sp_fft.rfft(c_tilt) * sp_fft.rfft(z_tilt)  # E[e^{(β+iθ)X}] on the grid
-        b_tilt = sp_fft.irfft(-np.log1p(-phi), n=grid)
+        phi = np.fft.rfft(c_tilt) * np.fft.rfft(z_tilt)  # E[e^{(β+iθ)X}] on the grid
+        b_tilt = np.fft.irfft(-np.log1p(-phi), n=grid)
         # The law of W needs only the positive side and its own tail: a shorter grid.
-        n_w = min(grid, sp_fft.next_fast_len(max(split, _w_grid(gamma)), real=True))
+        n_w = min(grid, next_fast_len(max(split, _w_grid(gamma))))
         b = np.zeros(n_w)
         k = np.arange(1, split)
         b[1:split] = np.clip(b_tilt[1:split] * np.exp(-beta * k), 0.0, None)
-        big_b = sp_fft.rfft(b)
+        big_b = np.fft.rfft(b)
         psi = np.exp(big_b - big_b[0].real)
-        pw = np.clip(sp_fft.irfft(psi, n=n_w), 0.0, None)
+        pw = np.clip(np.fft.irfft(psi, n=n_w), 0.0, None)
         fw = np.cumsum(pw)
         fw /= max(fw[-1], 1.0)
         return fw
@@ -353,11 +352,11 @@ def _w_grid(gamma: float) -> int:
 
 def _grid(gamma: float, beta: float, lam: float, c_max: int) -> tuple[int, int, float]:
     """The smallest fast FFT length (and its split) meeting the tolerance, or the cap."""
-    grid = sp_fft.next_fast_len(max(64, 2 * (c_max + 1)), real=True)
+    grid = next_fast_len(max(64, 2 * (c_max + 1)))
     while True:
         # Balance the dropped positive tail against the negative side's wrap.
         split = max(2, min(grid - 1, round(beta * grid / (gamma + beta))))
         err = _grid_error(gamma, beta, lam, grid, split)
         if err <= _TOLERANCE or grid >= MAX_GRID:
             return grid, split, min(err + 1e-12, 1.0)
-        grid = min(sp_fft.next_fast_len(math.ceil(grid * 1.1), real=True), MAX_GRID)
+        grid = min(next_fast_len(math.ceil(grid * 1.1)), MAX_GRID)

@@ -25,10 +25,10 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
 from ..errors import ModelError
 from .cbs import CbsModel
+from .numeric import student_t_quantile
 
 
 @dataclass(frozen=True, eq=False)
@@ -146,7 +146,7 @@ def simulate(
         prob = np.where(agree, exact, prob)
         means = np.where(agree[None, :], exact[None, :], means)
     sd = means.std(axis=0, ddof=1)
-    tq = float(stats.t.ppf(0.5 + confidence / 2.0, batches - 1))
+    tq = student_t_quantile(0.5 + confidence / 2.0, batches - 1)
     half = tq * sd / math.sqrt(batches)
     floor = -math.log1p(-confidence) / max(regenerations, 1)
     half = np.where(sd == 0.0, np.maximum(half, floor), half)
