@@ -11,11 +11,15 @@
    then sched_getattr until the new runtime shows; medians over the repetitions.
 
 Prints Markdown. Usage: python3 bench/controller/bench_controller.py [--runs 5]
+[--baseline DIR]: DIR holds another tree's analysis/ and bench/ (e.g. from
+`git archive COMMIT analysis bench | tar -x -C DIR`); rows 1 and 2 are then measured for
+both, runs interleaved so that the machine's load falls on both alike.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import statistics
@@ -146,6 +150,27 @@ def bench_daemon(reps: int) -> dict | None:
         victim.wait()
 
 
+def load_baseline(root: str):
+    """This benchmark module of another tree, importing that tree's irqres."""
+    ours = {k: v for k, v in sys.modules.items() if k == "irqres" or k.startswith("irqres.")}
+    path = list(sys.path)
+    for k in ours:
+        del sys.modules[k]
+    try:
+        spec = importlib.util.spec_from_file_location(
+            "bench_baseline", os.path.join(root, "bench", "controller", "bench_controller.py"))
+        if spec is None or spec.loader is None:
+            raise SystemExit(f"--baseline {root}: no bench/controller/bench_controller.py")
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+    finally:
+        for k in [k for k in sys.modules if k == "irqres" or k.startswith("irqres.")]:
+            del sys.modules[k]
+        sys.modules.update(ours)
+        sys.path[:] = path
+    return mod
+
+
 def us(ns: float) -> str:
     return f"{ns / 1000:.2f} µs"
 
@@ -157,16 +182,28 @@ def main() -> None:
     ap.add_argument("--intervals", type=int, default=200)
     ap.add_argument("--reps", type=int, default=200, help="set-budget repetitions")
     ap.add_argument("--no-daemon", action="store_true")
+    ap.add_argument("--baseline", metavar="DIR", help="also measure rows 1-2 of this tree")
     a = ap.parse_args()
-    upd = [bench_update(a.targets, a.intervals * 5) for _ in range(a.runs)]
-    tick = [bench_tick(a.targets, a.intervals) for _ in range(a.runs)]
+    base = load_baseline(a.baseline) if a.baseline else None
+    upd, tick, b_upd, b_tick = [], [], [], []
+    for _ in range(a.runs):
+        if base is not None:
+            b_upd.append(base.bench_update(a.targets, a.intervals * 5))
+            b_tick.append(base.bench_tick(a.targets, a.intervals))
+        upd.append(bench_update(a.targets, a.intervals * 5))
+        tick.append(bench_tick(a.targets, a.intervals))
     med_tick = statistics.median(tick)
     print(f"| measure | median of {a.runs} runs | runs |")
     print("|---|---|---|")
-    print(f"| controller update, per target per interval | {us(statistics.median(upd))} | "
-          + ", ".join(us(x) for x in upd) + " |")
-    print(f"| tune loop work per target per interval ({a.targets} targets, stats decoded) | "
-          f"{us(med_tick)} | " + ", ".join(us(x) for x in tick) + " |")
+    rows = [("controller update, per target per interval", upd, b_upd),
+            (f"tune loop work per target per interval ({a.targets} targets, stats decoded)",
+             tick, b_tick)]
+    for label, v, b in rows:
+        print(f"| {label} | {us(statistics.median(v))} | " + ", ".join(us(x) for x in v)
+              + " |")
+        if b:
+            print(f"| the same, baseline {a.baseline} | {us(statistics.median(b))} | "
+                  + ", ".join(us(x) for x in b) + " |")
     for sample_ms in (1, 10, 100):
         print(f"| CPU share, {a.targets} targets sampled every {sample_ms} ms | "
               f"{100 * med_tick * a.targets / (sample_ms * 1e6):.1f} % of one CPU | |")

@@ -28,7 +28,8 @@ def _duration(ctx: click.Context, param: click.Parameter, value: str | None) -> 
 @click.option("--job", "job_ns", default="20us", show_default=True, callback=_duration,
               help="Mean CPU time per job (jittered by --jitter).")
 @click.option("--jitter", default=0.5, show_default=True, help="Job time jitter, +- share.")
-@click.option("--rate-on", default=40.0, show_default=True, help="Jobs per interval, burst.")
+@click.option("--rate-on", default=40.0, show_default=True,
+              help="Jobs per interval, burst (fluctuating: the mean rate).")
 @click.option("--rate-off", default=10.0, show_default=True, help="Jobs per interval, quiet.")
 @click.option("--p-on-off", default=0.3, show_default=True, help="P(burst ends) per interval.")
 @click.option("--p-off-on", default=0.3, show_default=True, help="P(burst starts).")

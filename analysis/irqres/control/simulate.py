@@ -84,8 +84,8 @@ class Workload:
     def _fluctuating(self, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         """Demand fluctuating around a mean: Poisson jobs at a rate ``rate_on`` + an AR(1)
         deviation (sd ``rate_sd``, lag-1 correlation ``rate_corr``: short correlated bursts).
-        At the defaults (25 jobs of 20 us +-50 %) the work per 1 ms spans about 200-850 us,
-        the reference's range without control."""
+        With ``rate_on`` 25 (jobs of 20 us +-50 %) the work per 1 ms has p1..p99 of
+        263-779 us (seed 1), close to the reference's 200-850 us without control."""
         e = rng.standard_normal(self.intervals).tolist()
         c, k = self.rate_corr, (1.0 - self.rate_corr ** 2) ** 0.5
         dev = np.empty(self.intervals)
