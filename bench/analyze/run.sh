@@ -23,10 +23,13 @@ CFLAGS="-O2 -Wall -Wextra -Wno-unused-parameter"
 cc $CFLAGS -o "$BUILD/bareloop" "$ROOT/bench/analyze/bareloop.c" $(pkg-config --cflags --libs libtracecmd)
 cc $CFLAGS -o "$BUILD/pingpong" "$ROOT/bench/analyze/pingpong.c"
 # irqres from this checkout (its extension is built in place by `make python`), whatever
-# the state of the pip installation
+# the state of the pip installation. The interpreter is resolved once, as the shebang of
+# an installed console script is: a version-manager shim (pyenv) in front of python3
+# would add its own start-up (~0.1 s) to every run.
+PY=$(python3 -c 'import sys; print(sys.executable)')
 cat > "$BUILD/irqres" <<SH
 #!/bin/sh
-PYTHONPATH="$ROOT/analysis\${PYTHONPATH:+:\$PYTHONPATH}" exec python3 -c \\
+PYTHONPATH="$ROOT/analysis\${PYTHONPATH:+:\$PYTHONPATH}" exec "$PY" -c \\
 	'import sys; from irqres.cli import main; sys.argv[0] = "irqres"; main()' "\$@"
 SH
 chmod +x "$BUILD/irqres"

@@ -261,3 +261,20 @@ def test_json_output_never_holds_nan():
     d = {"a": [float("nan"), 1.5, np.float64("inf")], "b": {"c": (2, float("-inf"))}}
     want = '{"a": [null, 1.5, null], "b": {"c": [2, null]}}'
     assert json.dumps(_finite(d), allow_nan=False) == want
+
+
+@pytest.mark.parametrize("args", [["--help"], ["analyze", "--help"], ["status", "--help"],
+                                  ["status", "--socket", "/nonexistent/irqresd.sock"]])
+def test_light_commands_import_neither_numpy_nor_scipy(args):
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom irqres.cli import main\n"
+            "try:\n    main(sys.argv[1:], prog_name='irqres')\nexcept SystemExit:\n    pass\n"
+            "heavy = sorted({m.split('.')[0] for m in sys.modules} & {'numpy', 'scipy', 'yaml'})\n"
+            "print('HEAVY', heavy)\n")
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2] / "analysis"))
+    p = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
+                       env=env, timeout=60)
+    assert "HEAVY []" in p.stdout, p.stdout + p.stderr
+

@@ -77,7 +77,22 @@ struct name_entry {
 	char *name;
 };
 
+/*
+ * A direct-mapped cache in front of names_note for fixed-size name fields (comm[16]):
+ * the raw bytes last seen for a key and their pair. Equal raw bytes are the same name,
+ * so a hit skips measuring, hashing and comparing it (two comms per sched_switch).
+ */
+enum { RAW_MAX = 16, RAW_SLOTS = 4096 };
+
+struct raw_slot {
+	int32_t key;
+	int32_t idx;  /* pair index, -1 for an empty slot */
+	int32_t size; /* bytes of raw that hold the field */
+	char raw[RAW_MAX];
+};
+
 struct names {
+	struct raw_slot *raw; /* RAW_SLOTS entries, or NULL when not used */
 	struct name_entry *v; /* every distinct (key, name) pair, in order of appearance */
 	size_t len, cap;
 	int32_t *slot_key;    /* open addressing: key -> index of its latest pair */
@@ -171,6 +186,7 @@ static void names_free(struct names *n)
 {
 	for (size_t i = 0; i < n->len; i++)
 		free(n->v[i].name);
+	free(n->raw);
 	free(n->v);
 	free(n->slot_key);
 	free(n->slot_idx);
@@ -236,6 +252,7 @@ struct reader {
 	int ncpus;
 	uint64_t nrecords;
 	int64_t first_ts, end_ts;
+	int type_offset, type_size; /* common_type, read in place when the order is native */
 	int err;                /* -errno when a callback failed */
 	PyObject *progress;     /* callable(records) or NULL */
 	uint64_t progress_every; /* records between two calls */
@@ -299,15 +316,31 @@ static ssize_t field_str(struct tep_handle *tep, struct tep_format_field *f,
 static int note_str(struct reader *r, struct names *n, struct tep_format_field *f,
 		    int32_t key, struct tep_record *rec)
 {
+	struct raw_slot *slot = NULL;
 	const char *s;
 	ssize_t len;
+	int idx;
 
 	if (!f)
 		return -1;
+	if (n->raw && !(f->flags & TEP_FIELD_IS_DYNAMIC) && f->size <= RAW_MAX &&
+	    f->offset + f->size <= rec->size) {
+		slot = &n->raw[(uint32_t)key & (RAW_SLOTS - 1)];
+		if (slot->idx >= 0 && slot->key == key && slot->size == f->size &&
+		    memcmp(slot->raw, (const char *)rec->data + f->offset, f->size) == 0)
+			return slot->idx;
+	}
 	len = field_str(r->tep, f, rec, &s);
 	if (len < 0)
 		return -1;
-	return names_note(n, key, s, (size_t)len);
+	idx = names_note(n, key, s, (size_t)len);
+	if (slot && idx >= 0) {
+		slot->key = key;
+		slot->idx = idx;
+		slot->size = f->size;
+		memcpy(slot->raw, (const char *)rec->data + f->offset, f->size);
+	}
+	return idx;
 }
 
 static int on_record(struct tracecmd_input *handle, struct tep_record *rec, int cpu,
@@ -336,8 +369,16 @@ static int on_record(struct tracecmd_input *handle, struct tep_record *rec, int 
 		r->end_ts = ts;
 	r->nrecords++;
 
-	int type = tep_data_type(r->tep, rec);
-	int e = -1;
+	int type, e = -1;
+
+	if (native_order && r->type_size == 2 && r->type_offset + 2 <= rec->size) {
+		uint16_t t;
+
+		memcpy(&t, (const char *)rec->data + r->type_offset, 2);
+		type = t;
+	} else {
+		type = tep_data_type(r->tep, rec);
+	}
 
 	if (type >= 0 && type < (int)sizeof(r->ev_of_id)) {
 		e = r->ev_of_id[type];
@@ -453,7 +494,22 @@ static int reader_setup(struct reader *r, const char *path)
 		ev->id = event->id;
 		if (event->id >= 0 && event->id < (int)sizeof(r->ev_of_id))
 			r->ev_of_id[event->id] = (int8_t)e;
+		if (!r->type_size) {
+			struct tep_format_field *ct = tep_find_common_field(event, "common_type");
+
+			if (ct) {
+				r->type_offset = ct->offset;
+				r->type_size = ct->size;
+			}
+		}
 	}
+	r->comms.raw = malloc(RAW_SLOTS * sizeof(*r->comms.raw));
+	if (!r->comms.raw) {
+		PyErr_NoMemory();
+		return -1;
+	}
+	for (int i = 0; i < RAW_SLOTS; i++)
+		r->comms.raw[i].idx = -1;
 	r->entry_name.size = 4;
 	r->lost_cpu.size = 4;
 	r->lost_prev_ts.size = r->lost_ts.size = r->lost_count.size = 8;

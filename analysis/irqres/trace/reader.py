@@ -8,6 +8,9 @@ the file and the cause.
 Columns are int64 for timestamps (ns) and ``prev_state``, int32 for cpus, pids, IRQ
 numbers and return values. All event tables are sorted by time (the reader merges the
 per-CPU buffers in timestamp order).
+
+numpy is imported only once the records are read, so that ``irqres analyze`` can load it
+(and the model) on a second thread while the native reader runs.
 """
 
 from __future__ import annotations
@@ -15,10 +18,12 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from ..errors import TraceError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 #: The line to record everything ``irqres analyze`` needs with trace-cmd (on a box where
 #: ``trace-cmd record`` works, e.g. the PREEMPT_RT target).
@@ -30,20 +35,20 @@ RECORD_COMMAND = (
 
 _MAGIC = b"\x17\x08\x44tracing"
 
-# event name -> column -> dtype
-_COLUMNS: dict[str, dict[str, type]] = {
-    "sched_switch": {"ts": np.int64, "cpu": np.int32, "prev_pid": np.int32,
-                     "prev_state": np.int64, "next_pid": np.int32},
-    "sched_waking": {"ts": np.int64, "cpu": np.int32, "waker": np.int32, "pid": np.int32,
-                     "target_cpu": np.int32},
-    "sched_wakeup": {"ts": np.int64, "cpu": np.int32, "waker": np.int32, "pid": np.int32,
-                     "target_cpu": np.int32},
-    "irq_handler_entry": {"ts": np.int64, "cpu": np.int32, "current": np.int32,
-                          "irq": np.int32, "name_idx": np.int32},
-    "irq_handler_exit": {"ts": np.int64, "cpu": np.int32, "current": np.int32,
-                         "irq": np.int32, "ret": np.int32},
-    "sched_migrate_task": {"ts": np.int64, "cpu": np.int32, "pid": np.int32,
-                           "orig_cpu": np.int32, "dest_cpu": np.int32},
+# event name -> column -> numpy dtype
+_COLUMNS: dict[str, dict[str, str]] = {
+    "sched_switch": {"ts": "int64", "cpu": "int32", "prev_pid": "int32",
+                     "prev_state": "int64", "next_pid": "int32"},
+    "sched_waking": {"ts": "int64", "cpu": "int32", "waker": "int32", "pid": "int32",
+                     "target_cpu": "int32"},
+    "sched_wakeup": {"ts": "int64", "cpu": "int32", "waker": "int32", "pid": "int32",
+                     "target_cpu": "int32"},
+    "irq_handler_entry": {"ts": "int64", "cpu": "int32", "current": "int32",
+                          "irq": "int32", "name_idx": "int32"},
+    "irq_handler_exit": {"ts": "int64", "cpu": "int32", "current": "int32",
+                         "irq": "int32", "ret": "int32"},
+    "sched_migrate_task": {"ts": "int64", "cpu": "int32", "pid": "int32",
+                           "orig_cpu": "int32", "dest_cpu": "int32"},
 }
 
 _IRQ_COMM = re.compile(r"^irq/(\d+)-(.*)$")
@@ -51,6 +56,8 @@ _IRQ_COMM = re.compile(r"^irq/(\d+)-(.*)$")
 
 def empty_table(event: str) -> dict[str, np.ndarray]:
     """An event table with no rows, with the columns of ``event``."""
+    import numpy as np
+
     return {name: np.empty(0, dtype=dt) for name, dt in _COLUMNS[event].items()}
 
 
@@ -165,6 +172,8 @@ def parse_cpustats(text: str, buffer: str) -> dict[int, dict[str, int]]:
 def _stats_gaps(raw: dict) -> list[tuple[int, int, int, int]]:
     """Gaps the ring buffer's counters reveal but no record marks: events overwritten
     before a CPU's first record (overrun), events dropped after its last (full buffer)."""
+    import numpy as np
+
     first = np.frombuffer(raw["cpu_first_ts"], dtype=np.int64)
     last = np.frombuffer(raw["cpu_last_ts"], dtype=np.int64)
     # a CPU whose first record already says it missed events needs no second gap
@@ -258,6 +267,8 @@ def read_trace(path: str | os.PathLike, *, buffer: str | None = None, progress=N
         raise TraceError(msg) from exc
     except MemoryError as exc:
         raise TraceError(f"{path}: out of memory while reading the trace") from exc
+    import numpy as np
+
     events = {}
     for name, cols in raw["events"].items():
         events[name] = {c: np.frombuffer(cols[c], dtype=dt) for c, dt in _COLUMNS[name].items()}
