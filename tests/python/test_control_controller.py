@@ -201,11 +201,14 @@ interval = st.tuples(st.integers(0, 10_000), st.integers(0, 50_000_000), st.inte
 @given(seq=st.lists(interval, min_size=1, max_size=60),
        gain=st.floats(0.01, 1.0), window=st.integers(1, 20),
        sample=st.sampled_from([1_000_000, 2_000_000, 5_000_000]),
-       orientation=st.sampled_from(["queued", "deferred"]),
-       bw=st.one_of(st.none(), st.integers(0, 2_000_000)))
-def test_budget_is_an_integer_inside_the_clamps(seq, gain, window, sample, orientation, bw):
-    c = ThresholdController(cfg(gain=gain, window=window, sample_ns=sample,
-                                orientation=orientation, hysteresis_ns=20_000), 400_000)
+       variant=st.sampled_from(["queued", "deferred", "backlog"]),
+       bw=st.one_of(st.none(), st.integers(0, 2_000_000)), hold=st.integers(0, 50))
+def test_budget_is_an_integer_inside_the_clamps(seq, gain, window, sample, variant, bw, hold):
+    """Published form with either orientation, and the backlog form."""
+    form = "backlog" if variant == "backlog" else "published"
+    c = ThresholdController(cfg(gain=gain, window=window, sample_ns=sample, form=form,
+                                orientation="queued" if form == "backlog" else variant,
+                                hold=hold, hysteresis_ns=20_000), 400_000)
     for n_pro, t_pro, n_rmn in seq:
         last_sent = c.sent_ns
         s = c.update(n_pro, t_pro, n_rmn, bw)

@@ -21,19 +21,20 @@ default, ``form="backlog"``, steers by the work that arrives and the backlog's l
 The published term only reacts to *changes* of the left-over work: a backlog that stays
 gives no further raise, and under a queued backlog the printed loop
 z^2 - (2 - 2G) z + (1 - G) rings (damping ratio 0.26 at G = 0.25) between the clamps.
-docs/controller.md derives both. T_thr is CPU time per sampling
-interval S, as in the reference; the budget per server period T that delivers it is
+docs/controller.md derives both. T_thr is CPU time per sampling interval S, as in the
+reference; the budget per server period T that delivers it is
 Q = T_thr * T / S (the same number when S = T). Readings of the reference, each argued
 in docs/controller.md:
 
-* ``mean_AW`` is the mean of the *previous* AW samples; the current sample is not in its
-  own reference. With an empty window (the first interval) both terms are 0.
-* ``s`` orients the left-over term. ``deferred`` (s = +1) is the formula as printed: in the
+* Published form: ``mean_AW`` is the mean of the *previous* AW samples; the current sample
+  is not in its own reference. With an empty window (the first interval) both terms are
+  0. The backlog form's demand mean includes the current interval.
+* ``s`` orients the published left-over term. ``deferred`` (s = +1) is the formula as printed: in the
   reference, work above the threshold was handed to another context, so leaving more work
-  than usual lowers the threshold. ``queued`` (s = -1, the default) is the reading for a
+  than usual lowers the threshold. ``queued`` (s = -1, its default) is the reading for a
   SCHED_DEADLINE server, whose left-over work stays queued in the device: more left over
   than usual raises the budget. With s = +1 a queued backlog feeds on itself (shown by
-  ``irqres simulate --orientation deferred``).
+  ``irqres simulate --form published --orientation deferred``).
 * T_thr(i-1) is the previous *clamped* value (no wind-up beyond the clamps).
 * The product G * (...) is rounded to the nearest ns; T_rmn is rounded down.
 """
