@@ -180,7 +180,7 @@ def test_survives_irqresd_restart_and_a_new_thread(tmp_path):
     exe = need_root_and_daemon()
     share = tmp_path / "share"
     share.write_text("0.05")
-    named = "open('/proc/self/comm', 'w').write('irqres-c1-load')\n" + LOAD
+    named = "open('/proc/self/comm', 'w').write('irqres-tuneload')\n" + LOAD
 
     def spawn():
         return subprocess.Popen([sys.executable, "-c", named, str(share)])
@@ -192,7 +192,7 @@ def test_survives_irqresd_restart_and_a_new_thread(tmp_path):
         targets:
           - name: load
             task:
-              comm: "irqres-c1-load"
+              comm: "irqres-tuneload"
             runtime: 1ms
             period: 10ms
             mode: adaptive
