@@ -78,6 +78,9 @@ def test_simulate_json_and_log_then_plot(tmp_path):
     (["--gain", "2"], "gain: must be in (0, 1]"),
     (["--interval", "1 fortnight"], "--interval: cannot read"),
     (["--p-on-off", "0"], "p_on_off must be in (0, 1]"),
+    (["--hold", "600"], "hold: 600 jobs do not fit in the device's buffer of 512"),
+    (["--traffic", "fluctuating", "--rate-corr", "1.5"], "rate_corr must be in [0, 1)"),
+    (["--form", "pid"], "Invalid value for '--form'"),
 ])
 def test_simulate_bad_options(args, msg):
     r = run("simulate", "--intervals", "10", *args)
