@@ -22,6 +22,18 @@ pytestmark = pytest.mark.root
 MS = 1_000_000
 
 
+def start_with_late_target(spawn, daemon, profile, *args):
+    """irqresd with a target on a task spawned now and one ("late", 2ms/20ms) on a comm
+    that no task has yet; returns the first task, that comm and the daemon."""
+    anchor = spawn()
+    comm = unique_comm()
+    d = daemon().start(profile(profile_text(
+        task_target("anchor", "1ms", "10ms", pid=anchor.pid),
+        task_target("late", "2ms", "20ms", comm=comm),
+    )), *args)
+    return anchor, comm, d
+
+
 @pytest.mark.parametrize("args, within", [((), 2.0), (("--no-netlink", "--rescan", "100"), 3.0)])
 def test_new_task_by_comm(spawn, daemon, profile, args, within):
     anchor = spawn()
