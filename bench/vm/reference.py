@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import itertools
 import shlex
 import statistics
 import sys
@@ -110,8 +111,7 @@ def main() -> int:
                              "tcp_port": vmrunner.VM.TCP_PORT, "flood_pps": args.flood_pps,
                              "rt_interval_us": 1000, "rt_priority": RT_PRIORITY,
                              "reserved": RESERVED, "runs": args.runs})
-    res = vm.run()
-    d = res.data
+    d = vm.run().data
     if "error" in d:
         print(d.get("traceback", d["error"]), file=sys.stderr)
         return 1
@@ -161,7 +161,26 @@ def main() -> int:
         lines.append(f"| {LABELS[label]} | {statistics.median(v['max_us'])} | "
                      f"{', '.join(map(str, v['max_us']))} | {statistics.median(v['avg_us'])} | "
                      f"{', '.join(map(str, v['cycles']))} | {pkts} |")
-    lines += ["", "![throughput and latency](reference.png)", ""]
+    steps = list(itertools.pairwise(r["median"] for r in tput))
+    rises = "; ".join(f"{a / 1e6:.1f} → {b / 1e6:.1f}" for a, b in steps)
+    verdict = ("rising at every step" if all(b > a for a, b in steps)
+               else "not rising at every step")
+    lmax = {k: statistics.median(v["max_us"]) for k, v in lat.items() if v["max_us"]}
+    lines += [
+        "",
+        "## Reading",
+        "",
+        f"- Median throughput from one Q/T to the next: {rises} Mbit/s ({verdict}).",
+    ]
+    if len(lmax) == 2:
+        lines.append(
+            f"- cyclictest's median worst latency: {lmax['reserved']} µs with the NIC thread "
+            f"reserved, {lmax['fifo50']} µs with it at SCHED_FIFO 50.")
+    lines += [
+        "- Under software emulation on a shared host the guest's vCPUs stall for tens to "
+        "hundreds of milliseconds now and then; such stalls dominate the worst latencies and "
+        "the spread between runs, so compare medians, not single runs.",
+        "", "![throughput and latency](reference.png)", ""]
     (HERE / "reference.md").write_text("\n".join(lines))
     print("\n".join(lines))
     return 0

@@ -93,6 +93,7 @@ def scenario_hotplug(runtime_ns: int, period_ns: int, deadline_ns: int, bound_s:
     want = {"runtime_ns": runtime_ns, "period_ns": period_ns, "deadline_ns": deadline_ns}
     wait_for(lambda: _irqresd().get("ActiveState") == "active", 60, 0.2)
     before = _snapshot("before")
+    before["cpus_all"] = read("/sys/devices/system/cpu/online")
     steps = []
     for label, cmd in (("driver reload", "rmmod e1000 && modprobe e1000"),
                        ("link down/up", "ip link set eth0 down && ip link set eth0 up")):
@@ -100,6 +101,7 @@ def scenario_hotplug(runtime_ns: int, period_ns: int, deadline_ns: int, bound_s:
         mark(f"hotplug: {label}")
         t0 = time.monotonic_ns()
         r = sh(cmd)
+        r["took_ns"] = time.monotonic_ns() - t0
         # the old thread must go (a new pid), then the new one must get the reservation
         def fresh_dl(old_pid=old["pid"] if old else None):
             t = _dl_matches(want)()
