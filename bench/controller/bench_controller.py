@@ -6,7 +6,8 @@
    reply has arrived: JSON decoding of the reply, counters, intervals, controller,
    NIC-counter lookup (Tuner._step), divided by N. The goal is < 50 us per target per
    interval (100 targets at 1 ms sampling < 5% of a CPU).
-3. stats round trip: one `stats` request to a real irqresd (when it runs here).
+3. stats round trip: one `stats` request to a real irqresd (when it runs here), with one
+   reserved process and with --stats-threads (50) of them (0.1 % of a CPU each).
 4. decision -> in force: `set-budget` to a real irqresd for a process this script spawns,
    then sched_getattr until the new runtime shows; medians over the repetitions.
 
@@ -95,10 +96,28 @@ def bench_tick(targets: int, intervals: int) -> float:
     return (time.perf_counter_ns() - t0) / (targets * intervals)
 
 
-def start_daemon(tmp: str, pid: int) -> subprocess.Popen | None:
+def bench_proc_reads(reps: int = 2000) -> tuple[float, float]:
+    """ns to read /proc/self/schedstat and /proc/self/status once each (what irqresd reads
+    per thread for `stats`), and status alone."""
+    def one(names: tuple[str, ...]) -> float:
+        t0 = time.perf_counter_ns()
+        for _ in range(reps):
+            for name in names:
+                with open(f"/proc/self/{name}", "rb") as f:
+                    f.read()
+        return (time.perf_counter_ns() - t0) / reps
+
+    return one(("schedstat", "status")), one(("status",))
+
+
+def start_daemon(tmp: str, pid: int, others: list[int] = ()) -> subprocess.Popen | None:
     prof = Path(tmp) / "bench.yaml"
-    prof.write_text(f"version: 1\ntargets:\n  - name: bench\n    task:\n      pid: {pid}\n"
-                    "    runtime: 1ms\n    period: 100ms\n")
+    text = (f"version: 1\ntargets:\n  - name: bench\n    task:\n      pid: {pid}\n"
+            "    runtime: 1ms\n    period: 100ms\n")
+    for k, other in enumerate(others):       # 0.1 % of a CPU each
+        text += (f"  - name: extra{k}\n    task:\n      pid: {other}\n"
+                 "    runtime: 100us\n    period: 100ms\n")
+    prof.write_text(text)
     sock = os.path.join(tmp, "irqresd.sock")
     d = subprocess.Popen([find_irqresd(), "-p", str(prof), "--run-dir", tmp, "--socket", sock,
                           "--no-netlink", "--rescan", "0"], stdout=subprocess.PIPE,
@@ -112,6 +131,39 @@ def start_daemon(tmp: str, pid: int) -> subprocess.Popen | None:
         time.sleep(0.05)
     d.terminate()
     return None
+
+
+def bench_stats_threads(reps: int, threads: int) -> list[int] | None:
+    """`stats` round trips (ns) with ``threads`` reserved processes, decoded as the tune
+    loop does: the daemon's reads per thread and the reply's size grow with them."""
+    tmp = tempfile.mkdtemp(prefix="irqres-bench-")
+    procs = [subprocess.Popen(["sleep", "600"]) for _ in range(threads)]
+    d = None
+    try:
+        d = start_daemon(tmp, procs[0].pid, [p.pid for p in procs[1:]])
+        if d is None:
+            return None
+        c = Client(os.path.join(tmp, "irqresd.sock")).connect()
+        if len(c.stats().get("threads") or []) != threads:
+            print(f"irqresd reserved fewer than {threads} threads", file=sys.stderr)
+            return None
+        rtt = []
+        for _ in range(reps):
+            t0 = time.perf_counter_ns()
+            c.stats()
+            rtt.append(time.perf_counter_ns() - t0)
+        c.close()
+        return rtt
+    except DaemonError as exc:
+        print(f"irqresd: {exc}", file=sys.stderr)
+        return None
+    finally:
+        if d is not None:
+            d.terminate()
+            d.wait(10)
+        for p in procs:
+            p.kill()
+            p.wait()
 
 
 def bench_daemon(reps: int) -> dict | None:
@@ -182,6 +234,8 @@ def main() -> None:
     ap.add_argument("--intervals", type=int, default=200)
     ap.add_argument("--reps", type=int, default=200, help="set-budget repetitions")
     ap.add_argument("--no-daemon", action="store_true")
+    ap.add_argument("--stats-threads", type=int, default=50,
+                    help="reserved processes for the many-thread `stats` row (1: none)")
     ap.add_argument("--baseline", metavar="DIR", help="also measure rows 1-2 of this tree")
     a = ap.parse_args()
     base = load_baseline(a.baseline) if a.baseline else None
@@ -207,6 +261,10 @@ def main() -> None:
     for sample_ms in (1, 10, 100):
         print(f"| CPU share, {a.targets} targets sampled every {sample_ms} ms | "
               f"{100 * med_tick * a.targets / (sample_ms * 1e6):.1f} % of one CPU | |")
+    reads = [bench_proc_reads() for _ in range(a.runs)]
+    print(f"| read /proc/PID/schedstat + /proc/PID/status (per thread in `stats`) | "
+          f"{us(statistics.median(x[0] for x in reads))} | status alone "
+          f"{us(statistics.median(x[1] for x in reads))} |")
     if a.no_daemon:
         return
     r = bench_daemon(a.reps)
@@ -219,6 +277,14 @@ def main() -> None:
         print(f"| {label} | {us(statistics.median(v))} | p90 {us(v[int(0.9 * len(v))])}, "
               f"max {us(v[-1])}, n={len(v)} |")
     print(f"| sched_getattr reads until the new runtime showed | max {max(r['polls'])} | |")
+    many = bench_stats_threads(a.reps, a.stats_threads) if a.stats_threads > 1 else None
+    if many is None:
+        return
+    one, big = statistics.median(r["stats_rtt"]), statistics.median(many)
+    print(f"| `stats` round trip, {a.stats_threads} reserved threads, decoded | {us(big)} | "
+          f"p90 {us(sorted(many)[int(0.9 * len(many))])}, n={len(many)} |")
+    print(f"| the same per thread beyond the first | "
+          f"{us((big - one) / (a.stats_threads - 1))} | |")
 
 
 if __name__ == "__main__":
