@@ -20,6 +20,7 @@ both, runs interleaved so that the machine's load falls on both alike.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
 import json
 import os
@@ -133,30 +134,20 @@ def start_daemon(tmp: str, pid: int, others: list[int] = ()) -> subprocess.Popen
     return None
 
 
-def bench_stats_threads(reps: int, threads: int) -> list[int] | None:
-    """`stats` round trips (ns) with ``threads`` reserved processes, decoded as the tune
-    loop does: the daemon's reads per thread and the reply's size grow with them."""
+@contextlib.contextmanager
+def reserved(threads: int):
+    """An irqresd of its own reserving ``threads`` `sleep` processes this script spawns;
+    yields (client, pids), or None when irqresd cannot run here."""
     tmp = tempfile.mkdtemp(prefix="irqres-bench-")
     procs = [subprocess.Popen(["sleep", "600"]) for _ in range(threads)]
     d = None
     try:
         d = start_daemon(tmp, procs[0].pid, [p.pid for p in procs[1:]])
         if d is None:
-            return None
-        c = Client(os.path.join(tmp, "irqresd.sock")).connect()
-        if len(c.stats().get("threads") or []) != threads:
-            print(f"irqresd reserved fewer than {threads} threads", file=sys.stderr)
-            return None
-        rtt = []
-        for _ in range(reps):
-            t0 = time.perf_counter_ns()
-            c.stats()
-            rtt.append(time.perf_counter_ns() - t0)
-        c.close()
-        return rtt
-    except DaemonError as exc:
-        print(f"irqresd: {exc}", file=sys.stderr)
-        return None
+            yield None
+            return
+        with Client(os.path.join(tmp, "irqresd.sock")) as c:
+            yield c, [p.pid for p in procs]
     finally:
         if d is not None:
             d.terminate()
@@ -166,40 +157,53 @@ def bench_stats_threads(reps: int, threads: int) -> list[int] | None:
             p.wait()
 
 
-def bench_daemon(reps: int) -> dict | None:
-    tmp = tempfile.mkdtemp(prefix="irqres-bench-")
-    victim = subprocess.Popen(["sleep", "600"])
-    d = None
+def stats_rtt(c: Client, reps: int) -> list[int]:
+    rtt = []
+    for _ in range(reps):
+        t0 = time.perf_counter_ns()
+        c.stats()
+        rtt.append(time.perf_counter_ns() - t0)
+    return rtt
+
+
+def bench_stats_threads(reps: int, threads: int) -> list[int] | None:
+    """`stats` round trips (ns) with ``threads`` reserved processes, decoded as the tune
+    loop does: the daemon's reads per thread and the reply's size grow with them."""
     try:
-        d = start_daemon(tmp, victim.pid)
-        if d is None:
-            return None
-        c = Client(os.path.join(tmp, "irqresd.sock")).connect()
-        rtt, force, polls = [], [], []
-        for _ in range(reps):
-            t0 = time.perf_counter_ns()
-            c.stats()
-            rtt.append(time.perf_counter_ns() - t0)
-        for i in range(reps):
-            q = 1_000_000 + (i % 2 + 1) * 100_000 + i * 1000
-            t0 = time.perf_counter_ns()
-            c.set_budget("bench", q)
-            n = 1
-            while read_dl_params(victim.pid).runtime_ns != q:
-                n += 1
-            force.append(time.perf_counter_ns() - t0)
-            polls.append(n)
-        c.close()
-        return {"stats_rtt": rtt, "in_force": force, "polls": polls}
+        with reserved(threads) as r:
+            if r is None:
+                return None
+            c, _ = r
+            if len(c.stats().get("threads") or []) != threads:
+                print(f"irqresd reserved fewer than {threads} threads", file=sys.stderr)
+                return None
+            return stats_rtt(c, reps)
     except DaemonError as exc:
         print(f"irqresd: {exc}", file=sys.stderr)
         return None
-    finally:
-        if d is not None:
-            d.terminate()
-            d.wait(10)
-        victim.kill()
-        victim.wait()
+
+
+def bench_daemon(reps: int) -> dict | None:
+    try:
+        with reserved(1) as r:
+            if r is None:
+                return None
+            c, (pid,) = r
+            rtt = stats_rtt(c, reps)
+            force, polls = [], []
+            for i in range(reps):
+                q = 1_000_000 + (i % 2 + 1) * 100_000 + i * 1000
+                t0 = time.perf_counter_ns()
+                c.set_budget("bench", q)
+                n = 1
+                while read_dl_params(pid).runtime_ns != q:
+                    n += 1
+                force.append(time.perf_counter_ns() - t0)
+                polls.append(n)
+            return {"stats_rtt": rtt, "in_force": force, "polls": polls}
+    except DaemonError as exc:
+        print(f"irqresd: {exc}", file=sys.stderr)
+        return None
 
 
 def load_baseline(root: str):
