@@ -470,6 +470,7 @@ static int do_apply(struct daemon *d, const char *path, bool may_wait, struct js
 	}
 	drop_profile(d);
 	d->prof = prof;
+	plan.prof = &d->prof;	/* the plan's reply below names the targets */
 	memset(&prof, 0, sizeof(prof));
 	d->have_prof = true;
 	for (k = 0; k < matches.n; k++) {

@@ -146,6 +146,7 @@ def test_apply_over_socket_replaces_profile(spawn, daemon, profile):
     assert sched_getattr(b.pid).policy == SCHED_OTHER  # plan changes nothing
     r = d.request(f"apply {p2}")
     assert r["ok"] and r["plan"]["feasible"]
+    assert [(i["target"], i["pid"]) for i in r["plan"]["items"]] == [("b", b.pid)]
     assert sched_getattr(b.pid).runtime_ns == 1 * MS
     assert sched_getattr(a.pid).policy == SCHED_OTHER  # the old profile's thread went back
     bad = profile("version: 1\ntargets:\n  - name: x\n    bogus: 1\n")
