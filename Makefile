@@ -3,6 +3,7 @@
 prefix ?= /usr/local
 PREFIX ?= $(prefix)
 sbindir ?= $(PREFIX)/sbin
+bindir ?= $(PREFIX)/bin
 datadir ?= $(PREFIX)/share
 sysconfdir ?= /etc
 unitdir ?= /lib/systemd/system
@@ -55,8 +56,13 @@ install: daemon
 		--no-build-isolation --no-deps $(if $(DESTDIR),--root $(DESTDIR)) --prefix $(PREFIX) .
 	install -d $(DESTDIR)$(sysconfdir)/irqres $(DESTDIR)$(datadir)/irqres/profiles
 	install -m 0644 profiles/*.yaml $(DESTDIR)$(datadir)/irqres/profiles/
-	install -D -m 0644 systemd/irqresd.service $(DESTDIR)$(unitdir)/irqresd.service
-	install -D -m 0644 systemd/irqres-tune.service $(DESTDIR)$(unitdir)/irqres-tune.service
+	install -d $(DESTDIR)$(unitdir) $(DESTDIR)$(datadir)/doc/irqres
+	install -m 0644 docs/*.md $(DESTDIR)$(datadir)/doc/irqres/
+	for u in irqresd.service irqres-tune.service; do \
+		sed -e 's|/usr/local/sbin/|$(sbindir)/|g' -e 's|/usr/local/bin/|$(bindir)/|g' \
+		    -e 's|/usr/local/share/|$(datadir)/|g' systemd/$$u > $(DESTDIR)$(unitdir)/$$u && \
+		chmod 0644 $(DESTDIR)$(unitdir)/$$u || exit 1; \
+	done
 
 clean:
 	$(MAKE) -C daemon clean
