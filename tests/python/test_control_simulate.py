@@ -129,7 +129,7 @@ def test_fluctuating_traffic_spans_the_references_range():
 
 def test_backlog_form_with_a_hold_smooths_the_interrupt_time_5x():
     """The reference's result in the queued model (docs/controller.md): fluctuating traffic
-    at 500 us/ms (p1..p99 263-779 us without control), seed 1, hold N_c/2, G = 0.05 (tau = 76
+    at 500 us/ms (p1..p99 263-779 us without control), seed 1, hold N_c/2, G = 0.05 (tau = 78
     intervals): the interrupt time per interval stays within about 445-555 us, a range
     more than 5x smaller than with no reservation (p1..p99 and max-min), at the same mean
     throughput, with no drop and never more than N_c queued."""
