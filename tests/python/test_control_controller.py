@@ -1,5 +1,7 @@
 """The threshold controller against sequences computed by hand (values in ns)."""
 
+import itertools
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -67,6 +69,7 @@ def test_hand_computed_sequence_backlog_form():
     # i=1: t_job 20k; no earlier N_rmn, so D = T_pro = 200k; -dT = 200k - 500k;
     # +dT = (5 - 2) * 20k / tau = 10294.4; 0.5 * (10294.4 - 300000) = -144852.8
     s = c.update(10, 200_000, 5)
+    assert round(60_000 / tau) == 10_294
     assert (s.d_plus_ns, s.d_minus_ns, s.budget_ns) == (10_294, -300_000, 355_147)
     # i=2: t_job 30k; the backlog grew 5 jobs: D = 300k + 150k; mean {200k, 450k} = 325k;
     # -dT = 325k - 355147 = -30147; +dT = 8 * 30k / tau = 41177.0; 0.5 * 11030.0 -> +5515
@@ -92,7 +95,7 @@ def test_backlog_form_keeps_raising_while_behind_and_follows_a_fall():
     budgets = []
     for _ in range(8):
         budgets.append(c.update(10, c.threshold_ns, 3).budget_ns)
-    assert all(b2 > b1 for b1, b2 in zip(budgets, budgets[1:]))
+    assert all(b2 > b1 for b1, b2 in itertools.pairwise(budgets))
     # ... and once nothing is left over, Q settles on the work that arrives
     for _ in range(40):
         s = c.update(10, 200_000, 0)
@@ -150,8 +153,8 @@ def test_derived_clamps():
     (dict(period_ns=0), "period_ns"), (dict(min_runtime_ns=-1), "min_runtime_ns"),
     (dict(min_runtime_ns=950_000), "min_runtime_ns"), (dict(buffer=0), "buffer"),
     (dict(orientation="sideways"), "orientation"), (dict(form="pid"), "form"),
-    (dict(hold=-1), "hold"),
-        (dict(hold=8, buffer=8), "hold: 8 jobs do not fit"), (dict(deadline_ns=2_000_000), "deadline"),
+    (dict(hold=-1), "hold"), (dict(hold=8, buffer=8), "hold: 8 jobs do not fit"),
+    (dict(deadline_ns=2_000_000), "deadline"),
 ])
 def test_bad_settings_are_named(kw, word):
     with pytest.raises(ControlError, match=f"target nic: {word}"):

@@ -118,7 +118,6 @@ def test_unlimited_serves_each_interval_in_full():
 
 def test_fluctuating_traffic_spans_the_references_range():
     w = Workload(traffic="fluctuating", rate_on=25, seed=1)
-    counts, jobs = w.generate()
     r = simulate_unlimited(w).consumed_ns
     lo, hi = np.percentile(r, [1, 99])
     assert 200_000 < lo < 300_000 and 750_000 < hi < 850_000

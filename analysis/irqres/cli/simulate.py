@@ -73,12 +73,14 @@ def simulate_cmd(intervals: int, interval_ns: int, job_ns: int, jitter: float,
     """Compare the threshold controller with a fixed budget equal to the average work
     and with no limit.
 
-    Bursty arrivals (an on/off Markov-modulated Poisson process) go through a model of the
-    IRQ thread's SCHED_DEADLINE server: up to Q per period, left-over work queued in a
-    device that holds --buffer jobs and drops the rest (--model handoff: handed to
-    another context instead). Prints, for each budget, the interrupt time consumed per
-    interval (mean, max-min, p1..p99), jobs done and dropped, and the largest backlog
-    (jobs handed off, with handoff).
+    Bursty arrivals (an on/off Markov-modulated Poisson process, or with --traffic
+    fluctuating a demand fluctuating around its mean like the reference's) go through a
+    model of the IRQ thread's SCHED_DEADLINE server: up to Q per period, left-over work
+    queued in a device that holds --buffer jobs and drops the rest (--model handoff:
+    handed to another context instead). Prints, for each budget, the interrupt time
+    consumed per interval (mean, max-min, p1..p99), jobs done and dropped, and the
+    largest backlog (jobs handed off, with handoff). The reference's smoothing:
+    --traffic fluctuating --rate-on 25 --gain 0.05 --hold 256.
     """
     with cli_errors():
         w = Workload(intervals, interval_ns, job_ns, jitter, rate_on, rate_off, p_on_off,

@@ -29,12 +29,12 @@ in docs/controller.md:
 * Published form: ``mean_AW`` is the mean of the *previous* AW samples; the current sample
   is not in its own reference. With an empty window (the first interval) both terms are
   0. The backlog form's demand mean includes the current interval.
-* ``s`` orients the published left-over term. ``deferred`` (s = +1) is the formula as printed: in the
-  reference, work above the threshold was handed to another context, so leaving more work
-  than usual lowers the threshold. ``queued`` (s = -1, its default) is the reading for a
-  SCHED_DEADLINE server, whose left-over work stays queued in the device: more left over
-  than usual raises the budget. With s = +1 a queued backlog feeds on itself (shown by
-  ``irqres simulate --form published --orientation deferred``).
+* ``s`` orients the published left-over term. ``deferred`` (s = +1) is the formula as
+  printed: in the reference, work above the threshold was handed to another context, so
+  leaving more work than usual lowers the threshold. ``queued`` (s = -1, its default) is
+  the reading for a SCHED_DEADLINE server, whose left-over work stays queued in the
+  device: more left over than usual raises the budget. With s = +1 a queued backlog
+  feeds on itself (shown by ``irqres simulate --form published --orientation deferred``).
 * T_thr(i-1) is the previous *clamped* value (no wind-up beyond the clamps).
 * The product G * (...) is rounded to the nearest ns; T_rmn is rounded down.
 """
