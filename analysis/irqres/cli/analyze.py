@@ -52,6 +52,13 @@ profile snippet for `irqres apply`. Durations take units: 10us, 2ms, 1.5ms.
 """
 
 
+def _load_analysis() -> None:
+    """Import what the analysis runs: the model, and the numpy subpackages (loaded on first
+    use by numpy 2) that the solver and the Monte Carlo call."""
+    for name in ("irqres.measure.report", "numpy.fft", "numpy.random"):
+        importlib.import_module(name)
+
+
 def _progress():
     if not sys.stderr.isatty():
         return None
@@ -93,9 +100,8 @@ def analyze_cmd(trace, pattern, granularity, buffer, min_interarrival, periods, 
                 target_prob, max_bandwidth, model, plot_dir, as_json, profile_out):
     from ..trace.reader import read_trace
 
-    # the native reader releases the GIL: load the model meanwhile
-    loader = threading.Thread(target=importlib.import_module, args=("irqres.measure.report",),
-                              daemon=True)
+    # the native reader releases the GIL: load numpy and the model meanwhile
+    loader = threading.Thread(target=_load_analysis, daemon=True)
     loader.start()
     with cli_errors():
         progress = _progress()
