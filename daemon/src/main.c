@@ -381,6 +381,7 @@ static void managed_remove(struct daemon *d, pid_t pid)
 
 	if (m)
 		*m = d->m[--d->n_m];
+	stats_thread_forget(pid);
 }
 
 static bool refused_has(struct daemon *d, const struct thread_info *ti)
@@ -408,6 +409,7 @@ static void drop_profile(struct daemon *d)
 		profile_free(&d->prof);
 	d->have_prof = false;
 	d->n_m = 0;
+	stats_fini();
 	d->n_refused = 0;
 }
 

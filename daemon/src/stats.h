@@ -26,9 +26,18 @@ struct irq_counts {
 	size_t n, cap;
 };
 
-/* Reads /proc/<pid>/schedstat and /proc/<pid>/status. -ENOENT/-ESRCH when pid is gone. */
+/*
+ * Reads /proc/<pid>/schedstat and /proc/<pid>/status through fds kept open between calls
+ * (pread at offset 0). -ESRCH when pid is gone (its fds are then closed).
+ */
 int stats_thread_read(pid_t pid, struct thread_stats *st);
-/* Parses /proc/interrupts. Returns 0 or -errno. */
+/* Closes the fds kept for pid; call when the thread is no longer managed. */
+void stats_thread_forget(pid_t pid);
+/* How many fds stats keeps open (tests). */
+size_t stats_kept_fds(void);
+/* Closes every kept fd and frees the buffers. */
+void stats_fini(void);
+/* Parses /proc/interrupts (kept fd, read whole). Returns 0 or -errno. */
 int stats_irq_counts_read(struct irq_counts *ic);
 /* The count of irq, 0 when it is not listed. */
 uint64_t stats_irq_count(const struct irq_counts *ic, int irq);

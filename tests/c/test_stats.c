@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "children.h"
 #include "irqres.h"
 #include "stats.h"
 
@@ -21,6 +22,14 @@ static int use_fixture(void **state)
 
 static int use_default(void **state)
 {
+	irqres_paths_default();
+	return 0;
+}
+
+static int done(void **state)
+{
+	children_kill_all();
+	stats_fini();
 	irqres_paths_default();
 	return 0;
 }
@@ -76,6 +85,57 @@ static void test_real_proc(void **state)
 	stats_irq_counts_free(&ic);
 }
 
+/* Kept fds: a second read of the same fds shows new counts; gone and forgotten threads close. */
+static void test_kept_fds(void **state)
+{
+	struct thread_stats a, b, c;
+	pid_t child = child_spawn("irqres-stats");
+	int i;
+
+	assert_true(child > 0);
+	stats_fini();
+	assert_int_equal(stats_kept_fds(), 0);
+	assert_int_equal(stats_thread_read(getpid(), &a), 0);
+	assert_int_equal(stats_kept_fds(), 2);
+	for (i = 0; i < 5; i++)
+		usleep(1000);		/* five voluntary switches at least */
+	assert_int_equal(stats_thread_read(getpid(), &b), 0);
+	assert_int_equal(stats_kept_fds(), 2);	/* the same fds, read again */
+	assert_true(b.voluntary_switches >= a.voluntary_switches + 5);
+	assert_true(b.cpu_time_ns > a.cpu_time_ns);
+
+	assert_int_equal(stats_thread_read(child, &c), 0);
+	assert_int_equal(stats_kept_fds(), 4);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	assert_int_equal(stats_thread_read(child, &c), -ESRCH);
+	assert_int_equal(stats_kept_fds(), 2);	/* the gone thread's fds are closed */
+
+	stats_thread_forget(getpid());
+	assert_int_equal(stats_kept_fds(), 0);
+	stats_thread_forget(getpid());		/* twice is harmless */
+}
+
+/* A new proc root (fixtures, here) drops the fds kept under the old one. */
+static void test_root_change(void **state)
+{
+	struct thread_stats st;
+	struct irq_counts ic = { 0 };
+
+	stats_fini();
+	assert_int_equal(stats_thread_read(getpid(), &st), 0);
+	assert_int_equal(stats_irq_counts_read(&ic), 0);
+	assert_int_equal(stats_kept_fds(), 3);
+	snprintf(irqres_paths.proc, sizeof(irqres_paths.proc), "fixtures/stats/proc");
+	assert_int_equal(stats_thread_read(105, &st), 0);
+	assert_int_equal(st.voluntary_switches, 5000);
+	assert_int_equal(stats_kept_fds(), 2);
+	assert_int_equal(stats_irq_counts_read(&ic), 0);
+	assert_int_equal(stats_irq_count(&ic, 11), 123456 + 654321);
+	assert_int_equal(stats_kept_fds(), 3);
+	stats_irq_counts_free(&ic);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -83,6 +143,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_thread_gone_or_bad, use_fixture, use_default),
 		cmocka_unit_test_setup_teardown(test_interrupts, use_fixture, use_default),
 		cmocka_unit_test_setup_teardown(test_real_proc, use_default, use_default),
+		cmocka_unit_test_setup_teardown(test_kept_fds, use_default, done),
+		cmocka_unit_test_setup_teardown(test_root_change, use_default, done),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
