@@ -301,6 +301,12 @@ static int base_domains(struct plan *plan, const struct plan_env *env)
 	return CPU_COUNT(&rest) ? add_domain(plan, &rest, "", false) : 0;
 }
 
+/* Whether cgroup path cg ("/irqres.cpu0") is the top-level group name. */
+static bool in_group(const char *cg, const char *name)
+{
+	return cg[0] == '/' && strcmp(cg + 1, name) == 0;
+}
+
 /* Decides whether item needs a partition and which; sets a refusal verdict when none is
  * possible. */
 static int place_item(struct plan *plan, struct plan_item *it, const struct plan_env *env)
@@ -318,8 +324,23 @@ static int place_item(struct plan *plan, struct plan_item *it, const struct plan
 	}
 	dom = &plan->domains[d];
 	CPU_AND(&both, &dom->cpus, &ti->affinity);
-	if (plan->admission_off || CPU_EQUAL(&both, &dom->cpus))
-		return 0;	/* the affinity covers the root domain */
+	if (plan->admission_off)
+		return 0;
+	if (CPU_EQUAL(&both, &dom->cpus)) {
+		/*
+		 * The affinity covers the root domain. When that domain is a partition irqres
+		 * made (for another thread, earlier) and the thread is not in its cgroup, the
+		 * domain it would be in without irqres is larger: it joins the partition, as
+		 * the first apply would have put it there, and restore moves it back. (A
+		 * PF_NO_SETAFFINITY thread cannot move; the kernel takes it where it is.)
+		 */
+		if (strncmp(dom->partition, CPUSET_PREFIX, strlen(CPUSET_PREFIX)) == 0 &&
+		    !in_group(ti->cgroup, dom->partition) && !it->no_setaffinity) {
+			it->needs_partition = true;
+			snprintf(it->partition, sizeof(it->partition), "%s", dom->partition);
+		}
+		return 0;
+	}
 
 	it->needs_partition = true;
 	want = both;

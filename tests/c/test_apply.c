@@ -419,6 +419,71 @@ static void test_partition_path_undone(void **unused)
 	assert_true(state_empty(&st));
 }
 
+/*
+ * A new thread whose CPUs are those of a partition irqres made earlier (another thread's)
+ * is moved into it and recorded, and restore moves it back, the partition staying. The
+ * fixture machine has the host's CPUs plus one more, so that the partition of the child's
+ * CPUs is a real subset in the plan while the host kernel admits the child as it is.
+ */
+static void test_apply_thread_joins_partition(void **unused)
+{
+	char cg[CGROUP_PATH_MAX], rel[CGROUP_PATH_MAX + 32], pidstr[16], part[CPUSET_NAME_MAX];
+	char path[CPUSET_NAME_MAX + 48], cpus[64], online[64];
+	struct match m = { .target = 1 };
+	cpu_set_t all;
+	int last = 0;
+	pid_t a;
+
+	REQUIRE_DL();
+	a = child_spawn("irqres-hotplug");
+	child_info(a, &m.thread);
+	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
+		if (CPU_ISSET(cpu, &m.thread.affinity))
+			last = cpu;
+	assert_true(last + 1 < CPU_SETSIZE);
+	all = m.thread.affinity;
+	CPU_SET(last + 1, &all);
+	assert_int_equal(cpuset_list_format(&all, online, sizeof(online)), 0);
+	assert_int_equal(cpuset_list_format(&m.thread.affinity, cpus, sizeof(cpus)), 0);
+	assert_int_equal(cpuset_partition_name(&m.thread.affinity, part, sizeof(part)), 0);
+
+	fixtree_file("sys/devices/system/cpu/online", online);
+	snprintf(irqres_paths.sys, sizeof(irqres_paths.sys), "%s/sys", fixtree_root);
+	fixtree_file("cgroup/cgroup.controllers", "cpuset cpu io memory pids\n");
+	fixtree_file("cgroup/cgroup.subtree_control", "cpuset memory\n");
+	fixtree_file("cgroup/cpuset.mems.effective", "0\n");
+	snprintf(path, sizeof(path), "cgroup/%s/cpuset.cpus.partition", part);
+	fixtree_file(path, "root\n");
+	snprintf(path, sizeof(path), "cgroup/%s/cpuset.cpus", part);
+	fixtree_file(path, cpus);
+	snprintf(path, sizeof(path), "cgroup/%s/cpuset.cpus.effective", part);
+	fixtree_file(path, cpus);
+	snprintf(path, sizeof(path), "cgroup/%s/cgroup.procs", part);
+	fixtree_file(path, "");
+	assert_int_equal(cpuset_pid_cgroup(a, cg, sizeof(cg)), 0);
+	snprintf(rel, sizeof(rel), "cgroup%s/cgroup.procs", strcmp(cg, "/") ? cg : "");
+	fixtree_file(rel, "");
+	snprintf(m.thread.cgroup, sizeof(m.thread.cgroup), "%s", cg);
+
+	assert_int_equal(apply_thread(&prof, &m, &st, err, sizeof(err)), 0);
+	assert_dl(a, 6 * MS, 100 * MS, 100 * MS);
+	snprintf(pidstr, sizeof(pidstr), "%d", (int)a);
+	assert_string_equal(fixtree_read(path), pidstr);	/* moved in */
+	assert_int_equal(st.n_threads, 1);
+	assert_string_equal(st.threads[0].partition, part);
+	assert_string_equal(st.threads[0].cgroup, cg);
+	assert_non_null(state_find_partition(&st, part));
+	assert_false(state_find_partition(&st, part)->created);
+	assert_false(st.cpuset_added);		/* +cpuset was there already */
+
+	assert_int_equal(apply_restore_thread(&st, a), 1);
+	assert_policy(a, SCHED_OTHER, 0, 0);
+	assert_string_equal(fixtree_read(rel), pidstr);	/* moved back */
+	snprintf(path, sizeof(path), "cgroup/%s/cpuset.cpus.partition", part);
+	assert_string_equal(fixtree_read(path), "root\n");	/* not irqres's to remove */
+	assert_true(state_empty(&st));
+}
+
 /* A recorded thread whose original cgroup has gone since goes back to the root cgroup. */
 static void test_restore_cgroup_gone(void **unused)
 {
@@ -458,6 +523,7 @@ int main(void)
 		T(test_pinned_eperm_undoes_sysctl),
 		T(test_partition_path_undone),
 		T(test_restore_cgroup_gone),
+		T(test_apply_thread_joins_partition),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

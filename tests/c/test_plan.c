@@ -316,7 +316,8 @@ static void test_env_from_fixture(void **unused)
 	assert_true(e.partitions_possible);
 	assert_int_equal(e.n_parts, 1);
 
-	/* a thread pinned to CPU 2 is in irqres.cpu2's domain: no new partition */
+	/* a thread pinned to CPU 2 is in irqres.cpu2's domain: no new partition, but it
+	 * joins that one (its cgroup is not irqres.cpu2's), as the first apply would do */
 	add_thread(0, 105, "irq/11-eth0", 11, (const int[]){ 2 }, 1);
 	add_thread(1, 501, "mpv", -1, (const int[]){ 0, 1, 2, 3 }, 4);
 	assert_int_equal(plan_build_env(&prof, &ml, &e, &plan), 0);
@@ -328,9 +329,33 @@ static void test_env_from_fixture(void **unused)
 	/* the servers of CPUs 0 and 1 count as bandwidth in use */
 	assert_int_equal(plan.domains[1].existing_bw, 2 * dl_to_ratio(1000000000, 50000000));
 	assert_int_equal(plan.domains[0].existing_bw, 0);
-	assert_false(plan.items[0].needs_partition);
+	assert_true(plan.items[0].needs_partition);
+	assert_string_equal(plan.items[0].partition, "irqres.cpu2");
+	assert_false(plan.items[1].needs_partition);
 	assert_int_equal(plan.items[0].domain, 0);
 	assert_int_equal(plan.items[1].domain, 1);
+	assert_string_equal(plan.items[0].verdict, "ok");
+	plan_free(&plan);
+
+	/* already in the partition's cgroup: nothing to move */
+	snprintf(mv[0].thread.cgroup, sizeof(mv[0].thread.cgroup), "/irqres.cpu2");
+	assert_int_equal(plan_build_env(&prof, &ml, &e, &plan), 0);
+	assert_true(plan.feasible);
+	assert_false(plan.items[0].needs_partition);
+	assert_string_equal(plan.items[0].partition, "");
+	plan_free(&plan);
+
+	/* a partition irqres does not own is not joined: the thread stays where it is */
+	fixtree_file("cgroup/rt.slice/cpuset.cpus.partition", "root\n");
+	fixtree_file("cgroup/rt.slice/cpuset.cpus.effective", "1\n");
+	plan_env_free(&e);
+	assert_int_equal(plan_env_read(&e, true), 0);
+	mv[0].thread.cgroup[0] = '\0';
+	CPU_ZERO(&mv[0].thread.affinity);
+	CPU_SET(1, &mv[0].thread.affinity);
+	assert_int_equal(plan_build_env(&prof, &ml, &e, &plan), 0);
+	assert_string_equal(plan.domains[plan.items[0].domain].partition, "rt.slice");
+	assert_false(plan.items[0].needs_partition);
 	plan_free(&plan);
 	plan_env_free(&e);
 
