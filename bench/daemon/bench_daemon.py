@@ -47,13 +47,16 @@ def policy_of(pid: int) -> int:
     return int.from_bytes(attr_buf.raw[4:8], "little")
 
 
-def start_daemon(tmp: Path, profile: Path, args: list[str], nice: int = 0) -> subprocess.Popen:
+def start_daemon(tmp: Path, profile: Path, args: list[str], nice: int = 0,
+                 fifo: int = 0) -> subprocess.Popen:
     run = tmp / "run"
     with open(tmp / "irqresd.log", "ab") as log:  # the child keeps its own copy
         p = subprocess.Popen([str(IRQRESD), "-p", str(profile), "--run-dir", str(run), *args],
                              stdout=log, stderr=subprocess.STDOUT)
     if nice:
         os.setpriority(os.PRIO_PROCESS, p.pid, nice)
+    if fifo:  # one above the measuring loop, so that it is never kept waiting by it
+        os.sched_setscheduler(p.pid, os.SCHED_FIFO, os.sched_param(fifo + 1))
     end = time.monotonic() + 10
     while not (run / "irqresd.sock").exists():
         if p.poll() is not None or time.monotonic() > end:
@@ -111,14 +114,14 @@ def pct(xs: list[int], q: float) -> float:
     return xs[min(len(xs) - 1, round(q * (len(xs) - 1)))]
 
 
-def reaction(tmp: Path, mode: str, n: int, rescan_ms: int, nice: int) -> dict:
+def reaction(tmp: Path, mode: str, n: int, rescan_ms: int, nice: int, fifo: int) -> dict:
     anchor = subprocess.Popen(["sleep", "100000"])
     comm = f"rb{os.getpid() % 10000}"
     # event-driven: the default fallback rescan (1 s); rescan-only: every rescan_ms
     args = ["--rescan", "1000"] if mode == "events" else ["--rescan", str(rescan_ms),
                                                          "--no-netlink"]
     (tmp / "irqresd.log").unlink(missing_ok=True)
-    d = start_daemon(tmp, write_profile(tmp, anchor.pid, comm), [*args, "-v"], nice)
+    d = start_daemon(tmp, write_profile(tmp, anchor.pid, comm), [*args, "-v"], nice, fifo)
     samples, lost = [], 0
     rng = random.Random(1)
     try:
@@ -181,27 +184,37 @@ def main() -> None:
     ap.add_argument("--idle-seconds", type=int, default=60)
     ap.add_argument("--nice", type=int, default=0,
                     help="nice value of irqresd and of the measuring loop (the host is shared)")
+    ap.add_argument("--fifo", type=int, default=0, metavar="PRIO",
+                    help="run the measuring loop (and the children it forks) at SCHED_FIFO "
+                         "PRIO and irqresd at PRIO+1 during the reaction runs; only these "
+                         "processes, never the host's threads")
     a = ap.parse_args()
     if os.geteuid() != 0:
         sys.exit("needs root")
+    if not 0 <= a.fifo < 99:
+        sys.exit("--fifo: a priority of 1..98 (0: off)")
     if a.nice:
         os.setpriority(os.PRIO_PROCESS, 0, a.nice)
     print(f"## irqresd benchmarks, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}\n")
     print(f"Command: `python3 bench/daemon/bench_daemon.py -n {a.n} --rescan-ms {a.rescan_ms} "
           f"--idle-seconds {a.idle_seconds}"
-          f"{f' --nice {a.nice}' if a.nice else ''}`  ")
+          f"{f' --nice {a.nice}' if a.nice else ''}{f' --fifo {a.fifo}' if a.fifo else ''}`  ")
     print(f"Host: {os.cpu_count()} CPUs, kernel {platform.release()}, {count_threads()} threads, "
           f"load average {os.getloadavg()[0]:.2f} at the start; run dir on {RUN_BASE}\n")
     print("### Reaction time: rename of a matching task -> SCHED_DEADLINE in force\n")
     print("| mode | irqresd options | samples | missed | median | p99 | min | max "
           "| in irqresd: median / p99 |")
     print("|---|---|---|---|---|---|---|---|---|")
+    if a.fifo:
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(a.fifo))
     for mode in ("events", "rescan"):
         with tempfile.TemporaryDirectory(dir=RUN_BASE) as t:
-            r = reaction(Path(t), mode, a.n, a.rescan_ms, a.nice)
+            r = reaction(Path(t), mode, a.n, a.rescan_ms, a.nice, a.fifo)
         print(f"| {r['mode']} | `{r['args']}` | {r['n']} | {r['lost']} | "
               f"{r['median_us']:.0f} us | {r['p99_us']:.0f} us | {r['min_us']:.0f} us | "
               f"{r['max_us']:.0f} us | {r['inside']} |", flush=True)
+    if a.fifo:  # the idle run measures irqresd as it normally runs
+        os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
     with tempfile.TemporaryDirectory(dir=RUN_BASE) as t:
         r = idle(Path(t), a.idle_seconds)
     print("\n### Idle cost (profile in force, proc connector on, rescan every 1000 ms)\n")
