@@ -7,7 +7,8 @@
  * seq_file generate its text afresh. That saves the path walk and the open/close of two
  * files per thread. A kept fd belongs to the task it was opened for; when that task is
  * gone pread() fails with ESRCH and the fd is reopened by path once, in case the pid
- * now names another thread. stats_thread_forget() closes a thread's fds.
+ * now names another thread. stats_thread_forget() closes a thread's fds. At most half
+ * of RLIMIT_NOFILE is kept open; threads beyond that are read by open/read/close.
  */
 #include "stats.h"
 
@@ -20,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 enum { F_SCHEDSTAT, F_STATUS, F_NUM };
@@ -33,6 +35,7 @@ struct kept {
 static struct {
 	struct kept *k;
 	size_t n, cap;
+	size_t max;		/* threads whose fds may be kept; 0: not yet known */
 	int interrupts_fd;
 	char *buf;		/* one buffer for every read; grows to the largest file */
 	size_t buf_cap;
@@ -103,6 +106,17 @@ static void check_root(void)
 	snprintf(S.root, sizeof(S.root), "%s", irqres_paths.proc);
 }
 
+/* Threads that may keep their fds: half of RLIMIT_NOFILE, the rest for everything else. */
+static size_t kept_max(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
+		return 4096;
+	return rl.rlim_cur / 2 / F_NUM;
+}
+
+/* The kept fds of pid, a new entry for it, or NULL when no more may be kept. */
 static struct kept *kept_get(pid_t pid)
 {
 	size_t i;
@@ -111,6 +125,10 @@ static struct kept *kept_get(pid_t pid)
 	for (i = 0; i < S.n; i++)
 		if (S.k[i].pid == pid)
 			return &S.k[i];
+	if (!S.max)
+		S.max = kept_max();
+	if (S.n >= S.max)
+		return NULL;
 	if (S.n == S.cap) {
 		size_t cap = S.cap ? S.cap * 2 : 32;
 		struct kept *k = realloc(S.k, cap * sizeof(*k));
@@ -124,6 +142,19 @@ static struct kept *kept_get(pid_t pid)
 	for (f = 0; f < F_NUM; f++)
 		S.k[S.n].fd[f] = -1;
 	return &S.k[S.n++];
+}
+
+/* File f of pid into S.buf by open, read, close. */
+static ssize_t once_read(pid_t pid, int f)
+{
+	int fd = proc_open(pid, file_names[f]);
+	ssize_t r;
+
+	if (fd < 0)
+		return fd;
+	r = read_whole(fd);
+	close(fd);
+	return r;
 }
 
 /* File f of thread k into S.buf: the kept fd, reopened when missing or stale. */
@@ -176,9 +207,7 @@ int stats_thread_read(pid_t pid, struct thread_stats *st)
 	memset(st, 0, sizeof(*st));
 	check_root();
 	k = kept_get(pid);
-	if (!k)
-		return -ENOMEM;
-	r = kept_read(k, F_SCHEDSTAT);
+	r = k ? kept_read(k, F_SCHEDSTAT) : once_read(pid, F_SCHEDSTAT);
 	if (r < 0)
 		goto fail;
 	if (sscanf(S.buf, "%llu %llu %llu", &cpu, &wait, &slices) != 3)
@@ -187,7 +216,7 @@ int stats_thread_read(pid_t pid, struct thread_stats *st)
 	st->wait_time_ns = wait;
 	st->timeslices = slices;
 
-	r = kept_read(k, F_STATUS);
+	r = k ? kept_read(k, F_STATUS) : once_read(pid, F_STATUS);
 	if (r < 0)
 		goto fail;
 	if (field_u64("\nvoluntary_ctxt_switches:", &st->voluntary_switches) < 0 ||
@@ -232,7 +261,7 @@ void stats_fini(void)
 		kept_close(&S.k[i]);
 	free(S.k);
 	S.k = NULL;
-	S.n = S.cap = 0;
+	S.n = S.cap = S.max = 0;
 	if (S.interrupts_fd >= 0)
 		close(S.interrupts_fd);
 	S.interrupts_fd = -1;

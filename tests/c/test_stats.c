@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -116,6 +117,35 @@ static void test_kept_fds(void **state)
 	stats_thread_forget(getpid());		/* twice is harmless */
 }
 
+/* With a low RLIMIT_NOFILE, half of it is kept open and the other threads still read. */
+static void test_kept_fds_capped(void **state)
+{
+	struct rlimit old, low;
+	struct thread_stats st;
+	pid_t pids[12];
+	int i;
+
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
+	low = old;
+	low.rlim_cur = 20;		/* 10 fds kept: 5 threads */
+	stats_fini();
+	for (i = 0; i < 12; i++) {
+		pids[i] = child_spawn("irqres-stats");
+		assert_true(pids[i] > 0);
+	}
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+	for (i = 0; i < 12; i++)
+		assert_int_equal(stats_thread_read(pids[i], &st), 0);
+	assert_int_equal(stats_kept_fds(), 10);
+	for (i = 0; i < 12; i++)		/* a second request: the same, nothing more opened */
+		assert_int_equal(stats_thread_read(pids[i], &st), 0);
+	assert_int_equal(stats_kept_fds(), 10);
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+	stats_thread_forget(pids[0]);	/* a slot is free: the next new thread keeps its fds */
+	assert_int_equal(stats_thread_read(pids[11], &st), 0);
+	assert_int_equal(stats_kept_fds(), 10);
+}
+
 /* A new proc root (fixtures, here) drops the fds kept under the old one. */
 static void test_root_change(void **state)
 {
@@ -145,6 +175,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_real_proc, use_default, use_default),
 		cmocka_unit_test_setup_teardown(test_kept_fds, use_default, done),
 		cmocka_unit_test_setup_teardown(test_root_change, use_default, done),
+		cmocka_unit_test_setup_teardown(test_kept_fds_capped, use_default, done),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
