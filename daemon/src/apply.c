@@ -337,7 +337,7 @@ static int apply_item(const struct plan *plan, const struct plan_item *it, struc
 			 ti->comm, (int)ti->pid, st->path, strerror(-rc));
 		return rc;
 	}
-	cpuset_list_format(&ti->affinity, a, sizeof(a));
+	cpuset_list_format(&it->cpus, a, sizeof(a));
 	if (d)
 		cpuset_list_format(&d->cpus, span, sizeof(span));
 	else
@@ -428,16 +428,24 @@ int apply_plan(const struct plan *plan, struct state *st, char *err, size_t errl
 			 "the plan is not feasible");
 		return -EINVAL;
 	}
+	for (size_t i = 0; i < plan->n_warnings; i++)	/* what it costs, e.g. partitions */
+		pr_notice("plan: %s", plan->warnings[i]);
 	if (plan->admission_off) {
 		rc = admission_off(st, &u, err, errlen);
 		if (rc)
 			goto out_undo;
 	}
-	for (size_t i = 0; i < plan->n_items; i++) {
-		rc = apply_item(plan, &plan->items[i], st, &u, err, errlen);
-		if (rc < 0)
-			goto out_undo;
-		done += rc == 0;
+	/* threads going into partitions first: a thread staying in the default root domain
+	 * covers it only once the new partitions have taken their CPUs out of it */
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < plan->n_items; i++) {
+			if (plan->items[i].needs_partition != (pass == 0))
+				continue;
+			rc = apply_item(plan, &plan->items[i], st, &u, err, errlen);
+			if (rc < 0)
+				goto out_undo;
+			done += rc == 0;
+		}
 	}
 	free(u.v);
 	pr_info("plan applied: %zu thread(s) with SCHED_DEADLINE", done);

@@ -8,6 +8,7 @@
  * thread.  Without that file it walks /proc and reads every process's stat.
  */
 #include "discover.h"
+#include "cpuset.h"
 #include "dl.h"
 
 #include <ctype.h>
@@ -223,6 +224,21 @@ static int read_cgroup(const char *dir, struct thread_info *ti)
 		*end = '\0';
 	snprintf(ti->cgroup, sizeof(ti->cgroup), "%s", line);
 	return 0;
+}
+
+int thread_irq_cpus(int irq, cpu_set_t *cpus)
+{
+	char path[PATH_LEN];
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/irq/%d/effective_affinity_list", irqres_paths.proc, irq);
+	rc = cpuset_list_read(path, cpus);
+	if (rc == 0 && CPU_COUNT(cpus) > 0)
+		return 0;
+	snprintf(path, sizeof(path), "%s/irq/%d/smp_affinity_list", irqres_paths.proc, irq);
+	if (cpuset_list_read(path, cpus) < 0 || CPU_COUNT(cpus) == 0)
+		return rc < 0 ? rc : -ENOENT;
+	return rc == 0 ? 1 : 0;		/* empty effective affinity: not started yet */
 }
 
 int thread_irq_actions(int irq, char *buf, size_t len)

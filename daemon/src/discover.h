@@ -51,6 +51,16 @@ int thread_parse_irq_comm(const char *comm, int *irq, bool *secondary);
 /* Full action names of IRQ @irq, comma separated, into @buf.  Returns 0 or -errno. */
 int thread_irq_actions(int irq, char *buf, size_t len);
 
+/*
+ * The CPUs that IRQ @irq's handler runs on, which its thread is pinned to once it has
+ * run: /proc/irq/N/effective_affinity_list, or smp_affinity_list when the kernel has no
+ * effective affinity file.  A new IRQ thread's own affinity is all CPUs until its first
+ * interrupt, so this is what to plan with.  Returns 0; 1 when the effective affinity is
+ * empty (the IRQ is not started yet; *@cpus is then smp_affinity_list); or -errno when
+ * neither file can be read.
+ */
+int thread_irq_cpus(int irq, cpu_set_t *cpus);
+
 /* Appends a copy of *@ti.  Returns 0 or -ENOMEM. */
 int thread_list_push(struct thread_list *list, const struct thread_info *ti);
 /* Frees the list's storage and leaves it empty. */

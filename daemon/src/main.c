@@ -497,20 +497,17 @@ out:
 }
 
 /*
- * A new IRQ thread takes its IRQ's affinity itself, the first time it runs after
- * request_irq() wakes it. Reserving it before that would plan for the wrong CPUs, so a
- * hotplugged IRQ thread waits (retries) until its affinity is the IRQ's effective one.
+ * A new IRQ thread takes its IRQ's affinity itself only at its first interrupt (and
+ * bypasses the root-domain check then), so the plan places it by the IRQ's effective
+ * affinity (plan.h) and it is moved into that CPU's partition right away. Only while the
+ * IRQ has no effective affinity yet (request_irq() creates the thread before it starts
+ * the IRQ) are its CPUs unknown: the thread waits (retries) for that.
  */
-static bool irq_affinity_settled(const struct thread_info *ti)
+static bool irq_cpus_known(const struct thread_info *ti)
 {
-	char path[320];
-	cpu_set_t eff;
+	cpu_set_t cpus;
 
-	snprintf(path, sizeof(path), "%s/irq/%d/effective_affinity_list", irqres_paths.proc,
-		 ti->irq);
-	if (cpuset_list_read(path, &eff) < 0 || CPU_COUNT(&eff) == 0)
-		return true;	/* nothing to compare with: go ahead */
-	return CPU_EQUAL(&eff, &ti->affinity);
+	return thread_irq_cpus(ti->irq, &cpus) != 1;
 }
 
 /* One new or renamed thread: reserve it when the profile selects it. */
@@ -532,8 +529,8 @@ static enum hotplug_verdict check_thread(struct daemon *d, pid_t pid, bool from_
 		return HOTPLUG_AGAIN;
 	if (refused_has(d, &ti))
 		return HOTPLUG_DONE;
-	if (!from_rescan && ti.is_irq && !irq_affinity_settled(&ti))
-		return HOTPLUG_AGAIN;	/* the rescan takes it as it is if it never settles */
+	if (!from_rescan && ti.is_irq && !irq_cpus_known(&ti))
+		return HOTPLUG_AGAIN;	/* the rescan plans with smp_affinity if it never starts */
 	target = match_find_target(&d->prof, &ti, err, sizeof(err));
 	if (target == -ENOENT)
 		return HOTPLUG_DONE;

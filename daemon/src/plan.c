@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* plan.c - root domains, admission and per-thread verdicts; see plan.h. */
 #include "plan.h"
+#include "discover.h"
 #include "dl.h"
 #include "log.h"
 #include "units.h"
@@ -313,17 +314,17 @@ static int place_item(struct plan *plan, struct plan_item *it, const struct plan
 {
 	const struct thread_info *ti = &it->thread;
 	char aff[64], span[64], name[CPUSET_NAME_MAX];
-	int d = domain_of(plan, &ti->affinity);
+	int d = domain_of(plan, &it->cpus);
 	struct plan_domain *dom;
 	cpu_set_t want, both;
 
 	if (d < 0) {
 		snprintf(it->verdict, sizeof(it->verdict), "EPERM: CPUs %s are in no root "
-			 "domain (offline or isolated)", list(&ti->affinity, aff, sizeof(aff)));
+			 "domain (offline or isolated)", list(&it->cpus, aff, sizeof(aff)));
 		return 0;
 	}
 	dom = &plan->domains[d];
-	CPU_AND(&both, &dom->cpus, &ti->affinity);
+	CPU_AND(&both, &dom->cpus, &it->cpus);
 	if (plan->admission_off)
 		return 0;
 	if (CPU_EQUAL(&both, &dom->cpus)) {
@@ -391,6 +392,7 @@ static int build_items(struct plan *plan, const struct profile *prof,
 	for (size_t i = 0; i < matches->n; i++) {
 		struct plan_item *it = &plan->items[i];
 		const struct target *t = &prof->targets[matches->v[i].target];
+		cpu_set_t cpus;
 		int rc;
 
 		it->target = matches->v[i].target;
@@ -400,6 +402,9 @@ static int build_items(struct plan *plan, const struct profile *prof,
 		it->deadline_ns = t->deadline_ns ? t->deadline_ns : t->period_ns;
 		it->bw = dl_to_ratio(it->period_ns, it->runtime_ns);
 		it->domain = -1;
+		it->cpus = it->thread.affinity;
+		if (it->thread.irq >= 0 && thread_irq_cpus(it->thread.irq, &cpus) >= 0)
+			it->cpus = cpus;
 		it->buffer_check = profile_buffer_check(t, it->runtime_ns, it->period_ns);
 		rc = cpuset_pid_movable(it->thread.pid);
 		it->no_setaffinity = rc == 0;
@@ -408,6 +413,66 @@ static int build_items(struct plan *plan, const struct profile *prof,
 			return rc;
 	}
 	return 0;
+}
+
+static int cpu_first(const cpu_set_t *cpus)
+{
+	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
+		if (CPU_ISSET(cpu, cpus))
+			return cpu;
+	return CPU_SETSIZE;
+}
+
+/*
+ * The kernel refuses a partition that would take the last CPUs of the root cgroup
+ * ("Parent unable to distribute cpu downstream"): its tasks need a CPU. New partitions
+ * are disjoint; when together they would cover the whole default root domain, the one
+ * with the lowest CPU is not made. The default domain is then exactly its CPUs, which
+ * its threads' CPUs cover, so they take SCHED_DEADLINE where they are.
+ */
+static int keep_default_cpus(struct plan *plan)
+{
+	const struct plan_domain *def = NULL;
+	cpu_set_t all, n_cpus;
+	char name[CPUSET_NAME_MAX], cpus[64];
+	size_t keep = 0;
+	int n_new = 0;
+
+	CPU_ZERO(&all);
+	for (size_t i = 0; i < plan->n_domains; i++) {
+		const struct plan_domain *d = &plan->domains[i];
+
+		if (!d->is_new) {
+			if (!d->partition[0])
+				def = d;
+			continue;
+		}
+		CPU_OR(&all, &all, &d->cpus);
+		if (!n_new++ || cpu_first(&d->cpus) < cpu_first(&plan->domains[keep].cpus))
+			keep = i;
+	}
+	if (!def || !n_new || !CPU_EQUAL(&all, &def->cpus))
+		return 0;
+	snprintf(name, sizeof(name), "%s", plan->domains[keep].partition);
+	n_cpus = plan->domains[keep].cpus;
+	memmove(&plan->domains[keep], &plan->domains[keep + 1],
+		(plan->n_domains - keep - 1) * sizeof(*plan->domains));
+	plan->n_domains--;
+	for (size_t i = 0; i < plan->n_items; i++) {
+		struct plan_item *it = &plan->items[i];
+
+		if (it->needs_partition && strcmp(it->partition, name) == 0) {
+			it->needs_partition = false;
+			it->partition[0] = '\0';
+		}
+	}
+	list(&n_cpus, cpus, sizeof(cpus));
+	return add_msg(&plan->warnings, &plan->n_warnings, "CPU%s %s stay%s in the default root "
+		       "domain (no cpuset partition %s): partitions for every CPU would leave the "
+		       "root cgroup's tasks none, which the kernel refuses; the threads pinned "
+		       "there then cover the default domain and need no partition",
+		       CPU_COUNT(&n_cpus) > 1 ? "s" : "", cpus, CPU_COUNT(&n_cpus) > 1 ? "" : "s",
+		       name);
 }
 
 /* Takes the CPUs of new partitions out of the domain they come from; drops a domain
@@ -476,7 +541,7 @@ static void admission(struct plan *plan, const struct plan_env *env)
 
 		if (it->verdict[0])
 			continue;
-		it->domain = it->needs_partition ? -1 : domain_of(plan, &it->thread.affinity);
+		it->domain = it->needs_partition ? -1 : domain_of(plan, &it->cpus);
 		for (size_t j = 0; it->needs_partition && j < plan->n_domains; j++)
 			if (strcmp(plan->domains[j].partition, it->partition) == 0)
 				it->domain = (int)j;
@@ -535,6 +600,7 @@ static void verdicts(struct plan *plan, const struct plan_env *env)
 int plan_build_env(const struct profile *prof, const struct match_list *matches,
 		   const struct plan_env *env, struct plan *plan)
 {
+	char cpus[64];
 	int rc;
 
 	memset(plan, 0, sizeof(*plan));
@@ -543,6 +609,8 @@ int plan_build_env(const struct profile *prof, const struct match_list *matches,
 	rc = base_domains(plan, env);
 	if (!rc)
 		rc = build_items(plan, prof, matches, env);
+	if (!rc)
+		rc = keep_default_cpus(plan);
 	if (rc)
 		goto out_free;
 	carve_partitions(plan);
@@ -570,8 +638,10 @@ int plan_build_env(const struct profile *prof, const struct match_list *matches,
 	for (size_t i = 0; !rc && i < plan->n_domains; i++)
 		if (plan->domains[i].is_new)
 			rc = add_msg(&plan->warnings, &plan->n_warnings, "cpuset partition %s will "
-				     "take its CPUs out of the default root domain",
-				     plan->domains[i].partition);
+				     "take CPUs %s out of the default root domain: tasks of the root "
+				     "cgroup (all that are in no partition) will no longer run there",
+				     plan->domains[i].partition,
+				     list(&plan->domains[i].cpus, cpus, sizeof(cpus)));
 	if (rc)
 		goto out_free;
 	return 0;
@@ -663,7 +733,7 @@ void plan_print_text(const struct plan *plan, FILE *f)
 			snprintf(part, sizeof(part), "-");
 		fprintf(f, "%-14s %7d %-16s %4s %-5s %-13s %-29s %5.3f %-16s %-7s %s\n",
 			target_name(plan, it), (int)it->thread.pid, it->thread.comm, irq,
-			list(&it->thread.affinity, cpus, sizeof(cpus)), old, newp,
+			list(&it->cpus, cpus, sizeof(cpus)), old, newp,
 			bw_double(it->bw), part, profile_buffer_verdict_name(it->buffer_check),
 			it->verdict);
 	}
@@ -709,7 +779,7 @@ void plan_write_json(const struct plan *plan, struct json *j)
 			json_kv_int(j, "irq", it->thread.irq);
 		else
 			json_kv_null(j, "irq");
-		json_kv_str(j, "cpus", list(&it->thread.affinity, cpus, sizeof(cpus)));
+		json_kv_str(j, "cpus", list(&it->cpus, cpus, sizeof(cpus)));
 		json_kv_str(j, "old_policy", dl_policy_name(it->thread.policy));
 		json_kv_int(j, "old_priority", it->thread.priority);
 		json_kv_str(j, "new_policy", "deadline");

@@ -4,7 +4,10 @@
  *
  * For each matched thread: its old and new policy, its CPUs, its root domain, whether it
  * needs a cpuset partition (affinity smaller than its root domain: sched_setattr would
- * give EPERM), the buffering check (T-Q)/P < N_c, and a verdict. Per root domain: the
+ * give EPERM), the buffering check (T-Q)/P < N_c, and a verdict. New partitions never
+ * take every CPU of the default root domain (the kernel refuses the last one: the root
+ * cgroup's tasks need a CPU): when they would, the one with the lowest CPU is not made,
+ * and its threads stay in the default domain, which is then exactly their CPUs. Per root domain: the
  * kernel's admission rule in its own fixed point (dl.h: 1 CPU = 2^20):
  *     existing DL bandwidth + new Σ to_ratio(T, Q) <= to_ratio(rt_period, rt_runtime) × CPUs
  * where existing bandwidth leaves out the threads this plan replaces. The plan is feasible
@@ -61,6 +64,10 @@ struct plan_domain {
 struct plan_item {
 	size_t target;			/* index into profile->targets */
 	struct thread_info thread;	/* as found */
+	cpu_set_t cpus;			/* the CPUs it runs on: an IRQ thread's are its IRQ's
+					 * effective affinity (discover.h: thread_irq_cpus()),
+					 * which the kernel gives it only at its first interrupt;
+					 * other threads' their affinity */
 	uint64_t runtime_ns, deadline_ns, period_ns;
 	uint64_t bw;			/* to_ratio(period, runtime) */
 	int domain;			/* index into plan->domains (after the plan), -1 none */

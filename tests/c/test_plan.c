@@ -6,9 +6,11 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "children.h"
+#include "discover.h"
 #include "dl.h"
 #include "fixtree.h"
 #include "irqres.h"
@@ -213,7 +215,8 @@ static void test_pinned_with_partition(void **unused)
 	assert_true(plan.items[0].needs_partition);
 	assert_false(plan.items[2].needs_partition);
 	assert_int_equal(plan.n_warnings, 1);
-	assert_non_null(strstr(plan.warnings[0], "irqres.cpu0 will take its CPUs out"));
+	assert_non_null(strstr(plan.warnings[0], "cpuset partition irqres.cpu0 will take CPUs 0 "
+			       "out of the default root domain: tasks of the root cgroup"));
 
 	f = open_memstream(&text, &len);
 	plan_print_text(&plan, f);
@@ -288,6 +291,206 @@ static void test_buffering_and_empty(void **unused)
 	assert_int_equal(plan_build_env(&prof, &ml, &env, &plan), 0);
 	assert_false(plan.feasible);
 	assert_string_equal(plan.errors[0], "the profile matches no thread");
+	plan_free(&plan);
+}
+
+static void set_cpus(cpu_set_t *set, const int *cpus, int n)
+{
+	CPU_ZERO(set);
+	for (int i = 0; i < n; i++)
+		CPU_SET(cpus[i], set);
+}
+
+static bool cpus_are(const cpu_set_t *set, const int *cpus, int n)
+{
+	cpu_set_t want;
+
+	set_cpus(&want, cpus, n);
+	return CPU_EQUAL(set, &want);
+}
+
+/* A new IRQ thread may still run on every CPU: the kernel pins it at its first
+ * interrupt. The plan takes its IRQ's effective affinity instead. */
+static void test_irq_thread_planned_by_irq_affinity(void **unused)
+{
+	static struct cpuset_part part = { .name = "irqres.cpu0", .valid = true, .owned = true };
+	struct plan plan;
+	cpu_set_t c;
+
+	env.partitions_possible = true;
+	fixtree_file("proc/irq/11/effective_affinity_list", "0\n");
+	fixtree_file("proc/irq/11/smp_affinity_list", "0-1\n");
+	add_thread(0, 105, "irq/11-eth0", 11, both, 2);
+	assert_int_equal(plan_build_env(&prof, &ml, &env, &plan), 0);
+	assert_true(plan.feasible);
+	assert_true(cpus_are(&plan.items[0].cpus, cpu0, 1));
+	assert_true(plan.items[0].needs_partition);
+	assert_string_equal(plan.items[0].partition, "irqres.cpu0");
+	assert_true(plan.domains[plan.items[0].domain].is_new);
+	plan_free(&plan);
+
+	/* the partition exists already (an earlier thread of this IRQ): it joins it */
+	set_cpus(&part.cpus, cpu0, 1);
+	env.parts = &part;
+	env.n_parts = 1;
+	assert_int_equal(plan_build_env(&prof, &ml, &env, &plan), 0);
+	assert_true(plan.feasible);
+	assert_true(plan.items[0].needs_partition);
+	assert_string_equal(plan.items[0].partition, "irqres.cpu0");
+	assert_false(plan.domains[plan.items[0].domain].is_new);
+	plan_free(&plan);
+	env.parts = NULL;
+	env.n_parts = 0;
+
+	/* not started yet (empty effective affinity): smp_affinity_list, and the hotplug
+	 * path waits (discover: 1) */
+	fixtree_file("proc/irq/11/effective_affinity_list", "\n");
+	assert_int_equal(thread_irq_cpus(11, &c), 1);
+	assert_true(cpus_are(&c, both, 2));
+	assert_int_equal(plan_build_env(&prof, &ml, &env, &plan), 0);
+	assert_true(plan.feasible);
+	assert_false(plan.items[0].needs_partition);
+	plan_free(&plan);
+
+	/* no effective affinity file (the kernel has none): smp_affinity_list */
+	unlink(fixtree_path("proc/irq/11/effective_affinity_list"));
+	fixtree_file("proc/irq/11/smp_affinity_list", "1\n");
+	assert_int_equal(thread_irq_cpus(11, &c), 0);
+	assert_true(cpus_are(&c, (const int[]){ 1 }, 1));
+	assert_int_equal(plan_build_env(&prof, &ml, &env, &plan), 0);
+	assert_string_equal(plan.items[0].partition, "irqres.cpu1");
+	plan_free(&plan);
+
+	/* no /proc/irq/11 at all: the thread's own affinity */
+	unlink(fixtree_path("proc/irq/11/smp_affinity_list"));
+	assert_int_equal(thread_irq_cpus(11, &c), -ENOENT);
+	assert_int_equal(plan_build_env(&prof, &ml, &env, &plan), 0);
+	assert_true(cpus_are(&plan.items[0].cpus, both, 2));
+	assert_false(plan.items[0].needs_partition);
+	plan_free(&plan);
+}
+
+static void online(int n)
+{
+	CPU_ZERO(&env.online);
+	for (int i = 0; i < n; i++)
+		CPU_SET(i, &env.online);
+}
+
+static const char *warning_with(const struct plan *plan, const char *text)
+{
+	for (size_t i = 0; i < plan->n_warnings; i++)
+		if (strstr(plan->warnings[i], text))
+			return plan->warnings[i];
+	return NULL;
+}
+
+/* A plan for just two IRQ threads, on CPUs a and b. */
+static void plan_two(struct plan *plan, const int *a, int na, const int *b, int nb)
+{
+	ml.n = 0;
+	add_thread(0, 105, "irq/24-ens5", 24, a, na);
+	add_thread(0, 106, "irq/25-ens5", 25, b, nb);
+	assert_int_equal(plan_build_env(&prof, &ml, &env, plan), 0);
+}
+
+/* Partitions for every CPU would leave the root cgroup none: the kernel refuses the last
+ * one. The lowest CPU's threads stay in the default domain, which is then their CPU. */
+static void test_partitions_leave_the_default_domain_a_cpu(void **unused)
+{
+	const int c1[] = { 1 }, c2[] = { 2 }, c12[] = { 1, 2 }, c02[] = { 0, 2 };
+	struct plan plan;
+	FILE *f;
+	char *text = NULL;
+	size_t len = 0;
+
+	/* 2 CPUs, queue threads on both */
+	env.partitions_possible = true;
+	add_thread(0, 105, "irq/24-ens5", 24, cpu0, 1);
+	add_thread(0, 106, "irq/25-ens5", 25, c1, 1);
+	add_thread(0, 107, "irq/26-ens5", 26, cpu0, 1);
+	add_thread(0, 108, "irq/27-ens5", 27, c1, 1);
+	assert_int_equal(plan_build_env(&prof, &ml, &env, &plan), 0);
+	assert_true(plan.feasible);
+	assert_int_equal(plan.n_domains, 2);
+	assert_string_equal(plan.domains[0].partition, "");
+	assert_true(cpus_are(&plan.domains[0].cpus, cpu0, 1));
+	assert_string_equal(plan.domains[1].partition, "irqres.cpu1");
+	assert_true(plan.domains[1].is_new);
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(plan.items[i].needs_partition, i % 2 == 1);
+		assert_int_equal(plan.items[i].domain, i % 2);
+		assert_string_equal(plan.items[i].partition, i % 2 ? "irqres.cpu1" : "");
+	}
+	assert_int_equal(plan.domains[0].new_bw, 2 * dl_to_ratio(10 * MS, 2 * MS));
+	assert_non_null(warning_with(&plan, "CPU 0 stays in the default root domain (no cpuset "
+				     "partition irqres.cpu0): partitions for every CPU would leave "
+				     "the root cgroup's tasks none"));
+	assert_non_null(warning_with(&plan, "irqres.cpu1 will take CPUs 1 out"));
+	f = open_memstream(&text, &len);
+	plan_print_text(&plan, f);
+	fclose(f);
+	assert_non_null(strstr(text, "warning: CPU 0 stays in the default root domain"));
+	assert_non_null(strstr(text, "warning: cpuset partition irqres.cpu1 will take CPUs 1 out "
+			       "of the default root domain: tasks of the root cgroup (all that are "
+			       "in no partition) will no longer run there"));
+	free(text);
+	plan_free(&plan);
+
+	/* irqres.cpu1 exists from an earlier start: the default domain is CPU 0 already */
+	{
+		static struct cpuset_part part = { .name = "irqres.cpu1", .valid = true,
+						   .owned = true };
+
+		set_cpus(&part.cpus, c1, 1);
+		env.parts = &part;
+		env.n_parts = 1;
+		snprintf(mv[1].thread.cgroup, sizeof(mv[1].thread.cgroup), "/irqres.cpu1");
+		snprintf(mv[3].thread.cgroup, sizeof(mv[3].thread.cgroup), "/irqres.cpu1");
+		assert_int_equal(plan_build_env(&prof, &ml, &env, &plan), 0);
+		assert_true(plan.feasible);
+		for (int i = 0; i < 4; i++)
+			assert_false(plan.items[i].needs_partition);
+		assert_int_equal(plan.n_warnings, 0);
+		plan_free(&plan);
+		env.parts = NULL;
+		env.n_parts = 0;
+	}
+
+	/* 4 CPUs, threads on 0 and 2: both partitions, the default domain keeps 1 and 3 */
+	online(4);
+	plan_two(&plan, cpu0, 1, c2, 1);
+	assert_true(plan.feasible);
+	assert_int_equal(plan.n_domains, 3);
+	assert_true(cpus_are(&plan.domains[0].cpus, (const int[]){ 1, 3 }, 2));
+	assert_true(plan.items[0].needs_partition);
+	assert_true(plan.items[1].needs_partition);
+	assert_null(warning_with(&plan, "stays in the default"));
+	plan_free(&plan);
+
+	/* 3 CPUs, threads on each: partitions for 1 and 2, CPU 0's thread stays */
+	online(3);
+	add_thread(0, 107, "irq/26-ens5", 26, c1, 1);
+	assert_int_equal(plan_build_env(&prof, &ml, &env, &plan), 0);
+	assert_true(plan.feasible);
+	assert_false(plan.items[0].needs_partition);
+	assert_string_equal(plan.items[1].partition, "irqres.cpu2");
+	assert_string_equal(plan.items[2].partition, "irqres.cpu1");
+	assert_true(cpus_are(&plan.domains[plan.items[0].domain].cpus, cpu0, 1));
+	plan_free(&plan);
+
+	/* 3 CPUs, threads on 0 and on 1-2: the lowest CPU is kept, a two-CPU partition made */
+	plan_two(&plan, cpu0, 1, c12, 2);
+	assert_true(plan.feasible);
+	assert_false(plan.items[0].needs_partition);
+	assert_string_equal(plan.items[1].partition, "irqres.cpu1-2");
+	plan_free(&plan);
+
+	/* threads whose CPUs overlap cannot both have a partition: said, not attempted */
+	plan_two(&plan, c02, 2, c12, 2);
+	assert_false(plan.feasible);
+	assert_non_null(strstr(plan.items[1].verdict, "cpuset partition irqres.cpu1-2 would "
+			       "overlap partition irqres.cpu0,2 of another thread"));
 	plan_free(&plan);
 }
 
@@ -408,6 +611,8 @@ int main(void)
 		T(test_pinned_with_partition),
 		T(test_no_setaffinity_and_admission_off),
 		T(test_buffering_and_empty),
+		T(test_irq_thread_planned_by_irq_affinity),
+		T(test_partitions_leave_the_default_domain_a_cpu),
 		T(test_env_from_fixture),
 		T(test_env_counts_real_deadline_tasks),
 	};
