@@ -14,22 +14,45 @@
  * Lost events: a record whose missed_events is non-zero follows a gap on its CPU. The
  * gap is recorded as (cpu, last timestamp seen on that CPU before it or -1, timestamp
  * of the record after it, count or -1 when the kernel did not say how many).
+ *
+ * Parallel decoding: on an uncompressed file with records on several CPUs, each worker
+ * thread opens its own handle (libtracecmd handles are not thread-safe) and iterates a
+ * disjoint set of CPUs with the GIL released; the per-worker columns are then merged in
+ * the order libtracecmd's own iteration gives, (timestamp, cpu), and the per-worker name
+ * tables in the order each (key, name) pair first appears in that merged stream. The
+ * result is the sequential reader's, byte for byte. Compressed files are read by one
+ * thread: libtracecmd 3.1 decompresses them through one process-wide zstd context. A CPU
+ * whose timestamps go backwards, or a worker that fails, sends the whole file through
+ * the sequential reader, which then gives the result (or the error) it always gives.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <trace-cmd.h>
 
 /* In libtracecmd 3.x but not in its public header: the "CPU: N / entries / overrun /
  * dropped events" text that trace-cmd stored at the end of the recording. */
 const char *tracecmd_get_cpustats(struct tracecmd_input *handle);
-/* Also exported but not declared: the next record of @cpu without consuming it. */
+/* Also exported but not declared: the next record of @cpu without consuming it; the
+ * last record of @cpu; set @cpu's iterator to the page holding @ts. */
 struct tep_record *tracecmd_peek_data(struct tracecmd_input *handle, int cpu);
+struct tep_record *tracecmd_read_cpu_last(struct tracecmd_input *handle, int cpu);
+int tracecmd_set_cpu_to_timestamp(struct tracecmd_input *handle, int cpu,
+				  unsigned long long ts);
 
 /* ---- growable columns ------------------------------------------------------------ */
 
@@ -99,6 +122,8 @@ struct names {
 	int32_t *slot_idx;
 	size_t nslots;        /* power of two */
 	size_t used;
+	/* parallel reading: (ts, cpu) of the record where each pair first appeared */
+	struct col born_ts, born_cpu;
 };
 
 static int names_rehash(struct names *n, size_t nslots)
@@ -190,6 +215,8 @@ static void names_free(struct names *n)
 	free(n->v);
 	free(n->slot_key);
 	free(n->slot_idx);
+	free(n->born_ts.data);
+	free(n->born_cpu.data);
 	memset(n, 0, sizeof(*n));
 }
 
@@ -254,15 +281,36 @@ struct reader {
 	int64_t first_ts, end_ts;
 	int type_offset, type_size; /* common_type, read in place when the order is native */
 	int err;                /* -errno when a callback failed */
+	int native;             /* the file's byte order is the host's: read fields in place */
+	int unsorted;           /* a CPU's timestamps went backwards */
 	PyObject *progress;     /* callable(records) or NULL */
 	uint64_t progress_every; /* records between two calls */
 	PyThreadState *tstate;
+	/* parallel reading only */
+	struct shared *sh;      /* NULL when reading sequentially */
+	int64_t cur_ts;         /* the record being decoded */
+	int32_t cur_cpu;
+	/* the unit of a parallel read: records [start, stop) of one CPU, by file offset */
+	int cpu;
+	int from_first;         /* start at the CPU's first record, else seek to seek_ts */
+	unsigned long long seek_ts, start, stop; /* stop 0: to the CPU's last record */
+	unsigned long long weight; /* bytes, estimated */
+	int ret;                /* 0, or -1 when the unit failed */
+	int done;
+	int units;              /* of the whole read: 1 when sequential */
 };
 
-/* Set when the file's byte order is the host's: fields are then read in place. */
-static int native_order;
+/* What the workers of one parallel read share. */
+struct shared {
+	atomic_ullong count;    /* records read by all workers (counted when progress is set) */
+	atomic_int stop;        /* a worker failed or the progress callback raised */
+	PyObject *progress;
+	unsigned long long every;
+	PyObject *exc_type, *exc_value, *exc_tb; /* what progress raised; under the GIL */
+};
 
-static inline int64_t field_num(struct tep_format_field *f, struct tep_record *rec)
+static inline int64_t field_num(struct tep_format_field *f, struct tep_record *rec,
+				int native_order)
 {
 	const char *p = (const char *)rec->data + f->offset;
 	unsigned long long v = 0;
@@ -333,7 +381,12 @@ static int note_str(struct reader *r, struct names *n, struct tep_format_field *
 	len = field_str(r->tep, f, rec, &s);
 	if (len < 0)
 		return -1;
+	size_t before = n->len;
+
 	idx = names_note(n, key, s, (size_t)len);
+	if (r->sh && n->len > before &&
+	    (col_push64(&n->born_ts, r->cur_ts) || col_push32(&n->born_cpu, r->cur_cpu)))
+		return -ENOMEM;
 	if (slot && idx >= 0) {
 		slot->key = key;
 		slot->idx = idx;
@@ -343,6 +396,34 @@ static int note_str(struct reader *r, struct names *n, struct tep_format_field *
 	return idx;
 }
 
+/* Count a record of a parallel read; every `every` records, call progress. */
+static int progress_shared(struct reader *r)
+{
+	struct shared *sh = r->sh;
+	unsigned long long n = atomic_fetch_add(&sh->count, 1) + 1;
+
+	if (n % sh->every)
+		return 0;
+	PyGILState_STATE g = PyGILState_Ensure();
+	PyObject *res = PyObject_CallFunction(sh->progress, "K", n);
+	int failed = res == NULL;
+
+	Py_XDECREF(res);
+	if (failed) {
+		if (!sh->exc_type)
+			PyErr_Fetch(&sh->exc_type, &sh->exc_value, &sh->exc_tb);
+		else
+			PyErr_Clear();
+		atomic_store(&sh->stop, 1);
+	}
+	PyGILState_Release(g);
+	if (failed) {
+		r->err = -ECANCELED;
+		return -1;
+	}
+	return 0;
+}
+
 static int on_record(struct tracecmd_input *handle, struct tep_record *rec, int cpu,
 		     void *data)
 {
@@ -350,10 +431,18 @@ static int on_record(struct tracecmd_input *handle, struct tep_record *rec, int 
 	int64_t ts = (int64_t)rec->ts;
 	int ret = 0, nomem = 0;
 
+	if (r->sh && atomic_load_explicit(&r->sh->stop, memory_order_relaxed)) {
+		r->err = -EINTR;
+		return -1;
+	}
 	if (cpu < 0 || cpu >= r->ncpus) {
 		r->err = -ERANGE;
 		return -1;
 	}
+	if (ts < r->last_ts[cpu])
+		r->unsorted = 1;
+	r->cur_ts = ts;
+	r->cur_cpu = cpu;
 	if (rec->missed_events) {
 		ret |= col_push32(&r->lost_cpu, cpu);
 		ret |= col_push64(&r->lost_prev_ts, r->last_ts[cpu]);
@@ -371,7 +460,7 @@ static int on_record(struct tracecmd_input *handle, struct tep_record *rec, int 
 
 	int type, e = -1;
 
-	if (native_order && r->type_size == 2 && r->type_offset + 2 <= rec->size) {
+	if (r->native && r->type_size == 2 && r->type_offset + 2 <= rec->size) {
 		uint16_t t;
 
 		memcpy(&t, (const char *)rec->data + r->type_offset, 2);
@@ -393,7 +482,7 @@ static int on_record(struct tracecmd_input *handle, struct tep_record *rec, int 
 		ret |= col_push64(&ev->ts, ts);
 		ret |= col_push32(&ev->cpu, cpu);
 		for (int i = 0; i < ev->nfields; i++) {
-			int64_t v = field_num(ev->f[i], rec);
+			int64_t v = field_num(ev->f[i], rec, r->native);
 
 			if (specs[e].wide[i])
 				ret |= col_push64(&ev->c[i], v);
@@ -401,16 +490,16 @@ static int on_record(struct tracecmd_input *handle, struct tep_record *rec, int 
 				ret |= col_push32(&ev->c[i], (int32_t)v);
 		}
 		if (e == EV_SWITCH) {
-			nomem |= note_str(r, &r->comms, ev->s1, (int32_t)field_num(ev->f[0], rec),
+			nomem |= note_str(r, &r->comms, ev->s1, (int32_t)field_num(ev->f[0], rec, r->native),
 					  rec) == -ENOMEM;
-			nomem |= note_str(r, &r->comms, ev->s2, (int32_t)field_num(ev->f[2], rec),
+			nomem |= note_str(r, &r->comms, ev->s2, (int32_t)field_num(ev->f[2], rec, r->native),
 					  rec) == -ENOMEM;
 		} else if (e == EV_WAKING || e == EV_WAKEUP) {
-			nomem |= note_str(r, &r->comms, ev->s1, (int32_t)field_num(ev->f[1], rec),
+			nomem |= note_str(r, &r->comms, ev->s1, (int32_t)field_num(ev->f[1], rec, r->native),
 					  rec) == -ENOMEM;
 		} else if (e == EV_IRQ_ENTRY) {
 			int idx = note_str(r, &r->irq_names, ev->s1,
-					   (int32_t)field_num(ev->f[1], rec), rec);
+					   (int32_t)field_num(ev->f[1], rec, r->native), rec);
 
 			nomem |= idx == -ENOMEM;
 			ret |= col_push32(&r->entry_name, idx < 0 ? -1 : idx);
@@ -419,6 +508,11 @@ static int on_record(struct tracecmd_input *handle, struct tep_record *rec, int 
 	if (ret || nomem) {
 		r->err = -ENOMEM;
 		return -1;
+	}
+	if (r->sh) {
+		if (r->sh->progress)
+			return progress_shared(r);
+		return 0;
 	}
 	if (r->progress && r->nrecords % r->progress_every == 0) {
 		PyEval_RestoreThread(r->tstate);
@@ -510,6 +604,8 @@ static int reader_setup(struct reader *r, const char *path)
 	}
 	for (int i = 0; i < RAW_SLOTS; i++)
 		r->comms.raw[i].idx = -1;
+	r->comms.born_ts.size = r->irq_names.born_ts.size = 8;
+	r->comms.born_cpu.size = r->irq_names.born_cpu.size = 4;
 	r->entry_name.size = 4;
 	r->lost_cpu.size = 4;
 	r->lost_prev_ts.size = r->lost_ts.size = r->lost_count.size = 8;
@@ -656,6 +752,7 @@ static PyObject *reader_result(struct reader *r, const char *buffer, const char 
 	if (dict_put(res, "ncpus", PyLong_FromLong(r->ncpus)) ||
 	    dict_put(res, "buffer", PyUnicode_FromString(buffer)) ||
 	    dict_put(res, "nrecords", PyLong_FromUnsignedLongLong(r->nrecords)) ||
+	    dict_put(res, "units", PyLong_FromLong(r->units ? r->units : 1)) ||
 	    dict_put(res, "first_ts", PyLong_FromLongLong(r->nrecords ? r->first_ts : 0)) ||
 	    dict_put(res, "last_ts", PyLong_FromLongLong(r->nrecords ? r->end_ts : 0)) ||
 	    dict_put(res, "comms", names_list(&r->comms)) ||
@@ -691,11 +788,45 @@ static int handle_has_data(struct tracecmd_input *h)
 }
 
 /*
+ * libtracecmd 3.1 crashes (NULL dereference in its error path) when an instance's data
+ * lies past the end of a truncated file. Open instance @i in a child process first: a
+ * child that fails or dies means the instance cannot be opened here either.
+ */
+static int instance_opens(struct tracecmd_input *top, int i)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return 1; /* cannot check: open it as before */
+	if (pid == 0) {
+		struct rlimit nocore = { 0, 0 };
+
+		int null = open("/dev/null", O_WRONLY);
+
+		setrlimit(RLIMIT_CORE, &nocore);
+		/* die quietly: no fault handler of the interpreter's */
+		signal(SIGSEGV, SIG_DFL);
+		signal(SIGBUS, SIG_DFL);
+		signal(SIGABRT, SIG_DFL);
+		if (null >= 0)
+			dup2(null, STDERR_FILENO); /* its warnings are the parent's to give */
+		_exit(tracecmd_buffer_instance_handle(top, i) ? 0 : 1);
+	}
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return 0;
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+/*
  * Pick the buffer to read: the one named @want ("" = top level), or, when @want is
  * NULL, the top-level buffer if it holds records, else the first instance that does.
+ * @probe: check in a child that each instance opens (see instance_opens); NULL is then
+ * returned with *@name set to the instance that does not.
  */
 static struct tracecmd_input *pick_buffer(struct tracecmd_input *top, const char *want,
-					  const char **name)
+					  const char **name, int probe)
 {
 	int n = tracecmd_buffer_instances(top);
 
@@ -710,6 +841,10 @@ static struct tracecmd_input *pick_buffer(struct tracecmd_input *top, const char
 
 		if (want && (!bname || strcmp(bname, want)))
 			continue;
+		if (probe && !instance_opens(top, i)) {
+			*name = bname ? bname : "";
+			return NULL;
+		}
 		h = tracecmd_buffer_instance_handle(top, i);
 		if (!h)
 			continue;
@@ -722,29 +857,572 @@ static struct tracecmd_input *pick_buffer(struct tracecmd_input *top, const char
 	return want ? NULL : top;
 }
 
-static PyObject *tr_read(PyObject *self, PyObject *args, PyObject *kwargs)
+/* Prepare @r to read @h. Returns 0, or -1 with a Python exception set. */
+static int reader_init(struct reader *r, struct tracecmd_input *h, const char *path)
 {
-	static char *kwlist[] = { "path", "buffer", "progress", "progress_every", NULL };
-	unsigned long long every = 1u << 20;
-	const char *path, *want = NULL, *bname = "";
-	PyObject *progress = Py_None, *result = NULL;
+	memset(r, 0, sizeof(*r));
+	r->tep = tracecmd_get_tep(h);
+	r->native = tep_is_file_bigendian(r->tep) == tep_is_local_bigendian(r->tep);
+	r->ncpus = tep_get_cpus(r->tep);
+	if (r->ncpus <= 0 || r->ncpus > 65536) {
+		PyErr_Format(PyExc_ValueError, "%s: implausible CPU count %d", path, r->ncpus);
+		return -1;
+	}
+	r->last_ts = malloc(sizeof(*r->last_ts) * (size_t)r->ncpus);
+	r->cpu_first_ts = malloc(sizeof(*r->cpu_first_ts) * (size_t)r->ncpus);
+	if (!r->last_ts || !r->cpu_first_ts) {
+		PyErr_NoMemory();
+		return -1;
+	}
+	for (int i = 0; i < r->ncpus; i++)
+		r->last_ts[i] = r->cpu_first_ts[i] = -1;
+	r->end_ts = INT64_MIN;
+	return reader_setup(r, path);
+}
+
+/* After a sequential iteration that returned @ret: 0, or -1 with a Python exception set. */
+static int reader_check(struct reader *r, int ret, const char *path)
+{
+	if (r->err == -ECANCELED)
+		return -1; /* the progress callback raised */
+	if (r->err == -ENOMEM) {
+		PyErr_NoMemory();
+		return -1;
+	}
+	if (r->err) {
+		PyErr_Format(PyExc_ValueError, "%s: a record names a CPU outside 0..%d", path,
+			     r->ncpus - 1);
+		return -1;
+	}
+	if (ret < 0) {
+		PyErr_Format(PyExc_ValueError, "%s: libtracecmd failed while reading records",
+			     path);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- parallel reading ------------------------------------------------------------ */
+
+/* Workers; units of work (runs to merge, indexed by a uint8_t); units per worker. */
+enum { MAX_WORKERS = 16, MAX_UNITS = 128, UNITS_PER_WORKER = 4 };
+
+/*
+ * Does libtracecmd read @path without decompressing? File versions before 7 have no
+ * compression; version 7 names its algorithm after the page size ("none" or e.g. "zstd").
+ */
+static int file_uncompressed(const char *path)
+{
+	static const char magic[10] = "\x17\x08\x44tracing";
+	char buf[64];
+	FILE *f = fopen(path, "rb");
+	size_t n, vlen, off;
+
+	if (!f)
+		return 0;
+	n = fread(buf, 1, sizeof(buf), f);
+	fclose(f);
+	if (n <= sizeof(magic) || memcmp(buf, magic, sizeof(magic)))
+		return 0;
+	vlen = strnlen(buf + sizeof(magic), n - sizeof(magic));
+	if (vlen == 0 || vlen == n - sizeof(magic))
+		return 0;
+	if (strtol(buf + sizeof(magic), NULL, 10) < 7)
+		return 1;
+	off = sizeof(magic) + vlen + 1 + 1 + 1 + 4; /* endianness, long size, page size */
+	return off < n && strnlen(buf + off, n - off) < n - off && !strcmp(buf + off, "none");
+}
+
+static int machine_cpus(void)
+{
+	cpu_set_t set;
+
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return 1;
+	return CPU_COUNT(&set);
+}
+
+/*
+ * The run whose next row comes first in libtracecmd's order, (timestamp, cpu), or -1
+ * when every run is consumed. @pos[i]: next row of run i. Runs have disjoint CPUs, so
+ * two heads never compare equal.
+ */
+static int next_run(struct col *const *ts, struct col *const *cpu, const size_t *pos, int k)
+{
+	int best = -1;
+	int64_t bts = 0;
+	int32_t bcpu = 0;
+
+	for (int i = 0; i < k; i++) {
+		if (pos[i] == ts[i]->len)
+			continue;
+		int64_t t = ((const int64_t *)ts[i]->data)[pos[i]];
+		int32_t c = ((const int32_t *)cpu[i]->data)[pos[i]];
+
+		if (best < 0 || t < bts || (t == bts && c < bcpu)) {
+			best = i;
+			bts = t;
+			bcpu = c;
+		}
+	}
+	return best;
+}
+
+/* The run of each row of the merge of @k runs keyed by (@ts, @cpu); NULL on ENOMEM. */
+static uint8_t *merge_order(struct col *const *ts, struct col *const *cpu, int k, size_t *total)
+{
+	size_t pos[MAX_UNITS] = { 0 }, n = 0;
+	uint8_t *order;
+
+	for (int i = 0; i < k; i++)
+		n += ts[i]->len;
+	order = malloc(n ? n : 1);
+	if (!order)
+		return NULL;
+	for (size_t o = 0; o < n; o++) {
+		int w = next_run(ts, cpu, pos, k);
+
+		order[o] = (uint8_t)w;
+		pos[w]++;
+	}
+	*total = n;
+	return order;
+}
+
+/*
+ * Fill @dst with the rows of @runs in @order, and empty the runs. @map, for name
+ * indices: per run, its pair index -> the merged one (-1 stays -1).
+ */
+static int gather(struct col *dst, struct col *const *runs, int k, const uint8_t *order,
+		  size_t n, int32_t *const *map)
+{
+	size_t pos[MAX_UNITS] = { 0 };
+	char *out = malloc(n ? n * dst->size : 1);
+
+	if (!out)
+		return -ENOMEM;
+	if (dst->size == 8) {
+		int64_t *o = (int64_t *)out;
+
+		for (size_t i = 0; i < n; i++) {
+			int w = order[i];
+
+			o[i] = ((const int64_t *)runs[w]->data)[pos[w]++];
+		}
+	} else {
+		int32_t *o = (int32_t *)out;
+
+		for (size_t i = 0; i < n; i++) {
+			int w = order[i];
+			int32_t v = ((const int32_t *)runs[w]->data)[pos[w]++];
+
+			o[i] = map && v >= 0 ? map[w][v] : v;
+		}
+	}
+	for (int i = 0; i < k; i++) {
+		free(runs[i]->data);
+		runs[i]->data = NULL;
+		runs[i]->len = runs[i]->cap = 0;
+	}
+	free(dst->data);
+	dst->data = out;
+	dst->len = dst->cap = n;
+	return 0;
+}
+
+/*
+ * Note the pairs of every run in @dst in the order they first appear in the merged
+ * stream; @map (or NULL): per run, its pair index -> the index in @dst.
+ */
+static int merge_names(struct names *dst, struct names *const *runs, int k, int32_t *const *map)
+{
+	struct col *ts[MAX_UNITS], *cpu[MAX_UNITS];
+	size_t pos[MAX_UNITS] = { 0 };
+	int w;
+
+	for (int i = 0; i < k; i++) {
+		ts[i] = &runs[i]->born_ts;
+		cpu[i] = &runs[i]->born_cpu;
+	}
+	while ((w = next_run(ts, cpu, pos, k)) >= 0) {
+		const struct name_entry *e = &runs[w]->v[pos[w]];
+		int idx = names_note(dst, e->key, e->name, e->len);
+
+		if (idx < 0)
+			return idx;
+		if (map)
+			map[w][pos[w]] = idx;
+		pos[w]++;
+	}
+	return 0;
+}
+
+/* Merge the rows of @k units into @r, which holds none yet. 0 or -ENOMEM. */
+static int merge_workers(struct reader *r, struct reader *w, int k)
+{
+	struct col *ts[MAX_UNITS], *cpu[MAX_UNITS], *runs[MAX_UNITS];
+	struct names *names[MAX_UNITS];
+	int32_t *map[MAX_UNITS] = { 0 };
+	uint8_t *order = NULL;
+	size_t n;
+	int ret = -ENOMEM;
+
+	for (int i = 0; i < k; i++)
+		names[i] = &w[i].comms;
+	if (merge_names(&r->comms, names, k, NULL))
+		goto out;
+	for (int i = 0; i < k; i++) {
+		names[i] = &w[i].irq_names;
+		map[i] = malloc((w[i].irq_names.len + 1) * sizeof(*map[i]));
+		if (!map[i])
+			goto out;
+	}
+	if (merge_names(&r->irq_names, names, k, map))
+		goto out;
+
+#define GATHER(dst, member, m)						\
+	do {								\
+		for (int i_ = 0; i_ < k; i_++)				\
+			runs[i_] = &w[i_].member;			\
+		if (gather(dst, runs, k, order, n, m))			\
+			goto out;					\
+	} while (0)
+
+	for (int e = 0; e < EV_COUNT; e++) {
+		struct evstate *ev = &r->ev[e];
+
+		if (ev->id < 0)
+			continue;
+		for (int i = 0; i < k; i++) {
+			ts[i] = &w[i].ev[e].ts;
+			cpu[i] = &w[i].ev[e].cpu;
+		}
+		order = merge_order(ts, cpu, k, &n);
+		if (!order)
+			goto out;
+		for (int f = 0; f < ev->nfields; f++)
+			GATHER(&ev->c[f], ev[e].c[f], NULL);
+		if (e == EV_IRQ_ENTRY)
+			GATHER(&r->entry_name, entry_name, map);
+		GATHER(&ev->ts, ev[e].ts, NULL);
+		GATHER(&ev->cpu, ev[e].cpu, NULL);
+		free(order);
+		order = NULL;
+	}
+	for (int i = 0; i < k; i++) {
+		ts[i] = &w[i].lost_ts;
+		cpu[i] = &w[i].lost_cpu;
+	}
+	order = merge_order(ts, cpu, k, &n);
+	if (!order)
+		goto out;
+	GATHER(&r->lost_prev_ts, lost_prev_ts, NULL);
+	GATHER(&r->lost_count, lost_count, NULL);
+	GATHER(&r->lost_ts, lost_ts, NULL);
+	GATHER(&r->lost_cpu, lost_cpu, NULL);
+#undef GATHER
+
+	for (int i = 0; i < k; i++) {
+		if (w[i].nrecords && (!r->nrecords || w[i].first_ts < r->first_ts))
+			r->first_ts = w[i].first_ts;
+		r->nrecords += w[i].nrecords;
+		if (w[i].end_ts > r->end_ts)
+			r->end_ts = w[i].end_ts;
+		/* units of one CPU come in stream order: the first starts it, the last ends it */
+		if (w[i].from_first)
+			r->cpu_first_ts[w[i].cpu] = w[i].cpu_first_ts[w[i].cpu];
+		r->last_ts[w[i].cpu] = w[i].last_ts[w[i].cpu];
+	}
+	ret = 0;
+out:
+	for (int i = 0; i < k; i++)
+		free(map[i]);
+	free(order);
+	return ret;
+}
+
+/* Decode the records of unit @u from @h. 0, or -1 (u->err tells why when a record did). */
+static int read_unit(struct reader *u, struct tracecmd_input *h)
+{
+	struct tep_record *rec;
+
+	if (u->from_first) {
+		rec = tracecmd_read_cpu_first(h, u->cpu);
+	} else {
+		/* the same seek as the plan's, then on to the unit's first record */
+		if (tracecmd_set_cpu_to_timestamp(h, u->cpu, u->seek_ts))
+			return -1;
+		rec = tracecmd_read_data(h, u->cpu);
+		while (rec && rec->offset != u->start) {
+			tracecmd_free_record(rec);
+			rec = tracecmd_read_data(h, u->cpu);
+		}
+	}
+	if (!rec)
+		return -1;
+	while (rec) {
+		if (u->stop && rec->offset == u->stop) {
+			tracecmd_free_record(rec);
+			return 0;
+		}
+		int ret = on_record(h, rec, u->cpu, u);
+
+		tracecmd_free_record(rec);
+		if (ret)
+			return -1;
+		rec = tracecmd_read_data(h, u->cpu);
+	}
+	return u->stop ? -1 : 0; /* the next unit's first record never came */
+}
+
+struct worker {
+	struct tracecmd_input *handle;
+	struct reader *units;
+	const int *queue;       /* unit indices, largest first */
+	int nunits;
+	atomic_int *next;       /* next entry of queue to take */
+};
+
+static void *worker_main(void *arg)
+{
+	struct worker *wk = arg;
+	int i;
+
+	while ((i = atomic_fetch_add(wk->next, 1)) < wk->nunits) {
+		struct reader *u = &wk->units[wk->queue[i]];
+
+		u->ret = read_unit(u, wk->handle);
+		u->done = 1;
+		if (u->ret) {
+			atomic_store(&u->sh->stop, 1);
+			break;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * Cut the records of the CPUs @dcpu of @h into at most @max units of about equal size
+ * (file bytes): a CPU with much of the data is cut at timestamps spread over its span,
+ * each cut at the first record at or after the timestamp, found as read_unit will find
+ * it. Units are in (cpu, stream) order. Returns their number, or -1.
+ */
+static int plan_units(struct tracecmd_input *h, const int *dcpu, int ndata, int want,
+		      struct reader *u, int max, unsigned long long min_bytes)
+{
+	unsigned long long first_off[MAX_UNITS], span[MAX_UNITS], total = 0;
+	int64_t first_ts[MAX_UNITS], last_ts[MAX_UNITS];
+	int n = 0;
+
+	if (ndata > max || ndata > MAX_UNITS)
+		return -1;
+	for (int j = 0; j < ndata; j++) {
+		struct tep_record *first = tracecmd_read_cpu_first(h, dcpu[j]);
+		struct tep_record *last = tracecmd_read_cpu_last(h, dcpu[j]);
+		int ok = first && last && last->offset >= first->offset;
+
+		if (ok) {
+			first_off[j] = first->offset;
+			span[j] = last->offset - first->offset + 1;
+			first_ts[j] = (int64_t)first->ts;
+			last_ts[j] = (int64_t)last->ts;
+			total += span[j];
+		}
+		tracecmd_free_record(first);
+		tracecmd_free_record(last);
+		if (!ok)
+			return -1;
+	}
+	if (total < min_bytes)
+		return -1; /* opening a handle per worker would cost more than it saves */
+	for (int j = 0; j < ndata; j++) {
+		int cpu = dcpu[j], left = ndata - j - 1;
+		unsigned long long pieces = (want * span[j] + total / 2) / total;
+
+		if (pieces < 1)
+			pieces = 1;
+		if (pieces > (unsigned long long)(max - n - left))
+			pieces = (unsigned long long)(max - n - left);
+		u[n].cpu = cpu;
+		u[n].from_first = 1;
+		u[n].start = first_off[j];
+		u[n].weight = span[j] / pieces;
+		n++;
+		for (unsigned long long p = 1; p < pieces; p++) {
+			int64_t cut = first_ts[j] + (int64_t)((double)(last_ts[j] - first_ts[j]) *
+							       (double)p / (double)pieces);
+			struct tep_record *rec;
+
+			if (cut <= first_ts[j] || tracecmd_set_cpu_to_timestamp(h, cpu, cut))
+				continue;
+			rec = tracecmd_read_data(h, cpu);
+			while (rec && (int64_t)rec->ts < cut) {
+				tracecmd_free_record(rec);
+				rec = tracecmd_read_data(h, cpu);
+			}
+			if (!rec)
+				break;
+			unsigned long long off = rec->offset;
+
+			tracecmd_free_record(rec);
+			if (off == u[n - 1].start)
+				continue;
+			u[n - 1].stop = off;
+			u[n].cpu = cpu;
+			u[n].seek_ts = (unsigned long long)cut;
+			u[n].start = off;
+			u[n].weight = span[j] / pieces;
+			n++;
+		}
+	}
+	return n;
+}
+
+/*
+ * Read the CPUs @dcpu (those with records) of @h with @k workers into @r, set up on @h.
+ * Returns 0, -1 with a Python exception set, or 1 when the file must be read
+ * sequentially instead (nothing set).
+ */
+static int read_parallel(struct reader *r, struct tracecmd_input *top, struct tracecmd_input *h,
+			 const char *path, const char *bname, int k, const int *dcpu,
+			 int ndata, PyObject *progress, unsigned long long every,
+			 unsigned long long min_bytes)
+{
+	struct tracecmd_input *tops[MAX_WORKERS] = { 0 }, *hs[MAX_WORKERS] = { 0 };
+	struct worker wk[MAX_WORKERS];
+	pthread_t tid[MAX_WORKERS];
+	int started[MAX_WORKERS] = { 0 }, queue[MAX_UNITS];
+	struct reader *u = calloc(MAX_UNITS, sizeof(*u));
+	struct shared sh = { .progress = progress, .every = every };
+	atomic_int next;
+	PyThreadState *tstate;
+	int n = 0, ret = 1;
+
+	if (!u) {
+		PyErr_NoMemory();
+		return -1;
+	}
+	atomic_init(&sh.count, 0);
+	atomic_init(&sh.stop, 0);
+	atomic_init(&next, 0);
+	n = plan_units(h, dcpu, ndata, k * UNITS_PER_WORKER, u, MAX_UNITS, min_bytes);
+	if (n < 2)
+		goto out;
+	for (int i = 0; i < n; i++) {
+		struct reader plan = u[i];
+
+		if (reader_init(&u[i], h, path)) {
+			ret = -1;
+			goto out;
+		}
+		u[i].cpu = plan.cpu;
+		u[i].from_first = plan.from_first;
+		u[i].seek_ts = plan.seek_ts;
+		u[i].start = plan.start;
+		u[i].stop = plan.stop;
+		u[i].weight = plan.weight;
+		u[i].sh = &sh;
+		/* largest first, so that the last units to finish are small */
+		int j = i;
+
+		while (j > 0 && u[queue[j - 1]].weight < plan.weight) {
+			queue[j] = queue[j - 1];
+			j--;
+		}
+		queue[j] = i;
+	}
+	for (int i = 0; i < k; i++)
+		wk[i] = (struct worker){ .units = u, .queue = queue, .nunits = n, .next = &next };
+
+	/*
+	 * The first worker decodes on @h at once, while this thread opens a handle for each
+	 * other worker (opening parses the file's formats, which is not thread-safe, so the
+	 * opens stay on this thread; decoding does not parse). The last worker runs here. A
+	 * handle that fails to open leaves its share of the queue to the others.
+	 */
+	tstate = PyEval_SaveThread();
+	wk[0].handle = h;
+	started[0] = k > 1 && pthread_create(&tid[0], NULL, worker_main, &wk[0]) == 0;
+	if (!started[0])
+		worker_main(&wk[0]);
+	for (int i = 1; i < k && atomic_load(&next) < n; i++) {
+		const char *name;
+
+		tops[i] = tracecmd_open(path, TRACECMD_FL_LOAD_NO_PLUGINS);
+		if (!tops[i])
+			break;
+		hs[i] = h == top ? tops[i] : pick_buffer(tops[i], bname, &name, 0);
+		if (!hs[i])
+			break;
+		wk[i].handle = hs[i];
+		if (i < k - 1)
+			started[i] = pthread_create(&tid[i], NULL, worker_main, &wk[i]) == 0;
+		if (!started[i])
+			worker_main(&wk[i]);
+	}
+	for (int i = 0; i < k; i++)
+		if (started[i])
+			pthread_join(tid[i], NULL);
+	PyEval_RestoreThread(tstate);
+
+	if (sh.exc_type) {
+		PyErr_Restore(sh.exc_type, sh.exc_value, sh.exc_tb);
+		ret = -1;
+		goto out;
+	}
+	for (int i = 0; i < n; i++) {
+		struct reader *p = i ? &u[i - 1] : NULL;
+		int cpu = u[i].cpu;
+
+		if (!u[i].done || u[i].ret || u[i].err || u[i].unsorted)
+			goto out;
+		if (u[i].from_first)
+			continue;
+		/* a unit continues the previous one's CPU: time must not go back across the
+		 * cut, and a gap at its first record follows the previous unit's last one */
+		if (u[i].cpu_first_ts[cpu] < p->last_ts[cpu])
+			goto out;
+		int64_t *prev = (int64_t *)u[i].lost_prev_ts.data;
+
+		for (size_t g = 0; g < u[i].lost_prev_ts.len; g++)
+			if (prev[g] < 0)
+				prev[g] = p->last_ts[cpu];
+	}
+	if (merge_workers(r, u, n)) {
+		PyErr_NoMemory();
+		ret = -1;
+		goto out;
+	}
+	r->units = n;
+	ret = 0;
+out:
+	for (int i = 0; i < MAX_UNITS; i++)
+		reader_free(&u[i]);
+	for (int i = 1; i < k; i++) {
+		if (hs[i] && hs[i] != tops[i])
+			tracecmd_close(hs[i]);
+		if (tops[i])
+			tracecmd_close(tops[i]);
+	}
+	free(u);
+	return ret;
+}
+
+/*
+ * Read @path with up to @threads workers (1: sequentially). Sets *@retry, with no
+ * exception, when the file must be read again sequentially.
+ */
+static PyObject *read_file(const char *path, const char *want, PyObject *progress,
+			   unsigned long long every, int threads, unsigned long long min_bytes,
+			   int *retry)
+{
+	const char *bname = "";
+	PyObject *result = NULL;
 	struct tracecmd_input *top, *h;
 	struct reader r;
-	int ret, err;
+	int ret, err, ndata = 0, *dcpu = NULL;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|zOK", kwlist, &path, &want, &progress,
-					 &every))
-		return NULL;
-	if (every == 0) {
-		PyErr_SetString(PyExc_ValueError, "progress_every must be at least 1");
-		return NULL;
-	}
-	if (progress != Py_None && !PyCallable_Check(progress)) {
-		PyErr_SetString(PyExc_TypeError, "progress must be callable");
-		return NULL;
-	}
 	memset(&r, 0, sizeof(r));
-
 	Py_BEGIN_ALLOW_THREADS
 	errno = 0;
 	top = tracecmd_open(path, TRACECMD_FL_LOAD_NO_PLUGINS);
@@ -755,51 +1433,44 @@ static PyObject *tr_read(PyObject *self, PyObject *args, PyObject *kwargs)
 			     "data file (%s)", path, err ? strerror(err) : "bad header or data");
 		return NULL;
 	}
-	h = pick_buffer(top, want, &bname);
+	h = pick_buffer(top, want, &bname, 1);
+	if (!h && *bname) {
+		PyErr_Format(PyExc_ValueError, "%s: libtracecmd cannot open its buffer instance "
+			     "'%s'", path, bname);
+		goto out_top;
+	}
 	if (!h) {
 		PyErr_Format(PyExc_ValueError, "%s: no buffer instance named '%s'", path, want);
 		goto out_top;
 	}
-	r.tep = tracecmd_get_tep(h);
-	native_order = tep_is_file_bigendian(r.tep) == tep_is_local_bigendian(r.tep);
-	r.ncpus = tep_get_cpus(r.tep);
-	if (r.ncpus <= 0 || r.ncpus > 65536) {
-		PyErr_Format(PyExc_ValueError, "%s: implausible CPU count %d", path, r.ncpus);
-		goto out_handle;
+	if (reader_init(&r, h, path))
+		goto out_reader;
+	if (threads > 1 && (h == top || *bname)) {
+		dcpu = malloc(sizeof(*dcpu) * (size_t)r.ncpus);
+		if (!dcpu) {
+			PyErr_NoMemory();
+			goto out_reader;
+		}
+		for (int cpu = 0; cpu < r.ncpus; cpu++)
+			if (tracecmd_peek_data(h, cpu))
+				dcpu[ndata++] = cpu;
 	}
-	r.last_ts = malloc(sizeof(*r.last_ts) * (size_t)r.ncpus);
-	r.cpu_first_ts = malloc(sizeof(*r.cpu_first_ts) * (size_t)r.ncpus);
-	if (!r.last_ts || !r.cpu_first_ts) {
-		PyErr_NoMemory();
-		goto out_reader;
-	}
-	for (int i = 0; i < r.ncpus; i++)
-		r.last_ts[i] = r.cpu_first_ts[i] = -1;
-	r.end_ts = INT64_MIN;
-	if (reader_setup(&r, path))
-		goto out_reader;
-	r.progress = progress == Py_None ? NULL : progress;
-	r.progress_every = every;
-
-	r.tstate = PyEval_SaveThread();
-	ret = tracecmd_iterate_events(h, NULL, 0, on_record, &r);
-	PyEval_RestoreThread(r.tstate);
-
-	if (r.err == -ECANCELED)
-		goto out_reader; /* the progress callback raised */
-	if (r.err == -ENOMEM) {
-		PyErr_NoMemory();
-		goto out_reader;
-	}
-	if (r.err) {
-		PyErr_Format(PyExc_ValueError, "%s: a record names a CPU outside 0..%d", path,
-			     r.ncpus - 1);
-		goto out_reader;
-	}
-	if (ret < 0) {
-		PyErr_Format(PyExc_ValueError, "%s: libtracecmd failed while reading records",
-			     path);
-		goto out_reader;
+	if (ndata > 1) {
+		ret = read_parallel(&r, top, h, path, bname, threads < ndata ? threads : ndata,
+				    dcpu, ndata, progress == Py_None ? NULL : progress, every,
+				    min_bytes);
+		if (ret > 0)
+			*retry = 1;
+		if (ret)
+			goto out_reader;
+	} else {
+		r.progress = progress == Py_None ? NULL : progress;
+		r.progress_every = every;
+		r.tstate = PyEval_SaveThread();
+		ret = tracecmd_iterate_events(h, NULL, 0, on_record, &r);
+		PyEval_RestoreThread(r.tstate);
+		if (reader_check(&r, ret, path))
+			goto out_reader;
 	}
 	{
 		const char *stats = tracecmd_get_cpustats(h);
@@ -809,23 +1480,63 @@ static PyObject *tr_read(PyObject *self, PyObject *args, PyObject *kwargs)
 		result = reader_result(&r, bname, stats ? stats : "");
 	}
 out_reader:
+	free(dcpu);
 	reader_free(&r);
-out_handle:
-	if (h != top)
+	if (h && h != top)
 		tracecmd_close(h);
 out_top:
 	tracecmd_close(top);
 	return result;
 }
 
+static PyObject *tr_read(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+	static char *kwlist[] = { "path", "buffer", "progress", "progress_every", "threads",
+				  "parallel_min_bytes", NULL };
+	unsigned long long min_bytes = 64ull << 20;
+	unsigned long long every = 1u << 20;
+	const char *path, *want = NULL;
+	PyObject *progress = Py_None, *result;
+	int threads = 0, retry = 0;
+
+	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|zOKiK", kwlist, &path, &want, &progress,
+					 &every, &threads, &min_bytes))
+		return NULL;
+	if (every == 0) {
+		PyErr_SetString(PyExc_ValueError, "progress_every must be at least 1");
+		return NULL;
+	}
+	if (progress != Py_None && !PyCallable_Check(progress)) {
+		PyErr_SetString(PyExc_TypeError, "progress must be callable");
+		return NULL;
+	}
+	if (threads < 0) {
+		PyErr_SetString(PyExc_ValueError, "threads must be 0 (one per core) or more");
+		return NULL;
+	}
+	if (threads == 0)
+		threads = machine_cpus();
+	if (threads > MAX_WORKERS)
+		threads = MAX_WORKERS;
+	if (threads > 1 && !file_uncompressed(path))
+		threads = 1;
+	result = read_file(path, want, progress, every, threads, min_bytes, &retry);
+	if (!result && retry)
+		result = read_file(path, want, progress, every, 1, min_bytes, &retry);
+	return result;
+}
+
 static PyMethodDef methods[] = {
 	{ "read", (PyCFunction)(void (*)(void))tr_read, METH_VARARGS | METH_KEYWORDS,
-	  "read(path, buffer=None, progress=None, progress_every=2**20) -> dict\n\n"
+	  "read(path, buffer=None, progress=None, progress_every=2**20, threads=0) -> dict\n\n"
 	  "Read sched_switch, sched_waking, sched_wakeup, irq_handler_entry/exit and\n"
 	  "sched_migrate_task records of a trace-cmd data file into columns.\n"
 	  "buffer: instance name ('' = top level; None = the first buffer with data).\n"
 	  "progress: called with the number of records read every progress_every records;\n"
 	  "an exception it raises stops the reading and propagates.\n"
+	  "threads: workers decoding in parallel (0 = one per core, 1 = sequential); each\n"
+	  "takes pieces of the CPUs' streams. Compressed files, and files with less than\n"
+	  "parallel_min_bytes (64 MiB) of records, are read by one. The result is the same.\n"
 	  "Raises ValueError naming the file and the cause." },
 	{ NULL, NULL, 0, NULL },
 };

@@ -9,6 +9,12 @@ Columns are int64 for timestamps (ns) and ``prev_state``, int32 for cpus, pids, 
 numbers and return values. All event tables are sorted by time (the reader merges the
 per-CPU buffers in timestamp order).
 
+On an uncompressed file (trace-cmd record's default) with enough records, the decoding
+runs on every core: each worker thread has its own libtracecmd handle and takes pieces of
+the per-CPU streams, and the pieces are merged in C into the columns the sequential
+reader gives, byte for byte. ``IRQRES_READ_THREADS=1`` (or ``threads=1``) forces one
+thread.
+
 numpy is imported only once the records are read, so that ``irqres analyze`` can load it
 (and the model) on a second thread while the native reader runs.
 """
@@ -52,6 +58,25 @@ _COLUMNS: dict[str, dict[str, str]] = {
 }
 
 _IRQ_COMM = re.compile(r"^irq/(\d+)-(.*)$")
+
+#: Environment variable: decoding threads (0 = one per core, 1 = sequential).
+THREADS_ENV = "IRQRES_READ_THREADS"
+
+
+def _threads(threads: int | None) -> int:
+    if threads is None:
+        text = os.environ.get(THREADS_ENV, "").strip()
+        if not text:
+            return 0
+        try:
+            threads = int(text)
+        except ValueError:
+            raise TraceError(f"{THREADS_ENV}={text!r}: not a number of threads "
+                             "(0 = one per core, 1 = sequential)") from None
+    if threads < 0:
+        raise TraceError(f"decoding threads: {threads} is negative "
+                         "(0 = one per core, 1 = sequential)")
+    return threads
 
 
 def empty_table(event: str) -> dict[str, np.ndarray]:
@@ -233,7 +258,7 @@ def _check_events(trace: Trace) -> None:
 
 
 def read_trace(path: str | os.PathLike, *, buffer: str | None = None, progress=None,
-               check_events: bool = True) -> Trace:
+               check_events: bool = True, threads: int | None = None) -> Trace:
     """Read the scheduling and IRQ events of a trace-cmd data file.
 
     Parameters
@@ -248,6 +273,9 @@ def read_trace(path: str | os.PathLike, *, buffer: str | None = None, progress=N
         Called with the number of records read so far every 2**20 records.
     check_events
         Raise when the events the analysis needs are absent.
+    threads
+        Decoding threads: 0 = one per core, 1 = sequential; ``None`` takes
+        ``$IRQRES_READ_THREADS``, else 0. The columns do not depend on it.
 
     Raises
     ------
@@ -255,11 +283,12 @@ def read_trace(path: str | os.PathLike, *, buffer: str | None = None, progress=N
         The file is missing, empty, not a trace, truncated or damaged, or lacks events.
     """
     path = os.fspath(path)
+    nthreads = _threads(threads)
     _check_file(path)
     from .. import _tracereader
 
     try:
-        raw = _tracereader.read(path, buffer=buffer, progress=progress)
+        raw = _tracereader.read(path, buffer=buffer, progress=progress, threads=nthreads)
     except ValueError as exc:
         msg = str(exc)
         if "cannot open" in msg:
