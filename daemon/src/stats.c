@@ -9,19 +9,30 @@
  * gone pread() fails with ESRCH and the fd is reopened by path once, in case the pid
  * now names another thread. stats_thread_forget() closes a thread's fds. At most half
  * of RLIMIT_NOFILE is kept open; threads beyond that are read by open/read/close.
+ *
+ * The context switch counts come from taskstats (generic netlink, TASKSTATS_CMD_GET by
+ * pid: the same nvcsw/nivcsw that /proc/PID/status prints, for about half its cost)
+ * when the kernel has it and irqresd may use it (CAP_NET_ADMIN); else, and for fixture
+ * trees, from /proc/PID/status.
  */
 #include "stats.h"
 
 #include "irqres.h"
+#include "log.h"
 
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <linux/genetlink.h>
+#include <linux/netlink.h>
+#include <linux/taskstats.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 enum { F_SCHEDSTAT, F_STATUS, F_NUM };
@@ -40,7 +51,12 @@ static struct {
 	char *buf;		/* one buffer for every read; grows to the largest file */
 	size_t buf_cap;
 	char root[sizeof(irqres_paths.proc)];	/* the proc root the fds were opened under */
-} S = { .interrupts_fd = -1 };
+	/* taskstats: the socket, the family id, whether it was tried, the last sequence */
+	int ts_fd;
+	uint16_t ts_family;
+	bool ts_tried;
+	uint32_t ts_seq;
+} S = { .interrupts_fd = -1, .ts_fd = -1 };
 
 static int proc_open(pid_t pid, const char *name)
 {
@@ -87,6 +103,162 @@ static ssize_t read_whole(int fd)
 	S.buf[len] = '\0';
 	return (ssize_t)len;
 }
+
+/* ---- taskstats ---- */
+
+struct genl_req {
+	struct nlmsghdr n;
+	struct genlmsghdr g;
+	char attrs[64];
+};
+
+/* One request with one attribute; returns 0 or -errno. */
+static int ts_send(uint16_t type, uint8_t cmd, uint16_t attr, const void *data, size_t len)
+{
+	struct genl_req m;
+	struct nlattr *na;
+
+	memset(&m, 0, sizeof(m));
+	m.n.nlmsg_len = NLMSG_LENGTH(GENL_HDRLEN);
+	m.n.nlmsg_type = type;
+	m.n.nlmsg_flags = NLM_F_REQUEST;
+	m.n.nlmsg_seq = ++S.ts_seq;
+	m.g.cmd = cmd;
+	m.g.version = 1;
+	na = (struct nlattr *)((char *)&m + NLMSG_ALIGN(m.n.nlmsg_len));
+	na->nla_type = attr;
+	na->nla_len = (uint16_t)(NLA_HDRLEN + len);
+	memcpy((char *)na + NLA_HDRLEN, data, len);
+	m.n.nlmsg_len = NLMSG_ALIGN(m.n.nlmsg_len) + NLA_ALIGN(na->nla_len);
+	while (send(S.ts_fd, &m, m.n.nlmsg_len, 0) < 0)
+		if (errno != EINTR)
+			return -errno;
+	return 0;
+}
+
+/* The reply to the last request into buf: the generic netlink payload and its length in
+ * *len, or -errno (the kernel's own error, e.g. -ESRCH for a pid that is gone). */
+static int ts_recv(char *buf, size_t cap, const struct nlattr **attrs, size_t *len)
+{
+	for (;;) {
+		ssize_t r = recv(S.ts_fd, buf, cap, 0);
+		const struct nlmsghdr *n = (const struct nlmsghdr *)buf;
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (!NLMSG_OK(n, (size_t)r))
+			return -EBADMSG;
+		if (n->nlmsg_seq != S.ts_seq)
+			continue;	/* the answer to an earlier request given up on */
+		if (n->nlmsg_type == NLMSG_ERROR) {
+			const struct nlmsgerr *e = NLMSG_DATA(n);
+
+			return n->nlmsg_len >= NLMSG_LENGTH(sizeof(*e)) && e->error ? e->error :
+			       -EBADMSG;
+		}
+		if (n->nlmsg_len < NLMSG_LENGTH(GENL_HDRLEN))
+			return -EBADMSG;
+		*attrs = (const struct nlattr *)((const char *)NLMSG_DATA(n) + GENL_HDRLEN);
+		*len = n->nlmsg_len - NLMSG_LENGTH(GENL_HDRLEN);
+		return 0;
+	}
+}
+
+/* The attribute of type in [a, a + len), or NULL. */
+static const struct nlattr *ts_attr(const struct nlattr *a, size_t len, uint16_t type)
+{
+	while (len >= NLA_HDRLEN && a->nla_len >= NLA_HDRLEN && a->nla_len <= len) {
+		size_t step = NLA_ALIGN(a->nla_len);
+
+		if ((a->nla_type & NLA_TYPE_MASK) == type)
+			return a;
+		if (step >= len)
+			break;
+		len -= step;
+		a = (const struct nlattr *)((const char *)a + step);
+	}
+	return NULL;
+}
+
+/* Opens the socket and finds the TASKSTATS family, once; false when there is none. */
+static bool ts_ready(void)
+{
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
+	struct timeval tv = { .tv_sec = 1 };	/* the kernel answers at once; never hang */
+	const struct nlattr *attrs, *id;
+	char buf[1024];
+	size_t len;
+
+	if (S.ts_tried)
+		return S.ts_fd >= 0;
+	S.ts_tried = true;
+	S.ts_fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
+	if (S.ts_fd < 0)
+		return false;
+	if (bind(S.ts_fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    setsockopt(S.ts_fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0 ||
+	    ts_send(GENL_ID_CTRL, CTRL_CMD_GETFAMILY, CTRL_ATTR_FAMILY_NAME, TASKSTATS_GENL_NAME,
+		    sizeof(TASKSTATS_GENL_NAME)) < 0 ||
+	    ts_recv(buf, sizeof(buf), &attrs, &len) < 0 ||
+	    !(id = ts_attr(attrs, len, CTRL_ATTR_FAMILY_ID)) || id->nla_len < NLA_HDRLEN + 2)
+		goto out_close;
+	memcpy(&S.ts_family, (const char *)id + NLA_HDRLEN, sizeof(S.ts_family));
+	return true;
+
+out_close:
+	close(S.ts_fd);
+	S.ts_fd = -1;
+	return false;
+}
+
+/* The switch counts of pid by taskstats. -ESRCH when it is gone; other errors mean
+ * taskstats cannot be used here (the caller falls back to status). */
+static int ts_switches(pid_t pid, struct thread_stats *st)
+{
+	const struct nlattr *attrs, *aggr, *ts;
+	struct taskstats t;
+	char buf[1024];
+	uint32_t p = (uint32_t)pid;
+	size_t len;
+	int rc;
+
+	rc = ts_send(S.ts_family, TASKSTATS_CMD_GET, TASKSTATS_CMD_ATTR_PID, &p, sizeof(p));
+	if (!rc)
+		rc = ts_recv(buf, sizeof(buf), &attrs, &len);
+	if (rc)
+		return rc;
+	aggr = ts_attr(attrs, len, TASKSTATS_TYPE_AGGR_PID);
+	if (!aggr)
+		return -EBADMSG;
+	ts = ts_attr((const struct nlattr *)((const char *)aggr + NLA_HDRLEN),
+		     aggr->nla_len - NLA_HDRLEN, TASKSTATS_TYPE_STATS);
+	if (!ts || ts->nla_len < NLA_HDRLEN + offsetof(struct taskstats, nivcsw) + 8)
+		return -EBADMSG;
+	len = (size_t)ts->nla_len - NLA_HDRLEN;	/* older kernels send a shorter struct */
+	memset(&t, 0, sizeof(t));
+	memcpy(&t, (const char *)ts + NLA_HDRLEN, len < sizeof(t) ? len : sizeof(t));
+	st->voluntary_switches = t.nvcsw;
+	st->involuntary_switches = t.nivcsw;
+	return 0;
+}
+
+static void ts_close(void)
+{
+	if (S.ts_fd >= 0)
+		close(S.ts_fd);
+	S.ts_fd = -1;
+	S.ts_tried = false;
+}
+
+bool stats_switches_by_taskstats(void)
+{
+	return !strcmp(irqres_paths.proc, "/proc") && ts_ready();
+}
+
+/* ---- kept proc fds ---- */
 
 static void kept_close(struct kept *k)
 {
@@ -216,6 +388,15 @@ int stats_thread_read(pid_t pid, struct thread_stats *st)
 	st->wait_time_ns = wait;
 	st->timeslices = slices;
 
+	if (stats_switches_by_taskstats()) {
+		r = ts_switches(pid, st);
+		if (r == 0 || r == -ESRCH)
+			goto out;
+		pr_warn("taskstats: %s: the context switch counts come from /proc/PID/status "
+			"from now on", strerror((int)-r));
+		ts_close();
+		S.ts_tried = true;	/* not again */
+	}
 	r = k ? kept_read(k, F_STATUS) : once_read(pid, F_STATUS);
 	if (r < 0)
 		goto fail;
@@ -223,6 +404,9 @@ int stats_thread_read(pid_t pid, struct thread_stats *st)
 	    field_u64("\nnonvoluntary_ctxt_switches:", &st->involuntary_switches) < 0)
 		return -EINVAL;
 	return 0;
+out:
+	if (r == 0)
+		return 0;
 fail:
 	if (r == -ESRCH)
 		stats_thread_forget(pid);
@@ -268,6 +452,7 @@ void stats_fini(void)
 	free(S.buf);
 	S.buf = NULL;
 	S.buf_cap = 0;
+	ts_close();
 }
 
 static int counts_push(struct irq_counts *ic, int irq, uint64_t count)

@@ -2,11 +2,13 @@
 /*
  * stats.h - run-time counters of managed threads, read under irqres_paths.proc:
  * /proc/PID/schedstat (cpu time, wait time, timeslices), the context switch counts of
- * /proc/PID/status and the per-IRQ counts of /proc/interrupts summed over CPUs.
+ * /proc/PID/status (by taskstats when available) and the per-IRQ counts of
+ * /proc/interrupts summed over CPUs.
  */
 #ifndef IRQRES_STATS_H
 #define IRQRES_STATS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -27,12 +29,15 @@ struct irq_counts {
 };
 
 /*
- * Reads /proc/<pid>/schedstat and /proc/<pid>/status through fds kept open between calls
- * (pread at offset 0). -ESRCH when pid is gone (its fds are then closed).
+ * Reads /proc/<pid>/schedstat and the switch counts (taskstats, else /proc/<pid>/status)
+ * through fds kept open between calls (pread at offset 0). -ESRCH when pid is gone (its
+ * fds are then closed).
  */
 int stats_thread_read(pid_t pid, struct thread_stats *st);
 /* Closes the fds kept for pid; call when the thread is no longer managed. */
 void stats_thread_forget(pid_t pid);
+/* Whether the context switch counts come from taskstats (else /proc/PID/status). */
+bool stats_switches_by_taskstats(void);
 /* How many fds stats keeps open (tests). */
 size_t stats_kept_fds(void);
 /* Closes every kept fd and frees the buffers. */
