@@ -464,7 +464,10 @@ int apply_thread(const struct profile *prof, const struct match *m, struct state
 	struct match_list one = { .v = (struct match *)m, .n = 1, .cap = 1 };
 	struct plan_env env;
 	struct plan plan;
-	int rc = plan_env_read(&env, false);	/* fast: the kernel checks the bandwidth */
+	int rc;
+
+	apply_partitions_sweep(st);	/* the CPUs of threads gone count as free again */
+	rc = plan_env_read(&env, false);	/* fast: the kernel checks the bandwidth */
 
 	if (rc) {
 		snprintf(err, errlen, "%s (pid %d): cannot read the system's CPUs and limits: %s",
@@ -605,8 +608,10 @@ out_free:
 	return rc;
 }
 
-/* Removes a partition irqres created once no recorded thread is in it any more. */
-static void partition_release(struct state *st, const char *name)
+/* Removes a partition irqres created once no recorded thread is in it any more. quiet:
+ * a thread that has just exited can still hold it for a moment; it is kept without a
+ * word and removed by a later apply_partitions_sweep(). */
+static void partition_release(struct state *st, const char *name, bool quiet)
 {
 	struct state_partition *p = state_find_partition(st, name);
 
@@ -616,11 +621,35 @@ static void partition_release(struct state *st, const char *name)
 		if (strcmp(st->threads[i].partition, name) == 0)
 			return;
 	if (p->created && cpuset_partition_remove(name) == -EBUSY) {
-		pr_warn("cpuset partition %s still holds tasks irqres did not put there: kept",
-			name);
+		if (!quiet)
+			pr_warn("cpuset partition %s still holds tasks irqres did not put there: "
+				"kept", name);
 		return;
 	}
 	state_forget_partition(st, name);
+}
+
+void apply_forget_thread(struct state *st, pid_t pid)
+{
+	struct state_thread *t = state_find_thread(st, pid);
+	char part[CPUSET_NAME_MAX];
+
+	if (!t)
+		return;
+	snprintf(part, sizeof(part), "%s", t->partition);
+	state_forget_thread(st, pid);
+	if (part[0])
+		partition_release(st, part, true);
+}
+
+void apply_partitions_sweep(struct state *st)
+{
+	for (size_t i = st->n_parts; i-- > 0;) {
+		char name[CPUSET_NAME_MAX];
+
+		snprintf(name, sizeof(name), "%s", st->parts[i].name);
+		partition_release(st, name, true);
+	}
 }
 
 int apply_restore_thread(struct state *st, pid_t pid)
@@ -637,7 +666,7 @@ int apply_restore_thread(struct state *st, pid_t pid)
 		pr_info("%s (pid %d) is gone (or its pid was reused): nothing to restore", t->comm,
 			(int)pid);
 		state_forget_thread(st, pid);
-		partition_release(st, part);
+		partition_release(st, part, false);
 		return 0;
 	}
 	memset(&a, 0, sizeof(a));
@@ -676,7 +705,7 @@ int apply_restore_thread(struct state *st, pid_t pid)
 	else
 		pr_info("%s (pid %d) is gone: nothing to restore", t->comm, (int)pid);
 	state_forget_thread(st, pid);
-	partition_release(st, part);
+	partition_release(st, part, false);
 	return rc == 0 ? 1 : 0;
 }
 

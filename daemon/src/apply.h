@@ -34,6 +34,13 @@ int apply_set_budget(struct state *st, const pid_t *pids, size_t n, uint64_t run
 /* Puts one recorded thread back (policy, cgroup) and forgets it. A thread gone or whose
  * pid was reused is only forgotten, with a log line. */
 int apply_restore_thread(struct state *st, pid_t pid);
+/* A thread that exited: forgets its record and removes the partition irqres created for
+ * it when no recorded thread is left in it (kept while the kernel still counts the dying
+ * thread). apply_partitions_sweep() removes every such partition that is empty now;
+ * apply_thread() calls it first, so a hotplugged thread is planned without them. */
+void apply_forget_thread(struct state *st, pid_t pid);
+void apply_partitions_sweep(struct state *st);
+
 /* Best effort, everything: threads in reverse order, partitions irqres created,
  * +cpuset if irqres enabled it, admission control; deletes the state file when all
  * went back. Returns the number of threads restored, or -errno of the first failure. */

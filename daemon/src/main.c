@@ -529,6 +529,10 @@ static enum hotplug_verdict check_thread(struct daemon *d, pid_t pid, bool from_
 		return HOTPLUG_AGAIN;
 	if (refused_has(d, &ti))
 		return HOTPLUG_DONE;
+	/* kthread_create() names the thread (a COMM event) just before the kernel makes it
+	 * SCHED_FIFO itself: a reservation given in between would be overwritten */
+	if (!from_rescan && ti.is_irq && ti.policy == SCHED_OTHER)
+		return HOTPLUG_AGAIN;
 	if (!from_rescan && ti.is_irq && !irq_cpus_known(&ti))
 		return HOTPLUG_AGAIN;	/* the rescan plans with smp_affinity if it never starts */
 	target = match_find_target(&d->prof, &ti, err, sizeof(err));
@@ -566,7 +570,7 @@ static void forget_thread(struct daemon *d, pid_t pid)
 		return;
 	pr_debug("pid %d exited: forgotten", (int)pid);
 	managed_remove(d, pid);
-	state_forget_thread(&d->st, pid);
+	apply_forget_thread(&d->st, pid);
 }
 
 /*

@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "apply.h"
@@ -508,6 +510,48 @@ static void test_restore_cgroup_gone(void **unused)
 	assert_true(state_empty(&st));
 }
 
+/*
+ * A thread that exits takes the partition irqres made for it along (its CPUs go back to
+ * the default root domain), unless the kernel still counts it there: then the partition
+ * stays, quietly, until the next sweep (apply_thread() runs one before it plans). A
+ * partition a recorded thread is still in is never swept.
+ */
+static void test_exited_thread_releases_its_partition(void **unused)
+{
+	struct state_thread rec = { .pid = 4242, .policy = SCHED_FIFO, .priority = 50 };
+	struct state_thread keep = { .pid = 4243, .policy = SCHED_FIFO, .priority = 50 };
+
+	snprintf(rec.comm, sizeof(rec.comm), "irq/11-eth0");
+	snprintf(rec.cgroup, sizeof(rec.cgroup), "/");
+	snprintf(rec.partition, sizeof(rec.partition), "irqres.cpu0");
+	keep = rec;
+	keep.pid = 4243;
+	snprintf(keep.partition, sizeof(keep.partition), "irqres.cpu1");
+	fixtree_file("cgroup/irqres.cpu0/cgroup.procs", "4242\n");	/* still dying */
+	assert_int_equal(mkdir(fixtree_path("cgroup/irqres.cpu1"), 0755), 0);
+	assert_int_equal(state_add_partition(&st, "irqres.cpu0", true), 0);
+	assert_int_equal(state_add_partition(&st, "irqres.cpu1", true), 0);
+	assert_int_equal(state_add_thread(&st, &rec), 0);
+	assert_int_equal(state_add_thread(&st, &keep), 0);
+
+	apply_forget_thread(&st, 4242);
+	assert_null(state_find_thread(&st, 4242));
+	assert_non_null(state_find_partition(&st, "irqres.cpu0"));	/* busy: kept */
+	assert_int_equal(access(fixtree_path("cgroup/irqres.cpu0"), F_OK), 0);
+
+	unlink(fixtree_path("cgroup/irqres.cpu0/cgroup.procs"));	/* reaped */
+	apply_partitions_sweep(&st);
+	assert_null(state_find_partition(&st, "irqres.cpu0"));
+	assert_int_equal(access(fixtree_path("cgroup/irqres.cpu0"), F_OK), -1);
+	assert_non_null(state_find_partition(&st, "irqres.cpu1"));	/* 4243 is in it */
+	assert_int_equal(access(fixtree_path("cgroup/irqres.cpu1"), F_OK), 0);
+
+	apply_forget_thread(&st, 4243);		/* empty: removed at once */
+	assert_null(state_find_partition(&st, "irqres.cpu1"));
+	assert_int_equal(access(fixtree_path("cgroup/irqres.cpu1"), F_OK), -1);
+	assert_true(state_empty(&st));
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -524,6 +568,7 @@ int main(void)
 		T(test_partition_path_undone),
 		T(test_restore_cgroup_gone),
 		T(test_apply_thread_joins_partition),
+		T(test_exited_thread_releases_its_partition),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
