@@ -6,6 +6,11 @@
 #
 #   bash bench/analyze/run.sh            # records the traces first if they are missing
 #   RUNS=5 DIR=/var/tmp/irqres-bench bash bench/analyze/run.sh
+#   TOOLS="analyze analyze-seq" bash bench/analyze/run.sh   # some of the tools only
+#
+# analyze-seq is analyze with IRQRES_READ_THREADS=1 (the trace decoded by one thread),
+# analyze-par with IRQRES_READ_THREADS=2 (two workers, however busy the machine is);
+# plain analyze starts a worker per idle core.
 #
 # The traces are recorded on this host with `irqres record` (root): a pipe ping-pong
 # (bench/analyze/pingpong.c, about 4.3 events per round trip) plus the fake IRQ thread of
@@ -60,6 +65,10 @@ one() {
 	case $tool in
 	analyze) out=$( { /usr/bin/time -f "$FMT" "$IRQRES" analyze "$file" --period 2ms \
 		--target-prob 0.9 --json >/dev/null; } 2>&1 | tail -1) ;;
+	analyze-seq) out=$( { IRQRES_READ_THREADS=1 /usr/bin/time -f "$FMT" "$IRQRES" analyze \
+		"$file" --period 2ms --target-prob 0.9 --json >/dev/null; } 2>&1 | tail -1) ;;
+	analyze-par) out=$( { IRQRES_READ_THREADS=2 /usr/bin/time -f "$FMT" "$IRQRES" analyze \
+		"$file" --period 2ms --target-prob 0.9 --json >/dev/null; } 2>&1 | tail -1) ;;
 	report) out=$( { /usr/bin/time -f "$FMT" trace-cmd report "$file" >/dev/null; } 2>&1 | tail -1) ;;
 	bareloop) out=$( { /usr/bin/time -f "$FMT" "$BUILD/bareloop" "$file" >/dev/null; } 2>&1 | tail -1) ;;
 	esac
@@ -71,7 +80,7 @@ echo "|---|---|---|---|---|---|"
 for f in big-v6 quarter-v6 big; do
 	file=$DIR/$f.dat
 	records=$("$BUILD/bareloop" "$file" | cut -d' ' -f1)
-	for tool in analyze bareloop report; do
+	for tool in ${TOOLS:-analyze analyze-seq analyze-par bareloop report}; do
 		walls=() cpus=() rss=()
 		for _ in $(seq "$RUNS"); do
 			read -r w c m < <(one "$tool" "$file")

@@ -933,13 +933,29 @@ static int file_uncompressed(const char *path)
 	return off < n && strnlen(buf + off, n - off) < n - off && !strcmp(buf + off, "none");
 }
 
-static int machine_cpus(void)
+/*
+ * Workers worth starting: the cores this thread may run on that nothing else wants now.
+ * On a busy machine a second worker only adds its handle's opening and the merge to a
+ * decoding that gets no faster. The runnable count of /proc/loadavg includes this thread.
+ */
+static int idle_cpus(void)
 {
 	cpu_set_t set;
+	int cpus, running = 1, total;
+	FILE *f;
 
 	if (sched_getaffinity(0, sizeof(set), &set))
 		return 1;
-	return CPU_COUNT(&set);
+	cpus = CPU_COUNT(&set);
+	f = fopen("/proc/loadavg", "r");
+	if (f) {
+		if (fscanf(f, "%*s %*s %*s %d/%d", &running, &total) != 2)
+			running = 1;
+		fclose(f);
+	}
+	if (running > 1)
+		cpus -= running - 1;
+	return cpus < 1 ? 1 : cpus;
 }
 
 /*
@@ -1337,7 +1353,7 @@ static int read_parallel(struct reader *r, struct tracecmd_input *top, struct tr
 	/*
 	 * The first worker decodes on @h at once, while this thread opens a handle for each
 	 * other worker (opening parses the file's formats, which is not thread-safe, so the
-	 * opens stay on this thread; decoding does not parse). The last worker runs here. A
+	 * opens stay on this thread; decoding does not parse). The last worker runs here; a
 	 * handle that fails to open leaves its share of the queue to the others.
 	 */
 	tstate = PyEval_SaveThread();
@@ -1515,7 +1531,7 @@ static PyObject *tr_read(PyObject *self, PyObject *args, PyObject *kwargs)
 		return NULL;
 	}
 	if (threads == 0)
-		threads = machine_cpus();
+		threads = idle_cpus();
 	if (threads > MAX_WORKERS)
 		threads = MAX_WORKERS;
 	if (threads > 1 && !file_uncompressed(path))
@@ -1534,7 +1550,7 @@ static PyMethodDef methods[] = {
 	  "buffer: instance name ('' = top level; None = the first buffer with data).\n"
 	  "progress: called with the number of records read every progress_every records;\n"
 	  "an exception it raises stops the reading and propagates.\n"
-	  "threads: workers decoding in parallel (0 = one per core, 1 = sequential); each\n"
+	  "threads: workers decoding in parallel (0 = one per idle core, 1 = sequential); each\n"
 	  "takes pieces of the CPUs' streams. Compressed files, and files with less than\n"
 	  "parallel_min_bytes (64 MiB) of records, are read by one. The result is the same.\n"
 	  "Raises ValueError naming the file and the cause." },

@@ -10,10 +10,10 @@ numbers and return values. All event tables are sorted by time (the reader merge
 per-CPU buffers in timestamp order).
 
 On an uncompressed file (trace-cmd record's default) with enough records, the decoding
-runs on every core: each worker thread has its own libtracecmd handle and takes pieces of
-the per-CPU streams, and the pieces are merged in C into the columns the sequential
-reader gives, byte for byte. ``IRQRES_READ_THREADS=1`` (or ``threads=1``) forces one
-thread.
+runs on every idle core (cores other work keeps busy are left out): each worker thread
+has its own libtracecmd handle and takes pieces of the per-CPU streams, and the pieces
+are merged in C into the columns the sequential reader gives, byte for byte.
+``IRQRES_READ_THREADS=1`` (or ``threads=1``) forces one thread, ``=2`` two.
 
 numpy is imported only once the records are read, so that ``irqres analyze`` can load it
 (and the model) on a second thread while the native reader runs.
@@ -59,7 +59,7 @@ _COLUMNS: dict[str, dict[str, str]] = {
 
 _IRQ_COMM = re.compile(r"^irq/(\d+)-(.*)$")
 
-#: Environment variable: decoding threads (0 = one per core, 1 = sequential).
+#: Environment variable: decoding threads (0 = one per idle core, 1 = sequential).
 THREADS_ENV = "IRQRES_READ_THREADS"
 
 
@@ -274,7 +274,7 @@ def read_trace(path: str | os.PathLike, *, buffer: str | None = None, progress=N
     check_events
         Raise when the events the analysis needs are absent.
     threads
-        Decoding threads: 0 = one per core, 1 = sequential; ``None`` takes
+        Decoding threads: 0 = one per idle core, 1 = sequential; ``None`` takes
         ``$IRQRES_READ_THREADS``, else 0. The columns do not depend on it.
 
     Raises
