@@ -534,7 +534,7 @@ static enum hotplug_verdict check_thread(struct daemon *d, pid_t pid, bool from_
 	if (!from_rescan && ti.is_irq && ti.policy == SCHED_OTHER)
 		return HOTPLUG_AGAIN;
 	if (!from_rescan && ti.is_irq && !irq_cpus_known(&ti))
-		return HOTPLUG_AGAIN;	/* the rescan plans with smp_affinity if it never starts */
+		return HOTPLUG_AGAIN;	/* never started: the rescan plans with smp_affinity */
 	target = match_find_target(&d->prof, &ti, err, sizeof(err));
 	if (target == -ENOENT)
 		return HOTPLUG_DONE;

@@ -637,10 +637,10 @@ int plan_build_env(const struct profile *prof, const struct match_list *matches,
 			     "(sched_rt_runtime_us = -1) until irqres restores it");
 	for (size_t i = 0; !rc && i < plan->n_domains; i++)
 		if (plan->domains[i].is_new)
-			rc = add_msg(&plan->warnings, &plan->n_warnings, "cpuset partition %s will "
-				     "take CPUs %s out of the default root domain: tasks of the root "
-				     "cgroup (all that are in no partition) will no longer run there",
-				     plan->domains[i].partition,
+			rc = add_msg(&plan->warnings, &plan->n_warnings, "cpuset partition %s "
+				     "will take CPUs %s out of the default root domain: tasks of "
+				     "the root cgroup (all that are in no partition) will no "
+				     "longer run there", plan->domains[i].partition,
 				     list(&plan->domains[i].cpus, cpus, sizeof(cpus)));
 	if (rc)
 		goto out_free;

@@ -7,8 +7,8 @@
  * give EPERM), the buffering check (T-Q)/P < N_c, and a verdict. New partitions never
  * take every CPU of the default root domain (the kernel refuses the last one: the root
  * cgroup's tasks need a CPU): when they would, the one with the lowest CPU is not made,
- * and its threads stay in the default domain, which is then exactly their CPUs. Per root domain: the
- * kernel's admission rule in its own fixed point (dl.h: 1 CPU = 2^20):
+ * and its threads stay in the default domain, which is then exactly their CPUs.
+ * Per root domain: the kernel's admission rule in its own fixed point (dl.h: 1 CPU = 2^20):
  *     existing DL bandwidth + new Σ to_ratio(T, Q) <= to_ratio(rt_period, rt_runtime) × CPUs
  * where existing bandwidth leaves out the threads this plan replaces. The plan is feasible
  * iff every item's verdict is ok. Building a plan changes nothing.
