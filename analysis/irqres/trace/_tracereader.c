@@ -1073,16 +1073,56 @@ static int merge_names(struct names *dst, struct names *const *runs, int k, int3
 	return 0;
 }
 
-/* Merge the rows of @k units into @r, which holds none yet. 0 or -ENOMEM. */
-static int merge_workers(struct reader *r, struct reader *w, int k)
+/* One column to gather: the merge's columns are independent, so threads share them. */
+struct gather_job {
+	struct col *dst;
+	struct col *runs[MAX_UNITS];
+	const uint8_t *order;
+	size_t n;
+	int32_t *const *map;
+	int ret;
+};
+
+struct gather_set {
+	struct gather_job *jobs;
+	int njobs, k;
+	atomic_int next;
+};
+
+static void *gather_main(void *arg)
 {
-	struct col *ts[MAX_UNITS], *cpu[MAX_UNITS], *runs[MAX_UNITS];
+	struct gather_set *set = arg;
+	int i;
+
+	while ((i = atomic_fetch_add(&set->next, 1)) < set->njobs) {
+		struct gather_job *j = &set->jobs[i];
+
+		j->ret = gather(j->dst, j->runs, set->k, j->order, j->n, j->map);
+	}
+	return NULL;
+}
+
+/*
+ * Merge the rows of @k units into @r, which holds none yet, with @nthreads threads.
+ * 0 or -ENOMEM. Touches no Python object: may run without the GIL.
+ */
+static int merge_workers(struct reader *r, struct reader *w, int k, int nthreads)
+{
+	struct col *ts[MAX_UNITS], *cpu[MAX_UNITS];
 	struct names *names[MAX_UNITS];
 	int32_t *map[MAX_UNITS] = { 0 };
-	uint8_t *order = NULL;
-	size_t n;
+	uint8_t *order[EV_COUNT + 1] = { 0 };
+	size_t n[EV_COUNT + 1] = { 0 };
+	enum { MAX_JOBS = EV_COUNT * (F_MAX + 3) + 4 };
+	struct gather_job *jobs = calloc(MAX_JOBS, sizeof(*jobs));
+	struct gather_set set = { .jobs = jobs, .k = k };
+	pthread_t tid[MAX_WORKERS];
+	int started[MAX_WORKERS] = { 0 };
 	int ret = -ENOMEM;
 
+	if (!jobs)
+		return -ENOMEM;
+	atomic_init(&set.next, 0);
 	for (int i = 0; i < k; i++)
 		names[i] = &w[i].comms;
 	if (merge_names(&r->comms, names, k, NULL))
@@ -1096,12 +1136,16 @@ static int merge_workers(struct reader *r, struct reader *w, int k)
 	if (merge_names(&r->irq_names, names, k, map))
 		goto out;
 
-#define GATHER(dst, member, m)						\
+#define JOB(d, member, o, m)						\
 	do {								\
+		struct gather_job *j_ = &jobs[set.njobs++];		\
+									\
+		j_->dst = (d);						\
 		for (int i_ = 0; i_ < k; i_++)				\
-			runs[i_] = &w[i_].member;			\
-		if (gather(dst, runs, k, order, n, m))			\
-			goto out;					\
+			j_->runs[i_] = &w[i_].member;			\
+		j_->order = order[o];					\
+		j_->n = n[o];						\
+		j_->map = (m);						\
 	} while (0)
 
 	for (int e = 0; e < EV_COUNT; e++) {
@@ -1113,30 +1157,38 @@ static int merge_workers(struct reader *r, struct reader *w, int k)
 			ts[i] = &w[i].ev[e].ts;
 			cpu[i] = &w[i].ev[e].cpu;
 		}
-		order = merge_order(ts, cpu, k, &n);
-		if (!order)
+		order[e] = merge_order(ts, cpu, k, &n[e]);
+		if (!order[e])
 			goto out;
 		for (int f = 0; f < ev->nfields; f++)
-			GATHER(&ev->c[f], ev[e].c[f], NULL);
+			JOB(&ev->c[f], ev[e].c[f], e, NULL);
 		if (e == EV_IRQ_ENTRY)
-			GATHER(&r->entry_name, entry_name, map);
-		GATHER(&ev->ts, ev[e].ts, NULL);
-		GATHER(&ev->cpu, ev[e].cpu, NULL);
-		free(order);
-		order = NULL;
+			JOB(&r->entry_name, entry_name, e, map);
+		JOB(&ev->ts, ev[e].ts, e, NULL);
+		JOB(&ev->cpu, ev[e].cpu, e, NULL);
 	}
 	for (int i = 0; i < k; i++) {
 		ts[i] = &w[i].lost_ts;
 		cpu[i] = &w[i].lost_cpu;
 	}
-	order = merge_order(ts, cpu, k, &n);
-	if (!order)
+	order[EV_COUNT] = merge_order(ts, cpu, k, &n[EV_COUNT]);
+	if (!order[EV_COUNT])
 		goto out;
-	GATHER(&r->lost_prev_ts, lost_prev_ts, NULL);
-	GATHER(&r->lost_count, lost_count, NULL);
-	GATHER(&r->lost_ts, lost_ts, NULL);
-	GATHER(&r->lost_cpu, lost_cpu, NULL);
-#undef GATHER
+	JOB(&r->lost_prev_ts, lost_prev_ts, EV_COUNT, NULL);
+	JOB(&r->lost_count, lost_count, EV_COUNT, NULL);
+	JOB(&r->lost_ts, lost_ts, EV_COUNT, NULL);
+	JOB(&r->lost_cpu, lost_cpu, EV_COUNT, NULL);
+#undef JOB
+
+	for (int i = 1; i < nthreads && i < MAX_WORKERS; i++)
+		started[i] = pthread_create(&tid[i], NULL, gather_main, &set) == 0;
+	gather_main(&set);
+	for (int i = 1; i < nthreads && i < MAX_WORKERS; i++)
+		if (started[i])
+			pthread_join(tid[i], NULL);
+	for (int i = 0; i < set.njobs; i++)
+		if (jobs[i].ret)
+			goto out;
 
 	for (int i = 0; i < k; i++) {
 		if (w[i].nrecords && (!r->nrecords || w[i].first_ts < r->first_ts))
@@ -1153,7 +1205,9 @@ static int merge_workers(struct reader *r, struct reader *w, int k)
 out:
 	for (int i = 0; i < k; i++)
 		free(map[i]);
-	free(order);
+	for (int e = 0; e <= EV_COUNT; e++)
+		free(order[e]);
+	free(jobs);
 	return ret;
 }
 
@@ -1404,7 +1458,10 @@ static int read_parallel(struct reader *r, struct tracecmd_input *top, struct tr
 			if (prev[g] < 0)
 				prev[g] = p->last_ts[cpu];
 	}
-	if (merge_workers(r, u, n)) {
+	Py_BEGIN_ALLOW_THREADS
+	ret = merge_workers(r, u, n, k);
+	Py_END_ALLOW_THREADS
+	if (ret) {
 		PyErr_NoMemory();
 		ret = -1;
 		goto out;
