@@ -30,7 +30,10 @@ build/.python-stamp: pyproject.toml $(wildcard setup.py) $(wildcard analysis/irq
 		--no-build-isolation -e .
 	@mkdir -p build && touch $@
 
-test check: all test-c test-asan test-py test-vm
+test check: all lint test-c test-asan test-py test-vm
+
+lint: deps
+	$(PYTHON) -m ruff check analysis tests bench
 
 test-c: daemon
 	$(MAKE) -C daemon check
@@ -68,4 +71,4 @@ clean:
 	$(MAKE) -C daemon clean
 	rm -rf build analysis/*.egg-info
 
-.PHONY: all deps daemon python test check test-c test-asan test-py test-vm demo bench install clean
+.PHONY: all deps daemon python test check lint test-c test-asan test-py test-vm demo bench install clean

@@ -14,7 +14,6 @@ import time
 
 import pytest
 from click.testing import CliRunner
-
 from irqres.cli import main
 from irqres.client import DaemonError, find_irqresd
 from irqres.control.inputs import SCHED_DEADLINE, read_dl_params

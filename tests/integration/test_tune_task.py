@@ -15,11 +15,10 @@ import threading
 import time
 
 import pytest
-from test_tune_client import stop
-
 from irqres.client import Client, DaemonError, find_irqresd
 from irqres.control.inputs import SCHED_DEADLINE, read_dl_params
 from irqres.control.loop import Tuner
+from test_tune_client import stop
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]
 

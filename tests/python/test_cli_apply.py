@@ -6,9 +6,8 @@ import json
 
 import pytest
 from click.testing import CliRunner
-from test_client import PLAN, fake_daemon
-
 from irqres.cli import main
+from test_client import PLAN, fake_daemon
 
 
 @pytest.fixture

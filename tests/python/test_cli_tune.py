@@ -7,10 +7,9 @@ import json
 
 import pytest
 from click.testing import CliRunner
+from irqres.cli import main
 from test_client import FakeDaemon, make_target
 from test_control_loop import ADAPTIVE, Model
-
-from irqres.cli import main
 
 
 def run(*args):

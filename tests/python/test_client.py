@@ -14,7 +14,6 @@ import threading
 import time
 
 import pytest
-
 from irqres.client import Client, DaemonNotRunning, daemon_running, find_irqresd, socket_path
 from irqres.errors import DaemonError
 

@@ -5,7 +5,6 @@ import itertools
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from irqres.control import ControlError, ControllerConfig, ThresholdController
 from irqres.control.controller import drain_intervals
 

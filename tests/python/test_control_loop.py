@@ -7,10 +7,9 @@ import threading
 import time
 
 import pytest
-from test_client import FakeDaemon, make_target
-
 from irqres.control import ControlError
 from irqres.control.loop import LOG_COLUMNS, Tuner, cpu_count
+from test_client import FakeDaemon, make_target
 
 SAMPLE = 2_000_000
 PERIOD = 10_000_000

@@ -2,7 +2,6 @@
 
 import numpy as np
 import pytest
-
 from irqres.control import ControlError, ControllerConfig
 from irqres.control.simulate import (
     Workload,

@@ -67,7 +67,7 @@ def plot_tune_cmd(log: str, output: str, only: tuple[str, ...]) -> None:
             raise click.ClickException(f"{log}: no target {', '.join(missing)} "
                                        f"(it has {', '.join(data)})")
         data = {t: data[t] for t in only}
-    import matplotlib                       # lazily: only this command needs it
+    import matplotlib  # lazily: only this command needs it
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     import numpy as np
