@@ -6,7 +6,7 @@
  * forked, so a handler that finds a name that is not final yet asks for a retry, and
  * hotplug calls it again a little later (1, 2, 4, ... ms, for up to HOTPLUG_RETRY_MAX_NS).
  * The same serves a new IRQ thread whose IRQ has no effective affinity yet.
- * The periodic rescan (main.c, --rescan) is the fallback when events are lost or the
+ * The periodic rescan (daemon.c, --rescan) is the fallback when events are lost or the
  * connector is not available.
  */
 #ifndef IRQRES_HOTPLUG_H

@@ -1,0 +1,465 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * daemon.c - the run-time state of irqresd (daemon.h): resolving a profile against the
+ * threads present, the managed set, applying and restoring, new threads from the proc
+ * connector and the periodic rescan.
+ */
+#include "daemon.h"
+
+#include "apply.h"
+#include "discover.h"
+#include "log.h"
+#include "notify.h"
+#include "stats.h"
+
+#include <errno.h>
+#include <fnmatch.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define TASK_RESCAN_EVERY 10	/* with the proc connector and cgroup selectors: every 10th */
+
+uint64_t daemon_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * NS_PER_S + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- matching a profile against the threads present ---- */
+
+/*
+ * Scans, matches and plans prof. Returns 0 with a plan (feasible or not), -EINVAL when
+ * the profile cannot be resolved (two targets on one thread), -ENOENT when it matches no
+ * thread at all, or another -errno; err says why.
+ */
+int daemon_resolve(const struct profile *prof, struct match_list *matches, struct plan *plan,
+		   char *err, size_t errlen)
+{
+	struct thread_list irq = { 0 }, tasks = { 0 };
+	struct match_unmatched un = { 0 };
+	char names[ERRLEN];
+	int rc;
+
+	memset(plan, 0, sizeof(*plan));
+	rc = threads_scan_irq(&irq);
+	if (rc < 0) {
+		snprintf(err, errlen, "%s: cannot list IRQ threads: %s", irqres_paths.proc,
+			 strerror(-rc));
+		goto out;
+	}
+	if (match_needs_tasks(prof)) {
+		rc = threads_scan_tasks(&tasks);
+		if (rc < 0) {
+			snprintf(err, errlen, "%s: cannot list tasks: %s", irqres_paths.proc,
+				 strerror(-rc));
+			goto out;
+		}
+	}
+	rc = match_profile(prof, &irq, match_needs_tasks(prof) ? &tasks : NULL, matches, &un,
+			   err, errlen);
+	if (rc < 0) {
+		if (!err[0])
+			snprintf(err, errlen, "%s: %s", prof->path, strerror(-rc));
+		goto out;
+	}
+	if (un.n) {
+		names[0] = '\0';
+		match_describe_unmatched(prof, &un, names, sizeof(names));
+		if (matches->n == 0) {
+			snprintf(err, errlen, "%s: the profile matches no thread: %s", prof->path,
+				 names);
+			rc = -ENOENT;
+		} else {
+			pr_warn("%s: no thread matches %s yet; new threads will be checked as they "
+				"appear", prof->path, names);
+		}
+	}
+	if (rc == 0) {
+		rc = plan_build(prof, matches, plan);
+		if (rc < 0)
+			snprintf(err, errlen, "%s: cannot build the plan: %s", prof->path,
+				 strerror(-rc));
+	}
+out:
+	match_unmatched_free(&un);
+	thread_list_free(&tasks);
+	thread_list_free(&irq);
+	return rc;
+}
+
+/* The first reason an infeasible plan gives. */
+static void plan_first_problem(const struct plan *plan, char *err, size_t errlen)
+{
+	size_t i;
+
+	if (plan->n_errors) {
+		snprintf(err, errlen, "%s", plan->errors[0]);
+		return;
+	}
+	for (i = 0; i < plan->n_items; i++) {
+		if (!plan->items[i].ok) {
+			snprintf(err, errlen, "%s (pid %d): %s", plan->items[i].thread.comm,
+				 (int)plan->items[i].thread.pid, plan->items[i].verdict);
+			return;
+		}
+	}
+	snprintf(err, errlen, "the plan is not feasible");
+}
+
+/* ---- managed threads ---- */
+
+struct managed *daemon_managed_find(struct daemon *d, pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < d->n_m; i++)
+		if (d->m[i].thread.pid == pid)
+			return &d->m[i];
+	return NULL;
+}
+
+static int managed_add(struct daemon *d, size_t target, const struct thread_info *ti)
+{
+	const struct target *t = &d->prof.targets[target];
+	struct managed *m;
+
+	m = daemon_managed_find(d, ti->pid);
+	if (!m) {
+		if (d->n_m == d->cap_m) {
+			size_t cap = d->cap_m ? d->cap_m * 2 : 16;
+
+			m = realloc(d->m, cap * sizeof(*m));
+			if (!m)
+				return -ENOMEM;
+			d->m = m;
+			d->cap_m = cap;
+		}
+		m = &d->m[d->n_m++];
+	}
+	m->target = target;
+	m->thread = *ti;
+	m->runtime_ns = t->runtime_ns;
+	m->deadline_ns = t->deadline_ns;
+	m->period_ns = t->period_ns;
+	return 0;
+}
+
+static void managed_remove(struct daemon *d, pid_t pid)
+{
+	struct managed *m = daemon_managed_find(d, pid);
+
+	if (m)
+		*m = d->m[--d->n_m];
+	stats_thread_forget(pid);
+}
+
+static bool refused_has(struct daemon *d, const struct thread_info *ti)
+{
+	size_t i;
+
+	for (i = 0; i < d->n_refused; i++)
+		if (d->refused[i].pid == ti->pid && d->refused[i].starttime == ti->starttime)
+			return true;
+	return false;
+}
+
+static void refused_add(struct daemon *d, const struct thread_info *ti)
+{
+	if (d->n_refused == REFUSED_MAX)	/* forget the oldest */
+		memmove(d->refused, d->refused + 1, --d->n_refused * sizeof(d->refused[0]));
+	d->refused[d->n_refused++] = (struct refused){ ti->pid, ti->starttime };
+}
+
+/* ---- applying and restoring ---- */
+
+void daemon_drop_profile(struct daemon *d)
+{
+	if (d->have_prof)
+		profile_free(&d->prof);
+	d->have_prof = false;
+	d->n_m = 0;
+	stats_fini();
+	d->n_refused = 0;
+}
+
+int daemon_restore_everything(struct daemon *d)
+{
+	int rc = apply_restore_all(&d->st);
+
+	if (rc < 0)
+		pr_err("restore: not every thread could be put back: %s", strerror(-rc));
+	else
+		pr_info("restored %d thread%s", rc, rc == 1 ? "" : "s");
+	return rc;
+}
+
+/*
+ * Loads path and applies it, all or nothing. The threads of the profile in force that the
+ * new one does not take are restored. On success the new profile is in force; on failure
+ * nothing changed. With may_wait (the daemon itself, at start and on SIGHUP), a profile
+ * that matches no thread yet is put in force with a warning, and hotplug fills it. With plan_out (a reply object), its "plan" member is written there.
+ */
+int daemon_apply(struct daemon *d, const char *path, bool may_wait, struct json *plan_out,
+		 char *err, size_t errlen)
+{
+	struct profile prof = { 0 };
+	struct match_list matches = { 0 };
+	struct plan plan;
+	size_t i, k;
+	int rc;
+
+	err[0] = '\0';
+	rc = profile_load(path, &prof, err, errlen);
+	if (rc < 0)
+		return rc;
+	rc = daemon_resolve(&prof, &matches, &plan, err, errlen);
+	if (rc == -ENOENT && may_wait) {
+		/* at boot a NIC's IRQ thread appears only when the link goes up */
+		pr_warn("%s; irqresd waits for them to appear", err);
+		err[0] = '\0';
+		rc = 0;
+	} else if (rc == 0 && !plan.feasible) {
+		plan_first_problem(&plan, err, errlen);
+		rc = -EBUSY;
+	} else if (rc == 0) {
+		rc = apply_plan(&plan, &d->st, err, errlen);
+	}
+	if (rc < 0)
+		goto out;
+	/* the old profile's threads that the new one does not take go back as found */
+	for (i = 0; i < d->n_m; i++) {
+		for (k = 0; k < matches.n; k++)
+			if (matches.v[k].thread.pid == d->m[i].thread.pid)
+				break;
+		if (k == matches.n) {
+			int r = apply_restore_thread(&d->st, d->m[i].thread.pid);
+
+			if (r < 0)
+				pr_warn("%s (pid %d): cannot restore: %s", d->m[i].thread.comm,
+					(int)d->m[i].thread.pid, strerror(-r));
+		}
+	}
+	daemon_drop_profile(d);
+	d->prof = prof;
+	plan.prof = &d->prof;	/* the plan's reply below names the targets */
+	memset(&prof, 0, sizeof(prof));
+	d->have_prof = true;
+	for (k = 0; k < matches.n; k++) {
+		rc = managed_add(d, matches.v[k].target, &matches.v[k].thread);
+		if (rc < 0) {
+			snprintf(err, errlen, "%s: %s", path, strerror(-rc));
+			goto out;
+		}
+	}
+	pr_info("%s: applied, %zu thread%s reserved", path, matches.n,
+		matches.n == 1 ? "" : "s");
+	notify_status("%s: %zu thread%s reserved", path, matches.n, matches.n == 1 ? "" : "s");
+out:
+	if (plan_out && rc == 0) {
+		json_key(plan_out, "plan");
+		plan_write_json(&plan, plan_out);
+	}
+	plan_free(&plan);
+	match_list_free(&matches);
+	profile_free(&prof);
+	return rc;
+}
+
+/*
+ * A new IRQ thread takes its IRQ's affinity itself only at its first interrupt (and
+ * bypasses the root-domain check then), so the plan places it by the IRQ's effective
+ * affinity (plan.h) and it is moved into that CPU's partition right away. Only while the
+ * IRQ has no effective affinity yet (request_irq() creates the thread before it starts
+ * the IRQ) are its CPUs unknown: the thread waits (retries) for that.
+ */
+static bool irq_cpus_known(const struct thread_info *ti)
+{
+	cpu_set_t cpus;
+
+	return thread_irq_cpus(ti->irq, &cpus) != 1;
+}
+
+/* One new or renamed thread: reserve it when the profile selects it. */
+static enum hotplug_verdict check_thread(struct daemon *d, pid_t pid, bool from_rescan)
+{
+	uint64_t t0 = daemon_now_ns(), t_read, t_apply;
+	struct thread_info ti;
+	struct match m;
+	char err[ERRLEN] = "";
+	int rc, target;
+
+	if (!d->have_prof || daemon_managed_find(d, pid))
+		return HOTPLUG_DONE;
+	rc = thread_read(pid, &ti);
+	if (rc < 0)
+		return HOTPLUG_DONE;	/* gone already */
+	/* a kernel thread is named right after kthreadd forks it */
+	if (ti.kthread && strcmp(ti.comm, "kthreadd") == 0 && pid != 2)
+		return HOTPLUG_AGAIN;
+	if (refused_has(d, &ti))
+		return HOTPLUG_DONE;
+	/* kthread_create() names the thread (a COMM event) just before the kernel makes it
+	 * SCHED_FIFO itself: a reservation given in between would be overwritten */
+	if (!from_rescan && ti.is_irq && ti.policy == SCHED_OTHER)
+		return HOTPLUG_AGAIN;
+	if (!from_rescan && ti.is_irq && !irq_cpus_known(&ti))
+		return HOTPLUG_AGAIN;	/* never started: the rescan plans with smp_affinity */
+	target = match_find_target(&d->prof, &ti, err, sizeof(err));
+	if (target == -ENOENT)
+		return HOTPLUG_DONE;
+	if (target < 0) {
+		pr_warn("%s (pid %d): %s", ti.comm, (int)pid, err[0] ? err : strerror(-target));
+		refused_add(d, &ti);
+		return HOTPLUG_DONE;
+	}
+	m.target = (size_t)target;
+	m.thread = ti;
+	t_read = daemon_now_ns();
+	rc = apply_thread(&d->prof, &m, &d->st, err, sizeof(err));
+	t_apply = daemon_now_ns();
+	if (rc < 0) {
+		pr_warn("%s (pid %d), target '%s': not reserved: %s", ti.comm, (int)pid,
+			d->prof.targets[target].name, err[0] ? err : strerror(-rc));
+		refused_add(d, &ti);
+		return HOTPLUG_DONE;
+	}
+	rc = managed_add(d, (size_t)target, &ti);
+	if (rc < 0)
+		pr_err("%s (pid %d): %s", ti.comm, (int)pid, strerror(-rc));
+	pr_info("%s (pid %d): new thread reserved for target '%s'%s", ti.comm, (int)pid,
+		d->prof.targets[target].name, from_rescan ? " (rescan)" : "");
+	pr_debug("pid %d: read and matched in %" PRIu64 " us, applied in %" PRIu64 " us",
+		 (int)pid, (t_read - t0) / 1000, (t_apply - t_read) / 1000);
+	return HOTPLUG_DONE;
+}
+
+static void forget_thread(struct daemon *d, pid_t pid)
+{
+	if (!daemon_managed_find(d, pid))
+		return;
+	pr_debug("pid %d exited: forgotten", (int)pid);
+	managed_remove(d, pid);
+	apply_forget_thread(&d->st, pid);
+}
+
+/*
+ * A cheap first look at an event's thread (its comm, one small read) so that the many
+ * threads a busy machine forks are dropped before thread_read() reads all of /proc/PID:
+ * an IRQ target can only take a thread named irq/... (or kthreadd, not named yet), and
+ * when every task target has a comm glob, a task must match one of them.
+ */
+static bool may_match(struct daemon *d, pid_t pid)
+{
+	char path[300], comm[COMM_MAX + 2];
+	bool irq_targets = false, all_globs = true;
+	size_t i, n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%d/comm", irqres_paths.proc, (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;	/* gone already */
+	n = fread(comm, 1, sizeof(comm) - 1, f);
+	fclose(f);
+	comm[n] = '\0';
+	comm[strcspn(comm, "\n")] = '\0';
+	for (i = 0; i < d->prof.n_targets; i++) {
+		const struct target *t = &d->prof.targets[i];
+
+		if (t->kind == TARGET_IRQ)
+			irq_targets = true;
+		else if (!t->task_comm)
+			all_globs = false;
+		else if (fnmatch(t->task_comm, comm, 0) == 0)
+			return true;
+	}
+	if (irq_targets && (strncmp(comm, "irq/", 4) == 0 || strcmp(comm, "kthreadd") == 0))
+		return true;
+	return !all_globs;
+}
+
+enum hotplug_verdict daemon_on_hotplug(void *ctx, enum hotplug_event ev, pid_t pid, pid_t ppid)
+{
+	struct daemon *d = ctx;
+
+	switch (ev) {
+	case HOTPLUG_EXIT:
+		forget_thread(d, pid);
+		return HOTPLUG_DONE;
+	case HOTPLUG_OVERRUN:
+		d->rescan_now = true;
+		d->events_lost = true;
+		return HOTPLUG_DONE;
+	default:
+		if (!d->have_prof || daemon_managed_find(d, pid) || !may_match(d, pid))
+			return HOTPLUG_DONE;
+		return check_thread(d, pid, false);
+	}
+}
+
+/* Whether some task target selects by cgroup: moving into a cgroup sends no proc event. */
+static bool has_cgroup_selector(const struct profile *prof)
+{
+	size_t i;
+
+	for (i = 0; i < prof->n_targets; i++)
+		if (prof->targets[i].kind == TARGET_TASK && prof->targets[i].task_cgroup)
+			return true;
+	return false;
+}
+
+/*
+ * The fallback: every thread the profile selects that the daemon does not manage yet.
+ * IRQ threads (kthreadd's children) are cheap to list and are checked every time. All
+ * user tasks are costly to list on a busy machine (and the loop waits meanwhile). While
+ * the proc connector reports them (fork, exec, and renames by prctl or /proc/PID/comm
+ * each send an event), they are listed only when events were lost, and every
+ * TASK_RESCAN_EVERY rescans for cgroup selectors, which no event serves.
+ */
+void daemon_rescan(struct daemon *d)
+{
+	struct thread_list irq = { 0 }, tasks = { 0 };
+	struct match_list matches = { 0 };
+	char err[ERRLEN] = "";
+	uint64_t t0 = daemon_now_ns();
+	bool with_tasks;
+	size_t i;
+	int rc;
+
+	if (!d->have_prof)
+		return;
+	with_tasks = match_needs_tasks(&d->prof) &&
+		     (hotplug_fd(d->hp) < 0 || d->events_lost ||
+		      (has_cgroup_selector(&d->prof) && d->n_rescans % TASK_RESCAN_EVERY == 0));
+	d->events_lost = false;
+	d->n_rescans++;
+	for (i = 0; i < d->n_m;) {	/* threads gone while events were lost */
+		if (thread_still_same(&d->m[i].thread) == 1) {
+			i++;
+			continue;
+		}
+		forget_thread(d, d->m[i].thread.pid);
+	}
+	rc = threads_scan_irq(&irq);
+	if (rc == 0 && with_tasks)
+		rc = threads_scan_tasks(&tasks);
+	if (rc == 0)	/* without the task list, task targets match nothing this time */
+		rc = match_profile(&d->prof, &irq, &tasks, &matches, NULL, err, sizeof(err));
+	if (rc < 0) {
+		pr_debug("rescan: %s", err[0] ? err : strerror(-rc));
+	} else {
+		for (i = 0; i < matches.n; i++)
+			if (!daemon_managed_find(d, matches.v[i].thread.pid))
+				check_thread(d, matches.v[i].thread.pid, true);
+	}
+	pr_debug("rescan: %zu IRQ threads, %zu tasks, %" PRIu64 " us", irq.n, tasks.n,
+		 (daemon_now_ns() - t0) / 1000);
+	match_list_free(&matches);
+	thread_list_free(&tasks);
+	thread_list_free(&irq);
+}

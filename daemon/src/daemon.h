@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * daemon.h - what irqresd knows at run time (struct daemon): the profile in force (whose
+ * targets' budgets set-budget updates), the threads it manages and the state file; and
+ * what changes it: applying a profile all or nothing, restoring everything, new threads
+ * from the proc connector (daemon_on_hotplug) and the periodic rescan.
+ */
+#ifndef IRQRES_DAEMON_H
+#define IRQRES_DAEMON_H
+
+#include "ctl.h"
+#include "hotplug.h"
+#include "irqres.h"
+#include "json.h"
+#include "match.h"
+#include "plan.h"
+#include "profile.h"
+#include "state.h"
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define NS_PER_MS 1000000ULL
+#define NS_PER_S 1000000000ULL
+#define ERRLEN 1024
+#define REFUSED_MAX 256		/* hotplugged threads whose apply failed: not retried */
+
+struct options {
+	const char *profile;
+	bool dry_run, json, once, restore, netlink, verbose;
+	const char *socket;
+	long rescan_ms;
+};
+
+/* A thread the daemon manages: where it came from and the budget it has now. */
+struct managed {
+	size_t target;
+	struct thread_info thread;
+	uint64_t runtime_ns, deadline_ns, period_ns;
+};
+
+struct refused {
+	pid_t pid;
+	unsigned long long starttime;
+};
+
+struct daemon {
+	struct options opt;
+	char socket_path[PATH_MAX];
+	struct profile prof;
+	bool have_prof;
+	struct state st;
+	struct managed *m;
+	size_t n_m, cap_m;
+	struct refused refused[REFUSED_MAX];
+	size_t n_refused;
+	struct ctl_server *ctl;
+	struct hotplug *hp;
+	int sigfd, timerfd, lockfd;
+	uint64_t rescan_ns, watchdog_ns, tick_ns, next_rescan, next_watchdog;
+	bool rescan_now;
+	bool events_lost;		/* the proc connector overflowed: list every task */
+	unsigned long n_rescans;
+	bool quit;
+};
+
+/* CLOCK_MONOTONIC in ns */
+uint64_t daemon_now_ns(void);
+
+/* Scans, matches and plans prof: 0 with a plan, or -errno with err set (see daemon.c). */
+int daemon_resolve(const struct profile *prof, struct match_list *matches, struct plan *plan,
+		   char *err, size_t errlen);
+
+/* The managed thread pid, or NULL. */
+struct managed *daemon_managed_find(struct daemon *d, pid_t pid);
+
+/* Forgets the profile in force and the threads it manages (restores nothing). */
+void daemon_drop_profile(struct daemon *d);
+
+/* Restores every thread in the state file: the number restored, or -errno (logged). */
+int daemon_restore_everything(struct daemon *d);
+
+/*
+ * Loads path and applies it, all or nothing (see daemon.c). 0, or -errno with err set:
+ * -EINVAL a bad profile, -ENOENT it matches no thread, -EBUSY the plan is not feasible.
+ */
+int daemon_apply(struct daemon *d, const char *path, bool may_wait, struct json *plan_out,
+		 char *err, size_t errlen);
+
+/* The hotplug_fn of the daemon (ctx is the struct daemon). */
+enum hotplug_verdict daemon_on_hotplug(void *ctx, enum hotplug_event ev, pid_t pid, pid_t ppid);
+
+/* Reserves the threads the profile selects that the daemon does not manage yet. */
+void daemon_rescan(struct daemon *d);
+
+#endif

@@ -1,0 +1,331 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * requests.c - the control socket's request handlers and the JSON they reply with.
+ */
+#include "requests.h"
+
+#include "apply.h"
+#include "cpuset.h"
+#include "daemon.h"
+#include "discover.h"
+#include "dl.h"
+#include "log.h"
+#include "stats.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- control requests ---- */
+
+static void write_thread(struct daemon *d, const struct managed *m, struct json *j)
+{
+	const struct thread_info *ti = &m->thread;
+	struct state_thread *orig = state_find_thread(&d->st, ti->pid);
+	struct dl_attr attr;
+	char buf[ACTIONS_MAX], *tok, *save;
+	char dir[PATH_MAX];
+	int rc;
+
+	json_obj_begin(j);
+	json_kv_int(j, "pid", ti->pid);
+	json_kv_str(j, "comm", ti->comm);
+	if (ti->irq >= 0)
+		json_kv_int(j, "irq", ti->irq);
+	else
+		json_kv_null(j, "irq");
+	json_key(j, "actions");
+	json_arr_begin(j);
+	snprintf(buf, sizeof(buf), "%s", ti->actions);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+		json_str(j, tok);
+	json_arr_end(j);
+	json_kv_bool(j, "secondary", ti->secondary);
+	if (cpuset_list_format(&ti->affinity, buf, sizeof(buf)) < 0)
+		buf[0] = '\0';
+	json_kv_str(j, "cpus", buf);
+	rc = dl_get(ti->pid, &attr);
+	if (rc == 0) {
+		json_kv_str(j, "policy", dl_policy_name((int)attr.sched_policy));
+		json_kv_uint(j, "runtime_ns", attr.sched_runtime);
+		json_kv_uint(j, "period_ns", attr.sched_period);
+		json_kv_uint(j, "deadline_ns", attr.sched_deadline);
+	} else {
+		json_kv_str(j, "policy", "gone");
+		json_kv_uint(j, "runtime_ns", m->runtime_ns);
+		json_kv_uint(j, "period_ns", m->period_ns);
+		json_kv_uint(j, "deadline_ns", m->deadline_ns);
+	}
+	json_kv_str(j, "orig_policy", orig ? dl_policy_name(orig->policy) : dl_policy_name(ti->policy));
+	json_kv_int(j, "orig_priority", orig ? orig->priority : ti->priority);
+	if (orig && orig->partition[0] && cpuset_group_dir(orig->partition, dir, sizeof(dir)) == 0)
+		json_kv_str(j, "cpuset", dir);
+	else if (orig && orig->partition[0])
+		json_kv_str(j, "cpuset", orig->partition);
+	else
+		json_kv_null(j, "cpuset");
+	json_obj_end(j);
+}
+
+static void write_target(struct daemon *d, size_t idx, struct json *j)
+{
+	const struct target *t = &d->prof.targets[idx];
+	size_t i;
+
+	json_obj_begin(j);
+	json_kv_str(j, "name", t->name);
+	json_kv_str(j, "kind", t->kind == TARGET_IRQ ? "irq" : "task");
+	json_kv_str(j, "mode", t->mode == MODE_ADAPTIVE ? "adaptive" : "static");
+	json_kv_uint(j, "runtime_ns", t->runtime_ns);
+	json_kv_uint(j, "period_ns", t->period_ns);
+	json_kv_uint(j, "deadline_ns", t->deadline_ns);
+	if (t->min_interarrival_ns)
+		json_kv_uint(j, "min_interarrival_ns", t->min_interarrival_ns);
+	else
+		json_kv_null(j, "min_interarrival_ns");
+	if (t->buffer)
+		json_kv_uint(j, "buffer", t->buffer);
+	else
+		json_kv_null(j, "buffer");
+	if (t->mode == MODE_ADAPTIVE) {
+		json_key(j, "adaptive");
+		json_obj_begin(j);
+		json_kv_uint(j, "sample_ns", t->adaptive.sample_ns);
+		json_kv_double(j, "gain", t->adaptive.gain);
+		json_kv_uint(j, "window", t->adaptive.window);
+		json_kv_uint(j, "default_job_ns", t->adaptive.default_job_ns);
+		json_kv_uint(j, "min_runtime_ns", profile_adaptive_min_runtime(t, t->period_ns));
+		json_kv_uint(j, "max_runtime_ns", profile_adaptive_max_runtime(t, t->period_ns));
+		json_kv_uint(j, "hysteresis_ns", t->adaptive.hysteresis_ns);
+		json_obj_end(j);
+	} else {
+		json_kv_null(j, "adaptive");
+	}
+	json_key(j, "threads");
+	json_arr_begin(j);
+	for (i = 0; i < d->n_m; i++)
+		if (d->m[i].target == idx)
+			write_thread(d, &d->m[i], j);
+	json_arr_end(j);
+	json_obj_end(j);
+}
+
+static int req_status(struct daemon *d, struct json *j)
+{
+	size_t i;
+
+	json_kv_int(j, "pid", getpid());
+	json_kv_str(j, "profile", d->have_prof ? d->prof.path : NULL);
+	json_kv_str(j, "admission_control",
+		    d->have_prof && d->prof.admission_off ? "disable" : "keep");
+	json_key(j, "targets");
+	json_arr_begin(j);
+	for (i = 0; d->have_prof && i < d->prof.n_targets; i++)
+		write_target(d, i, j);
+	json_arr_end(j);
+	return 0;
+}
+
+static int req_stats(struct daemon *d, struct json *j)
+{
+	struct irq_counts ic = { 0 };
+	size_t i;
+	int rc;
+
+	rc = stats_irq_counts_read(&ic);
+	if (rc < 0)
+		pr_debug("%s/interrupts: %s", irqres_paths.proc, strerror(-rc));
+	json_kv_uint(j, "time_ns", daemon_now_ns());
+	json_key(j, "threads");
+	json_arr_begin(j);
+	for (i = 0; i < d->n_m; i++) {
+		const struct managed *m = &d->m[i];
+		struct thread_stats ts;
+		struct dl_attr attr;
+
+		if (stats_thread_read(m->thread.pid, &ts) < 0 || dl_get(m->thread.pid, &attr) < 0)
+			continue;	/* exited; the exit event will forget it */
+		json_obj_begin(j);
+		json_kv_int(j, "pid", m->thread.pid);
+		json_kv_str(j, "comm", m->thread.comm);
+		json_kv_str(j, "target", d->prof.targets[m->target].name);
+		json_key(j, "irqs");
+		json_arr_begin(j);
+		if (m->thread.irq >= 0)
+			json_int(j, m->thread.irq);
+		json_arr_end(j);
+		json_kv_uint(j, "irq_count",
+			     m->thread.irq >= 0 ? stats_irq_count(&ic, m->thread.irq) : 0);
+		json_kv_str(j, "policy", dl_policy_name((int)attr.sched_policy));
+		json_kv_uint(j, "runtime_ns", attr.sched_runtime);
+		json_kv_uint(j, "period_ns", attr.sched_period);
+		json_kv_uint(j, "deadline_ns", attr.sched_deadline);
+		json_kv_uint(j, "cpu_time_ns", ts.cpu_time_ns);
+		json_kv_uint(j, "wait_time_ns", ts.wait_time_ns);
+		json_kv_uint(j, "timeslices", ts.timeslices);
+		json_kv_uint(j, "voluntary_switches", ts.voluntary_switches);
+		json_kv_uint(j, "involuntary_switches", ts.involuntary_switches);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+	stats_irq_counts_free(&ic);
+	return 0;
+}
+
+/* deadline keeping its ratio to the period: D' = D * T' / T, without overflow */
+static uint64_t scale_deadline(uint64_t d, uint64_t t, uint64_t t_new)
+{
+	unsigned __int128 v;
+
+	if (t == 0 || t == t_new)
+		return d == 0 ? t_new : d;
+	v = (unsigned __int128)d * t_new / t;
+	return v > t_new ? t_new : (uint64_t)v;
+}
+
+static int req_set_budget(struct daemon *d, const struct ctl_request *req, struct json *j,
+			  char *err, size_t errlen)
+{
+	struct managed *m = NULL;
+	struct target *t = NULL;
+	uint64_t period, deadline, old_period, old_deadline;
+	pid_t *pids = NULL;
+	size_t n = 0, i;
+	int rc, ti = -1;
+
+	if (!d->have_prof) {
+		snprintf(err, errlen, "set-budget %s: no profile is loaded", req->target);
+		return -ENOENT;
+	}
+	if (req->pid) {
+		m = daemon_managed_find(d, req->pid);
+		if (!m) {
+			snprintf(err, errlen, "set-budget %s: pid %d is not a thread irqresd manages",
+				 req->target, (int)req->pid);
+			return -ENOENT;
+		}
+		old_period = m->period_ns;
+		old_deadline = m->deadline_ns;
+	} else {
+		ti = profile_find_target(&d->prof, req->target);
+		if (ti < 0) {
+			snprintf(err, errlen, "set-budget %s: no such target in %s", req->target,
+				 d->prof.path);
+			return -ENOENT;
+		}
+		t = &d->prof.targets[ti];
+		old_period = t->period_ns;
+		old_deadline = t->deadline_ns;
+	}
+	period = req->period_ns ? req->period_ns : old_period;
+	deadline = scale_deadline(old_deadline, old_period, period);
+	if (req->runtime_ns > deadline) {
+		snprintf(err, errlen, "set-budget %s: runtime %" PRIu64 " ns is larger than the "
+			 "deadline %" PRIu64 " ns (period %" PRIu64 " ns)", req->target,
+			 req->runtime_ns, deadline, period);
+		return -EINVAL;
+	}
+	pids = calloc(d->n_m ? d->n_m : 1, sizeof(*pids));
+	if (!pids)
+		return -ENOMEM;
+	for (i = 0; i < d->n_m; i++)
+		if (m ? &d->m[i] == m : d->m[i].target == (size_t)ti)
+			pids[n++] = d->m[i].thread.pid;
+	if (n) {
+		rc = apply_set_budget(&d->st, pids, n, req->runtime_ns, deadline, period, err,
+				      errlen);
+		if (rc < 0) {
+			free(pids);
+			return rc;
+		}
+	}
+	if (t) {	/* threads that appear later get the new budget too */
+		t->runtime_ns = req->runtime_ns;
+		t->period_ns = period;
+		t->deadline_ns = deadline;
+	}
+	for (i = 0; i < n; i++) {
+		struct managed *x = daemon_managed_find(d, pids[i]);
+
+		x->runtime_ns = req->runtime_ns;
+		x->period_ns = period;
+		x->deadline_ns = deadline;
+	}
+	pr_info("set-budget %s: runtime %" PRIu64 " ns, period %" PRIu64 " ns, deadline %"
+		PRIu64 " ns on %zu thread%s", req->target, req->runtime_ns, period, deadline, n,
+		n == 1 ? "" : "s");
+	json_kv_str(j, "target", req->target);
+	json_kv_uint(j, "runtime_ns", req->runtime_ns);
+	json_kv_uint(j, "period_ns", period);
+	json_kv_uint(j, "deadline_ns", deadline);
+	json_key(j, "pids");
+	json_arr_begin(j);
+	for (i = 0; i < n; i++)
+		json_int(j, pids[i]);
+	json_arr_end(j);
+	free(pids);
+	return 0;
+}
+
+static int req_plan(const struct ctl_request *req, struct json *j, char *err, size_t errlen)
+{
+	struct profile prof = { 0 };
+	struct match_list matches = { 0 };
+	struct plan plan;
+	int rc;
+
+	rc = profile_load(req->path, &prof, err, errlen);
+	if (rc < 0)
+		return rc;
+	rc = daemon_resolve(&prof, &matches, &plan, err, errlen);
+	if (rc == 0 || rc == -ENOENT) {
+		if (rc == -ENOENT)	/* nothing matches: the plan shows it, and says why */
+			rc = plan_build(&prof, &matches, &plan);
+		if (rc == 0) {
+			json_key(j, "plan");
+			plan_write_json(&plan, j);
+		}
+	}
+	plan_free(&plan);
+	match_list_free(&matches);
+	profile_free(&prof);
+	return rc;
+}
+
+int requests_handle(void *ctx, const struct ctl_request *req, struct json *j, char *err,
+		    size_t errlen)
+{
+	struct daemon *d = ctx;
+	int rc;
+
+	switch (req->verb) {
+	case CTL_PING:
+		json_kv_str(j, "version", IRQRES_VERSION);
+		return 0;
+	case CTL_STATUS:
+		return req_status(d, j);
+	case CTL_STATS:
+		return req_stats(d, j);
+	case CTL_SET_BUDGET:
+		return req_set_budget(d, req, j, err, errlen);
+	case CTL_PLAN:
+		return req_plan(req, j, err, errlen);
+	case CTL_APPLY:
+		return daemon_apply(d, req->path, false, j, err, errlen);
+	case CTL_RESTORE:
+		rc = daemon_restore_everything(d);
+		if (rc < 0) {
+			snprintf(err, errlen, "restore: not every thread could be put back: %s "
+				 "(see the log)", strerror(-rc));
+			return rc;
+		}
+		daemon_drop_profile(d);
+		json_kv_int(j, "restored", rc);
+		return 0;
+	}
+	snprintf(err, errlen, "unhandled request");
+	return -EINVAL;
+}
