@@ -56,7 +56,7 @@ bench: all
 install: daemon
 	$(MAKE) -C daemon install DESTDIR=$(DESTDIR) sbindir=$(sbindir)
 	$(PYTHON) -m pip install -q --disable-pip-version-check --root-user-action=ignore \
-		--no-build-isolation --no-deps $(if $(DESTDIR),--root $(DESTDIR)) --prefix $(PREFIX) .
+		--no-build-isolation --no-deps --ignore-installed $(if $(DESTDIR),--root $(DESTDIR)) --prefix $(PREFIX) .
 	install -d $(DESTDIR)$(sysconfdir)/irqres $(DESTDIR)$(datadir)/irqres/profiles
 	install -m 0644 profiles/*.yaml $(DESTDIR)$(datadir)/irqres/profiles/
 	install -d $(DESTDIR)$(unitdir) $(DESTDIR)$(datadir)/doc/irqres

@@ -577,13 +577,27 @@ int apply_set_budget(struct state *st, const pid_t *pids, size_t n, uint64_t run
 		rc = dl_set_deadline(pids[done], runtime_ns, deadline_ns, period_ns);
 		if (rc == -EBUSY) {
 			char q[UNITS_FMT_LEN], t[UNITS_FMT_LEN];
+			const struct dl_attr *old = &prev[done];
+			/* Q/T <= Q0/T0, in integers: a budget that asks for less bandwidth */
+			bool smaller = old->sched_policy == SCHED_DEADLINE && old->sched_period &&
+				(unsigned __int128)runtime_ns * old->sched_period <=
+				(unsigned __int128)old->sched_runtime * period_ns;
 
 			units_format_duration(runtime_ns, q, sizeof(q));
 			units_format_duration(period_ns, t, sizeof(t));
-			snprintf(err, errlen, "%s (pid %d): new budget refused: EBUSY: admission "
-				 "control: %s/%s for %zu thread(s) does not fit beside the "
-				 "SCHED_DEADLINE tasks already present; every thread keeps its budget",
-				 ml.v[done].thread.comm, (int)pids[done], q, t, n);
+			if (smaller)
+				snprintf(err, errlen, "%s (pid %d): new budget refused: EBUSY: the "
+					 "kernel refused %s/%s although it asks for less bandwidth "
+					 "than the budget in force: its SCHED_DEADLINE accounting for "
+					 "this root domain holds less than this thread's own "
+					 "reservation (a kernel accounting error); every thread keeps "
+					 "its budget", ml.v[done].thread.comm, (int)pids[done], q, t);
+			else
+				snprintf(err, errlen, "%s (pid %d): new budget refused: EBUSY: "
+					 "admission control: %s/%s for %zu thread(s) does not fit "
+					 "beside the SCHED_DEADLINE tasks already present; every "
+					 "thread keeps its budget", ml.v[done].thread.comm,
+					 (int)pids[done], q, t, n);
 			break;
 		}
 		if (rc) {

@@ -119,6 +119,23 @@ def setup(tmp_path):
         load.wait()
 
 
+def kernel_refuses_a_smaller_budget(pid: int) -> str | None:
+    """Asks the kernel directly (chrt, on the process this test spawned) for half the
+    budget in force. Lowering a reservation can only free bandwidth, yet some kernels'
+    SCHED_DEADLINE accounting drifts below the tasks' own reservations after budgets of
+    sleeping tasks change, and then they refuse it with EBUSY. Returns the refusal, or
+    None when the kernel accepts the smaller budget."""
+    p = read_dl_params(pid)
+    lower = max(p.runtime_ns // 2, 1024)
+    r = subprocess.run(["chrt", "-d", "--sched-runtime", str(lower), "--sched-deadline",
+                        str(p.deadline_ns), "--sched-period", str(p.period_ns), "-p", "0",
+                        str(pid)], capture_output=True, text=True)
+    if r.returncode != 0 and "busy" in r.stderr.lower():
+        return (f"{p.runtime_ns}ns -> {lower}ns of {p.period_ns}ns: "
+                f"{r.stderr.strip()}")
+    return None
+
+
 def test_budget_follows_a_step_load(setup):
     pid = setup["pid"]
     p = read_dl_params(pid)
@@ -153,6 +170,12 @@ def test_budget_follows_a_step_load(setup):
         return sum(v) / len(v)
 
     light, heavy, medium = settled("light"), settled("heavy"), settled("medium")
+    if medium > 1.3 * MIN_Q:
+        why = kernel_refuses_a_smaller_budget(pid)
+        if why:
+            pytest.skip(f"the budget could not fall (medium {medium / MS:.2f} ms) because "
+                        f"this host's kernel refuses smaller SCHED_DEADLINE budgets: {why}; "
+                        "tests/vm/test_adapt.py asserts the fall on the PREEMPT_RT kernel")
     print(f"settled budgets: light {light / MS:.2f} ms, heavy {heavy / MS:.2f} ms, "
           f"medium {medium / MS:.2f} ms")
     # Each phase ends within 30 % of the share it wants, or at the clamp when the want is

@@ -36,5 +36,7 @@ def test_tune_follows_the_load(boot):
                  f"{load / 1e3:.0f} us, quiet again {after / 1e3:.0f} us")
     assert load > quiet, (f"the budget did not rise under load: {by_phase}\n"
                           f"{d['tune_out']}\n{d['journal']['out']}")
+    assert after < load, (f"the budget did not fall when the load stopped: {by_phase}\n"
+                          f"{d['tune_out']}\n{d['journal']['out']}")
     rows = [ln.split(",") for ln in d["tune_csv"].splitlines()[1:] if ln]
     assert len({r[-1] for r in rows}) > 1, "tune never sent a different budget"
