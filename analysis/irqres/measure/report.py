@@ -5,6 +5,7 @@ recommended reservation; as text or as a JSON-ready dict."""
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass, field
 
@@ -239,7 +240,7 @@ def _thread_text(tr: ThreadReport) -> list[str]:
     out.append(f"recommendation: P{{response <= D}} >= {rec.target_prob}, D = {dl}, "
                f"Q/T <= {rec.max_bandwidth:.0%}, Δ = {format_duration(rec.granularity_ns)}")
     out.append(f"{'period':>10}{'runtime':>11}{'Q/T':>8}{'model':>12}{'P model':>10}{'±bound':>9}"
-               f"{'Monte Carlo [95% CI]':>28}{'replay':>10}  buffering")
+               f"{'Monte Carlo [95% CI]':>30}{'replay':>10}  buffering")
     for r in rec.rows:
         if not r.feasible:
             out.append(f"{format_duration(r.period_ns):>10}{'-':>11}{'-':>8}{r.model:>12}"
@@ -252,12 +253,14 @@ def _thread_text(tr: ThreadReport) -> list[str]:
         mc = "-" if r.mc_prob is None else (
             f"{_pct(r.mc_prob)} [{_pct(r.mc_low)}, {_pct(r.mc_high)}]")
         buf = "-" if r.buffer_check is None else (
-            f"ok ({r.buffer_check.delayed_irqs:.1f} < {r.buffer_check.buffer})"
+            # rounded down, so that a value just under N_c never prints as N_c
+            f"ok ({math.floor(100 * r.buffer_check.delayed_irqs) / 100:.2f} < "
+            f"{r.buffer_check.buffer})"
             if r.buffer_check.ok else r.buffer_check.message)
         mark = " *" if r is rec.best else ""
         out.append(f"{format_duration(r.period_ns):>10}{format_duration(r.runtime_ns):>11}"
                    f"{100 * r.bandwidth:>7.1f}%{r.model:>12}{_pct(r.solver_prob):>10}"
-                   f"{r.error_bound:>9.1e}{mc:>28}{_pct(r.replay_prob):>10}  {buf}{mark}")
+                   f"{r.error_bound:>9.1e}{mc:>30}{_pct(r.replay_prob):>10}  {buf}{mark}")
     if rec.best is None:
         out.append("no candidate period meets the target; try --period, a lower "
                    "--target-prob or a larger --max-bandwidth")
