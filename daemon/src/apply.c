@@ -2,6 +2,7 @@
 /* apply.c - plans into the kernel, all or nothing, and back out; see apply.h. */
 #include "apply.h"
 #include "cpuset.h"
+#include "discover.h"
 #include "dl.h"
 #include "log.h"
 #include "units.h"
@@ -105,30 +106,6 @@ static int rt_runtime_write(long long us)
 	if (close(fd) < 0 && !rc)
 		rc = -errno;
 	return rc;
-}
-
-/* /proc/PID/stat field 22; 0 when the thread is gone. */
-static unsigned long long starttime_of(pid_t pid)
-{
-	char path[PATH_MAX], buf[1024];
-	unsigned long long start = 0;
-	FILE *f;
-	size_t n;
-	char *p;
-
-	snprintf(path, sizeof(path), "%s/%d/stat", irqres_paths.proc, (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	/* after ") ": fields 3..21 are 19 words, then starttime */
-	if (!p || sscanf(p + 1, " %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s "
-			 "%*s %*s %*s %*s %llu", &start) != 1)
-		return 0;
-	return start;
 }
 
 /* The state record of a thread as the kernel has it now. */
@@ -307,7 +284,7 @@ static int apply_item(const struct plan *plan, const struct plan_item *it, struc
 	struct undo *x;
 	int rc, part_rc = 0;
 
-	if (starttime_of(ti->pid) != ti->starttime) {
+	if (!thread_still_same(ti)) {
 		pr_notice("%s (pid %d) is gone: skipped", ti->comm, (int)ti->pid);
 		return 1;
 	}
@@ -676,7 +653,8 @@ int apply_restore_thread(struct state *st, pid_t pid)
 	if (!t)
 		return -ENOENT;
 	snprintf(part, sizeof(part), "%s", t->partition);
-	if (starttime_of(pid) != t->starttime) {
+	if (!thread_still_same(&(struct thread_info){ .pid = pid,
+						     .starttime = t->starttime })) {
 		pr_info("%s (pid %d) is gone (or its pid was reused): nothing to restore", t->comm,
 			(int)pid);
 		state_forget_thread(st, pid);
