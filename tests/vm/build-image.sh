@@ -4,8 +4,8 @@
 # The image lives outside the repository, in $IRQRES_VM_CACHE (default
 # /var/cache/irqres-vm)/<hash>/ where <hash> covers this script and tests/vm/image/, so it
 # is rebuilt only when its inputs change. A build happens in a temporary directory that is
-# renamed into place only when complete: a half-built cache is never used. Older caches
-# are removed after a successful build.
+# renamed into place only when complete: a half-built cache is never used. The three
+# newest complete images are kept (checkouts of other commits share the cache).
 #
 # Output (last line of stdout): the cache directory, holding disk.img (raw ext4 root),
 # vmlinuz, initrd.img and kernel-release.
@@ -117,13 +117,15 @@ mv "$work" "$dest"
 trap - EXIT
 step "image ready in ${elapsed}s (kernel $release): $dest"
 
-# Keep the disk in check: only the current image stays.
+# Keep the disk in check: the three newest complete images stay (checkouts of different
+# commits, or image variants, share the cache), stale half-builds go.
+keep=$(ls -1dt "$cache_root"/*/complete 2>/dev/null | head -n 3 | xargs -r -n1 dirname)
 for old in "$cache_root"/*/; do
 	old=${old%/}
 	[[ $old == "$dest" ]] && continue
 	case $(basename "$old") in
 	build.*) [[ -n $(find "$old" -maxdepth 0 -mmin +120) ]] && rm -rf --one-file-system "$old" ;;
-	*) rm -rf --one-file-system "$old" ;;
+	*) grep -qxF "$old" <<<"$keep" || rm -rf --one-file-system "$old" ;;
 	esac
 done
 echo "$dest"
