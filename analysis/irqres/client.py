@@ -185,10 +185,11 @@ class Client:
 
     def set_budget(self, target: str, runtime_ns: int, period_ns: int | None = None
                    ) -> dict[str, Any]:
-        """Set ``target``'s budget (integer ns); returns the reply with the new values."""
-        words: list[str | int] = ["set-budget", target, int(runtime_ns)]
+        """Set ``target``'s budget (integer ns); returns the reply with the new values.
+        The durations go with their unit (``1500000ns``): no bare numbers anywhere."""
+        words = ["set-budget", target, f"{int(runtime_ns)}ns"]
         if period_ns is not None:
-            words.append(int(period_ns))
+            words.append(f"{int(period_ns)}ns")
         return self.request(*words)
 
 

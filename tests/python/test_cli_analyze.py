@@ -140,7 +140,11 @@ def test_model_column_and_option():
     ([str(DATA / "fake_irq.py")], "not a trace-cmd data file"),
     ([str(DATA / "host-noevents.dat")], "no sched:sched_switch"),
     ([FAKE, "--thread", "nvme*"], "no IRQ thread matches 'nvme*'"),
-    ([FAKE, "--granularity", "10 parsecs"], "cannot read '10 parsecs'"),
+    ([FAKE, "--granularity", "10 parsecs"],
+     "Invalid value for '--granularity': '10 parsecs' is not a duration: unknown unit"),
+    ([FAKE, "--period", "3msec"],
+     "Invalid value for '--period': '3msec' is not a duration: unknown unit 'msec'"),
+    ([FAKE, "--period", "3"], "'3' is not a duration: a nonzero number needs a unit"),
     ([FAKE, "--period", "0ms"], "must be longer than 0"),
     ([FAKE, "--buffer", "0"], "0 is not in the range"),
     ([FAKE, "--target-prob", "1.5"], "1.5 is not in the range"),
@@ -167,7 +171,10 @@ def test_record_needs_a_command_or_a_duration(tmp_path):
     assert r.exit_code == 2 and "give a command to run" in r.output
     r = CliRunner().invoke(main, ["record", "-o", str(tmp_path / "t.dat"), "--duration", "x"])
     assert r.exit_code == 2 and "--duration" in r.output
-    r = CliRunner().invoke(main, ["record", "-o", "/nonexistent/dir/t.dat", "--duration", "1"])
+    r = CliRunner().invoke(main, ["record", "-o", str(tmp_path / "t.dat"), "--duration", "10"])
+    assert r.exit_code == 2 and "'10' is not a duration: a nonzero number needs a unit: 10s" \
+        in r.output
+    r = CliRunner().invoke(main, ["record", "-o", "/nonexistent/dir/t.dat", "--duration", "1s"])
     assert r.exit_code == 1 and "does not exist" in r.output
 
 
@@ -226,7 +233,7 @@ def test_lost_events_are_listed_per_cpu():
     r = run("analyze", str(DATA / "host-overrun.dat"), "--period", "2ms")
     assert r.exit_code == 0, r.output
     assert "lost events: 5478 in 2 gaps" in r.output
-    assert "CPU 1: 5116 events lost before +88.204ms (overwritten)" in r.output
+    assert "CPU 1: 5116 events lost before +88.204327ms (overwritten)" in r.output
     r = run("analyze", str(DATA / "host-overrun.dat"), "--period", "2ms", "--json")
     lost = json.loads(r.output)["trace"]["lost"]
     assert lost["events_lost"] == 5478

@@ -131,12 +131,20 @@ def test_set_budget(fake):
     r = run("set-budget", "nic", "1.5ms", "5ms")
     assert r.exit_code == 0, r.output
     assert "nic: runtime 1.5ms period 5ms deadline 5ms (pids 105)" in r.output
-    assert fake.requests == ["set-budget nic 1500000 5000000"]
+    assert fake.requests == ["set-budget nic 1500000ns 5000000ns"]
 
 
 @pytest.mark.parametrize("args, msg", [
-    (["nic", "2 parsecs"], "RUNTIME: cannot read"),
-    (["nic", "0"], "must be positive"),
+    (["nic", "2 parsecs"], "Invalid value for 'RUNTIME': '2 parsecs' is not a duration: "
+                           "unknown unit 'parsecs'"),
+    (["nic", "0"], "Invalid value for 'RUNTIME': '0': must be longer than 0"),
+    (["nic", "2"], "Invalid value for 'RUNTIME': '2' is not a duration: a nonzero number "
+                   "needs a unit"),
+    (["nic", "-1ms"], "Invalid value for 'RUNTIME': '-1ms' is not a duration: a duration "
+                      "cannot be negative"),
+    (["nic", "1ms", "-10ms", "--json"], "Invalid value for '[PERIOD]': '-10ms' is not a "
+                                        "duration: a duration cannot be negative"),
+    (["--socket", "/x", "nic", "-1ms"], "'-1ms' is not a duration"),
     (["nic", "20ms", "10ms"], "20ms is longer than PERIOD 10ms"),
     (["disk", "1ms"], "set-budget: no target named disk"),
 ])

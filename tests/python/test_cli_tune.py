@@ -40,7 +40,11 @@ def test_tune_runs_for_its_duration_and_logs(daemon, tmp_path):
 
 def test_tune_errors(tmp_path, monkeypatch, daemon):
     r = run("tune", "--duration", "soon")
-    assert r.exit_code == 1 and "--duration: cannot read 'soon'" in r.output
+    assert r.exit_code == 2 and "Invalid value for '-d' / '--duration': 'soon' is not a " \
+        "duration" in r.output
+    r = run("tune", "-d", "2")      # once 2 ns: it ran 0.9 s and sent no budget
+    assert r.exit_code == 2 and "'2' is not a duration: a nonzero number needs a unit" \
+        in r.output
     r = run("tune", "--duration", "50ms", "--log", str(tmp_path / "no" / "dir" / "x.csv"))
     assert r.exit_code == 1 and "No such file or directory" in r.output
     monkeypatch.setenv("IRQRES_SOCKET", str(tmp_path / "none.sock"))
@@ -75,7 +79,15 @@ def test_simulate_json_and_log_then_plot(tmp_path):
 
 @pytest.mark.parametrize("args, msg", [
     (["--gain", "2"], "gain: must be in (0, 1]"),
-    (["--interval", "1 fortnight"], "--interval: cannot read"),
+    (["--interval", "1 fortnight"],
+     "Invalid value for '--interval': '1 fortnight' is not a duration: unknown unit"),
+    (["--interval", "1ms", "--job", "2ms"],
+     "Invalid value for '--job': 2ms is longer than --interval 1ms"),
+    (["--interval", "1ms", "--max-runtime", "1.5ms"],
+     "Invalid value for '--max-runtime': 1.5ms is longer than --interval 1ms"),
+    (["--min-runtime", "100us", "--max-runtime", "50us"],
+     "Invalid value for '--min-runtime': 100us is above --max-runtime 50us"),
+    (["--job", "-20us"], "'-20us' is not a duration: a duration cannot be negative"),
     (["--p-on-off", "0"], "p_on_off must be in (0, 1]"),
     (["--hold", "600"], "hold: 600 jobs do not fit in the device's buffer of 512"),
     (["--traffic", "fluctuating", "--rate-corr", "1.5"], "rate_corr must be in [0, 1)"),

@@ -16,6 +16,7 @@ import time
 import pytest
 from irqres.client import Client, DaemonNotRunning, daemon_running, find_irqresd, socket_path
 from irqres.errors import DaemonError
+from irqres.units import DurationError, parse_duration
 
 PLAN = {
     "feasible": True,
@@ -147,9 +148,12 @@ class FakeDaemon:
                 t = self.target(args[0])
                 if t is None:
                     return {"ok": False, "error": f"set-budget: no target named {args[0]}"}
-                t["runtime_ns"] = int(args[1])
-                if len(args) == 3:
-                    t["period_ns"] = t["deadline_ns"] = int(args[2])
+                try:
+                    t["runtime_ns"] = parse_duration(args[1])
+                    if len(args) == 3:
+                        t["period_ns"] = t["deadline_ns"] = parse_duration(args[2])
+                except DurationError as exc:
+                    return {"ok": False, "error": f"set-budget {args[0]}: {exc}"}
                 return {"ok": True, "target": t["name"], "runtime_ns": t["runtime_ns"],
                         "period_ns": t["period_ns"], "deadline_ns": t["deadline_ns"],
                         "pids": [th["pid"] for th in t["threads"]]}
@@ -184,7 +188,7 @@ def test_requests_and_replies(fake, tmp_path):
         assert c.restore() == 1
     # several requests on one connection, in order, with absolute profile paths
     assert fake.requests == ["ping", "status", f"plan {prof}", f"apply {prof}",
-                             "set-budget nic 3000000", "restore"]
+                             "set-budget nic 3000000ns", "restore"]
     assert daemon_running()
 
 

@@ -4,11 +4,11 @@ loaded only when it is run, so ``irqres status`` does not import scipy."""
 from __future__ import annotations
 
 import importlib.util
-import logging
 
 import click
 
 from .. import __version__
+from .params import add_verbosity, set_verbosity
 
 # name -> (module under irqres.cli, function name, one-line help)
 COMMANDS: dict[str, tuple[str, str, str]] = {
@@ -43,7 +43,7 @@ class LazyGroup(click.Group):
         if importlib.util.find_spec(f"{__name__}.{module_name}") is None:
             return None
         module = importlib.import_module(f"{__name__}.{module_name}")
-        return getattr(module, attr)
+        return add_verbosity(getattr(module, attr))
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(name, COMMANDS[name][2]) for name in self.list_commands(ctx)]
@@ -54,8 +54,8 @@ class LazyGroup(click.Group):
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="irqres")
-@click.option("-v", "--verbose", count=True, help="More log output (-v info, -vv debug).")
-def main(verbose: int) -> None:
+@click.pass_context
+def main(ctx: click.Context) -> None:
     """irqres: SCHED_DEADLINE reservations for PREEMPT_RT IRQ threads.
 
     \b
@@ -65,6 +65,11 @@ def main(verbose: int) -> None:
       irqres apply profile.yaml --dry-run      # what the kernel will accept
       irqres apply profile.yaml                # hand it to irqresd
       irqres status
+
+    Durations take a unit: 2ms, 500us, 1.5ms, 10s (0 alone needs none).
+    -v/-q work before or after the subcommand.
     """
-    level = logging.WARNING - 10 * min(verbose, 2)
-    logging.basicConfig(level=level, format="irqres: %(levelname)s: %(message)s")
+    set_verbosity(ctx)
+
+
+add_verbosity(main)

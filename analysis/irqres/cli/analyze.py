@@ -10,31 +10,11 @@ import threading
 
 import click
 
-from ..errors import IrqresError, UnitError
+from ..errors import IrqresError
 from ..model import MODELS
 from ..trace.reader import RECORD_COMMAND
-from ..units import parse_duration
+from .params import POSITIVE_DURATION
 from .status import cli_errors
-
-
-class DurationParam(click.ParamType):
-    """A duration with a unit (``10us``, ``2ms``), as integer ns."""
-
-    name = "DURATION"
-
-    def convert(self, value, param, ctx):
-        if isinstance(value, int):
-            return value
-        try:
-            ns = parse_duration(value, what=f"--{param.name.replace('_', '-')}" if param else "")
-        except UnitError as exc:
-            self.fail(str(exc), param, ctx)
-        if ns <= 0:
-            self.fail(f"{value!r} must be longer than 0", param, ctx)
-        return ns
-
-
-DURATION = DurationParam()
 
 HELP = f"""Measure the IRQ threads in TRACE (a trace-cmd .dat file) and recommend a
 SCHED_DEADLINE reservation (Q every T) for each.
@@ -74,15 +54,15 @@ def _progress():
 @click.argument("trace", type=click.Path(dir_okay=False))
 @click.option("--thread", "pattern", metavar="PATTERN",
               help="Only IRQ threads whose comm matches this glob (irq/11-*, eth0) or IRQ number.")
-@click.option("--granularity", type=DURATION, default=None,
+@click.option("--granularity", type=POSITIVE_DURATION, default=None,
               help="Bin width of the PMFs and the model [default: about 1,000 bins].")
 @click.option("--buffer", type=click.IntRange(min=1), default=None, metavar="N",
               help="Interrupts the device can hold (N_c), for the buffering check.")
-@click.option("--min-interarrival", type=DURATION, default=None,
+@click.option("--min-interarrival", type=POSITIVE_DURATION, default=None,
               help="P of the buffering check [default: smallest measured IRQ inter-arrival].")
-@click.option("--period", "periods", type=DURATION, multiple=True,
+@click.option("--period", "periods", type=POSITIVE_DURATION, multiple=True,
               help="A candidate period (repeatable) [default: 1x..50x the mean inter-arrival].")
-@click.option("--deadline", type=DURATION, default=None,
+@click.option("--deadline", type=POSITIVE_DURATION, default=None,
               help="Response-time bound D of the target [default: each period].")
 @click.option("--target-prob", type=click.FloatRange(0, 1, min_open=True, max_open=True),
               default=0.99, show_default=True, help="Required P{response <= D}.")

@@ -14,7 +14,7 @@ import click
 
 from ..client import Client, DaemonNotRunning, run_irqresd
 from ..errors import DaemonError
-from ..units import parse_duration
+from .params import POSITIVE_DURATION, Command
 from .status import cli_errors, dur, echo_json, policy_text, socket_option, table
 
 
@@ -125,27 +125,27 @@ def show(plan: dict, as_json: bool) -> None:
         click.echo(format_plan(plan))
 
 
-@click.command("set-budget")
+@click.command("set-budget", cls=Command)
 @click.argument("target")
-@click.argument("runtime")
-@click.argument("period", required=False)
+@click.argument("runtime", type=POSITIVE_DURATION)
+@click.argument("period", type=POSITIVE_DURATION, required=False)
 @socket_option
-def set_budget_cmd(target: str, runtime: str, period: str | None, socket_: str | None) -> None:
+@click.option("--json", "as_json", is_flag=True, help="Print irqresd's reply as JSON.")
+def set_budget_cmd(target: str, runtime: int, period: int | None, socket_: str | None,
+                   as_json: bool) -> None:
     """Give TARGET (a target name or pid:N) the budget RUNTIME every PERIOD.
 
     Durations take units: 2ms, 500us. Without PERIOD the period stays. irqresd checks it
     against admission control; it is in force when this command returns.
     """
-    with cli_errors():
-        rt = parse_duration(runtime, "RUNTIME")
-        pd = parse_duration(period, "PERIOD") if period is not None else None
-        if rt == 0:
-            raise click.BadParameter("must be positive", param_hint="RUNTIME")
-        if pd is not None and rt > pd:
-            raise click.BadParameter(f"{dur(rt)} is longer than PERIOD {dur(pd)}",
-                                     param_hint="RUNTIME")
-        with Client(socket_) as c:
-            r = c.set_budget(target, rt, pd)
+    if period is not None and runtime > period:
+        raise click.BadParameter(f"{dur(runtime)} is longer than PERIOD {dur(period)}: a "
+                                 "budget cannot exceed its period", param_hint="'RUNTIME'")
+    with cli_errors(), Client(socket_) as c:
+        r = c.set_budget(target, runtime, period)
+    if as_json:
+        echo_json(r)
+        return
     pids = ",".join(str(p) for p in r.get("pids") or []) or "none"
     click.echo(f"{r.get('target', target)}: runtime {dur(r.get('runtime_ns'))} period "
                f"{dur(r.get('period_ns'))} deadline {dur(r.get('deadline_ns'))} (pids {pids})")

@@ -7,25 +7,29 @@ import click
 from ..control import ControllerConfig
 from ..control.loop import CsvLog
 from ..control.simulate import Workload, compare, simulate_adaptive
-from ..errors import UnitError
-from ..units import parse_duration
+from .params import POSITIVE_DURATION
 from .status import cli_errors, dur, echo_json, table
 
 
-def _duration(ctx: click.Context, param: click.Parameter, value: str | None) -> int | None:
-    if value is None:
-        return None
-    try:
-        return parse_duration(value, param.opts[0])
-    except UnitError as exc:
-        raise click.BadParameter(str(exc)) from exc
+def _check_durations(interval_ns: int, job_ns: int, default_job_ns: int,
+                     min_ns: int | None, max_ns: int | None) -> None:
+    """Refuse combinations no server can have: work or budgets beyond the period."""
+    for opt, value in (("--job", job_ns), ("--default-job", default_job_ns),
+                       ("--min-runtime", min_ns), ("--max-runtime", max_ns)):
+        if value is not None and value > interval_ns:
+            raise click.BadParameter(f"{dur(value)} is longer than --interval "
+                                     f"{dur(interval_ns)}: it must fit in one interval",
+                                     param_hint=f"'{opt}'")
+    if min_ns is not None and max_ns is not None and min_ns > max_ns:
+        raise click.BadParameter(f"{dur(min_ns)} is above --max-runtime {dur(max_ns)}",
+                                 param_hint="'--min-runtime'")
 
 
 @click.command("simulate")
 @click.option("--intervals", default=20_000, show_default=True, help="Sampling intervals.")
 @click.option("--interval", "interval_ns", default="1ms", show_default=True,
-              callback=_duration, help="Sampling interval = server period T.")
-@click.option("--job", "job_ns", default="20us", show_default=True, callback=_duration,
+              type=POSITIVE_DURATION, help="Sampling interval = server period T.")
+@click.option("--job", "job_ns", default="20us", show_default=True, type=POSITIVE_DURATION,
               help="Mean CPU time per job (jittered by --jitter).")
 @click.option("--jitter", default=0.5, show_default=True, help="Job time jitter, +- share.")
 @click.option("--rate-on", default=40.0, show_default=True,
@@ -45,10 +49,10 @@ def _duration(ctx: click.Context, param: click.Parameter, value: str | None) -> 
 @click.option("--gain", default=0.25, show_default=True, help="G.")
 @click.option("--window", default=100, show_default=True, help="AW, in intervals.")
 @click.option("--default-job", "default_job_ns", default="20us", show_default=True,
-              callback=_duration, help="Per-job time when nothing was processed.")
-@click.option("--min-runtime", "min_ns", default=None, callback=_duration,
+              type=POSITIVE_DURATION, help="Per-job time when nothing was processed.")
+@click.option("--min-runtime", "min_ns", default=None, type=POSITIVE_DURATION,
               help="Lower clamp [default: 1024ns].")
-@click.option("--max-runtime", "max_ns", default=None, callback=_duration,
+@click.option("--max-runtime", "max_ns", default=None, type=POSITIVE_DURATION,
               help="Upper clamp [default: the interval].")
 @click.option("--form", type=click.Choice(["backlog", "published"]), default="backlog",
               show_default=True, help="The controller's update (docs/controller.md).")
@@ -82,6 +86,7 @@ def simulate_cmd(intervals: int, interval_ns: int, job_ns: int, jitter: float,
     largest backlog (jobs handed off, with handoff). The reference's smoothing:
     --traffic fluctuating --rate-on 25 --gain 0.05 --hold 256.
     """
+    _check_durations(interval_ns, job_ns, default_job_ns, min_ns, max_ns)
     with cli_errors():
         w = Workload(intervals, interval_ns, job_ns, jitter, rate_on, rate_off, p_on_off,
                      p_off_on, seed, traffic, rate_sd, rate_corr)

@@ -8,20 +8,20 @@ import sys
 import click
 
 from ..control.loop import Tuner
-from ..units import parse_duration
+from .params import POSITIVE_DURATION
 from .status import cli_errors, dur, socket_option, table
 
 
 @click.command("tune")
 @click.argument("profile", required=False,
                 type=click.Path(exists=True, dir_okay=False, readable=True))
-@click.option("-d", "--duration", metavar="D", help="Stop after D (e.g. 30s); default: run "
-              "until interrupted.")
+@click.option("-d", "--duration", type=POSITIVE_DURATION, default=None,
+              help="Stop after this long (e.g. 30s); default: run until interrupted.")
 @click.option("--log", "log_path", metavar="FILE.csv", type=click.Path(dir_okay=False),
               help="Write every interval: time_ns, target, N_pro, T_pro_ns, N_rmn, "
               "T_thr_ns, Q_sent_ns.")
 @socket_option
-def tune_cmd(profile: str | None, duration: str | None, log_path: str | None,
+def tune_cmd(profile: str | None, duration: int | None, log_path: str | None,
              socket_: str | None) -> None:
     """Adapt the budget of every `mode: adaptive` target irqresd holds.
 
@@ -32,9 +32,8 @@ def tune_cmd(profile: str | None, duration: str | None, log_path: str | None,
     that come and go are survived.
     """
     with cli_errors():
-        duration_ns = parse_duration(duration, "--duration") if duration else None
         view = sys.stdout if sys.stdout.isatty() else None
-        tuner = Tuner(socket_, profile, duration_ns, log_path, view)
+        tuner = Tuner(socket_, profile, duration, log_path, view)
         old = signal.signal(signal.SIGTERM, lambda *_: tuner.stop())
         try:
             summary = tuner.run()

@@ -215,7 +215,7 @@ def scenario_throughput(points: list[list[int]], seconds: int, udp_port: int,
     wait_for(lambda: _irqresd().get("ActiveState") == "active", 60, 0.2)
     rows = []
     for run, (q, t) in [(r, p) for r in range(runs) for p in points]:
-        r = sh(f"irqres set-budget nic {q} {t}")
+        r = sh(f"irqres set-budget nic {q}ns {t}ns")
         got = thread(NIC_THREAD)
         tput = _tcp_throughput(tcp_port, seconds)
         rows.append({"run": run, "runtime_ns": q, "period_ns": t, "set_budget": r,
@@ -227,7 +227,7 @@ def scenario_throughput(points: list[list[int]], seconds: int, udp_port: int,
         if label == "reserved":
             sh("systemctl start irqresd.service")
             wait_for(lambda: _irqresd().get("ActiveState") == "active", 60, 0.2)
-            sh(f"irqres set-budget nic {reserved[0]} {reserved[1]}")
+            sh(f"irqres set-budget nic {reserved[0]}ns {reserved[1]}ns")
         else:
             sh("systemctl stop irqresd.service")
         before = thread(NIC_THREAD)

@@ -1,0 +1,150 @@
+"""Parameter types and option plumbing shared by every subcommand.
+
+- :data:`DURATION` / :data:`POSITIVE_DURATION`: the one click type for a time, in any
+  option or argument of any subcommand, with the grammar of :mod:`irqres.units`;
+- :class:`Command`: a command whose positional arguments may look like negative numbers
+  (``set-budget nic -1ms``), so the duration type, not the option parser, reports them;
+- :func:`add_verbosity`: ``-v``/``-q`` on a subcommand too, adding to the group's.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+
+import click
+
+from ..units import DurationError, parse_duration
+
+
+class Duration(click.ParamType):
+    """A duration with a unit (``10us``, ``2ms``, ``0``) as integer nanoseconds.
+
+    Parameters
+    ----------
+    positive
+        Refuse ``0`` (for periods, budgets, run times).
+    """
+
+    name = "duration"
+
+    def __init__(self, positive: bool = False):
+        self.positive = positive
+
+    def get_metavar(self, param: click.Parameter, ctx: click.Context | None = None
+                    ) -> str | None:
+        # an argument keeps its own name (RUNTIME), in the usage line and in errors
+        return "DURATION" if isinstance(param, click.Option) else None
+
+    def convert(self, value: object, param: click.Parameter | None,
+                ctx: click.Context | None) -> int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            ns = value          # a default already in ns, or a value converted before
+        else:
+            try:
+                ns = parse_duration(str(value))
+            except DurationError as exc:
+                self.fail(str(exc), param, ctx)
+        if self.positive and ns == 0:
+            self.fail(f"{value!r}: must be longer than 0", param, ctx)
+        return ns
+
+    def __repr__(self) -> str:
+        return "POSITIVE_DURATION" if self.positive else "DURATION"
+
+
+DURATION = Duration()
+POSITIVE_DURATION = Duration(positive=True)
+
+_NEGATIVE = re.compile(r"^[ \t]*-[ \t]*[0-9.]")
+
+
+def _opt_takes_value(param: click.Parameter) -> bool:
+    return isinstance(param, click.Option) and not param.is_flag and not param.count
+
+
+class Command(click.Command):
+    """A command whose arguments may start with a minus sign and a digit.
+
+    click reads ``-1ms`` as the short option ``-1`` ("No such option '-1'"). When such an
+    argument stands where no option takes a value, the command line is put in the order
+    options first, then ``--``, then the arguments, so the argument reaches its type
+    (which then says "'-1ms' is not a duration: a duration cannot be negative").
+    """
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if any(_NEGATIVE.match(a) for a in args):
+            args = self._arguments_last(ctx, args)
+        return super().parse_args(ctx, args)
+
+    def _arguments_last(self, ctx: click.Context, args: list[str]) -> list[str]:
+        takes_value = {}
+        for p in self.get_params(ctx):
+            if isinstance(p, click.Option):
+                for name in (*p.opts, *p.secondary_opts):
+                    takes_value[name] = _opt_takes_value(p)
+        options: list[str] = []
+        positional: list[str] = []
+        i = 0
+        while i < len(args):
+            a = args[i]
+            if a == "--":
+                positional.extend(args[i + 1:])
+                break
+            if _NEGATIVE.match(a) or not a.startswith("-") or a == "-":
+                positional.append(a)
+            elif a.startswith("--"):
+                options.append(a)
+                if "=" not in a and takes_value.get(a) and i + 1 < len(args):
+                    options.append(args[i + 1])
+                    i += 1
+            else:       # -x, -xVALUE, -abc (flags)
+                options.append(a)
+                if len(a) == 2 and takes_value.get(a) and i + 1 < len(args):
+                    options.append(args[i + 1])
+                    i += 1
+            i += 1
+        return [*options, "--", *positional]
+
+
+# -- verbosity ------------------------------------------------------------------------
+_LOG_FORMAT = "irqres: %(levelname)s: %(message)s"
+_META = "irqres.verbosity"
+
+
+def set_verbosity(ctx: click.Context, more: int = 0, less: int = 0) -> None:
+    """Add ``more`` (-v) and ``less`` (-q) to the command line's verbosity and set the
+    log level: warnings by default, -v info, -vv debug, -q errors only, -qq nothing."""
+    root = ctx.find_root()
+    level = root.meta.get(_META, 0) + more - less
+    root.meta[_META] = level
+    logging.basicConfig(format=_LOG_FORMAT)
+    logging.getLogger().setLevel(logging.WARNING - 10 * max(min(level, 2), -3))
+
+
+def _verbose_cb(ctx: click.Context, param: click.Parameter, value: int) -> None:
+    if value:
+        set_verbosity(ctx, more=value)
+
+
+def _quiet_cb(ctx: click.Context, param: click.Parameter, value: int) -> None:
+    if value:
+        set_verbosity(ctx, less=value)
+
+
+def verbosity_params() -> list[click.Option]:
+    """Fresh ``-v``/``-q`` options (count flags, not passed to the command function)."""
+    return [
+        click.Option(["-v", "--verbose"], count=True, expose_value=False, callback=_verbose_cb,
+                     help="More log output (-v info, -vv debug)."),
+        click.Option(["-q", "--quiet"], count=True, expose_value=False, callback=_quiet_cb,
+                     help="Less log output (-q errors only)."),
+    ]
+
+
+def add_verbosity(cmd: click.Command) -> click.Command:
+    """Give ``cmd`` the ``-v``/``-q`` options once (before its --help)."""
+    names = {n for p in cmd.params for n in getattr(p, "opts", ())}
+    if "-v" not in names and "-q" not in names:
+        cmd.params.extend(verbosity_params())
+    return cmd
