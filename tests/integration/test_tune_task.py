@@ -8,6 +8,7 @@ directory and socket, and everything is stopped in teardown.
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -290,3 +291,31 @@ def test_survives_irqresd_restart_and_a_new_thread(tmp_path):
         for p in loads:
             p.kill()
             p.wait()
+
+
+def test_tune_command_puts_the_profile_budget_back_on_ctrl_c(setup):
+    """`irqres tune` raises the budget of a loaded task; Ctrl-C (SIGINT) ends it, and the
+    kernel holds the profile's 2 ms again, not the last adapted budget."""
+    pid = setup["pid"]
+    setup["share"].write_text("0.5")                    # wants 5 ms of every 10 ms
+    proc = subprocess.Popen([sys.executable, "-m", "irqres", "tune", "--socket",
+                             setup["sock"]], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    try:
+        end = time.monotonic() + 30
+        while read_dl_params(pid).runtime_ns < 2_500_000 and time.monotonic() < end:
+            time.sleep(0.05)
+        raised = read_dl_params(pid).runtime_ns
+        assert raised >= 2_500_000, f"tune did not raise the budget (still {raised} ns)"
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, out
+    p = read_dl_params(pid)
+    assert (p.policy, p.runtime_ns, p.period_ns) == (SCHED_DEADLINE, 2 * MS, 10 * MS), out
+    with Client(setup["sock"]) as c:
+        assert c.status()["targets"][0]["runtime_ns"] == 2 * MS
+    assert "(put back)" in out

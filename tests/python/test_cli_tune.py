@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import csv
 import json
+import signal
+import subprocess
+import sys
+import time
 
 import pytest
 from click.testing import CliRunner
@@ -36,6 +40,38 @@ def test_tune_runs_for_its_duration_and_logs(daemon, tmp_path):
     rows = list(csv.reader(log.open()))
     assert 20 < len(rows) < 160          # 2ms sampling for 300ms (fewer on a busy machine)
     assert any(row[6] for row in rows[1:])
+
+
+def test_tune_puts_the_budget_back_after_its_duration(daemon):
+    daemon.stats_fn = Model(daemon, [(10**9, 6_000_000)])      # wants 6 ms of 10 ms
+    r = run("tune", "--duration", "300ms")
+    assert r.exit_code == 0, r.output
+    sent = [q for q in daemon.requests if q.startswith("set-budget")]
+    assert len(sent) >= 2 and sent[-1] == "set-budget load 2000000ns", sent
+    assert daemon.target("load")["runtime_ns"] == 2_000_000
+    assert "2ms (put back)" in r.output
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
+def test_tune_puts_the_budget_back_when_signalled(daemon, sig):
+    daemon.stats_fn = Model(daemon, [(10**9, 6_000_000)])
+    proc = subprocess.Popen([sys.executable, "-m", "irqres", "tune", "--socket", daemon.path],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        end = time.monotonic() + 20
+        while daemon.target("load")["runtime_ns"] == 2_000_000 and time.monotonic() < end:
+            time.sleep(0.02)
+        assert daemon.target("load")["runtime_ns"] > 2_000_000, "tune raised no budget"
+        proc.send_signal(sig)
+        out, _ = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, out
+    assert daemon.requests[-1] == "set-budget load 2000000ns", daemon.requests[-3:]
+    assert daemon.target("load")["runtime_ns"] == 2_000_000
+    assert "2ms (put back)" in out and "Traceback" not in out
 
 
 def test_tune_errors(tmp_path, monkeypatch, daemon):

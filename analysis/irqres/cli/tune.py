@@ -29,21 +29,32 @@ def tune_cmd(profile: str | None, duration: int | None, log_path: str | None,
     the threshold controller (docs/controller.md) and goes to irqresd with set-budget.
     With PROFILE, irqresd is made to hold it first (applied if it does not). On a
     terminal one line per target shows the last interval. irqresd restarts and threads
-    that come and go are survived.
+    that come and go are survived. When it stops (--duration, Ctrl-C, SIGTERM, SIGHUP)
+    every budget it changed is put back to the one the target had when tune started
+    (the profile's), so no adapted budget outlives it.
     """
     with cli_errors():
         view = sys.stdout if sys.stdout.isatty() else None
         tuner = Tuner(socket_, profile, duration, log_path, view)
-        old = signal.signal(signal.SIGTERM, lambda *_: tuner.stop())
+
+        def stop(signum: int, frame: object) -> None:
+            tuner.stop()                    # the loop ends and puts the budgets back
+            # a second Ctrl-C interrupts that too
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+
+        old = {sig: signal.signal(sig, stop)
+               for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
         try:
             summary = tuner.run()
         except KeyboardInterrupt:
-            summary = {name: {"budget_ns": st.runtime_ns, "sent": st.sent,
-                              "threshold_ns": st.ctl.threshold_ns}
-                       for name, st in tuner.targets.items()}
+            raise click.ClickException("interrupted while putting the budgets back: "
+                                       "check them with `irqres status`") from None
         finally:
-            signal.signal(signal.SIGTERM, old)
-    rows = [[name, dur(v["budget_ns"]), v["sent"]] for name, v in summary.items()]
-    click.echo(table(["target", "budget now", "budgets sent"], rows))
+            for sig, handler in old.items():
+                signal.signal(sig, handler)
+    rows = [[name, dur(v["last_ns"]), dur(v["budget_ns"]) + (" (put back)" if v["restored"]
+                                                              else ""), v["sent"]]
+            for name, v in summary.items()]
+    click.echo(table(["target", "last budget", "budget now", "budgets sent"], rows))
     if tuner.reconnects:
         click.echo(f"reconnected to irqresd {tuner.reconnects} time(s)")

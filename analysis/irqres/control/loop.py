@@ -6,7 +6,9 @@ budget goes back through ``set-budget``, which irqresd admission-checks and appl
 The loop survives an irqresd restart (it reconnects with backoff, re-applies the profile
 when the new daemon does not hold it, and starts the controllers again from the budgets
 in force) and threads that disappear and come back (a returning thread starts a fresh
-window).
+window). When it stops, however it stops, every budget it changed is put back to the one
+the target had when the loop took it over from that irqresd (the profile's, unless
+someone set another before), so no adapted budget outlives the controller.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import time
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-from ..client import Client, DaemonUnreachable
+from ..client import Client, DaemonNotRunning, DaemonUnreachable
 from ..errors import DaemonError
 from ..units import format_duration
 from .controller import ControlError, ControllerConfig, Step, ThresholdController
@@ -152,6 +154,10 @@ class Tuner:
         self._tick_no = 0
         self._irq_tick = -1
         self._irq_counts: dict[int, int] = {}
+        # target -> runtime_ns it had when taken over from the irqresd of _daemon_pid
+        self.baseline: dict[str, int] = {}
+        self._daemon_pid: object = None
+        self.restored: dict[str, int] = {}      # target -> runtime_ns put back at the end
 
     # -- control --------------------------------------------------------------------
     def stop(self) -> None:
@@ -211,6 +217,10 @@ class Tuner:
         self.targets = {}
         self._others = []
         now = time.monotonic_ns()
+        if status.get("pid") != self._daemon_pid:
+            # another irqresd (a restart): it applied the profile afresh
+            self._daemon_pid = status.get("pid")
+            self.baseline = {}
         for t in status.get("targets") or []:
             if t.get("mode") != "adaptive":
                 self._others.extend(dict(th, period_ns=t.get("period_ns"),
@@ -226,6 +236,7 @@ class Tuner:
             st.next_due_ns = now + sample
             prev = old.get(st.name)
             st.sent = prev.sent if prev else 0
+            self.baseline.setdefault(st.name, runtime)
             self.targets[st.name] = st
         if not self.targets:
             raise ControlError("irqresd holds no adaptive target"
@@ -258,13 +269,48 @@ class Tuner:
                     if not self._connect(first=False):
                         break
         finally:
-            if self.client:
-                self.client.close()
-            if self.log:
-                self.log.close()
-        return {name: {"budget_ns": st.runtime_ns, "sent": st.sent,
-                       "threshold_ns": st.ctl.threshold_ns}
+            last = {name: st.runtime_ns for name, st in self.targets.items()}
+            try:
+                self.restore_budgets()
+            finally:
+                if self.client:
+                    self.client.close()
+                if self.log:
+                    self.log.close()
+        return {name: {"budget_ns": st.runtime_ns, "last_ns": last.get(name, st.runtime_ns),
+                       "sent": st.sent, "threshold_ns": st.ctl.threshold_ns,
+                       "restored": name in self.restored}
                 for name, st in self.targets.items()}
+
+    def restore_budgets(self) -> dict[str, int]:
+        """Put back the budget of every target this loop changed, on a fresh connection
+        (the loop's may have been cut mid-request). Best effort: a refusal is logged and
+        the next target is tried; with irqresd gone there is nothing to put back (it
+        restores its threads itself). Returns target -> runtime_ns put back."""
+        todo = {name: q for name, q in self.baseline.items()
+                if name in self.targets and self.targets[name].runtime_ns != q}
+        if not todo:
+            return {}
+        try:
+            with Client(self.socket) as client:
+                for name, q in todo.items():
+                    try:
+                        reply = client.set_budget(name, q)
+                    except DaemonUnreachable:
+                        raise
+                    except DaemonError as exc:
+                        logger.warning("target %s: could not put its budget back to %s: %s",
+                                       name, format_duration(q), exc)
+                        continue
+                    st = self.targets[name]
+                    st.runtime_ns = int(reply.get("runtime_ns", q))
+                    self.restored[name] = st.runtime_ns
+                    logger.info("target %s: budget back to %s", name, format_duration(q))
+        except DaemonNotRunning:
+            logger.info("irqresd is gone: no budget to put back")
+        except DaemonError as exc:         # unreachable, or refused at connection
+            logger.warning("could not put the budgets back: %s", exc)
+        return dict(self.restored)
 
     def _tick(self) -> None:
         assert self.client is not None
