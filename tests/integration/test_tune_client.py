@@ -99,6 +99,14 @@ def test_apply_status_stats_set_budget_restore(env):
     r = run("set-budget", "sleeper", "700us")
     assert r.exit_code == 0, r.output
     assert read_dl_params(env["pid"]).runtime_ns == 700_000
+    r = run("set-budget", "sleeper", "600us", "--json")
+    assert r.exit_code == 0 and json.loads(r.output)["runtime_ns"] == 600_000, r.output
+    assert read_dl_params(env["pid"]).runtime_ns == 600_000
+    r = run("set-budget", "sleeper", "-600us")
+    assert r.exit_code == 2 and "'-600us' is not a duration" in r.output
+    r = run("set-budget", "sleeper", "200ms", "100ms")
+    assert r.exit_code == 2 and "200ms is longer than PERIOD 100ms" in r.output
+    assert read_dl_params(env["pid"]).runtime_ns == 600_000
     r = run("set-budget", "nosuch", "700us")
     assert r.exit_code == 1 and "nosuch" in r.output and "Traceback" not in r.output
 
@@ -113,3 +121,24 @@ def test_daemon_gone(env):
     env["daemon"].wait(10)
     r = run("status")
     assert r.exit_code == 1 and "irqresd is not running" in r.output
+
+
+def test_apply_once_then_restore_without_daemon(env, monkeypatch):
+    """No irqresd running: apply runs `irqresd --once`, restore `irqresd --restore`, and
+    restore says truthfully what it put back (irqresd in a run directory of its own)."""
+    wrapper = env["tmp"] / "irqresd-here"
+    wrapper.write_text(f"#!/bin/sh\nexec {env['exe']} --run-dir {env['tmp']} \"$@\"\n")
+    wrapper.chmod(0o755)
+    monkeypatch.setenv("IRQRESD", str(wrapper))
+    r = run("apply", env["profile"])
+    assert r.exit_code == 0 and "irqresd --once" in r.output, r.output
+    assert read_dl_params(env["pid"]).policy == SCHED_DEADLINE
+    r = run("restore", "--json")
+    assert r.exit_code == 0, r.output
+    reply = json.loads(r.output)
+    assert (reply["by"], reply["restored"]) == ("irqresd --restore", 1), reply
+    assert read_dl_params(env["pid"]).policy != SCHED_DEADLINE
+    r = run("restore")
+    assert r.exit_code == 0 and "nothing to restore" in r.output, r.output
+    r = run("restore", "--json")
+    assert json.loads(r.output)["restored"] == 0

@@ -215,9 +215,15 @@ def test_record_for_a_duration_stops_a_longer_command(tmp_path):
     out = tmp_path / "dur.dat"
     r = CliRunner().invoke(main, ["record", "-o", str(out), "--duration", "300ms",
                                   "--buffer-kb", "256", "--", "sleep", "30"])
-    # sleep is stopped by SIGTERM after 300 ms: the trace is written, the status reported
-    assert r.exit_code == 1 and "status -15" in r.output
+    # sleep is stopped by SIGTERM after 300 ms: that is what was asked for, so exit 0
+    assert r.exit_code == 0, r.output
+    assert "--duration 300ms ended sleep (exit status -15)" in r.output
     assert read_trace(out, check_events=False).nrecords > 0
+    # a command that fails before the duration is over is an error (options after the
+    # command are the command's)
+    r = CliRunner().invoke(main, ["record", "-o", str(out), "--duration", "30s",
+                                  "--buffer-kb", "256", "sh", "-c", "exit 3", "-v"])
+    assert r.exit_code == 1 and "the command exited with status 3" in r.output
 
 
 def test_plot_bars_merge_fine_pmfs_without_losing_mass():

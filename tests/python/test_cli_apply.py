@@ -26,7 +26,8 @@ def run(*args):
     return CliRunner().invoke(main, list(args), catch_exceptions=False)
 
 
-def fake_irqresd(tmp_path, monkeypatch, plan=PLAN, dry_status=0, once_status=0, stderr=""):
+def fake_irqresd(tmp_path, monkeypatch, plan=PLAN, dry_status=0, once_status=0, stderr="",
+                 restore_stderr=""):
     """An irqresd stand-in that logs its arguments and prints ``plan`` for --dry-run."""
     log = tmp_path / "irqresd.log"
     (tmp_path / "plan.json").write_text(json.dumps(plan))
@@ -36,7 +37,7 @@ echo "$@" >> {log}
 case "$1" in
 --dry-run) cat {tmp_path / 'plan.json'}; echo "{stderr}" >&2; exit {dry_status};;
 --once) echo "{stderr}" >&2; exit {once_status};;
---restore) exit 0;;
+--restore) printf '%s' "{restore_stderr}" >&2; exit 0;;
 esac
 exit 9
 """)
@@ -157,10 +158,38 @@ def test_restore(fake, tmp_path, monkeypatch):
     r = run("restore")
     assert r.exit_code == 0 and "restored 1 thread" in r.output
     assert fake.requests == ["restore"]
+    r = run("restore", "--json")
+    assert json.loads(r.output) == {"by": "irqresd", "restored": 1, "log": []}
     log = fake_irqresd(tmp_path, monkeypatch)
     r = run("restore")
     assert r.exit_code == 0 and "irqresd --restore" in r.output
     assert log.read_text().splitlines() == ["--restore"]
+
+
+@pytest.mark.parametrize(("stderr", "restored", "text"), [
+    ("irqresd: /run/irqres/state: nothing to restore\n", 0, "nothing to restore"),
+    ("irqresd: warning: /run/irqres/state: state of an earlier run found (it did not stop "
+     "cleanly): restoring it first\nirqresd: restored 2 threads\n", 2,
+     "`irqresd --restore` restored 2 thread(s) from its state file"),
+    ("", None, "`irqresd --restore` finished"),
+])
+def test_restore_without_daemon_says_what_irqresd_did(tmp_path, monkeypatch, stderr,
+                                                      restored, text):
+    fake_irqresd(tmp_path, monkeypatch, restore_stderr=stderr)
+    r = run("restore")
+    assert r.exit_code == 0 and text in r.output and "restored from" not in r.output
+    r = run("restore", "--json")
+    reply = json.loads(r.output)
+    assert reply["by"] == "irqresd --restore" and reply["restored"] == restored
+    assert reply["log"] == [ln for ln in stderr.splitlines() if ln]
+
+
+def test_set_budget_json(fake):
+    r = run("set-budget", "nic", "1.5ms", "--json")
+    assert r.exit_code == 0, r.output
+    reply = json.loads(r.output)
+    assert (reply["target"], reply["runtime_ns"], reply["period_ns"], reply["pids"]) == (
+        "nic", 1_500_000, 10_000_000, [105])
 
 
 def test_no_daemon_no_binary(tmp_path, monkeypatch):

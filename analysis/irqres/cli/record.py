@@ -5,11 +5,13 @@ from __future__ import annotations
 import click
 
 from ..errors import TraceError
+from ..units import format_duration
 from .params import POSITIVE_DURATION
 from .status import cli_errors
 
 
-@click.command("record", context_settings={"ignore_unknown_options": True})
+@click.command("record", context_settings={"ignore_unknown_options": True,
+                                           "allow_interspersed_args": False})
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
               help="The trace.dat file to write.")
 @click.option("--duration", type=POSITIVE_DURATION, default=None,
@@ -28,7 +30,9 @@ def record_cmd(output, duration, buffer_kb, command):
 
     Uses a private tracefs instance and `trace-cmd extract`, so it works where
     `trace-cmd record` does not, and leaves the host's tracing setup as it was.
-    Needs root.
+    Needs root. Exits with 0 when COMMAND succeeds or --duration ends it (it gets
+    SIGTERM, then SIGKILL a second later), 1 when it fails on its own. Everything after
+    COMMAND is COMMAND's.
     """
     from ..trace.record import record
 
@@ -40,11 +44,14 @@ def record_cmd(output, duration, buffer_kb, command):
         lost = {c: n for c, n in res.overrun.items() if n} | {
             c: n for c, n in res.dropped.items() if n}
         click.echo(f"recorded {res.duration_ns / 1e9:.2f} s into {res.path}")
+        if res.stopped:
+            click.echo(f"--duration {format_duration(duration)} ended {command[0]} "
+                       f"(exit status {res.returncode})")
         if lost:
             click.echo("warning: the ring buffer lost events on CPU "
                        + ", ".join(f"{c} ({n})" for c, n in sorted(lost.items()))
                        + "; analyze discards what they touch; a larger --buffer-kb helps",
                        err=True)
-        if res.returncode:
+        if res.returncode and not res.stopped:
             raise TraceError(f"the command exited with status {res.returncode} "
                              f"(the trace was written to {res.path})")

@@ -2,33 +2,66 @@
 
 from __future__ import annotations
 
+import re
+
 import click
 
 from ..client import Client, DaemonNotRunning, run_irqresd
 from ..errors import DaemonError
-from .status import cli_errors, socket_option
+from .status import cli_errors, echo_json, socket_option
+
+# what `irqresd --restore` says on stderr (daemon/src/main.c, daemon.c)
+_NOTHING = re.compile(r": nothing to restore$")
+_RESTORED = re.compile(r"\brestored (\d+) threads?$")
+
+
+def restore_without_daemon() -> dict:
+    """Run ``irqresd --restore`` and say what it did, from its own words: how many
+    threads it put back (None when it did not say), or that its state file held none."""
+    proc = run_irqresd("--restore")
+    lines = [ln for ln in proc.stderr.splitlines() + proc.stdout.splitlines() if ln.strip()]
+    if proc.returncode != 0:
+        raise DaemonError("irqresd --restore: "
+                          + ("; ".join(lines) or f"exit status {proc.returncode}"))
+    restored = None
+    for ln in lines:
+        if _NOTHING.search(ln):
+            restored = 0
+        m = _RESTORED.search(ln)
+        if m:
+            restored = int(m.group(1))
+    return {"by": "irqresd --restore", "restored": restored, "log": lines}
 
 
 @click.command("restore")
 @socket_option
-def restore_cmd(socket_: str | None) -> None:
+@click.option("--json", "as_json", is_flag=True, help="Print what was restored as JSON.")
+def restore_cmd(socket_: str | None, as_json: bool) -> None:
     """Put every thread irqresd changed back as it was and remove its cpusets.
 
     A running irqresd does it and stays up with no profile; with none running,
-    `irqresd --restore` undoes what an earlier `irqresd --once` left in its state file.
+    `irqresd --restore` undoes what an earlier `irqresd --once` (`irqres apply` without
+    a daemon) left in its state file. --json prints {"by", "restored", "log"}:
+    "restored" is the number of threads put back (null if irqresd did not say).
     """
     with cli_errors():
         try:
             with Client(socket_) as c:
-                n = c.restore()
-            click.echo(f"irqresd restored {n} thread(s)")
-            return
+                result = {"by": "irqresd", "restored": c.restore(), "log": []}
         except DaemonNotRunning:
-            pass
-        proc = run_irqresd("--restore")
-        if proc.returncode != 0:
-            raise DaemonError("irqresd --restore: "
-                              + (proc.stderr.strip() or f"exit status {proc.returncode}"))
-        click.echo("no irqresd running: restored from its state file with "
-                   "`irqresd --restore`" + (f"\n{proc.stdout.strip()}" if proc.stdout.strip()
-                                            else ""))
+            result = restore_without_daemon()
+    if as_json:
+        echo_json(result)
+        return
+    n = result["restored"]
+    if result["by"] == "irqresd":
+        click.echo(f"irqresd restored {n} thread(s)")
+    elif n == 0:
+        click.echo("no irqresd running, and its state file lists no thread: nothing to "
+                   "restore")
+    elif n is None:
+        click.echo("no irqresd running: `irqresd --restore` finished:\n"
+                   + "\n".join(result["log"]))
+    else:
+        click.echo(f"no irqresd running: `irqresd --restore` restored {n} thread(s) from "
+                   "its state file")

@@ -54,6 +54,7 @@ class RecordResult:
     returncode: int | None   # of the command, None when recording for a duration
     overrun: dict[int, int]  # cpu -> events overwritten (oldest lost)
     dropped: dict[int, int]  # cpu -> events dropped
+    stopped: bool = False    # the duration ran out first and the command was stopped
 
 
 def find_tracefs() -> str:
@@ -203,7 +204,7 @@ def record(output: str, *, command: list[str] | None = None, duration_ns: int | 
         _write(os.path.join(instance, "trace"), "")
         t0 = time.monotonic_ns()
         _write(os.path.join(instance, "tracing_on"), "1")
-        rc = None
+        rc, stopped = None, False
         if command:
             try:
                 proc = subprocess.Popen(command)
@@ -212,6 +213,7 @@ def record(output: str, *, command: list[str] | None = None, duration_ns: int | 
             try:
                 rc = proc.wait(timeout=None if duration_ns is None else duration_ns / 1e9)
             except subprocess.TimeoutExpired:
+                stopped = True
                 proc.send_signal(signal.SIGTERM)
                 try:
                     rc = proc.wait(timeout=1)
@@ -229,7 +231,7 @@ def record(output: str, *, command: list[str] | None = None, duration_ns: int | 
             err = (res.stderr or res.stdout).strip().splitlines()
             raise TraceError(f"record: trace-cmd extract failed (exit {res.returncode}): "
                              + (err[-1] if err else "no output"))
-        return RecordResult(output, elapsed, rc, overrun, dropped)
+        return RecordResult(output, elapsed, rc, overrun, dropped, stopped)
     finally:
         if proc is not None and proc.poll() is None:
             proc.kill()
