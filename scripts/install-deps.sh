@@ -10,7 +10,7 @@ APT_PACKAGES=(
 	qemu-system-x86 qemu-utils debootstrap e2fsprogs zstd cpio
 	iproute2 procps util-linux rt-tests valgrind
 )
-PIP_PACKAGES=(numpy scipy click pyyaml matplotlib pytest hypothesis wheel ruff)
+PIP_PACKAGES=(numpy scipy click pyyaml matplotlib pytest hypothesis wheel ruff prometheus-client)
 
 PYTHON=${PYTHON:-python3}
 
@@ -26,7 +26,7 @@ if ((${#missing[@]})); then
 fi
 
 if ! "$PYTHON" - <<'PY' 2>/dev/null
-import click, numpy, scipy, yaml, matplotlib, pytest, hypothesis, wheel, ruff
+import click, numpy, scipy, yaml, matplotlib, pytest, hypothesis, wheel, ruff, prometheus_client
 PY
 then
 	echo "install-deps: pip packages: ${PIP_PACKAGES[*]}" >&2

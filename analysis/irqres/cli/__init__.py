@@ -14,7 +14,8 @@ from .params import add_verbosity, set_verbosity
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "apply": ("apply", "apply_cmd", "Validate a profile, show the plan and apply it."),
     "status": ("status", "status_cmd", "Show the reservations irqresd holds."),
-    "stats": ("status", "stats_cmd", "Show per-thread CPU time and switches."),
+    "stats": ("stats", "stats_cmd", "Per-thread counters; OpenMetrics, node_exporter file."),
+    "top": ("top", "top_cmd", "A live per-thread view of budget use (q quits)."),
     "restore": ("restore", "restore_cmd", "Put every thread back as irqresd found it."),
     "set-budget": ("apply", "set_budget_cmd", "Change a target's budget at run time."),
     "analyze": ("analyze", "analyze_cmd", "Measure IRQ threads in a trace; recommend (Q,T)."),

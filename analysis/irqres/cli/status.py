@@ -104,16 +104,3 @@ def status_cmd(socket_: str | None, as_json: bool) -> None:
         echo_json(reply)
     else:
         click.echo(format_status(reply))
-
-
-@click.command("stats")
-@socket_option
-@json_option
-def stats_cmd(socket_: str | None, as_json: bool) -> None:
-    """Per thread under irqresd: interrupts, CPU and wait time, context switches."""
-    with cli_errors(), Client(socket_) as c:
-        reply = c.stats()
-    if as_json:
-        echo_json(reply)
-    else:
-        click.echo(format_stats(reply))
