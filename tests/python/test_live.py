@@ -9,7 +9,7 @@ from click.testing import CliRunner
 from irqres import live
 from irqres.cli import main
 from irqres.metrics import Snapshot, ThreadSample
-from test_metrics import NIC, STATUS, TASK, FakeDaemon
+from test_metrics import daemon  # noqa: F401  (the fake irqresd fixture)
 
 S = 1_000_000_000
 
@@ -81,16 +81,8 @@ def test_a_short_terminal_says_how_many_threads_it_hides():
     assert lines[-1].startswith("... 24 more")
 
 
-@pytest.fixture
-def daemon(tmp_path, monkeypatch):
-    d = FakeDaemon(str(tmp_path / "irqresd.sock"), targets=STATUS["targets"]).start()
-    d.stats_threads = [NIC, TASK]
-    monkeypatch.setenv("IRQRES_SOCKET", d.path)
-    yield d
-    d.stop()
-
-
-def test_top_piped_prints_plain_tables(daemon):
+@pytest.mark.usefixtures("daemon")
+def test_top_piped_prints_plain_tables():
     r = CliRunner().invoke(main, ["top", "--once", "-i", "50ms"])
     assert r.exit_code == 0, r.output
     assert "\x1b" not in r.output and r.output.count("TARGET") == 1
