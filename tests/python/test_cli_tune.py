@@ -124,6 +124,7 @@ def test_simulate_json_and_log_then_plot(tmp_path):
     (["--min-runtime", "100us", "--max-runtime", "50us"],
      "Invalid value for '--min-runtime': 100us is above --max-runtime 50us"),
     (["--job", "-20us"], "'-20us' is not a duration: a duration cannot be negative"),
+    (["--seed", "-1"], "Invalid value for '--seed': -1 is not in the range x>=0"),
     (["--p-on-off", "0"], "p_on_off must be in (0, 1]"),
     (["--hold", "600"], "hold: 600 jobs do not fit in the device's buffer of 512"),
     (["--traffic", "fluctuating", "--rate-corr", "1.5"], "rate_corr must be in [0, 1)"),

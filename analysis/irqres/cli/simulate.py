@@ -44,7 +44,8 @@ def _check_durations(interval_ns: int, job_ns: int, default_job_ns: int,
               help="fluctuating: sd of the rate deviation, jobs per interval.")
 @click.option("--rate-corr", default=0.6, show_default=True,
               help="fluctuating: its correlation from one interval to the next.")
-@click.option("--seed", default=1, show_default=True)
+@click.option("--seed", type=click.IntRange(min=0), default=1, show_default=True,
+              help="Seed of the random arrivals and job times.")
 @click.option("--buffer", default=512, show_default=True, help="N_c: jobs the device holds.")
 @click.option("--gain", default=0.25, show_default=True, help="G.")
 @click.option("--window", default=100, show_default=True, help="AW, in intervals.")
