@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import DaemonError
+from .units import format_duration
 
 DEFAULT_SOCKET = "/run/irqres/irqresd.sock"
 SOCKET_ENV = "IRQRES_SOCKET"
@@ -186,10 +187,11 @@ class Client:
     def set_budget(self, target: str, runtime_ns: int, period_ns: int | None = None
                    ) -> dict[str, Any]:
         """Set ``target``'s budget (integer ns); returns the reply with the new values.
-        The durations go with their unit (``1500000ns``): no bare numbers anywhere."""
-        words = ["set-budget", target, f"{int(runtime_ns)}ns"]
+        The durations go as exact text with their unit (``1.5ms``, as the user would
+        write them; no bare numbers anywhere), which irqresd reads back exactly."""
+        words = ["set-budget", target, format_duration(int(runtime_ns))]
         if period_ns is not None:
-            words.append(f"{int(period_ns)}ns")
+            words.append(format_duration(int(period_ns)))
         return self.request(*words)
 
 

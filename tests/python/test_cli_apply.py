@@ -132,7 +132,7 @@ def test_set_budget(fake):
     r = run("set-budget", "nic", "1.5ms", "5ms")
     assert r.exit_code == 0, r.output
     assert "nic: runtime 1.5ms period 5ms deadline 5ms (pids 105)" in r.output
-    assert fake.requests == ["set-budget nic 1500000ns 5000000ns"]
+    assert fake.requests == ["set-budget nic 1.5ms 5ms"]
 
 
 @pytest.mark.parametrize("args, msg", [

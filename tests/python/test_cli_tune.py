@@ -47,7 +47,7 @@ def test_tune_puts_the_budget_back_after_its_duration(daemon):
     r = run("tune", "--duration", "300ms")
     assert r.exit_code == 0, r.output
     sent = [q for q in daemon.requests if q.startswith("set-budget")]
-    assert len(sent) >= 2 and sent[-1] == "set-budget load 2000000ns", sent
+    assert len(sent) >= 2 and sent[-1] == "set-budget load 2ms", sent
     assert daemon.target("load")["runtime_ns"] == 2_000_000
     assert "2ms (put back)" in r.output
 
@@ -69,7 +69,7 @@ def test_tune_puts_the_budget_back_when_signalled(daemon, sig):
             proc.kill()
             proc.wait()
     assert proc.returncode == 0, out
-    assert daemon.requests[-1] == "set-budget load 2000000ns", daemon.requests[-3:]
+    assert daemon.requests[-1] == "set-budget load 2ms", daemon.requests[-3:]
     assert daemon.target("load")["runtime_ns"] == 2_000_000
     assert "2ms (put back)" in out and "Traceback" not in out
 

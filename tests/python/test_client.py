@@ -188,7 +188,7 @@ def test_requests_and_replies(fake, tmp_path):
         assert c.restore() == 1
     # several requests on one connection, in order, with absolute profile paths
     assert fake.requests == ["ping", "status", f"plan {prof}", f"apply {prof}",
-                             "set-budget nic 3000000ns", "restore"]
+                             "set-budget nic 3ms", "restore"]
     assert daemon_running()
 
 
