@@ -30,7 +30,7 @@ build/.python-stamp: pyproject.toml $(wildcard setup.py) $(wildcard analysis/irq
 		--no-build-isolation -e .
 	@mkdir -p build && touch $@
 
-test check: all lint test-c test-asan test-py test-vm
+test check: all lint test-c test-asan test-valgrind test-fuzz test-py test-vm
 
 lint: deps
 	$(PYTHON) -m ruff check analysis tests bench
@@ -40,6 +40,21 @@ test-c: daemon
 
 test-asan: daemon
 	ASAN_OPTIONS=detect_leaks=1 $(MAKE) -C daemon BUILD=../build/daemon-asan SAN=1 check
+
+# The C suites under valgrind's memcheck (no sanitizer build: valgrind sees the plain one).
+test-valgrind: daemon
+	$(MAKE) -C daemon valgrind
+
+# The kept fuzz inputs (seeds and every crash ever found), then FUZZ_CHECK_SECONDS of
+# each libFuzzer harness (tests/fuzz/).
+FUZZ_CHECK_SECONDS ?= 10
+test-fuzz: deps
+	$(MAKE) -C tests/fuzz check FUZZ_CHECK_SECONDS=$(FUZZ_CHECK_SECONDS)
+
+# Fuzz every harness FUZZ_SECONDS in turn; the corpora grow under build/fuzz/.
+FUZZ_SECONDS ?= 60
+fuzz: deps
+	$(MAKE) -C tests/fuzz run FUZZ_SECONDS=$(FUZZ_SECONDS)
 
 test-py: all
 	$(PYTEST) tests/python tests/integration
@@ -69,6 +84,8 @@ install: daemon
 
 clean:
 	$(MAKE) -C daemon clean
+	$(MAKE) -C tests/fuzz clean
 	rm -rf build analysis/*.egg-info
 
-.PHONY: all deps daemon python test check lint test-c test-asan test-py test-vm demo bench install clean
+.PHONY: all deps daemon python test check lint test-c test-asan test-valgrind test-fuzz fuzz test-py \
+	test-vm demo bench install clean

@@ -9,6 +9,7 @@ APT_PACKAGES=(
 	libtracecmd-dev libtracefs-dev libtraceevent-dev trace-cmd
 	qemu-system-x86 qemu-utils debootstrap e2fsprogs zstd cpio
 	iproute2 procps util-linux rt-tests valgrind
+	clang libclang-rt-14-dev
 )
 PIP_PACKAGES=(numpy scipy click pyyaml matplotlib pytest hypothesis wheel ruff prometheus-client)
 

@@ -5,6 +5,7 @@
 #include "log.h"
 #include "profile.h"
 #include "units.h"
+#include "utf8.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -16,6 +17,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #define CTL_WORDS_MAX 8
@@ -77,6 +79,7 @@ static int parse_target(const struct word *w, struct ctl_request *req, char *err
 	if (w->n > 4 && memcmp(w->s, "pid:", 4) == 0) {
 		uint64_t v = 0;
 
+		/* any number of leading zeros; the value bounds the loop's arithmetic */
 		for (i = 4; i < w->n; i++) {
 			if (!isdigit((unsigned char)w->s[i]) || v > (uint64_t)INT32_MAX) {
 				v = 0;
@@ -90,6 +93,9 @@ static int parse_target(const struct word *w, struct ctl_request *req, char *err
 			return -EINVAL;
 		}
 		req->pid = (pid_t)v;
+		/* the canonical form, whatever the length of the word */
+		snprintf(req->target, sizeof(req->target), "pid:%d", (int)req->pid);
+		return 0;
 	} else {
 		if (w->n >= TARGET_NAME_MAX) {
 			snprintf(err, errlen, "set-budget: target '%s': name longer than %d characters",
@@ -106,6 +112,8 @@ static int parse_target(const struct word *w, struct ctl_request *req, char *err
 			}
 		}
 	}
+	_Static_assert(TARGET_NAME_MAX <= sizeof(((struct ctl_request *)0)->target),
+		       "a target name fits in the request");
 	memcpy(req->target, w->s, w->n);
 	req->target[w->n] = '\0';
 	return 0;
@@ -162,6 +170,17 @@ int ctl_parse(const char *line, size_t len, struct ctl_request *req, char *err, 
 		snprintf(err, errlen, "empty request: try ping, status, stats, set-budget, plan, "
 			 "apply or restore");
 		return -EINVAL;
+	}
+	/* the protocol is UTF-8 text; other bytes would reach replies and file names */
+	for (i = 0; i < n; i++) {
+		size_t bad = utf8_check(w[i].s, w[i].n);
+
+		if (bad < w[i].n) {
+			snprintf(err, errlen, "request word %zu '%s': byte 0x%02x at offset %zu is "
+				 "not valid UTF-8", i + 1, word_show(&w[i], show, sizeof(show)),
+				 (unsigned char)w[i].s[bad], bad);
+			return -EINVAL;
+		}
 	}
 	for (v = 0; v < sizeof(verb_names) / sizeof(verb_names[0]); v++)
 		if (strlen(verb_names[v]) == w[0].n && memcmp(verb_names[v], w[0].s, w[0].n) == 0)
@@ -267,6 +286,9 @@ struct client {
 	char *out;
 	size_t out_len, out_off, out_cap;
 	bool closing;		/* close once the output is flushed */
+	/* CLOCK_MONOTONIC ms: connected or last request answered; first byte of the
+	 * request still incomplete in in[]; last progress sending out[] */
+	uint64_t idle_ms, part_ms, out_ms;
 };
 
 struct ctl_server {
@@ -276,7 +298,16 @@ struct ctl_server {
 	void *ctx;
 	struct client clients[CTL_CLIENTS_MAX];
 	struct json reply;
+	struct ctl_timeouts to;
 };
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
 
 static int mkdir_parent(const char *path, char *err, size_t errlen)
 {
@@ -369,6 +400,8 @@ int ctl_init(struct ctl_server **srvp, const char *path, ctl_handler_fn handler,
 	for (i = 0; i < CTL_CLIENTS_MAX; i++)
 		srv->clients[i].fd = -1;
 	json_init(&srv->reply);
+	srv->to = (struct ctl_timeouts){ CTL_REQUEST_TIMEOUT_MS, CTL_IDLE_TIMEOUT_MS,
+					 CTL_EVICT_AFTER_MS };
 	srv->handler = handler;
 	srv->ctx = ctx;
 	memcpy(srv->path, sa.sun_path, sizeof(srv->path));
@@ -476,6 +509,7 @@ static bool client_flush(struct client *c)
 			return false;
 		}
 		c->out_off += (size_t)w;
+		c->out_ms = now_ms();
 	}
 	return !c->closing;
 }
@@ -487,6 +521,111 @@ static bool client_error_close(struct client *c, const char *msg, struct json *r
 	c->closing = true;
 	c->in_len = 0;
 	return client_queue(c, json_buf(reply), json_len(reply));
+}
+
+/* When the client's current wait began: for its output, its partial request, or idle. */
+static uint64_t client_wait_since(const struct client *c)
+{
+	if (c->out_len > c->out_off || c->closing)
+		return c->out_ms;
+	if (c->in_len)
+		return c->part_ms;
+	return c->idle_ms;
+}
+
+static uint64_t client_deadline(const struct ctl_server *srv, const struct client *c)
+{
+	if (c->out_len > c->out_off || c->closing)
+		return c->out_ms + srv->to.request_ms;
+	if (c->in_len)
+		return c->part_ms + srv->to.request_ms;
+	return c->idle_ms + srv->to.idle_ms;
+}
+
+/*
+ * Ends a client that waited too long. One with a request still incomplete gets an
+ * answer (best effort, it may not read); an idle one is closed without a word, as a
+ * reply line nobody asked for would be taken as the answer to its next request.
+ */
+static void client_drop(struct ctl_server *srv, struct client *c, const char *why)
+{
+	char msg[160];
+
+	if (c->in_len && !c->closing && !(c->out_len > c->out_off)) {
+		snprintf(msg, sizeof(msg), "request incomplete (%zu bytes, no newline) %s: "
+			 "connection closed", c->in_len, why);
+		if (client_error_close(c, msg, &srv->reply))
+			client_flush(c);
+	}
+	pr_debug("control client fd %d dropped: %s", c->fd, why);
+	client_close(c);
+}
+
+/*
+ * Every slot is taken: frees the one whose current wait is the oldest, if it has waited
+ * at least evict_ms, so that idle or half-sent connections cannot lock others out.
+ */
+static struct client *client_evict(struct ctl_server *srv)
+{
+	struct client *victim = NULL;
+	uint64_t now = now_ms(), oldest = UINT64_MAX;
+	int i;
+
+	for (i = 0; i < CTL_CLIENTS_MAX; i++) {
+		uint64_t since = client_wait_since(&srv->clients[i]);
+
+		if (srv->clients[i].fd >= 0 && since < oldest) {
+			oldest = since;
+			victim = &srv->clients[i];
+		}
+	}
+	if (!victim || now - oldest < srv->to.evict_ms)
+		return NULL;
+	client_drop(srv, victim, "while other clients waited for a connection");
+	return victim;
+}
+
+static void clients_expire(struct ctl_server *srv)
+{
+	uint64_t now = now_ms();
+	int i;
+
+	for (i = 0; i < CTL_CLIENTS_MAX; i++) {
+		struct client *c = &srv->clients[i];
+		char why[64];
+
+		if (c->fd < 0 || client_deadline(srv, c) > now)
+			continue;
+		snprintf(why, sizeof(why), "after %.1f s", (double)(now - client_wait_since(c)) / 1e3);
+		client_drop(srv, c, why);
+	}
+}
+
+int ctl_timeout_ms(const struct ctl_server *srv)
+{
+	uint64_t now = now_ms(), next = UINT64_MAX;
+	int i;
+
+	for (i = 0; i < CTL_CLIENTS_MAX; i++) {
+		const struct client *c = &srv->clients[i];
+		uint64_t d;
+
+		if (c->fd < 0)
+			continue;
+		d = client_deadline(srv, c);
+		if (d < next)
+			next = d;
+	}
+	if (next == UINT64_MAX)
+		return -1;
+	if (next <= now)
+		return 0;
+	return next - now > INT32_MAX ? INT32_MAX : (int)(next - now);
+}
+
+void ctl_set_timeouts(struct ctl_server *srv, const struct ctl_timeouts *to)
+{
+	srv->to = *to;
 }
 
 static void client_accept(struct ctl_server *srv)
@@ -511,6 +650,8 @@ static void client_accept(struct ctl_server *srv)
 				break;
 			}
 		}
+		if (!c)
+			c = client_evict(srv);
 		if (!c) {	/* refuse with a reply, best effort */
 			memset(&tmp, 0, sizeof(tmp));
 			tmp.fd = fd;
@@ -523,6 +664,7 @@ static void client_accept(struct ctl_server *srv)
 		}
 		memset(c, 0, sizeof(*c));
 		c->fd = fd;
+		c->idle_ms = c->out_ms = now_ms();
 		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
 			pr_warn("control socket: SO_PEERCRED: %m; client refused");
 			client_close(c);
@@ -559,6 +701,9 @@ static bool client_process(struct ctl_server *srv, struct client *c)
 	if (start) {
 		memmove(c->in, c->in + start, c->in_len - start);
 		c->in_len -= start;
+		c->idle_ms = c->out_ms = now_ms();
+		if (c->in_len)	/* the next request began in this read */
+			c->part_ms = c->idle_ms;
 	}
 	if (!c->closing && c->in_len == sizeof(c->in)) {
 		char msg[96];
@@ -585,6 +730,8 @@ static bool client_read(struct ctl_server *srv, struct client *c)
 		}
 		if (r == 0)	/* EOF: answer what is complete, then go */
 			return client_process(srv, c) && (c->closing = true);
+		if (c->in_len == 0)
+			c->part_ms = now_ms();
 		c->in_len += (size_t)r;
 		if (!client_process(srv, c))
 			return false;
@@ -624,12 +771,8 @@ void ctl_dispatch(struct ctl_server *srv, const struct pollfd *fds, size_t n)
 		struct client *c = NULL;
 		bool keep = true;
 
-		if (!fds[k].revents)
+		if (!fds[k].revents || fds[k].fd == srv->fd)
 			continue;
-		if (fds[k].fd == srv->fd) {
-			client_accept(srv);
-			continue;
-		}
 		for (i = 0; i < CTL_CLIENTS_MAX; i++)
 			if (srv->clients[i].fd == fds[k].fd)
 				c = &srv->clients[i];
@@ -648,4 +791,8 @@ void ctl_dispatch(struct ctl_server *srv, const struct pollfd *fds, size_t n)
 		if (!keep)
 			client_close(c);
 	}
+	/* new clients last: an fd closed above and reused by accept() keeps no old revents */
+	if (n && fds[0].fd == srv->fd && fds[0].revents)
+		client_accept(srv);
+	clients_expire(srv);
 }

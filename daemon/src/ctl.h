@@ -18,6 +18,20 @@
 
 #define CTL_LINE_MAX 4096	/* one request line, the '\n' included */
 #define CTL_CLIENTS_MAX 64
+#define CTL_REQUEST_TIMEOUT_MS 5000	/* to complete a request line, or read its reply */
+#define CTL_IDLE_TIMEOUT_MS 60000	/* a connection with nothing under way */
+#define CTL_EVICT_AFTER_MS 1000		/* all slots taken: the longest wait, if this long, goes */
+
+/*
+ * How long a client may take. A request line must be complete within request_ms of its
+ * first byte, a reply must make progress within request_ms, and a connection with
+ * nothing under way closes after idle_ms. When all CTL_CLIENTS_MAX slots are taken, a
+ * new connection takes the slot of the client whose wait began first, if it began at
+ * least evict_ms ago; otherwise the new one is refused with a reply.
+ */
+struct ctl_timeouts {
+	uint64_t request_ms, idle_ms, evict_ms;
+};
 
 enum ctl_verb {
 	CTL_PING,
@@ -72,6 +86,13 @@ void ctl_fini(struct ctl_server *srv);
  */
 size_t ctl_pollfds(struct ctl_server *srv, struct pollfd *fds, size_t max);
 void ctl_dispatch(struct ctl_server *srv, const struct pollfd *fds, size_t n);
+/*
+ * The poll() timeout the clients' deadlines need (ms, -1: none); ctl_dispatch() drops
+ * the clients whose deadline passed, with an answer where a request was under way.
+ */
+int ctl_timeout_ms(const struct ctl_server *srv);
+/* Replaces the defaults (CTL_*_MS above); for tests. */
+void ctl_set_timeouts(struct ctl_server *srv, const struct ctl_timeouts *to);
 
 /*
  * Runs one request line through the parser and the handler and writes the complete

@@ -2,6 +2,8 @@
 /* json.c - a small JSON writer into a growable buffer. */
 #include "json.h"
 
+#include "utf8.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -148,6 +150,7 @@ void json_strn(struct json *j, const char *s, size_t n)
 	for (i = 0; i < n && !j->err; i++) {
 		unsigned char c = (unsigned char)s[i];
 		char esc[7];
+		size_t k;
 
 		switch (c) {
 		case '"': put(j, "\\\""); break;
@@ -162,8 +165,14 @@ void json_strn(struct json *j, const char *s, size_t n)
 				esc[0] = '\\'; esc[1] = 'u'; esc[2] = '0'; esc[3] = '0';
 				esc[4] = hex[c >> 4]; esc[5] = hex[c & 15]; esc[6] = '\0';
 				put(j, esc);
-			} else {
+			} else if (c < 0x80) {
 				json_raw(j, (const char *)&s[i], 1);
+			} else if ((k = utf8_seq_len(s + i, n - i)) > 0) {
+				json_raw(j, (const char *)&s[i], k);
+				i += k - 1;
+			} else {
+				/* not UTF-8 (a comm can hold any byte): U+FFFD keeps the reply JSON */
+				put(j, "\\ufffd");
 			}
 		}
 	}

@@ -51,7 +51,7 @@ void json_arr_end(struct json *j);
 /* An object key; the next value call writes its value. */
 void json_key(struct json *j, const char *key);
 
-void json_str(struct json *j, const char *s);	/* NULL writes null */
+void json_str(struct json *j, const char *s);	/* NULL writes null; see json_strn */
 void json_int(struct json *j, int64_t v);
 void json_uint(struct json *j, uint64_t v);
 void json_double(struct json *j, double v);	/* NaN/Inf write null */
@@ -66,7 +66,11 @@ void json_kv_double(struct json *j, const char *key, double v);
 void json_kv_bool(struct json *j, const char *key, bool v);
 void json_kv_null(struct json *j, const char *key);
 
-/* A string of n bytes (may hold NULs, written as \u0000). */
+/*
+ * A string of n bytes (may hold NULs, written as \u0000). Valid UTF-8 is copied; each
+ * byte that is not part of valid UTF-8 is written as \ufffd, so the output is valid JSON
+ * whatever the bytes (a thread's comm is any bytes its process chose).
+ */
 void json_strn(struct json *j, const char *s, size_t n);
 
 #endif /* IRQRES_JSON_H */

@@ -380,7 +380,7 @@ static int serve(struct daemon *d)
 {
 	struct pollfd fds[3 + 1 + CTL_CLIENTS_MAX];
 	size_t n, nctl;
-	int rc, timeout;
+	int rc, timeout, ctl_timeout;
 
 	while (!d->quit) {
 		n = 0;
@@ -389,6 +389,9 @@ static int serve(struct daemon *d)
 		fds[n++] = (struct pollfd){ .fd = hotplug_fd(d->hp), .events = POLLIN };
 		nctl = ctl_pollfds(d->ctl, fds + n, sizeof(fds) / sizeof(fds[0]) - n);
 		timeout = d->rescan_now ? 0 : hotplug_retry_timeout_ms(d->hp);
+		ctl_timeout = ctl_timeout_ms(d->ctl);
+		if (ctl_timeout >= 0 && (timeout < 0 || ctl_timeout < timeout))
+			timeout = ctl_timeout;
 		rc = poll(fds, n + nctl, timeout);
 		if (rc < 0) {
 			if (errno == EINTR)

@@ -14,6 +14,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -43,6 +44,8 @@ static void test_parse_simple_verbs(void **state)
 	assert_int_equal(parse("apply\trel.yaml", &req, err), 0);
 	assert_int_equal(req.verb, CTL_APPLY);
 	assert_string_equal(req.path, "rel.yaml");
+	assert_int_equal(parse("plan /etc/irqres/caf\xc3\xa9.yaml", &req, err), 0);
+	assert_string_equal(req.path, "/etc/irqres/caf\xc3\xa9.yaml");
 	assert_string_equal(ctl_verb_name(CTL_SET_BUDGET), "set-budget");
 }
 
@@ -63,6 +66,24 @@ static void test_parse_set_budget(void **state)
 	assert_string_equal(req.target, "pid:4242");
 	assert_int_equal(req.runtime_ns, 500000);
 	assert_int_equal(req.period_ns, 1500000);
+
+	/* leading zeros of any length: the target is the canonical pid:N */
+	{
+		char line[300];
+		int n = snprintf(line, sizeof(line), "set-budget pid:");
+
+		memset(line + n, '0', 200);
+		snprintf(line + n + 200, sizeof(line) - (size_t)n - 200, "1 2ms");
+		assert_int_equal(parse(line, &req, err), 0);
+		assert_int_equal(req.pid, 1);
+		assert_string_equal(req.target, "pid:1");
+		memset(line + n, '0', 200);
+		memcpy(line + n + 200, "0 2ms", 6);
+		assert_int_equal(parse(line, &req, err), -EINVAL);
+		assert_non_null(strstr(err, "not a pid"));
+		assert_int_equal(parse("set-budget pid:0004242 1ms", &req, err), 0);
+		assert_string_equal(req.target, "pid:4242");
+	}
 
 	assert_int_equal(parse("set-budget a.b-c_d 100000", &req, err), 0);
 	assert_int_equal(req.runtime_ns, 100000);
@@ -95,6 +116,12 @@ static void test_parse_errors(void **state)
 		{ "plan", "plan: missing arguments: usage: plan <profile path>" },
 		{ "apply a b", "apply: too many arguments" },
 		{ "a b c d e f g h i j", "too many words" },
+		/* words are UTF-8: other bytes would reach file names and JSON replies */
+		{ "apply\trel.yam\xff\xff\xff\xffl",
+		  "request word 2 'rel.yam????l': byte 0xff at offset 7 is not valid UTF-8" },
+		{ "set-budget n\xc3 1ms", "request word 2 'n?': byte 0xc3 at offset 1" },
+		{ "st\xe1tus", "request word 1 'st?tus': byte 0xe1 at offset 2" },
+		{ "plan /etc/\xed\xa0\x80.yaml", "offset 5 is not valid UTF-8" },
 	};
 	struct ctl_request req;
 	char err[512];
@@ -407,6 +434,117 @@ static void test_server_many_clients_and_rude_ones(void **state)
 	close(fd);
 }
 
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* Runs the server for ms as the daemon does: poll() bounded by ctl_timeout_ms(). */
+static void serve_for(struct ctl_server *srv, int ms)
+{
+	struct pollfd fds[CTL_CLIENTS_MAX + 1];
+	uint64_t end = mono_ms() + (uint64_t)ms, now;
+	size_t n;
+	int t;
+
+	while ((now = mono_ms()) < end) {
+		n = ctl_pollfds(srv, fds, CTL_CLIENTS_MAX + 1);
+		t = ctl_timeout_ms(srv);
+		if (t < 0 || (uint64_t)t > end - now)
+			t = (int)(end - now);
+		if (poll(fds, n, t) < 0)
+			return;
+		ctl_dispatch(srv, fds, n);
+	}
+}
+
+/* Reads what is there without waiting: the byte count, or -1 on EOF with nothing read. */
+static ssize_t drain(int fd, char *buf, size_t len)
+{
+	ssize_t r = recv(fd, buf, len - 1, MSG_DONTWAIT);
+
+	if (r == 0)
+		return -1;
+	buf[r < 0 ? 0 : r] = '\0';
+	return r < 0 ? 0 : r;
+}
+
+/*
+ * Clients that connect and send half a request, or nothing, and go silent: they must
+ * not lock others out (all 64 slots taken by them once took the socket down for good),
+ * the half-sent ones get an answer when dropped, the idle ones a plain close.
+ */
+static void test_server_idle_and_half_sent(void **state)
+{
+	struct env *e = *state;
+	const struct ctl_timeouts to = { .request_ms = 400, .idle_ms = 1500, .evict_ms = 150 };
+	int fds[CTL_CLIENTS_MAX], i, fd, answered = 0, idle;
+	char buf[512];
+
+	ctl_set_timeouts(e->srv, &to);
+	assert_int_equal(ctl_timeout_ms(e->srv), -1);		/* no client, no deadline */
+	for (i = 0; i < CTL_CLIENTS_MAX; i++) {
+		fds[i] = client_connect(e->path);
+		assert_int_equal(write(fds[i], "set-budget nic 2m", 17), 17);
+		serve_for(e->srv, 0);
+	}
+	serve_for(e->srv, 20);
+	assert_true(ctl_timeout_ms(e->srv) >= 0 && ctl_timeout_ms(e->srv) <= 400);
+	/* every slot is held; once they have waited evict_ms a new client gets in */
+	serve_for(e->srv, 200);
+	fd = client_connect(e->path);
+	assert_int_equal(write(fd, "ping\n", 5), 5);
+	serve_for(e->srv, 50);
+	assert_true(drain(fd, buf, sizeof(buf)) > 0);
+	assert_string_equal(buf, "{\"ok\":true,\"verb\":\"ping\"}\n");
+	/* the half-sent ones are answered and closed by the request timeout */
+	serve_for(e->srv, 500);
+	for (i = 0; i < CTL_CLIENTS_MAX; i++) {
+		ssize_t r = drain(fds[i], buf, sizeof(buf));
+
+		assert_true(r > 0);
+		assert_non_null(strstr(buf, "\"ok\":false,\"error\":\"request incomplete (17 "
+					    "bytes, no newline)"));
+		answered++;
+		assert_int_equal(drain(fds[i], buf, sizeof(buf)), -1);	/* then EOF */
+		close(fds[i]);
+	}
+	assert_int_equal(answered, CTL_CLIENTS_MAX);
+	/* a client between requests stays until idle_ms, then gets a plain EOF */
+	assert_int_equal(write(fd, "ping\n", 5), 5);
+	serve_for(e->srv, 500);
+	assert_true(drain(fd, buf, sizeof(buf)) > 0);
+	idle = (int)drain(fd, buf, sizeof(buf));
+	assert_int_equal(idle, 0);				/* still open at 500 ms */
+	serve_for(e->srv, 1200);
+	assert_int_equal(drain(fd, buf, sizeof(buf)), -1);	/* closed, without a word */
+	close(fd);
+	assert_int_equal(ctl_timeout_ms(e->srv), -1);
+}
+
+/* A client trickling one byte at a time does not extend its request's deadline. */
+static void test_server_trickle(void **state)
+{
+	struct env *e = *state;
+	const struct ctl_timeouts to = { .request_ms = 300, .idle_ms = 5000, .evict_ms = 100 };
+	char buf[512];
+	int fd, i;
+
+	ctl_set_timeouts(e->srv, &to);
+	fd = client_connect(e->path);
+	for (i = 0; i < 5; i++) {
+		assert_int_equal(write(fd, "p", 1), 1);
+		serve_for(e->srv, 50);
+	}
+	serve_for(e->srv, 150);
+	assert_true(drain(fd, buf, sizeof(buf)) > 0);
+	assert_non_null(strstr(buf, "request incomplete (5 bytes, no newline) after 0."));
+	close(fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -424,6 +562,10 @@ int main(void)
 						server_teardown),
 		cmocka_unit_test_setup_teardown(test_server_many_clients_and_rude_ones,
 						server_setup, server_teardown),
+		cmocka_unit_test_setup_teardown(test_server_idle_and_half_sent,
+						server_setup, server_teardown),
+		cmocka_unit_test_setup_teardown(test_server_trickle, server_setup,
+						server_teardown),
 	};
 
 	signal(SIGPIPE, SIG_IGN);

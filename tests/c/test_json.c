@@ -6,10 +6,12 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
 #include "json.h"
+#include "utf8.h"
 
 static void test_nested(void **state)
 {
@@ -57,6 +59,42 @@ static void test_escaping(void **state)
 	assert_int_equal(json_error(&j), 0);
 	assert_string_equal(json_buf(&j),
 		"[\"a\\\"b\\\\c\\n\\t\\r\\b\\f\\u0001\\u001f\\u007f/\xc3\xa9\",\"x\\u0000y\",null]");
+	json_fini(&j);
+}
+
+/* Whatever the bytes (a comm is any 15 bytes), the output is UTF-8 and stays JSON. */
+static void test_not_utf8(void **state)
+{
+	struct json j;
+	char raw[64];
+	unsigned int seed = 7;
+	size_t i, k;
+
+	json_init(&j);
+	json_arr_begin(&j);
+	json_str(&j, "caf\xc3\xa9");			/* valid: copied */
+	json_str(&j, "\xe2\x82\xac\xf0\x9f\x98\x80");
+	json_str(&j, "irq/9-\xff\xfe");			/* invalid bytes: U+FFFD each */
+	json_str(&j, "a\xc3");				/* cut sequence */
+	json_str(&j, "\xc0\xaf\xed\xa0\x80");		/* overlong, surrogate */
+	json_arr_end(&j);
+	assert_int_equal(json_error(&j), 0);
+	assert_string_equal(json_buf(&j),
+		"[\"caf\xc3\xa9\",\"\xe2\x82\xac\xf0\x9f\x98\x80\",\"irq/9-\\ufffd\\ufffd\","
+		"\"a\\ufffd\",\"\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\"]");
+
+	for (k = 0; k < 20000; k++) {
+		size_t n = rand_r(&seed) % sizeof(raw);
+
+		for (i = 0; i < n; i++)
+			raw[i] = (char)(rand_r(&seed) & 0xff);
+		json_reset(&j);
+		json_strn(&j, raw, n);
+		assert_int_equal(json_error(&j), 0);
+		assert_int_equal(utf8_check(json_buf(&j), json_len(&j)), json_len(&j));
+		for (i = 0; i < json_len(&j); i++)	/* no raw control byte survives */
+			assert_true((unsigned char)json_buf(&j)[i] >= 0x20);
+	}
 	json_fini(&j);
 }
 
@@ -145,6 +183,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_nested),
 		cmocka_unit_test(test_escaping),
+		cmocka_unit_test(test_not_utf8),
 		cmocka_unit_test(test_doubles),
 		cmocka_unit_test(test_misuse),
 		cmocka_unit_test(test_depth_and_growth),

@@ -2,6 +2,11 @@
 /* test_profile.c - the profile parser: every rule of docs/profile.md, good and bad files. */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -159,6 +164,13 @@ static const struct bad_case bad_cases[] = {
 	  "bad.yaml:1:10: version: 2 is not supported: this irqresd reads version 1" },
 	{ "version: '1'\n", "bad.yaml:1:10: version: expected an integer, got the string '1'" },
 	{ "version: 1\nversion: 1\n",
+	  "bad.yaml:2:1: profile: duplicate key 'version' (first given at line 1)" },
+	/* the first repeat in document order is named, with its first use */
+	{ "version: 1\ntargets: []\ntargets: []\nversion: 1\n",
+	  "bad.yaml:3:1: profile: duplicate key 'targets' (first given at line 2)" },
+	{ "version: 1\n? [a]\n: 1\nversion: 1\n",
+	  "bad.yaml:2:3: profile: a key must be a plain name, got a list" },
+	{ "version: 1\nversion: 1\n? [a]\n: 1\n",
 	  "bad.yaml:2:1: profile: duplicate key 'version' (first given at line 1)" },
 	{ "version: 1\ntarget: []\n",
 	  "bad.yaml:2:1: profile: unknown key 'target' (known keys: version, admission_control, "
@@ -385,7 +397,69 @@ static void test_profile_bad_files(void **state)
 			  "octet");
 	expect_load_error("fixtures/profile/missing.yaml", -ENOENT,
 			  "fixtures/profile/missing.yaml: cannot open: No such file or directory");
-	expect_load_error("fixtures/profile", -EINVAL, "fixtures/profile: not a regular file");
+	expect_load_error("fixtures/profile", -EINVAL,
+			  "fixtures/profile: not a regular file (a directory): a profile must be one");
+	expect_load_error("/dev/null", -EINVAL,
+			  "/dev/null: not a regular file (a character device): a profile must be one");
+}
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	fail_msg("stalled: the loader blocked or took more than its alarm");
+}
+
+/* A FIFO with no writer is refused at once; opening it for reading would block forever. */
+static void test_profile_fifo_refused(void **state)
+{
+	char dir[] = "/tmp/test_profile.XXXXXX", path[64], want[160];
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/fifo.yaml", dir);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	signal(SIGALRM, on_alarm);
+	alarm(10);
+	snprintf(want, sizeof(want), "%s: not a regular file (a FIFO): a profile must be one",
+		 path);
+	expect_load_error(path, -EINVAL, want);
+	alarm(0);
+	unlink(path);
+	rmdir(dir);
+}
+
+/*
+ * 60,000 keys in one mapping (829 KB) and 15,000 targets: the duplicate checks are
+ * O(n log n). The pairwise check took 90 s on 60,000 keys; the alarm is a stall guard
+ * generous enough for valgrind, not a speed target (bench/ holds those).
+ */
+static void test_profile_many_keys(void **state)
+{
+	size_t cap = 2 << 20, len = 0, i;
+	char *buf = malloc(cap), err[512];
+	struct profile p;
+
+	assert_non_null(buf);
+	signal(SIGALRM, on_alarm);
+	alarm(60);
+	len += (size_t)snprintf(buf + len, cap - len, "version: 1\n");
+	for (i = 0; i < 60000; i++)
+		len += (size_t)snprintf(buf + len, cap - len, "k%zu: 1\n", i);
+	len += (size_t)snprintf(buf + len, cap - len, "k17: 2\n");
+	assert_int_equal(profile_parse(buf, len, "big.yaml", &p, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "big.yaml:60002:1: profile: duplicate key 'k17' (first given "
+			    "at line 19)");
+
+	len = (size_t)snprintf(buf, cap, "version: 1\ntargets:\n");
+	for (i = 0; i < 15000; i++)
+		len += (size_t)snprintf(buf + len, cap - len, "- {name: t%zu, irq: 1, runtime: 1ms, "
+					"period: 10ms}\n", i);
+	len += (size_t)snprintf(buf + len, cap - len, "- {name: t5, irq: 2, runtime: 1ms, "
+				"period: 10ms}\n");
+	assert_int_equal(profile_parse(buf, len, "big.yaml", &p, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "big.yaml:15003:3: target 't5': duplicate name (first used at "
+			    "line 8)");
+	alarm(0);
+	free(buf);
 }
 
 /* Every file in profiles/ is a valid profile. */
@@ -500,6 +574,8 @@ int main(void)
 		cmocka_unit_test(test_profile_buffering),
 		cmocka_unit_test(test_profile_bad),
 		cmocka_unit_test(test_profile_bad_files),
+		cmocka_unit_test(test_profile_fifo_refused),
+		cmocka_unit_test(test_profile_many_keys),
 		cmocka_unit_test(test_profile_shipped),
 		cmocka_unit_test(test_profile_yaml_forms),
 		cmocka_unit_test(test_profile_mutations),

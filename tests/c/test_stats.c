@@ -150,6 +150,23 @@ static void test_kept_fds_capped(void **state)
 	assert_int_equal(stats_kept_fds(), 5 * per);
 }
 
+/* The voluntary switches of pid per its status, or -1. */
+static long long status_voluntary(pid_t pid)
+{
+	char path[64], line[256];
+	long long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		sscanf(line, "voluntary_ctxt_switches: %lld", &v);
+	fclose(f);
+	return v;
+}
+
 /* The counts of a child asleep in pause(), as stats reads them and as its status says. */
 static void test_switches_match_status(void **state)
 {
@@ -157,10 +174,21 @@ static void test_switches_match_status(void **state)
 	unsigned long long vol = 0, invol = 0;
 	struct thread_stats st;
 	char path[64], line[256];
+	long long before;
 	FILE *f;
+	int i;
 
 	assert_true(child > 0);
-	usleep(20000);			/* asleep by now: its counts stay */
+	/* asleep in pause() for good once its count stays put (slow under valgrind) */
+	for (i = 0, before = -2; i < 500; i++) {
+		long long now;
+
+		usleep(20000);
+		now = status_voluntary(child);
+		if (now > 0 && now == before)
+			break;
+		before = now;
+	}
 	stats_fini();
 	assert_int_equal(stats_thread_read(child, &st), 0);
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)child);
