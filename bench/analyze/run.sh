@@ -7,6 +7,10 @@
 #   bash bench/analyze/run.sh            # records the traces first if they are missing
 #   RUNS=5 DIR=/var/tmp/irqres-bench bash bench/analyze/run.sh
 #   TOOLS="analyze analyze-seq" bash bench/analyze/run.sh   # some of the tools only
+#   BEFORE=/tmp/old TOOLS="analyze-before analyze" bash bench/analyze/run.sh
+#
+# analyze-before is analyze from another checkout (BEFORE: its root, with the extension
+# built in place: `python3 setup.py build_ext --inplace`), for before/after in one run.
 #
 # analyze-seq is analyze with IRQRES_READ_THREADS=1 (the trace decoded by one thread),
 # analyze-par with IRQRES_READ_THREADS=2 (two workers, however busy the machine is);
@@ -39,6 +43,10 @@ PYTHONPATH="$ROOT/analysis\${PYTHONPATH:+:\$PYTHONPATH}" exec "$PY" -c \\
 SH
 chmod +x "$BUILD/irqres"
 IRQRES=$BUILD/irqres
+if [ -n "${BEFORE:-}" ]; then
+	sed "s|$ROOT/analysis|$BEFORE/analysis|" "$IRQRES" > "$BUILD/irqres-before"
+	chmod +x "$BUILD/irqres-before"
+fi
 
 # record NAME ROUNDS FAKE_IRQ_COUNT: a compressed trace as trace-cmd extract writes it
 # (file version 7), then the same events uncompressed (version 6, as trace-cmd record
@@ -65,6 +73,8 @@ one() {
 	case $tool in
 	analyze) out=$( { /usr/bin/time -f "$FMT" "$IRQRES" analyze "$file" --period 2ms \
 		--target-prob 0.9 --json >/dev/null; } 2>&1 | tail -1) ;;
+	analyze-before) out=$( { /usr/bin/time -f "$FMT" "$BUILD/irqres-before" analyze "$file" \
+		--period 2ms --target-prob 0.9 --json >/dev/null; } 2>&1 | tail -1) ;;
 	analyze-seq) out=$( { IRQRES_READ_THREADS=1 /usr/bin/time -f "$FMT" "$IRQRES" analyze \
 		"$file" --period 2ms --target-prob 0.9 --json >/dev/null; } 2>&1 | tail -1) ;;
 	analyze-par) out=$( { IRQRES_READ_THREADS=2 /usr/bin/time -f "$FMT" "$IRQRES" analyze \
@@ -80,13 +90,18 @@ echo "|---|---|---|---|---|---|"
 for f in big-v6 quarter-v6 big; do
 	file=$DIR/$f.dat
 	records=$("$BUILD/bareloop" "$file" | cut -d' ' -f1)
-	for tool in ${TOOLS:-analyze analyze-seq analyze-par bareloop report}; do
-		walls=() cpus=() rss=()
-		for _ in $(seq "$RUNS"); do
+	tools=${TOOLS:-analyze analyze-seq analyze-par bareloop report}
+	# the tools take turns within each run, so that a change in the host's load hits all
+	declare -A walls=() cpus=() rss=()
+	for _ in $(seq "$RUNS"); do
+		for tool in $tools; do
 			read -r w c m < <(one "$tool" "$file")
-			walls+=("$w") cpus+=("$c") rss+=("$m")
+			walls[$tool]+="$w " cpus[$tool]+="$c " rss[$tool]+="$m "
 		done
-		python3 - "$f" "$records" "$tool" "${walls[*]}" "${cpus[*]}" "${rss[*]}" <<'PY'
+	done
+	for tool in $tools; do
+		python3 - "$f" "$records" "$tool" "${walls[$tool]% }" "${cpus[$tool]% }" \
+			"${rss[$tool]% }" <<'PY'
 import statistics, sys
 name, records, tool, walls, cpus, rss = sys.argv[1:]
 med = lambda s: statistics.median(float(x) for x in s.split())

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from irqres.errors import ModelError
-from irqres.model.demand import DemandModel, period_demand
+from irqres.model.demand import DemandModel, demand_granularity, occupied_demand, period_demand
 from irqres.model.montecarlo import simulate
 from irqres.model.recommend import recommend
 from irqres.model.replay import replay
@@ -237,3 +237,44 @@ def test_automatic_choice_and_forced_models():
     assert recommend(arr, exe, model="demand", **{**strict, "target_prob": 0.99}).best
     with pytest.raises(ModelError, match="model: must be one of auto, activation, demand"):
         recommend(arr, exe, model="fluid", **quiet)
+
+
+def _activations(seed, n=400):
+    rng = np.random.default_rng(seed)
+    arr = np.cumsum(rng.choice(np.array([0, 1, 40, 300, 2500, 9000]) * US, n))
+    exe = rng.choice(np.array([0, 3, 17, 250]) * US, n)
+    return arr, exe
+
+
+@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("t", [100 * US, MS, 7 * MS])
+def test_occupied_demand_is_the_series_without_its_empty_periods(seed, t):
+    arr, exe = _activations(seed)
+    d, n = period_demand(arr, exe, t)
+    occ_d, occ_n, periods = occupied_demand(arr, exe, t)
+    assert periods == d.size and np.all(occ_n >= 1)
+    assert occ_d.tolist() == d[n > 0].tolist() and occ_n.tolist() == n[n > 0].tolist()
+    assert demand_granularity(occ_d, periods) == default_granularity(d)
+    g = default_granularity(d)
+    dense = DemandModel.from_demand(d, n, t, g)
+    sparse = DemandModel.from_demand(occ_d, occ_n, t, g, periods=periods)
+    for a, b in ((dense.demand_pmf, sparse.demand_pmf), (dense.job_pmf, sparse.job_pmf)):
+        assert a.values_ns.tolist() == b.values_ns.tolist() and a.count == b.count
+        np.testing.assert_allclose(a.probs, b.probs, rtol=1e-12)
+
+
+def test_a_corrupted_timestamp_costs_one_period_not_its_span():
+    # One activation's timestamp with a high bit flipped: ~36 years after the others.
+    # The demand of 100us periods over that span would take 90 TB laid out period by
+    # period; by occupied period it is as small as the activations.
+    arr, exe = frequent()
+    arr = np.append(arr, arr[-1] + (1 << 60))
+    exe = np.append(exe, exe[-1])
+    demand, jobs, periods = occupied_demand(arr, exe, 100 * US)
+    assert periods > 10**13 and demand.size <= arr.size and int(jobs.sum()) == arr.size
+    m = DemandModel.from_activations(arr, exe, 100 * US, US)
+    assert m.periods == periods and m.demand_pmf.prob_le(0) > 0.999
+    with pytest.raises(ModelError, match=r"periods of 100us: more than the 16,777,216 .*corrupted"):
+        period_demand(arr, exe, 100 * US)
+    rec = recommend(arr, exe, periods_ns=[MS], model="demand", mc_jobs=1000, run_replay=False)
+    assert len(rec.rows) == 1

@@ -39,7 +39,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ModelError
-from ..pmf import Pmf, as_ns_array
+from ..pmf import Pmf, as_ns_array, default_granularity, nice_granularity
 from . import format_exact
 from .cbs import CbsModel, _positive_int
 
@@ -61,26 +61,8 @@ def check_activations(arrival_ns: object, exec_ns: object) -> tuple[np.ndarray, 
     return arr, exe
 
 
-def period_demand(
-    arrival_ns: np.ndarray, exec_ns: np.ndarray, period_ns: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """The work and the number of jobs that arrive in each period from the first arrival.
-
-    Element k of each is over the activations arriving in [a_0 + kT, a_0 + (k+1)T), for
-    k = 0 .. K with K = floor((a_last - a_0)/T): the last period holds the last arrival
-    and is cut there. Periods without arrivals have demand 0 and no jobs.
-
-    Returns
-    -------
-    demand, jobs
-        int64 arrays: the sum of the execution times in ns, and the activation count.
-
-    Raises
-    ------
-    ModelError
-        Bad arrays (see :func:`check_activations`), a non-positive period, or activations
-        spanning less than one period.
-    """
+def _occupied(arrival_ns, exec_ns, period_ns) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """Index, demand and jobs of each occupied period, and the number of periods."""
     arr, exe = check_activations(arrival_ns, exec_ns)
     t = _positive_int(period_ns, "period")
     if arr.size == 0:
@@ -92,11 +74,99 @@ def period_demand(
             f"activations span {format_exact(int(rel[-1]))}, less than one period of "
             f"{format_exact(t)}: no whole period to measure the demand in"
         )
-    # Work before each period boundary, by a prefix sum: exact in int64, no Python loop.
+    k = rel // t
+    # the first activation of each occupied period (k is sorted, as the arrivals are)
+    starts = np.flatnonzero(np.diff(k, prepend=np.int64(-1)))
+    ends = np.append(starts[1:], k.size)
+    # work before each activation, by a prefix sum: exact in int64, no Python loop
     before = np.zeros(exe.size + 1, dtype=np.int64)
     np.cumsum(exe, out=before[1:])
-    bounds = np.searchsorted(rel, np.arange(last + 2, dtype=np.int64) * t, side="left")
-    return np.diff(before[bounds]), np.diff(bounds).astype(np.int64)
+    demand, jobs = before[ends] - before[starts], (ends - starts).astype(np.int64)
+    return k[starts], demand, jobs, last + 1
+
+
+def occupied_demand(
+    arrival_ns: np.ndarray, exec_ns: np.ndarray, period_ns: int
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """The work and the number of jobs of each period that holds an arrival, and how many
+    periods there are in all.
+
+    The periods are those of :func:`period_demand`; the ones without arrivals (demand 0,
+    no jobs) are only counted. Memory and time grow with the number of activations, not
+    with the time they span: one corrupted timestamp years after the others adds one
+    period here, not billions.
+
+    Returns
+    -------
+    demand, jobs, periods
+        int64 arrays over the occupied periods in time order (every job count >= 1), and
+        K + 1, the number of periods with the empty ones.
+
+    Raises
+    ------
+    ModelError
+        As :func:`period_demand`.
+    """
+    _, demand, jobs, periods = _occupied(arrival_ns, exec_ns, period_ns)
+    return demand, jobs, periods
+
+
+#: The most periods :func:`period_demand` lays out one by one (128 MiB per array).
+MAX_PERIOD_SERIES = 1 << 24
+
+
+def period_demand(
+    arrival_ns: np.ndarray, exec_ns: np.ndarray, period_ns: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The work and the number of jobs that arrive in each period from the first arrival.
+
+    Element k of each is over the activations arriving in [a_0 + kT, a_0 + (k+1)T), for
+    k = 0 .. K with K = floor((a_last - a_0)/T): the last period holds the last arrival
+    and is cut there. Periods without arrivals have demand 0 and no jobs. The series
+    takes memory in K; :func:`occupied_demand` gives the same in memory by activations
+    (the model uses it).
+
+    Returns
+    -------
+    demand, jobs
+        int64 arrays: the sum of the execution times in ns, and the activation count.
+
+    Raises
+    ------
+    ModelError
+        Bad arrays (see :func:`check_activations`), a non-positive period, activations
+        spanning less than one period, or more than :data:`MAX_PERIOD_SERIES` periods.
+    """
+    index, demand, jobs, periods = _occupied(arrival_ns, exec_ns, period_ns)
+    if periods > MAX_PERIOD_SERIES:
+        arr = np.asarray(arrival_ns)
+        raise ModelError(
+            f"activations span {format_exact(int(arr[-1]) - int(arr[0]))}, "
+            f"{periods:,} periods of {format_exact(int(period_ns))}: more than the "
+            f"{MAX_PERIOD_SERIES:,} a per-period series is laid out for (a corrupted "
+            "timestamp?)"
+        )
+    d = np.zeros(periods, dtype=np.int64)
+    n = np.zeros(periods, dtype=np.int64)
+    d[index], n[index] = demand, jobs
+    return d, n
+
+
+def demand_granularity(demand_ns: np.ndarray, periods: int) -> int:
+    """:func:`~irqres.pmf.default_granularity` of the demand of all ``periods`` periods,
+    from the occupied periods' demand (:func:`occupied_demand`): the others add zeros."""
+    d = np.sort(as_ns_array(demand_ns, "demand per period"))
+    zeros = int(periods) - d.size
+    if d.size == 0 or zeros < 0:
+        raise ModelError(f"demand: {d.size} occupied periods of {periods}")
+    if zeros == 0:
+        return default_granularity(d)
+    # np.quantile(..., 0.999, method="higher") of the series with the zeros, as numpy
+    # computes it: index ceil(n*q + (1 - q) - 1), clipped to the last
+    q = np.float64(0.999)
+    idx = min(int(np.ceil(periods * q + (1 + q * (1 - 1 - 1)) - 1)), periods - 1)
+    bulk = 0 if idx < zeros else int(d[idx - zeros])
+    return max(nice_granularity(bulk, 1000), nice_granularity(int(d[-1]), 20_000))
 
 
 class DemandModel(CbsModel):
@@ -137,10 +207,17 @@ class DemandModel(CbsModel):
 
     @classmethod
     def from_demand(
-        cls, demand_ns: np.ndarray, jobs: np.ndarray, period_ns: int, granularity_ns: int
+        cls,
+        demand_ns: np.ndarray,
+        jobs: np.ndarray,
+        period_ns: int,
+        granularity_ns: int,
+        periods: int | None = None,
     ) -> DemandModel:
-        """The model of measured demands and job counts per period (:func:`period_demand`)
-        at granularity Δ: the demand PMF and its job-weighted twin."""
+        """The model of measured demands and job counts per period (:func:`period_demand`,
+        or with ``periods`` the occupied periods of :func:`occupied_demand` and the number
+        of all periods, the others holding no work) at granularity Δ: the demand PMF and
+        its job-weighted twin."""
         g = _positive_int(granularity_ns, "granularity")
         demand = as_ns_array(demand_ns, "demand per period")
         n = as_ns_array(jobs, "jobs per period")
@@ -149,7 +226,20 @@ class DemandModel(CbsModel):
                 f"demand model: {demand.size} demands need as many job counts "
                 f"(non-negative, not all 0), got {n.size}"
             )
-        demand_pmf = Pmf.from_samples(demand, g, rounding="up")
+        empty = 0 if periods is None else int(periods) - demand.size
+        if empty < 0:
+            raise ModelError(f"demand model: {demand.size} demands in {periods} periods")
+        if empty == 0:
+            demand_pmf = Pmf.from_samples(demand, g, rounding="up")
+        else:  # the empty periods' zeros, counted without laying them out
+            if int(demand.min()) < 0:
+                raise ModelError(f"PMF samples: negative duration {int(demand.min())} ns")
+            ubins, counts = np.unique(-(-demand // g), return_counts=True)
+            if ubins[0] == 0:
+                counts[0] += empty
+            else:
+                ubins, counts = np.append(0, ubins), np.append(empty, counts)
+            demand_pmf = Pmf(ubins * g, counts / counts.sum(), g, demand.size + empty)
         bins, where = np.unique(-(-demand // g), return_inverse=True)
         weight = np.bincount(where.ravel(), weights=n.astype(np.float64))
         job_pmf = Pmf(bins * g, weight / weight.sum(), g, int(n.sum()))
@@ -165,8 +255,8 @@ class DemandModel(CbsModel):
     ) -> DemandModel:
         """The model of the activations' demand per period T at granularity Δ."""
         g = _positive_int(granularity_ns, "granularity")
-        demand, jobs = period_demand(arrival_ns, exec_ns, period_ns)
-        return cls.from_demand(demand, jobs, period_ns, g)
+        demand, jobs, periods = occupied_demand(arrival_ns, exec_ns, period_ns)
+        return cls.from_demand(demand, jobs, period_ns, g, periods=periods)
 
     @property
     def periods(self) -> int:

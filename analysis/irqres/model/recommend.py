@@ -30,7 +30,7 @@ from ..errors import ModelError
 from ..pmf import Pmf, as_ns_array, default_granularity
 from . import MODELS, buffering, format_exact
 from .cbs import CbsModel, supply_units
-from .demand import DemandModel, check_activations, period_demand
+from .demand import DemandModel, check_activations, demand_granularity, occupied_demand
 from .montecarlo import simulate
 from .replay import replay
 
@@ -330,15 +330,15 @@ def _model_for(kind, act_model, arr, exe, inter, t, target) -> tuple[CbsModel | 
         return act_model, ""
     need = min_demand_periods(target)
     try:
-        demand, jobs = period_demand(arr, exe, t)
+        demand, jobs, periods = occupied_demand(arr, exe, t)
     except ModelError as exc:
         why = str(exc)
     else:
-        if demand.size >= need:
-            g = max(act_model.granularity_ns, default_granularity(demand))
-            return DemandModel.from_demand(demand, jobs, t, g), ""
+        if periods >= need:
+            g = max(act_model.granularity_ns, demand_granularity(demand, periods))
+            return DemandModel.from_demand(demand, jobs, t, g, periods=periods), ""
         why = (
-            f"the activations span {demand.size} periods of {format_exact(t)}, fewer "
+            f"the activations span {periods} periods of {format_exact(t)}, fewer "
             f"than the {need} a target of {target} needs; record longer"
         )
     if auto:

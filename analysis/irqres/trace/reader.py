@@ -1,9 +1,11 @@
 """Read a trace-cmd data file into numpy columns.
 
-The decoding is done by the native extension ``irqres._tracereader`` (C, libtracecmd);
-this module checks the file first, wraps the column bytes as numpy arrays without
-copying, and turns every failure into a :class:`~irqres.errors.TraceError` that names
-the file and the cause.
+The decoding is done by the native extension ``irqres._tracereader`` (C, libtracecmd)
+in a child process (:mod:`.isolate`: libtracecmd crashes on some damaged files, and a
+crash there must be an error here, not the end of ``irqres analyze``); this module
+checks the file first, wraps the column bytes the child hands back as numpy arrays
+without copying, and turns every failure into a :class:`~irqres.errors.TraceError` that
+names the file and the cause.
 
 Columns are int64 for timestamps (ns) and ``prev_state``, int32 for cpus, pids, IRQ
 numbers and return values. All event tables are sorted by time (the reader merges the
@@ -27,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..errors import TraceError
+from .isolate import isolated_read
 
 if TYPE_CHECKING:
     import numpy as np
@@ -285,17 +288,7 @@ def read_trace(path: str | os.PathLike, *, buffer: str | None = None, progress=N
     path = os.fspath(path)
     nthreads = _threads(threads)
     _check_file(path)
-    from .. import _tracereader
-
-    try:
-        raw = _tracereader.read(path, buffer=buffer, progress=progress, threads=nthreads)
-    except ValueError as exc:
-        msg = str(exc)
-        if "cannot open" in msg:
-            msg += "; the file may be truncated or damaged"
-        raise TraceError(msg) from exc
-    except MemoryError as exc:
-        raise TraceError(f"{path}: out of memory while reading the trace") from exc
+    raw = isolated_read(path, buffer=buffer, progress=progress, threads=nthreads)
     import numpy as np
 
     events = {}
