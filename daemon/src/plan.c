@@ -800,8 +800,8 @@ static void plan_print_sources(const struct plan *plan, FILE *f)
 				dm->servers_bw, dm->tasks_bw);
 		else
 			fprintf(f, "  CPUs %s: existing %" PRIu64 " = fair servers %" PRIu64
-				" + tasks %" PRIu64 " (%s: counted as the kernel will on rebuilding "
-				"its root domains)", cpus, dm->existing_bw, dm->servers_bw,
+				" + tasks %" PRIu64 " (%s: at most what the kernel counts in the "
+				"root domain it builds)", cpus, dm->existing_bw, dm->servers_bw,
 				dm->tasks_bw, dm->is_new ? "a new partition" : "shrinks");
 		if (dm->unlimited)
 			fprintf(f, ", new %" PRIu64 ", capacity unlimited\n", dm->new_bw);

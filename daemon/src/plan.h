@@ -13,10 +13,12 @@
  * where existing bandwidth leaves out the threads this plan replaces. For a root domain
  * the plan leaves as it is, "existing" is the kernel's own count (dl_bw->total_bw in
  * debugfs sched/debug: every task, every deadline server such as 6.12's fair servers,
- * whatever else the kernel holds); for one the plan creates or shrinks it is what the
- * kernel counts when it rebuilds root domains: the SCHED_DEADLINE tasks that will be in it
- * plus the deadline servers of its CPUs (debugfs sched/fair_server/cpuN). Each domain says
- * which of the two it used. The plan is feasible iff every item's verdict is ok. Building
+ * whatever else the kernel holds); for one the plan creates or shrinks it is the most the
+ * kernel counts when it builds that root domain: the SCHED_DEADLINE tasks that will be in
+ * it plus the deadline servers of its CPUs (debugfs sched/fair_server/cpuN). (In the VM
+ * suite 6.12.95 counted each CPU's server after boot but left it out of the root domains
+ * it built for new partitions: counting it errs on the side of a refusal the kernel would
+ * not give, never of an acceptance it would refuse.) Each domain says which it used. The plan is feasible iff every item's verdict is ok. Building
  * a plan changes nothing.
  */
 #ifndef IRQRES_PLAN_H
