@@ -161,6 +161,45 @@ static void read_servers(struct plan_env *env)
 	}
 }
 
+/*
+ * The kernel's own root-domain accounting: <sys>/kernel/debug/sched/debug prints, per
+ * CPU, the dl_bw of the CPU's root domain (kernel/sched/debug.c print_dl_rq()):
+ *     dl_rq[1]:
+ *       .dl_bw->bw                     : 996147
+ *       .dl_bw->total_bw               : 262143
+ * (6.1 and 6.12 alike). This is what __dl_overflow() compares with, fair servers and
+ * all; a missing or unreadable file (no debugfs) leaves kernel_bw_cpus empty.
+ */
+static void read_kernel_bw(struct plan_env *env)
+{
+	char path[PATH_MAX], line[256];
+	int cpu = -1;
+	FILE *f;
+
+	CPU_ZERO(&env->kernel_bw_cpus);
+	snprintf(path, sizeof(path), "%s/kernel/debug/sched/debug", irqres_paths.sys);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		const char *p = line + strspn(line, " \t");
+		long long v;
+		int n;
+
+		if (sscanf(p, "dl_rq[%d]:", &n) == 1) {
+			cpu = n >= 0 && n < CPU_SETSIZE ? n : -1;
+		} else if (cpu >= 0 && sscanf(p, ".dl_bw->bw : %lld", &v) == 1) {
+			env->kernel_cap_bw[cpu] = v;
+		} else if (cpu >= 0 && sscanf(p, ".dl_bw->total_bw : %lld", &v) == 1) {
+			env->kernel_total_bw[cpu] = v;
+			CPU_SET(cpu, &env->kernel_bw_cpus);
+		} else if (p[0] != '.') {
+			cpu = -1;	/* the next section */
+		}
+	}
+	fclose(f);
+}
+
 int plan_env_read(struct plan_env *env, bool with_dl)
 {
 	char path[PATH_MAX];
@@ -191,6 +230,7 @@ int plan_env_read(struct plan_env *env, bool with_dl)
 	}
 	if (with_dl) {
 		read_servers(env);
+		read_kernel_bw(env);
 		rc = scan_dl(env);
 		if (rc) {
 			pr_err("cannot list the SCHED_DEADLINE threads: %s", strerror(-rc));
@@ -492,6 +532,8 @@ static void carve_partitions(struct plan *plan)
 				continue;
 			CPU_XOR(&inv, &o->cpus, &n->cpus);
 			CPU_AND(&o->cpus, &o->cpus, &inv);
+			if (CPU_COUNT(&o->cpus) != o->ncpus)
+				o->shrunk = true;
 			o->ncpus = CPU_COUNT(&o->cpus);
 		}
 	}
@@ -526,15 +568,37 @@ static void admission(struct plan *plan, const struct plan_env *env)
 	for (size_t i = 0; i < plan->n_domains; i++)
 		for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
 			if (CPU_ISSET(cpu, &plan->domains[i].cpus))
-				plan->domains[i].existing_bw += env->server_bw[cpu];
-	for (size_t i = 0; i < env->n_dl; i++) {
-		int d;
+				plan->domains[i].servers_bw += env->server_bw[cpu];
+	for (size_t i = 0; i < plan->n_domains; i++) {
+		struct plan_domain *d = &plan->domains[i];
+		int cpu = cpu_first(&d->cpus);
 
-		if (replaced(plan, env->dl[i].pid))
+		/* a root domain the plan leaves alone: the kernel's own count */
+		if (!d->is_new && !d->shrunk && cpu < CPU_SETSIZE &&
+		    CPU_ISSET(cpu, &env->kernel_bw_cpus) && env->kernel_total_bw[cpu] >= 0) {
+			d->source = PLAN_BW_KERNEL;
+			d->kernel_bw = (uint64_t)env->kernel_total_bw[cpu];
+		} else {
+			d->source = PLAN_BW_COUNTED;
+		}
+	}
+	for (size_t i = 0; i < env->n_dl; i++) {
+		int d = domain_of(plan, &env->dl[i].cpus);
+
+		if (d < 0)
 			continue;
-		d = domain_of(plan, &env->dl[i].cpus);
-		if (d >= 0)
-			plan->domains[d].existing_bw += env->dl[i].bw;
+		if (!replaced(plan, env->dl[i].pid))
+			plan->domains[d].tasks_bw += env->dl[i].bw;
+		else if (plan->domains[d].source == PLAN_BW_KERNEL)
+			/* counted by the kernel now; the plan's new value replaces it */
+			plan->domains[d].kernel_bw -= plan->domains[d].kernel_bw < env->dl[i].bw ?
+				plan->domains[d].kernel_bw : env->dl[i].bw;
+	}
+	for (size_t i = 0; i < plan->n_domains; i++) {
+		struct plan_domain *d = &plan->domains[i];
+
+		d->existing_bw = d->source == PLAN_BW_KERNEL ? d->kernel_bw :
+				 d->servers_bw + d->tasks_bw;
 	}
 	for (size_t i = 0; i < plan->n_items; i++) {
 		struct plan_item *it = &plan->items[i];
@@ -708,6 +772,45 @@ static double bw_json(double v)
 	return (double)(long long)(v * 1e6 + 0.5) / 1e6;	/* v >= 0 */
 }
 
+const char *plan_bw_source_name(enum plan_bw_source src)
+{
+	return src == PLAN_BW_KERNEL ? "kernel" : "counted";
+}
+
+/* Where each domain's numbers come from, in the kernel's units (1 CPU = 2^20). */
+static void plan_print_sources(const struct plan *plan, FILE *f)
+{
+	if (!plan->n_domains)
+		return;
+	fprintf(f, "\nWhere the numbers come from (bandwidth in 2^-20 CPU, the kernel's unit): "
+		"capacity = to_ratio(sched_rt_period_us, sched_rt_runtime_us) x CPUs from "
+		"%s/sys/kernel; fair servers from %s/kernel/debug/sched/fair_server/cpuN/"
+		"{runtime,period}; tasks by sched_getattr of every thread in %s; the kernel's "
+		"own count is dl_bw->total_bw in %s/kernel/debug/sched/debug\n",
+		irqres_paths.proc, irqres_paths.sys, irqres_paths.proc, irqres_paths.sys);
+	for (size_t i = 0; i < plan->n_domains; i++) {
+		const struct plan_domain *dm = &plan->domains[i];
+		char cpus[64];
+
+		list(&dm->cpus, cpus, sizeof(cpus));
+		if (dm->source == PLAN_BW_KERNEL)
+			fprintf(f, "  CPUs %s: existing %" PRIu64 " = the kernel's dl_bw->total_bw "
+				"less the threads this plan replaces (fair servers %" PRIu64
+				" + tasks %" PRIu64 " counted)", cpus, dm->existing_bw,
+				dm->servers_bw, dm->tasks_bw);
+		else
+			fprintf(f, "  CPUs %s: existing %" PRIu64 " = fair servers %" PRIu64
+				" + tasks %" PRIu64 " (%s: at most what the kernel counts in the "
+				"root domain it builds)", cpus, dm->existing_bw, dm->servers_bw,
+				dm->tasks_bw, dm->is_new ? "a new partition" : "shrinks");
+		if (dm->unlimited)
+			fprintf(f, ", new %" PRIu64 ", capacity unlimited\n", dm->new_bw);
+		else
+			fprintf(f, ", new %" PRIu64 ", capacity %" PRIu64 ": %s\n", dm->new_bw,
+				dm->cap_bw, dm->ok ? "admitted" : "refused (EBUSY)");
+	}
+}
+
 void plan_print_text(const struct plan *plan, FILE *f)
 {
 	fprintf(f, "Plan for %s: %s\n", plan->prof && plan->prof->path ? plan->prof->path :
@@ -755,6 +858,7 @@ void plan_print_text(const struct plan *plan, FILE *f)
 			bw_double(dm->new_bw), bw_double(dm->existing_bw + dm->new_bw),
 			dm->ok ? "yes" : "NO");
 	}
+	plan_print_sources(plan, f);
 	for (size_t i = 0; i < plan->n_warnings; i++)
 		fprintf(f, "%swarning: %s\n", i ? "" : "\n", plan->warnings[i]);
 	for (size_t i = 0; i < plan->n_errors; i++)
@@ -811,6 +915,16 @@ void plan_write_json(const struct plan *plan, struct json *j)
 			json_kv_double(j, "capacity", bw_json(dm->capacity));
 		json_kv_double(j, "existing_bw", bw_json(bw_double(dm->existing_bw)));
 		json_kv_double(j, "new_bw", bw_json(bw_double(dm->new_bw)));
+		/* the same exactly, in the kernel's unit (2^-20 CPU), and their sources */
+		if (dm->unlimited)
+			json_kv_null(j, "cap_bw_units");
+		else
+			json_kv_uint(j, "cap_bw_units", dm->cap_bw);
+		json_kv_uint(j, "existing_bw_units", dm->existing_bw);
+		json_kv_uint(j, "new_bw_units", dm->new_bw);
+		json_kv_str(j, "existing_source", plan_bw_source_name(dm->source));
+		json_kv_uint(j, "servers_bw_units", dm->servers_bw);
+		json_kv_uint(j, "tasks_bw_units", dm->tasks_bw);
 		json_kv_bool(j, "ok", dm->ok);
 		json_obj_end(j);
 	}

@@ -10,8 +10,16 @@
  * and its threads stay in the default domain, which is then exactly their CPUs.
  * Per root domain: the kernel's admission rule in its own fixed point (dl.h: 1 CPU = 2^20):
  *     existing DL bandwidth + new Σ to_ratio(T, Q) <= to_ratio(rt_period, rt_runtime) × CPUs
- * where existing bandwidth leaves out the threads this plan replaces. The plan is feasible
- * iff every item's verdict is ok. Building a plan changes nothing.
+ * where existing bandwidth leaves out the threads this plan replaces. For a root domain
+ * the plan leaves as it is, "existing" is the kernel's own count (dl_bw->total_bw in
+ * debugfs sched/debug: every task, every deadline server such as 6.12's fair servers,
+ * whatever else the kernel holds); for one the plan creates or shrinks it is the most the
+ * kernel counts when it builds that root domain: the SCHED_DEADLINE tasks that will be in
+ * it plus the deadline servers of its CPUs (debugfs sched/fair_server/cpuN). (In the VM
+ * suite 6.12.95 counted each CPU's server after boot but left it out of the root domains
+ * it built for new partitions: counting it errs on the side of a refusal the kernel would
+ * not give, never of an acceptance it would refuse.) Each domain says which it used. The plan is feasible iff every item's verdict is ok. Building
+ * a plan changes nothing.
  */
 #ifndef IRQRES_PLAN_H
 #define IRQRES_PLAN_H
@@ -46,6 +54,19 @@ struct plan_env {
 	/* Bandwidth the kernel's own deadline servers hold per CPU (Linux 6.12+ fair_server,
 	 * read from debugfs when mounted), to_ratio units; 0 elsewhere. */
 	uint64_t server_bw[CPU_SETSIZE];
+	/* The kernel's own accounting of the root domain of each CPU in kernel_bw_cpus, from
+	 * the dl_rq sections of <sys>/kernel/debug/sched/debug: dl_bw->total_bw, the
+	 * bandwidth it holds (tasks, servers, all), and dl_bw->bw, its per-CPU limit (-1:
+	 * unlimited). Empty when debugfs is not mounted or not readable. */
+	cpu_set_t kernel_bw_cpus;
+	int64_t kernel_total_bw[CPU_SETSIZE];
+	int64_t kernel_cap_bw[CPU_SETSIZE];
+};
+
+/* Where a domain's existing bandwidth comes from. */
+enum plan_bw_source {
+	PLAN_BW_KERNEL,		/* the kernel's dl_bw->total_bw, less the replaced threads */
+	PLAN_BW_COUNTED,	/* deadline servers + SCHED_DEADLINE tasks that will be in it */
 };
 
 struct plan_domain {
@@ -53,10 +74,16 @@ struct plan_domain {
 	int ncpus;
 	char partition[CPUSET_NAME_MAX];	/* "" for the default root domain */
 	bool is_new;			/* a partition this plan creates */
+	bool shrunk;			/* loses CPUs to a partition this plan creates */
 	bool unlimited;			/* sched_rt_runtime_us = -1 */
 	uint64_t cap_bw;		/* to_ratio(rt_period, rt_runtime) × ncpus */
 	double capacity;		/* rt_runtime / rt_period × ncpus, for people */
 	uint64_t existing_bw;		/* DL tasks present that the plan does not replace */
+	enum plan_bw_source source;	/* which of the two below existing_bw is */
+	uint64_t kernel_bw;		/* kernel's dl_bw->total_bw less the replaced threads
+					 * (PLAN_BW_KERNEL only) */
+	uint64_t servers_bw;		/* deadline servers of its CPUs (fair_server, 6.12+) */
+	uint64_t tasks_bw;		/* SCHED_DEADLINE tasks in it that the plan keeps */
 	uint64_t new_bw;		/* Σ of the plan's items in this domain */
 	bool ok;
 };
@@ -108,6 +135,8 @@ int plan_build_env(const struct profile *prof, const struct match_list *matches,
 		   const struct plan_env *env, struct plan *plan);
 void plan_free(struct plan *plan);
 
+/* "kernel" or "counted". */
+const char *plan_bw_source_name(enum plan_bw_source src);
 /* The human table printed before applying (irqresd --dry-run). */
 void plan_print_text(const struct plan *plan, FILE *f);
 /* PLAN of docs/protocol.md as one JSON value into j (the caller checks json_error()). */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* test_plan.c - root domains, the kernel's admission arithmetic, verdicts, output. */
 #include <errno.h>
+#include <stdlib.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -601,6 +602,145 @@ static void test_env_counts_real_deadline_tasks(void **unused)
 	child_kill(pid);
 }
 
+
+/*
+ * The files of two real kernels, captured in the VM suite's guest (tests/vm,
+ * test_admission.py) while irqresd held irq/11-eth0 at 2ms/10ms in partition irqres.cpu0
+ * (fixtures/plan/<kernel>/: debugfs sched/debug and fair_server, the RT limits, the
+ * partition). The fill task pinned to CPU 0 beside the NIC thread may take exactly what
+ * the kernel's dl_bw->total_bw leaves: on 6.1 that is the NIC thread alone (the kernel
+ * accepted 786432 ns every 2^20 ns there and refused 786433); on 6.12 the CPU's fair
+ * server (50ms/1s = 52428) is in the count as well.
+ */
+static void plan_kernel_fixture(const char *kernel, pid_t nic_pid, int64_t total0,
+				int64_t total1, uint64_t server)
+{
+	static const uint64_t fill_t = 1ULL << 20;
+	struct plan_env e;
+	struct plan plan;
+	uint64_t limit;
+	struct match *nic, *fill;
+
+	snprintf(irqres_paths.proc, sizeof(irqres_paths.proc), "fixtures/plan/%s/proc", kernel);
+	snprintf(irqres_paths.sys, sizeof(irqres_paths.sys), "fixtures/plan/%s/sys", kernel);
+	snprintf(irqres_paths.cgroup, sizeof(irqres_paths.cgroup), "fixtures/plan/%s/cgroup",
+		 kernel);
+	plan_limits_changed();
+	assert_int_equal(plan_env_read(&e, true), 0);
+	assert_true(CPU_ISSET(0, &e.kernel_bw_cpus) && CPU_ISSET(1, &e.kernel_bw_cpus));
+	assert_int_equal(e.kernel_cap_bw[0], 996147);
+	assert_int_equal(e.kernel_total_bw[0], total0);
+	assert_int_equal(e.kernel_total_bw[1], total1);
+	assert_int_equal(e.server_bw[0], server);
+	assert_int_equal(e.server_bw[1], server);
+	assert_int_equal(e.n_parts, 1);
+	/* the NIC thread as the scan finds it: SCHED_DEADLINE 2ms/10ms on CPU 0 */
+	e.dl = calloc(1, sizeof(*e.dl));
+	assert_non_null(e.dl);
+	e.n_dl = 1;
+	e.dl[0].pid = nic_pid;
+	CPU_SET(0, &e.dl[0].cpus);
+	e.dl[0].bw = dl_to_ratio(10 * MS, 2 * MS);
+
+	nic = add_thread(0, nic_pid, "irq/11-eth0", 11, cpu0, 1);
+	nic->thread.policy = SCHED_DEADLINE;
+	snprintf(nic->thread.cgroup, sizeof(nic->thread.cgroup), "/irqres.cpu0");
+	fill = add_thread(1, 600, "python3", -1, cpu0, 1);
+	snprintf(fill->thread.cgroup, sizeof(fill->thread.cgroup), "/irqres.cpu0");
+	/* what CPU 0's root domain leaves for the fill task once the NIC thread is in */
+	limit = 996147 - (uint64_t)total0;
+	targets[1].period_ns = targets[1].deadline_ns = fill_t;
+	targets[1].runtime_ns = limit;
+	assert_int_equal(plan_build_env(&prof, &ml, &e, &plan), 0);
+	assert_true(plan.feasible);
+	assert_int_equal(plan.n_domains, 2);
+	assert_string_equal(plan.domains[0].partition, "irqres.cpu0");
+	assert_int_equal(plan.domains[0].source, PLAN_BW_KERNEL);
+	/* the kernel's count less the NIC thread, which the plan replaces */
+	assert_int_equal(plan.domains[0].existing_bw, (uint64_t)total0 - 209715);
+	assert_int_equal(plan.domains[0].servers_bw, server);
+	assert_int_equal(plan.domains[0].existing_bw + plan.domains[0].new_bw, 996147);
+	assert_false(plan.items[1].needs_partition);
+	assert_int_equal(plan.domains[1].source, PLAN_BW_KERNEL);
+	assert_int_equal(plan.domains[1].existing_bw, (uint64_t)total1);
+	plan_free(&plan);
+
+	/* one nanosecond more: EBUSY, as the kernel answered */
+	targets[1].runtime_ns = limit + 1;
+	assert_int_equal(plan_build_env(&prof, &ml, &e, &plan), 0);
+	assert_false(plan.feasible);
+	assert_non_null(strstr(plan.items[1].verdict, "EBUSY: admission"));
+	plan_free(&plan);
+
+	/* a new partition for CPU 1 (the fill task moved there): its bandwidth is what the
+	 * kernel counts on rebuilding it, the CPU's server and the tasks that will be in it;
+	 * CPU 0's domain, untouched, stays on the kernel's count */
+	CPU_ZERO(&fill->thread.affinity);
+	CPU_SET(1, &fill->thread.affinity);
+	fill->thread.cgroup[0] = '\0';
+	nic->thread.cgroup[0] = '\0';
+	targets[1].runtime_ns = 996147 - server;
+	CPU_ZERO(&e.online);
+	for (int cpu = 0; cpu < 3; cpu++)
+		CPU_SET(cpu, &e.online);
+	e.kernel_total_bw[2] = total1;
+	e.server_bw[2] = server;
+	CPU_SET(2, &e.kernel_bw_cpus);
+	assert_int_equal(plan_build_env(&prof, &ml, &e, &plan), 0);
+	for (size_t i = 0; i < plan.n_domains; i++) {
+		const struct plan_domain *dm = &plan.domains[i];
+
+		if (dm->is_new) {
+			assert_int_equal(dm->source, PLAN_BW_COUNTED);
+			assert_int_equal(dm->existing_bw, server);
+		} else if (!dm->partition[0]) {
+			assert_true(dm->shrunk);
+			assert_int_equal(dm->source, PLAN_BW_COUNTED);
+		} else {
+			assert_int_equal(dm->source, PLAN_BW_KERNEL);
+		}
+	}
+	assert_true(plan.feasible);
+	plan_free(&plan);
+	targets[1].runtime_ns++;
+	assert_int_equal(plan_build_env(&prof, &ml, &e, &plan), 0);
+	assert_false(plan.feasible);
+	plan_free(&plan);
+	plan_env_free(&e);
+	plan_limits_changed();
+}
+
+static void test_kernel_6_1_files(void **unused)
+{
+	plan_kernel_fixture("6.1", 295, 209715, 0, 0);
+}
+
+static void test_kernel_6_12_files(void **unused)
+{
+	/* 262143 = the NIC thread's 209715 + the fair server's 52428 */
+	plan_kernel_fixture("6.12", 357, 262143, 52428, 52428);
+}
+
+/* A root domain whose count the kernel holds higher than what is visible (here: a task
+ * that left SCHED_DEADLINE while asleep, whose bandwidth the kernel keeps): the plan
+ * follows the kernel, not the tasks it can see. */
+static void test_kernel_count_wins(void **unused)
+{
+	struct plan plan;
+
+	/* 1.72 CPUs held of 1.90: 0.5 more does not fit, though no task is visible */
+	env.kernel_total_bw[0] = env.kernel_total_bw[1] = 1800000;
+	CPU_SET(0, &env.kernel_bw_cpus);
+	CPU_SET(1, &env.kernel_bw_cpus);
+	add_thread(1, 501, "player", -1, both, 2);
+	assert_int_equal(plan_build_env(&prof, &ml, &env, &plan), 0);
+	assert_false(plan.feasible);
+	assert_int_equal(plan.domains[0].source, PLAN_BW_KERNEL);
+	assert_int_equal(plan.domains[0].existing_bw, 1800000);
+	assert_int_equal(plan.domains[0].tasks_bw, 0);
+	plan_free(&plan);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -615,6 +755,9 @@ int main(void)
 		T(test_partitions_leave_the_default_domain_a_cpu),
 		T(test_env_from_fixture),
 		T(test_env_counts_real_deadline_tasks),
+		T(test_kernel_6_1_files),
+		T(test_kernel_6_12_files),
+		T(test_kernel_count_wins),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

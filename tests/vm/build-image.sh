@@ -7,8 +7,14 @@
 # renamed into place only when complete: a half-built cache is never used. The three
 # newest complete images are kept (checkouts of other commits share the cache).
 #
+# Two PREEMPT_RT kernels go into the one image, so that every scenario runs on both
+# without a second root disk: Debian 12's linux-image-rt-amd64 (6.1) and the
+# mainline-PREEMPT_RT 6.12 of bookworm-backports (its linux-image-rt-amd64). The guest's
+# root file system holds both module trees; QEMU picks the kernel with -kernel/-initrd.
+#
 # Output (last line of stdout): the cache directory, holding disk.img (raw ext4 root),
-# vmlinuz, initrd.img and kernel-release.
+# kernels (one "<label> <release>" line per kernel, oldest first), vmlinuz-<release> and
+# initrd.img-<release> of each, and vmlinuz/initrd.img/kernel-release of the first.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -25,12 +31,16 @@ packages=(
 	trace-cmd rt-tests ethtool libyaml-0-2 libsystemd0 libtracecmd1 libtracefs1 libtraceevent1
 )
 kernel_packages=(initramfs-tools zstd linux-image-rt-amd64)
+# The 6.12 RT kernel comes from bookworm-backports (with the linux-base it pre-depends on).
+backports=bookworm-backports
+backports_packages=(linux-image-rt-amd64)
 disk_size=3G
 
 log() { printf 'build-image: %s\n' "$*" >&2; }
 
 key=$( { cat "$0"; find "$here/image" -type f -print0 | sort -z | xargs -0 cat; \
-	echo "$suite $mirror ${packages[*]} ${kernel_packages[*]} $disk_size"; } |
+	echo "$suite $mirror ${packages[*]} ${kernel_packages[*]} $disk_size"; \
+	echo "$backports ${backports_packages[*]}"; } |
 	sha256sum | cut -c1-16)
 dest=$cache_root/$key
 
@@ -85,6 +95,13 @@ chmod 0755 "$rootfs/usr/sbin/policy-rc.d"
 chroot "$rootfs" /usr/bin/env DEBIAN_FRONTEND=noninteractive \
 	apt-get install -y -q --no-install-recommends "${kernel_packages[@]}" \
 	>"$work/kernel.log" 2>&1 || { tail -n 30 "$work/kernel.log" >&2; exit 1; }
+step "kernel from $backports: ${backports_packages[*]}"
+echo "deb $mirror $backports main" >"$rootfs/etc/apt/sources.list.d/$backports.list"
+{ chroot "$rootfs" apt-get update -q &&
+  chroot "$rootfs" /usr/bin/env DEBIAN_FRONTEND=noninteractive \
+	apt-get install -y -q --no-install-recommends -t "$backports" "${backports_packages[@]}"
+} >>"$work/kernel.log" 2>&1 || { tail -n 30 "$work/kernel.log" >&2; exit 1; }
+rm -f "$rootfs/etc/apt/sources.list.d/$backports.list"
 chroot "$rootfs" apt-get clean
 rm -f "$rootfs/usr/sbin/policy-rc.d"
 umount "$rootfs/sys" "$rootfs/proc"
@@ -99,10 +116,20 @@ chroot "$rootfs" systemctl mask systemd-networkd-wait-online.service \
 	apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer fstrim.timer \
 	>/dev/null 2>&1 || true
 rm -rf "$rootfs/var/lib/apt/lists/"* "$rootfs/var/cache/apt/"*.bin
-release=$(ls "$rootfs/lib/modules" | grep -- '-rt-' | sort -V | tail -n 1)
-[[ -n $release ]] || { log "no PREEMPT_RT kernel installed in the image"; exit 1; }
-cp "$rootfs/boot/vmlinuz-$release" "$work/vmlinuz"
-cp "$rootfs/boot/initrd.img-$release" "$work/initrd.img"
+# One line per kernel, "<major.minor> <release>", oldest first; the first is also the
+# image's default (vmlinuz, initrd.img, kernel-release: make demo, bench/).
+mapfile -t releases < <(ls "$rootfs/lib/modules" | grep -- '-rt-' | sort -V)
+[[ ${#releases[@]} -ge 2 ]] ||
+	{ log "expected two PREEMPT_RT kernels in the image, found: ${releases[*]:-none}"; exit 1; }
+: >"$work/kernels"
+for release in "${releases[@]}"; do
+	cp "$rootfs/boot/vmlinuz-$release" "$work/vmlinuz-$release"
+	cp "$rootfs/boot/initrd.img-$release" "$work/initrd.img-$release"
+	echo "$(cut -d. -f1,2 <<<"$release") $release" >>"$work/kernels"
+done
+release=${releases[0]}
+cp "$work/vmlinuz-$release" "$work/vmlinuz"
+cp "$work/initrd.img-$release" "$work/initrd.img"
 echo "$release" >"$work/kernel-release"
 
 step "mke2fs -d into a $disk_size raw disk"
@@ -115,7 +142,7 @@ touch "$work/complete"
 rm -rf --one-file-system "$dest"
 mv "$work" "$dest"
 trap - EXIT
-step "image ready in ${elapsed}s (kernel $release): $dest"
+step "image ready in ${elapsed}s (kernels ${releases[*]}): $dest"
 
 # Keep the disk in check: the three newest complete images stay (checkouts of different
 # commits, or image variants, share the cache), stale half-builds go.

@@ -49,12 +49,34 @@ def stage(tmp_path_factory: pytest.TempPathFactory) -> vmrunner.Stage:
     return st
 
 
+def _kernel_labels() -> list[str]:
+    """The kernels every scenario runs on: all of the image's, or $IRQRES_VM_KERNELS
+    (comma-separated labels, e.g. "6.12") while working on one of them."""
+    want = os.environ.get("IRQRES_VM_KERNELS")
+    if not want:
+        return list(vmrunner.KERNELS)
+    labels = [k.strip() for k in want.split(",") if k.strip()]
+    unknown = [k for k in labels if k not in vmrunner.KERNELS]
+    if unknown:
+        raise pytest.UsageError(f"IRQRES_VM_KERNELS: unknown kernel {', '.join(unknown)} "
+                                f"(the image has {', '.join(vmrunner.KERNELS)})")
+    return labels
+
+
+@pytest.fixture(params=_kernel_labels())
+def kernel(request) -> str:
+    """The label of the kernel a scenario boots: every scenario runs on each of them,
+    and its test id names it (test_x[6.12])."""
+    return request.param
+
+
 @pytest.fixture
-def boot(image, stage, request):
+def boot(image, stage, kernel, request):
     """Run one scenario in a fresh guest: boot(scenario, **VM options) -> Result.
 
-    Each test's console log, payload and results stay in $IRQRES_VM_WORKDIR (default
-    /var/tmp/irqres-vm)/<test name>/ until the test runs again.
+    The guest boots ``kernel`` (parametrised: every test using this fixture runs on each
+    of the image's kernels). Each test's console log, payload and results stay in
+    $IRQRES_VM_WORKDIR (default /var/tmp/irqres-vm)/<test name>/ until the test runs again.
     """
 
     def run(scenario: str, **kw) -> vmrunner.Result:
@@ -64,7 +86,7 @@ def boot(image, stage, request):
             shutil.rmtree(workdir)
         workdir.mkdir(parents=True)
         vm = vmrunner.VM(image, stage, scenario, name=request.node.name,
-                         workdir=workdir, **kw)
+                         workdir=workdir, kernel=kernel, **kw)
         res = vm.run()
         _TIMES.append((request.node.name, res.wall_s))
         if "error" in res.data:

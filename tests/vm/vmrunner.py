@@ -45,9 +45,24 @@ def say(msg: str) -> None:
     print(f"[vm {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
 
 
+# The PREEMPT_RT kernels of the image (build-image.sh installs them), by the label tests
+# use: Debian 12's linux-image-rt-amd64 and the 6.12 of bookworm-backports.
+KERNELS = ("6.1", "6.12")
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """One bootable kernel of the image: its label ("6.12"), release, vmlinuz and initrd."""
+
+    label: str
+    release: str
+    vmlinuz: Path
+    initrd: Path
+
+
 @dataclass(frozen=True)
 class Image:
-    """A built guest image: raw ext4 root disk, kernel and initramfs."""
+    """A built guest image: raw ext4 root disk and its kernels with their initramfs."""
 
     path: Path
 
@@ -56,16 +71,28 @@ class Image:
         return self.path / "disk.img"
 
     @property
-    def kernel(self) -> Path:
-        return self.path / "vmlinuz"
+    def kernels(self) -> dict[str, Kernel]:
+        """The image's kernels by label, from its ``kernels`` file."""
+        found = {}
+        for line in (self.path / "kernels").read_text().splitlines():
+            label, release = line.split()
+            found[label] = Kernel(label, release, self.path / f"vmlinuz-{release}",
+                                  self.path / f"initrd.img-{release}")
+        return found
 
-    @property
-    def initrd(self) -> Path:
-        return self.path / "initrd.img"
+    def kernel(self, label: str | None = None) -> Kernel:
+        """The kernel ``label`` (default: the first, Debian 12's own)."""
+        kernels = self.kernels
+        if label is None:
+            return next(iter(kernels.values()))
+        if label not in kernels:
+            raise VMError(f"image {self.path}: no {label} kernel (it has "
+                          f"{', '.join(kernels) or 'none'})")
+        return kernels[label]
 
     @property
     def release(self) -> str:
-        return (self.path / "kernel-release").read_text().strip()
+        return self.kernel().release
 
 
 def ensure_image() -> Image:
@@ -78,10 +105,17 @@ def ensure_image() -> Image:
         raise VMError(f"build-image.sh failed with status {proc.returncode} (see its stderr)")
     path = Path(proc.stdout.strip().splitlines()[-1])
     image = Image(path)
-    for f in (image.disk, image.kernel, image.initrd):
+    if not (path / "kernels").is_file():
+        raise VMError(f"image {path}: no kernels file (built by an older build-image.sh)")
+    files = [image.disk, *(f for k in image.kernels.values() for f in (k.vmlinuz, k.initrd))]
+    for f in files:
         if not f.is_file():
             raise VMError(f"image {path}: {f.name} is missing")
-    say(f"image {path} (kernel {image.release}) ready in {time.monotonic() - t0:.1f}s")
+    missing = [k for k in KERNELS if k not in image.kernels]
+    if missing:
+        raise VMError(f"image {path}: no {', '.join(missing)} kernel")
+    releases = ", ".join(k.release for k in image.kernels.values())
+    say(f"image {path} (kernels {releases}) ready in {time.monotonic() - t0:.1f}s")
     return image
 
 
@@ -256,6 +290,7 @@ class Result:
     """What a finished guest run left: its result.json, files in out/, the console log."""
 
     name: str
+    kernel: Kernel
     data: dict
     out: Path
     console: str
@@ -266,9 +301,12 @@ class Result:
 class VM:
     """One boot of the guest running one scenario.
 
-    ``nic`` is ``"e1000"`` (eth0, irq/11-eth0, QEMU user networking with port forwarding)
-    or ``"virtio-mq"`` (virtio-net-pci with ``queues`` queue pairs on MSI-X, predictable
-    interface name ens5, a multi-queue tap in a network namespace made for the run).
+    ``kernel`` is the label of one of the image's kernels (:data:`KERNELS`; default the
+    first) and ``cpus`` the number of vCPUs. ``nic`` is ``"e1000"`` (eth0, irq/11-eth0,
+    QEMU user networking with port forwarding), ``"virtio-mq"`` (virtio-net-pci with
+    ``queues`` queue pairs on MSI-X, predictable interface name ens5, a multi-queue tap in
+    a network namespace made for the run) or ``"virtio-mq+e1000"`` (both: the e1000 is
+    then ens3, its name from slot 3, with the same user networking).
     """
 
     UDP_PORT = 5001
@@ -280,7 +318,7 @@ class VM:
                  profile: Path | None = None, params: dict | None = None,
                  nic: str = "e1000", timeout_s: float = 600, memory_mb: int = 1024,
                  enable_irqresd: bool = False, queues: int = 2,
-                 workdir: Path | None = None):
+                 workdir: Path | None = None, kernel: str | None = None, cpus: int = 2):
         self.image = image
         self.stage = stage
         self.scenario = scenario
@@ -292,6 +330,8 @@ class VM:
         self.memory_mb = memory_mb
         self.enable_irqresd = enable_irqresd
         self.queues = queues
+        self.kernel = image.kernel(kernel)
+        self.cpus = cpus
         self.workdir = Path(workdir or tempfile.mkdtemp(prefix=f"irqres-vm-{self.name}-"))
         self.proc: subprocess.Popen | None = None
         self.started = 0.0
@@ -346,24 +386,30 @@ class VM:
         # slot 3 is always IRQ 11 (irq/11-eth0) whatever order the drivers probe in.
         append = ("root=/dev/vda rw console=ttyS0,115200 panic=-1 loglevel=4 "
                   "acpi_irq_nobalance")
-        if self.nic == "e1000":
+        models = self.nic.split("+")
+        if models == ["e1000"]:
             append += " net.ifnames=0"
-            # mitigation=off: QEMU does not emulate the e1000's interrupt throttling, so
-            # each datagram of a paced sender raises its own interrupt.
-            nic = ["-netdev", f"user,id=n0,{fwd}",
-                   "-device", "e1000,netdev=n0,addr=0x3,mitigation=off"]
-        elif self.nic == "virtio-mq":
-            # QEMU's user networking has one queue; a multi-queue tap lives in a network
-            # namespace of this run (see _netns), so nothing touches the host's network.
-            q = self.queues
-            nic = ["-netdev", f"tap,id=n0,ifname=tap0,script=no,downscript=no,vhost=off,"
-                              f"queues={q}",
-                   "-device", f"virtio-net-pci,netdev=n0,mq=on,vectors={2 * q + 2},"
-                              f"addr={self.VIRTIO_SLOT:#x}"]
-        else:
-            raise VMError(f"{self.name}: unknown NIC model {self.nic!r}")
-        return ["qemu-system-x86_64", "-accel", "tcg", "-smp", "2", "-m", str(self.memory_mb),
-                "-kernel", str(self.image.kernel), "-initrd", str(self.image.initrd),
+        nic = []
+        for model in models:
+            if model == "e1000":
+                # mitigation=off: QEMU does not emulate the e1000's interrupt throttling,
+                # so each datagram of a paced sender raises its own interrupt.
+                nic += ["-netdev", f"user,id=n0,{fwd}",
+                        "-device", "e1000,netdev=n0,addr=0x3,mitigation=off"]
+            elif model == "virtio-mq":
+                # QEMU's user networking has one queue; a multi-queue tap lives in a
+                # network namespace of this run (see _netns), so nothing touches the
+                # host's network.
+                q = self.queues
+                nic += ["-netdev", f"tap,id=n1,ifname=tap0,script=no,downscript=no,"
+                                   f"vhost=off,queues={q}",
+                        "-device", f"virtio-net-pci,netdev=n1,mq=on,vectors={2 * q + 2},"
+                                   f"addr={self.VIRTIO_SLOT:#x}"]
+            else:
+                raise VMError(f"{self.name}: unknown NIC model {model!r}")
+        return ["qemu-system-x86_64", "-accel", "tcg", "-smp", str(self.cpus),
+                "-m", str(self.memory_mb),
+                "-kernel", str(self.kernel.vmlinuz), "-initrd", str(self.kernel.initrd),
                 "-append", append,
                 "-drive", f"file={self.image.disk},if=virtio,format=raw,snapshot=on",
                 "-drive", f"file={payload},if=virtio,format=raw",
@@ -374,7 +420,7 @@ class VM:
     def _netns(self):
         """For virtio-mq: a network namespace holding a multi-queue tap; yields the
         command prefix that runs QEMU inside it, and deletes the namespace afterwards."""
-        if self.nic != "virtio-mq":
+        if "virtio-mq" not in self.nic.split("+"):
             yield []
             return
         ns = f"irqres-vm-{os.getpid()}"
@@ -394,7 +440,8 @@ class VM:
         console_path = self.workdir / "console.log"
         cmd = self._qemu_cmd(payload, ctl)
         (self.workdir / "qemu.cmd").write_text(" ".join(cmd) + "\n")
-        say(f"{self.name}: booting {self.image.release} ({self.nic}), workdir {self.workdir}")
+        say(f"{self.name}: booting {self.kernel.release} ({self.cpus} vCPUs, {self.nic}), "
+            f"workdir {self.workdir}")
         self.started = time.monotonic()
         server = LoadServer(self)
         with self._netns() as prefix, open(console_path, "wb") as console:
@@ -422,7 +469,11 @@ class VM:
             raise VMError(f"{self.name}: guest left no result.json (qemu status "
                           f"{self.proc.returncode}); console tail:\n{tail(console_text)}{extra}")
         data = json.loads(result_file.read_text())
-        return Result(self.name, data, out, console_text, wall, server.marks)
+        booted = data.get("kernel_release")
+        if booted != self.kernel.release:
+            raise VMError(f"{self.name}: asked for kernel {self.kernel.release}, the guest "
+                          f"ran {booted!r}")
+        return Result(self.name, self.kernel, data, out, console_text, wall, server.marks)
 
 
 def tail(text: str, lines: int = 60) -> str:

@@ -3,6 +3,7 @@ leave /payload/out/result.json. The unit powers the guest off afterwards, whatev
 happens here."""
 
 import json
+import platform
 import time
 import traceback
 
@@ -13,7 +14,8 @@ import vmguest
 def main() -> None:
     spec = json.loads(open("/payload/scenario.json").read())
     name = spec["scenario"]
-    result: dict = {"scenario": name}
+    # every result names the kernel it ran on (the host checks it is the one it booted)
+    result: dict = {"scenario": name, "kernel_release": platform.release()}
     t0 = time.monotonic_ns()
     install_log = vmguest.read("/payload/out/install.log") or "install.log missing"
     result["install_log"] = install_log

@@ -3,11 +3,13 @@ test (tests/vm/test_*.py) asserts on them, so a failure shows what the guest rea
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import platform
 import re
 import shutil
+import socket
 import subprocess
 import threading
 import time
@@ -17,12 +19,17 @@ from vmguest import (
     OUT,
     Sink,
     irq_threads,
+    kernel_dl_bw,
     mark,
     partitions,
     read,
     request,
+    sched_attr,
+    sched_set_deadline,
+    sched_set_other,
     sh,
     thread,
+    to_ratio,
     wait_for,
 )
 
@@ -344,3 +351,217 @@ def scenario_multiqueue(interface: str) -> dict:
             "queues": sh(f"ethtool -l {interface}"), "irqresd": _irqresd(),
             "status": sh("irqres status --json"),
             "journal": sh("journalctl -b -u irqresd.service --no-pager -o cat | tail -n 40")}
+
+
+# A period of 2^20 ns makes to_ratio(T, Q) = Q: one nanosecond of runtime is one step of
+# the kernel's bandwidth arithmetic, so "one step beyond the limit" is exact.
+FILL_PERIOD_NS = 1 << 20
+
+
+def _dry_run(profile: dict, path: str) -> dict:
+    """irqresd --dry-run on ``profile`` (written as YAML-compatible JSON): rc, JSON, text."""
+    with open(path, "w") as f:
+        json.dump(profile, f)
+    js = sh(f"irqresd --dry-run --json -p {path}")
+    text = sh(f"irqresd --dry-run -p {path}")
+    try:
+        plan = json.loads(js["out"])
+    except ValueError:
+        plan = None
+    return {"rc": js["rc"], "plan": plan, "text": text["out"] + text["err"], "err": js["err"]}
+
+
+def _fill_profile(nic_target: dict, pid: int, runtime_ns: int) -> dict:
+    return {"version": 1, "targets": [
+        nic_target,
+        {"name": "fill", "task": {"pid": pid}, "runtime": f"{runtime_ns}ns",
+         "period": f"{FILL_PERIOD_NS}ns"}]}
+
+
+def scenario_admission(nic_target: dict) -> dict:
+    """Fill the deadline bandwidth of each root domain of the guest to the limit irqresd
+    predicts, and one step beyond: irqresd's --dry-run says which the kernel will do,
+    then the kernel is asked directly (sched_setattr of a task of ours)."""
+    wait_for(lambda: _irqresd().get("ActiveState") in ("active", "failed"), 60, 0.2)
+    wait_for(lambda: ((thread(NIC_THREAD) or {}).get("sched") or {}).get("policy")
+             == "deadline", 20, 0.1)
+    result = {"irqresd": _irqresd(), "nic": thread(NIC_THREAD), "partitions": partitions(),
+              "kernel_before": kernel_dl_bw(), "online": read("/sys/devices/system/cpu/online"),
+              "sched_debug": read("/sys/kernel/debug/sched/debug"), "domains": []}
+    online = sorted({int(c) for c in _cpu_list(result["online"])})
+    for cpu in online:
+        result["domains"].append(_fill_cpu(cpu, nic_target))
+    result["kernel_after"] = kernel_dl_bw()
+    result["journal"] = sh("journalctl -b -u irqresd.service --no-pager -o cat | tail -n 30")
+    return result
+
+
+def _cpu_list(text: str | None) -> list[int]:
+    cpus = []
+    for part in (text or "").split(","):
+        lo, _, hi = part.strip().partition("-")
+        if lo.isdigit():
+            cpus.extend(range(int(lo), int(hi or lo) + 1))
+    return cpus
+
+
+def _group_of_cpu(cpu: int) -> str | None:
+    """The irqres partition whose CPUs are exactly ``cpu``, if any."""
+    for name, part in partitions().items():
+        if _cpu_list(part["cpus"]) == [cpu]:
+            return name
+    return None
+
+
+def _spawn_on(cpu: int, group: str | None) -> subprocess.Popen:
+    """A sleeping task that starts in ``group`` (a partition: no other cgroup may use its
+    CPU) pinned to ``cpu``. It must start there: the kernel checks SCHED_DEADLINE against
+    the root domain of the CPU a task last ran on, so a sleeping task pinned elsewhere
+    afterwards gets EPERM until it wakes up."""
+    def place():
+        if group:
+            with open(f"{CGROUP}/{group}/cgroup.procs", "w") as f:
+                f.write(str(os.getpid()))
+        os.sched_setaffinity(0, {cpu})
+    return subprocess.Popen(["python3", "-c", "import time\nwhile True: time.sleep(3600)"],
+                            preexec_fn=place)
+
+
+def _fill_cpu(cpu: int, nic_target: dict) -> dict:
+    """One root domain: the limit irqresd predicts for a task pinned to ``cpu``, and what
+    the kernel says to it and to one step more."""
+    out: dict = {"cpu": cpu, "group": _group_of_cpu(cpu),
+                 "kernel_bw_start": kernel_dl_bw()["rd"].get(str(cpu))}
+    filler = _spawn_on(cpu, out["group"])
+    try:
+        out.update(_fill(cpu, filler.pid, nic_target, out))
+    finally:
+        filler.kill()
+        filler.wait()
+    # what the kernel still counts once the task has left SCHED_DEADLINE asleep and exited
+    out["kernel_bw_exited"] = kernel_dl_bw()["rd"].get(str(cpu))
+    return out
+
+
+def _fill(cpu: int, pid: int, nic_target: dict, out: dict) -> dict:
+    time.sleep(0.2)  # the task has started and sleeps
+    out["kernel_bw_spawned"] = kernel_dl_bw()["rd"].get(str(cpu))
+    probe = _dry_run(_fill_profile(nic_target, pid, 1024), f"/tmp/fill-{cpu}-probe.yaml")
+    out["probe"] = probe
+    plan = probe["plan"]
+    item = next(i for i in plan["items"] if i["target"] == "fill")
+    dom = next(d for d in plan["domains"] if cpu in _cpu_list(d["cpus"]))
+    # what is left of the domain once everything else of the plan is in: the filler's
+    # runtime that brings the domain exactly to its capacity
+    own = to_ratio(FILL_PERIOD_NS, 1024)
+    limit = dom["cap_bw_units"] - dom["existing_bw_units"] - (dom["new_bw_units"] - own)
+    out.update({"probe_item": item, "probe_domain": dom, "limit_ns": limit})
+    mark(f"admission: CPU {cpu} ({out['group'] or 'default root domain'}): irqresd "
+         f"predicts a limit of {limit} ns every {FILL_PERIOD_NS} ns")
+    out["at_limit"] = _dry_run(_fill_profile(nic_target, pid, limit), f"/tmp/fill-{cpu}-a.yaml")
+    out["beyond"] = _dry_run(_fill_profile(nic_target, pid, limit + 1),
+                             f"/tmp/fill-{cpu}-b.yaml")
+    # the kernel's own answer, asked directly: one step beyond first, then exactly at
+    # the limit
+    out["kernel_bw_before"] = kernel_dl_bw()["rd"].get(str(cpu))
+    out["kernel_beyond"] = sched_set_deadline(pid, limit + 1, FILL_PERIOD_NS, FILL_PERIOD_NS)
+    out["kernel_at_limit"] = sched_set_deadline(pid, limit, FILL_PERIOD_NS, FILL_PERIOD_NS)
+    out["filler_sched"] = sched_attr(pid)
+    out["kernel_bw_full"] = kernel_dl_bw()["rd"].get(str(cpu))
+    out["kernel_more"] = sched_set_deadline(pid, limit + 1, FILL_PERIOD_NS, FILL_PERIOD_NS)
+    out["reset"] = sched_set_other(pid)
+    out["kernel_bw_after"] = kernel_dl_bw()["rd"].get(str(cpu))
+    mark(f"admission: CPU {cpu}: kernel says {out['kernel_at_limit'] or 'yes'} at the limit, "
+         f"errno {out['kernel_beyond']} one step beyond")
+    return out
+
+
+def _irq_of_iface(iface: str) -> list[int]:
+    """The IRQs of a NIC: its PCI function's msi_irqs (virtio: the parent's), else irq."""
+    dev = os.path.join("/sys/class/net", iface, "device")
+    for d in (os.path.join(dev, "msi_irqs"), os.path.join(dev, "..", "msi_irqs")):
+        if os.path.isdir(d) and os.listdir(d):
+            return sorted(int(i) for i in os.listdir(d))
+    irq = read(os.path.join(dev, "irq"))
+    return [int(irq)] if irq else []
+
+
+def _system_state(label: str, pids: list[int]) -> dict:
+    """Every IRQ thread and the given tasks (policy, CPUs, cgroup), the partitions and the
+    kernel's deadline bandwidth: what a stop must give back exactly."""
+    tasks = []
+    for pid in pids:
+        tasks.append({"pid": pid, "comm": read(f"/proc/{pid}/comm"), "sched": sched_attr(pid),
+                      "cgroup": (read(f"/proc/{pid}/cgroup") or "").rsplit(":", 1)[-1]})
+    effective = {}
+    for t in irq_threads():
+        effective[t["irq"]] = read(f"/proc/irq/{t['irq']}/effective_affinity_list")
+    return {"label": label, "threads": irq_threads(), "tasks": tasks,
+            "partitions": partitions(), "kernel": kernel_dl_bw(),
+            "effective": {str(k): v for k, v in effective.items()},
+            "subtree_control": read(f"{CGROUP}/cgroup.subtree_control"),
+            "t_ns": time.monotonic_ns()}
+
+
+def scenario_four_cpus(virtio: str, second: str, second_cpu: int, rt_comm: str,
+                       profile: dict) -> dict:
+    """Four vCPUs: a virtio-net with a queue per CPU, a second NIC whose IRQ is moved to
+    ``second_cpu``, and an RT task pinned beside that NIC's thread. The plan of
+    ``irqresd --dry-run``, then what the kernel does once irqresd applies it, then what is
+    left after it stops."""
+    result: dict = {"online": read("/sys/devices/system/cpu/online")}
+    ncpus = len(_cpu_list(result["online"]))
+    # A queue pair per CPU: the driver only hints it (/proc/irq/N/affinity_hint); the
+    # kernel's vector allocator spreads the vectors its own way. Queue pair i goes to CPU
+    # i, as irqbalance or an administrator following the hint would put it.
+    result["hints"] = {}
+    for irq in _irq_of_iface(virtio):
+        acts = os.listdir(f"/sys/kernel/irq/{irq}/actions") if os.path.isdir(
+            f"/sys/kernel/irq/{irq}/actions") else (read(f"/sys/kernel/irq/{irq}/actions")
+                                                   or "").split(",")
+        m = next((re.search(r"-(input|output)\.(\d+)$", a) for a in acts
+                  if re.search(r"-(input|output)\.(\d+)$", a)), None)
+        result["hints"][str(irq)] = read(f"/proc/irq/{irq}/affinity_hint")
+        if m:
+            with open(f"/proc/irq/{irq}/smp_affinity_list", "w") as f:
+                f.write(str(int(m.group(2)) % ncpus))
+    irqs2 = _irq_of_iface(second)
+    for irq in irqs2:
+        with open(f"/proc/irq/{irq}/smp_affinity_list", "w") as f:
+            f.write(str(second_cpu))
+    # an interrupt of the second NIC makes its thread take the new affinity: a few
+    # datagrams to QEMU's user-network gateway out of that NIC (ARP, transmit, reply)
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_BINDTODEVICE, second.encode())
+        for _ in range(5):
+            with contextlib.suppress(OSError):
+                s.sendto(b"irqres", ("10.0.2.2", 9))
+            time.sleep(0.2)
+    shutil.copy("/bin/sleep", f"/tmp/{rt_comm}")
+    rt = subprocess.Popen([f"/tmp/{rt_comm}", "100000"])
+    os.sched_setaffinity(rt.pid, {second_cpu})
+    try:
+        with open("/etc/irqres/profile.yaml", "w") as f:
+            json.dump(profile, f)
+        result["irqs"] = {virtio: _irq_of_iface(virtio), second: irqs2}
+        result["actions"] = {str(i): sorted(os.listdir(f"/sys/kernel/irq/{i}/actions"))
+                             if os.path.isdir(f"/sys/kernel/irq/{i}/actions") else
+                             (read(f"/sys/kernel/irq/{i}/actions") or "").split(",")
+                             for v in result["irqs"].values() for i in v}
+        result["before"] = _system_state("before", [rt.pid])
+        mark("four CPUs: irqresd --dry-run")
+        result["dry_run"] = sh("irqresd --dry-run --json -p /etc/irqres/profile.yaml")
+        result["dry_run_text"] = sh("irqresd --dry-run -p /etc/irqres/profile.yaml")
+        result["start"] = sh("systemctl start irqresd.service", timeout=120)
+        wait_for(lambda: _irqresd().get("ActiveState") in ("active", "failed"), 60, 0.2)
+        result["running"] = _system_state("running", [rt.pid])
+        result["status"] = sh("irqres status --json")
+        mark("four CPUs: systemctl stop irqresd")
+        result["stop"] = sh("systemctl stop irqresd.service", timeout=120)
+        result["after"] = _system_state("after stop", [rt.pid])
+        result["state_dir"] = sh("ls -la /run/irqres 2>&1")
+        result["journal"] = sh("journalctl -b -u irqresd.service --no-pager -o cat | tail -n 60")
+    finally:
+        rt.kill()
+        rt.wait()
+    return result

@@ -21,7 +21,8 @@ import tty
 OUT = "/payload/out"
 CGROUP = "/sys/fs/cgroup"
 SCHED_POLICIES = {0: "other", 1: "fifo", 2: "rr", 3: "batch", 5: "idle", 6: "deadline"}
-SYS_SCHED_GETATTR = 315  # x86_64
+SYS_SCHED_SETATTR = 314  # x86_64
+SYS_SCHED_GETATTR = 315
 PF_KTHREAD = 0x00200000
 
 _ctl_fd: int | None = None
@@ -128,6 +129,58 @@ def sched_attr(pid: int) -> dict | None:
         "deadline_ns": attr.sched_deadline,
         "period_ns": attr.sched_period,
     }
+
+
+def sched_set_deadline(pid: int, runtime_ns: int, deadline_ns: int, period_ns: int) -> int:
+    """sched_setattr(pid, SCHED_DEADLINE): 0, or the errno the kernel answered."""
+    attr = SchedAttr(size=ctypes.sizeof(SchedAttr), sched_policy=6, sched_runtime=runtime_ns,
+                     sched_deadline=deadline_ns, sched_period=period_ns)
+    if _libc.syscall(SYS_SCHED_SETATTR, pid, ctypes.byref(attr), 0) != 0:
+        return ctypes.get_errno()
+    return 0
+
+
+def sched_set_other(pid: int) -> int:
+    """sched_setattr(pid, SCHED_OTHER, nice 0): 0 or the errno."""
+    attr = SchedAttr(size=ctypes.sizeof(SchedAttr), sched_policy=0)
+    if _libc.syscall(SYS_SCHED_SETATTR, pid, ctypes.byref(attr), 0) != 0:
+        return ctypes.get_errno()
+    return 0
+
+
+SCHED_DEBUG = "/sys/kernel/debug/sched/debug"
+FAIR_SERVER = "/sys/kernel/debug/sched/fair_server"
+
+
+def kernel_dl_bw() -> dict:
+    """The kernel's deadline bandwidth accounting, as integers in its unit (2^-20 CPU):
+    per CPU the root domain's ``dl_bw->bw`` (limit per CPU) and ``dl_bw->total_bw`` (in
+    use, servers included) from debugfs sched/debug, and each CPU's fair server (6.12+)
+    from debugfs sched/fair_server/cpuN/{runtime,period} in ns."""
+    cpus: dict[int, dict] = {}
+    cpu = None
+    for line in (read(SCHED_DEBUG) or "").splitlines():
+        m = re.match(r"\s*dl_rq\[(\d+)\]:", line)
+        if m:
+            cpu = int(m.group(1))
+            cpus[cpu] = {}
+            continue
+        m = re.match(r"\s*\.dl_bw->(bw|total_bw)\s*:\s*(-?\d+)", line)
+        if m and cpu is not None:
+            cpus[cpu][m.group(1)] = int(m.group(2))
+    servers = {}
+    if os.path.isdir(FAIR_SERVER):
+        for d in sorted(os.listdir(FAIR_SERVER)):
+            r, p = read(f"{FAIR_SERVER}/{d}/runtime"), read(f"{FAIR_SERVER}/{d}/period")
+            if d.startswith("cpu") and r and p:
+                servers[int(d[3:])] = {"runtime_ns": int(r), "period_ns": int(p)}
+    return {"rd": {str(c): v for c, v in cpus.items()},
+            "fair_server": {str(c): v for c, v in servers.items()}}
+
+
+def to_ratio(period_ns: int, runtime_ns: int) -> int:
+    """The kernel's to_ratio(): bandwidth in 2^-20 CPU."""
+    return (runtime_ns << 20) // period_ns if period_ns else 0
 
 
 def irq_threads() -> list[dict]:

@@ -1,0 +1,74 @@
+"""SCHED_DEADLINE admission at its exact limit, on each kernel.
+
+irqresd (profiles/demo.yaml, started at boot) reserves the e1000's thread. In the guest, a
+task of ours is pinned to each CPU in turn, and ``irqresd --dry-run`` on a profile that
+also reserves that task tells the largest runtime (every 2^20 ns, so one ns is one step of
+the kernel's bandwidth arithmetic) its root domain admits, with where each number comes
+from: the RT limit, the kernel's own count of the bandwidth in use (fair servers on 6.12
+included) and the tasks. Then the kernel itself is asked: sched_setattr must accept
+exactly that runtime and refuse one nanosecond more, and irqresd's dry-run must have said
+so (feasible at the limit, EBUSY beyond) before anything was changed.
+"""
+
+import pytest
+import vmrunner
+
+pytestmark = [pytest.mark.vm, pytest.mark.slow]
+
+EBUSY = 16
+
+
+def test_fill_to_the_predicted_limit(boot, demo_profile):
+    import yaml
+
+    nic = yaml.safe_load(demo_profile["path"].read_text())["targets"][0]
+    res = boot("admission", profile=demo_profile["path"], enable_irqresd=True,
+               params={"nic_target": nic})
+    d = res.data
+    assert d["irqresd"]["ActiveState"] == "active", d["journal"]["out"]
+    assert d["nic"]["sched"]["policy"] == "deadline", d["nic"]
+    rd = d["kernel_before"]["rd"]
+    servers = d["kernel_before"]["fair_server"]
+    if res.kernel.label == "6.1":
+        assert not servers, "6.1 has no fair server"
+    else:
+        # the 6.12 kernel has a fair server on every CPU, and counts it
+        assert set(servers) == set(rd), (servers, rd)
+    assert len(d["domains"]) >= 2
+    for dom in d["domains"]:
+        cpu, limit = dom["cpu"], dom["limit_ns"]
+        where = f"{res.kernel.release} CPU {cpu} ({dom['group'] or 'default root domain'})"
+        probe = dom["probe_domain"]
+        assert probe["existing_source"] == "kernel", (where, probe)
+        # the prediction: exactly the kernel's own figures, read before anything changed
+        kernel = dom["kernel_bw_before"]
+        assert probe["cap_bw_units"] == kernel["bw"], (where, probe, kernel)
+        srv = servers.get(str(cpu))
+        if srv:  # 6.12: the fair server's share is part of what is in use
+            assert probe["servers_bw_units"] == (srv["runtime_ns"] << 20) // srv["period_ns"]
+        assert 0 < limit < kernel["bw"], (where, probe)
+        # irqresd says which it will be before anything changes...
+        at, beyond = dom["at_limit"], dom["beyond"]
+        assert at["rc"] == 0 and at["plan"]["feasible"], (where, at["text"])
+        assert beyond["rc"] != 0 and not beyond["plan"]["feasible"], (where, beyond["text"])
+        fill = next(i for i in beyond["plan"]["items"] if i["target"] == "fill")
+        assert fill["verdict"].startswith("EBUSY: admission"), (where, fill)
+        assert "Where the numbers come from" in at["text"], at["text"]
+        # ...and the kernel agrees to the nanosecond
+        assert dom["kernel_beyond"] == EBUSY, (where, dom)
+        assert dom["kernel_at_limit"] == 0, (where, dom, at["text"])
+        assert dom["filler_sched"]["runtime_ns"] == limit
+        assert dom["kernel_bw_full"]["total_bw"] == kernel["bw"], (where, dom)
+        assert dom["kernel_more"] == EBUSY, (where, dom)
+        assert dom["reset"] == 0, (where, dom)
+        # A task that leaves SCHED_DEADLINE while asleep keeps its bandwidth counted in
+        # its root domain (the kernel frees it from the "inactive timer", which only a
+        # task that ran starts): one more reason the prediction reads the kernel's count
+        # instead of adding up the tasks it can see.
+        vmrunner.say(f"admission {where}: limit {limit} ns / {1 << 20} ns = "
+                     f"{probe['cap_bw_units']} - {probe['existing_bw_units']} in use - "
+                     f"{probe['new_bw_units'] - 1024} for the NIC thread; kernel: accepted "
+                     f"at the limit, EBUSY one ns beyond; total_bw {kernel['total_bw']} "
+                     f"before, {dom['kernel_bw_after']['total_bw']} after the task left "
+                     f"SCHED_DEADLINE asleep, {dom['kernel_bw_exited']['total_bw']} after "
+                     f"it exited")
