@@ -10,7 +10,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from irqresd_util import Daemon, Spawner, need_root_and_binary, wait_for_dl_headroom
+from irqresd_util import (
+    Daemon,
+    Spawner,
+    need_root_and_binary,
+    profile_text,
+    task_target,
+    wait_for_dl_headroom,
+)
 
 
 @pytest.fixture
@@ -50,3 +57,12 @@ def profile(tmp_path):
         return p
 
     return write
+
+
+@pytest.fixture
+def running(spawn, daemon, profile):
+    """irqresd holding a 2 ms / 10 ms reservation for one spawned task: (daemon, task)."""
+    a = spawn()
+    d = daemon().start(profile(profile_text(task_target("a", "2ms", "10ms", pid=a.pid))))
+    yield d, a
+    assert d.stop() == 0

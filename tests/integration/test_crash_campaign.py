@@ -12,7 +12,7 @@ from irqresd_util import need_root_and_binary
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fuzz"))
 
-from crash_campaign import PHASES, campaign  # noqa: E402
+from crash_campaign import PHASES, campaign
 
 pytestmark = pytest.mark.root
 

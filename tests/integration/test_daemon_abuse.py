@@ -30,14 +30,6 @@ pytestmark = pytest.mark.root
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture
-def running(spawn, daemon, profile):
-    a = spawn()
-    d = daemon().start(profile(profile_text(task_target("a", "2ms", "10ms", pid=a.pid))))
-    yield d, a
-    assert d.stop() == 0
-
-
 def rss_kib(pid: int) -> int:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):

@@ -8,17 +8,9 @@ import socket
 import stat
 
 import pytest
-from irqresd_util import profile_text, read_line, sched_getattr, task_target, wait_for
+from irqresd_util import read_line, sched_getattr, wait_for
 
 pytestmark = pytest.mark.root
-
-
-@pytest.fixture
-def running(spawn, daemon, profile):
-    a = spawn()
-    d = daemon().start(profile(profile_text(task_target("a", "2ms", "10ms", pid=a.pid))))
-    yield d, a
-    assert d.stop() == 0
 
 
 def test_socket_and_dir_modes(running):
@@ -36,7 +28,8 @@ def test_socket_and_dir_modes(running):
     (b"set-budget a 1parsec\n", "runtime '1parsec'"),
     (b"plan\n", "plan: missing arguments"),
     (b"plan /nonexistent/p.yaml\n", "/nonexistent/p.yaml"),
-    (b"\x00\xff\xfe garbage\n", "unknown request"),
+    (b"\x00\xff\xfe garbage\n", "byte 0xff at offset 1 is not valid UTF-8"),
+    (b"\x00\x01 garbage\n", "unknown request"),
 ])
 def test_bad_requests(running, line, words):
     d, _ = running
