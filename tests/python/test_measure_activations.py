@@ -334,3 +334,69 @@ def test_blocking_on_a_lock_inside_the_handler_does_not_end_the_activation():
     assert a.exec_ns.tolist() == [6_000, 1_000]
     assert a.response_ns.tolist() == [11_400, 1_900]
     assert a.irqs.tolist() == [1, 1]
+
+
+def test_missing_switch_in_does_not_move_the_next_activations_start():
+    # the switch-in at 201 us is missing, without a lost-event mark: the activation woken
+    # at 200 us is inconsistent and dropped; the next one still starts at its own wake-up
+    b = TraceBuilder()
+    pid = 8
+    b.comm(pid, "irq/11-eth0")
+    b.switch(1_000, 0, pid, TASK_INTERRUPTIBLE, 0)
+    b.waking(100_000, 1, 0, pid)
+    b.switch(101_000, 0, 0, TASK_RUNNING, pid)
+    b.switch(110_000, 0, pid, TASK_INTERRUPTIBLE, 0)
+    b.waking(200_000, 1, 0, pid)
+    b.switch(210_000, 0, pid, TASK_INTERRUPTIBLE, 0)
+    b.waking(300_000, 1, 0, pid)
+    b.switch(301_000, 0, 0, TASK_RUNNING, pid)
+    b.switch(310_000, 0, pid, TASK_INTERRUPTIBLE, 0)
+    b.waking(400_000, 1, 0, pid)
+    b.switch(401_000, 0, 0, TASK_RUNNING, pid)
+    b.switch(410_000, 0, pid, TASK_INTERRUPTIBLE, 0)
+    a = only(b.build())
+    assert a.start_ns.tolist() == [100_000, 300_000, 400_000]
+    assert a.response_ns.tolist() == [10_000] * 3
+    assert a.dropped_inconsistent == 1
+    # the hole is a hole: no inter-arrival across the dropped activation
+    assert a.interarrival_ns.tolist() == [100_000]
+
+
+def test_segment_with_two_wakeups_of_a_sleeping_thread_is_inconsistent():
+    # a run and a sleep between the wake-ups at 200 us and 250 us are missing: the
+    # segment holds two activations and must not become one long one
+    b = TraceBuilder()
+    pid = 8
+    b.comm(pid, "irq/11-eth0")
+    b.switch(1_000, 0, pid, TASK_INTERRUPTIBLE, 0)
+    for t in (100_000, 400_000):
+        b.waking(t, 1, 0, pid)
+        b.switch(t + 1_000, 0, 0, TASK_RUNNING, pid)
+        b.switch(t + 10_000, 0, pid, TASK_INTERRUPTIBLE, 0)
+    b.waking(200_000, 1, 0, pid)
+    b.waking(250_000, 1, 0, pid)
+    b.switch(251_000, 0, 0, TASK_RUNNING, pid)
+    b.switch(260_000, 0, pid, TASK_INTERRUPTIBLE, 0)
+    a = only(b.build())
+    assert a.start_ns.tolist() == [100_000, 400_000]
+    assert a.dropped_inconsistent == 1
+
+
+def test_wakeup_while_running_merges_into_the_activation():
+    # a wake-up that finds the thread on its CPU (it set TASK_INTERRUPTIBLE, then was
+    # woken before it left the run queue, so it stays runnable) is not a second activation
+    b = TraceBuilder()
+    pid = 8
+    b.comm(pid, "irq/11-eth0")
+    b.switch(1_000, 0, pid, TASK_INTERRUPTIBLE, 0)
+    for t in (100_000, 200_000, 300_000):
+        b.waking(t, 1, 0, pid)
+        b.switch(t + 1_000, 0, 0, TASK_RUNNING, pid)
+        b.waking(t + 5_000, 1, 0, pid)
+        b.switch(t + 6_000, 0, pid, PREEMPTED, 0)
+        b.switch(t + 7_000, 0, 0, TASK_RUNNING, pid)
+        b.switch(t + 10_000, 0, pid, TASK_INTERRUPTIBLE, 0)
+    a = only(b.build())
+    assert a.start_ns.tolist() == [100_000, 200_000, 300_000]
+    assert a.exec_ns.tolist() == [8_000] * 3
+    assert a.dropped_inconsistent == 0

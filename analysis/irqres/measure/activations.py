@@ -40,9 +40,10 @@ Edges and lost events
     ends are partial and dropped. An activation is discarded, never stretched, when a
     lost-events gap on any CPU overlaps the time from the previous sleep to its own
     sleep, and when its events are inconsistent (a switch-in without a switch-out, no
-    wake-up before the first switch-in). Inter-arrival times are only taken between
-    two consecutive kept activations, and between two hard IRQ requests with no gap
-    between them.
+    wake-up before the first switch-in, two wake-ups before it: a sleeping thread is
+    woken once, so two mean a run and a sleep are missing). Inter-arrival times are
+    only taken between two consecutive kept activations, and between two hard IRQ
+    requests with no gap between them.
 
 Every time is an int64 number of nanoseconds.
 """
@@ -236,6 +237,13 @@ def _hard_requests(trace: Trace, thread: IrqThread) -> tuple[np.ndarray, np.ndar
     return ets[keep], xts[keep]
 
 
+def _last_switch_before(k: np.ndarray) -> np.ndarray:
+    """For each event, the kind of the last switch event before it (-1: none)."""
+    pos = np.where(k != _WAKE, np.arange(len(k)), -1)
+    prev = np.maximum.accumulate(np.concatenate([[-1], pos[:-1]]))
+    return np.where(prev >= 0, k[np.maximum(prev, 0)], -1)
+
+
 def _valid_diffs(ts: np.ndarray, gaps: Gaps) -> np.ndarray:
     if len(ts) < 2:
         return np.empty(0, dtype=np.int64)
@@ -275,9 +283,15 @@ def thread_activations(trace: Trace, thread: IrqThread, *, gaps: Gaps | None = N
     order = np.lexsort((_TIE_RANK[kind], ts))
     # try_to_wake_up emits sched_waking before it waits for the task to leave its CPU, so
     # the request that starts the next activation can be traced just before the
-    # switch-out to sleep; a wake-up that did not stop the sleep belongs after it
+    # switch-out to sleep; a wake-up that did not stop the sleep belongs after it. Only
+    # while the thread is on a CPU, though: a wake-up whose last switch event is a
+    # switch-out woke a thread that was off the CPU, and a sleep right after it means a
+    # switch-in is missing (that activation is inconsistent), not an early wake-up.
     k = kind[order]
     early = np.flatnonzero((k[:-1] == _WAKE) & (k[1:] == _OUT_SLEEP))
+    if len(early):
+        last_switch = _last_switch_before(k)
+        early = early[last_switch[early] == _IN]
     order[early], order[early + 1] = order[early + 1], order[early].copy()
     t, k, c = ts[order], kind[order], cpu[order]
     n = len(t)
@@ -319,6 +333,12 @@ def thread_activations(trace: Trace, thread: IrqThread, *, gaps: Gaps | None = N
         bad[seg[s_idx[viol]]] = True
     # the first event of an activation must be its wake-up request
     starts_with_wake = k[first] == _WAKE
+    # and it is the only wake-up before the first switch-in: a sleeping thread is woken
+    # once (try_to_wake_up traces only a wake-up that finds it asleep), so a second one
+    # means a run and a sleep are missing and the segment holds two activations
+    woke_asleep = (k == _WAKE) & (_last_switch_before(k) == _OUT_SLEEP)
+    wseg, wcount = np.unique(seg[woke_asleep], return_counts=True)
+    bad[wseg[wcount > 1]] = True
     inconsistent = bad[j] | ~starts_with_wake
     lost = gaps.overlaps(prev_sleep, end) & ~inconsistent
     keep = ~inconsistent & ~lost
