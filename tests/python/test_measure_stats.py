@@ -4,16 +4,21 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from irqres.measure.accounting import format_served, served_processes
+from irqres.measure.accounting import format_served, served_processes, uncredited_wakeups
 from irqres.measure.activations import activations
 from irqres.measure.report import Options, analyze
 from irqres.measure.stats import Summary, thread_stats
+from irqres.trace import read_trace
+from irqres.trace.reader import FLAG_HARDIRQ, FLAG_NMI, FLAG_SOFTIRQ
 from irqres.trace.synthetic import irq_thread_trace
+
+DATA = Path(__file__).resolve().parents[1] / "data"
 
 
 def test_summary_of_known_samples():
@@ -107,3 +112,54 @@ def test_report_of_two_threads_text_json_and_one_profile():
     assert [t["name"] for t in prof["targets"]] == ["irq11-eth0", "irq38-virtio2-input.0"]
     assert prof["targets"][1]["action"] == "virtio2-input.0"
     assert all(t["buffer"] == 64 for t in prof["targets"])
+
+
+def _thread_with_foreign_wakeups(uname: str):
+    arrivals = [1_000_000, 2_000_000, 3_000_000]
+    b, _ = irq_thread_trace(arrivals, [100_000] * 3, served={0: 500, 1: 500, 2: 500})
+    b.uname = uname
+    b.comm(500, "player")
+    b.comm(700, "ktimers/0")
+    b.comm(800, "rx-reader")
+    # a hard IRQ (a timer) taken while the thread runs wakes its own waiter "from" it
+    for t in arrivals:
+        b.waking(t + 20_000, 0, 100, 700, 0, flags=FLAG_HARDIRQ | 0x01)
+    # NET_RX served in soft IRQ context inside the thread wakes the socket's reader
+    b.waking(2_030_000, 0, 100, 800, 0, flags=FLAG_SOFTIRQ)
+    b.waking(2_040_000, 0, 100, 700, 0, flags=FLAG_NMI)
+    return b.build()
+
+
+def test_wakeups_raised_in_hard_irq_context_are_not_credited():
+    trace = _thread_with_foreign_wakeups("Linux box 6.18.4 x86_64")
+    act = activations(trace)[0]
+    served = {s.comm: s for s in served_processes(trace, act)}
+    assert "ktimers/0" not in served
+    # not PREEMPT_RT: a soft IRQ may be another interrupt's, run on its way out
+    assert "rx-reader" not in served
+    assert served["player"].irq_time_ns == int(act.exec_ns.sum())
+    assert uncredited_wakeups(trace, act) == {"hardirq": 4, "softirq": 1}
+
+
+def test_soft_irq_wakeups_are_the_threads_own_work_on_preempt_rt():
+    trace = _thread_with_foreign_wakeups("Linux irqres-vm 6.1.0-50-rt-amd64 x86_64")
+    assert trace.preempt_rt is True
+    act = activations(trace)[0]
+    served = {s.comm: s for s in served_processes(trace, act)}
+    assert "ktimers/0" not in served
+    assert served["rx-reader"].irq_time_ns == 50_000
+    assert served["player"].irq_time_ns == int(act.exec_ns.sum()) - 50_000
+    assert uncredited_wakeups(trace, act) == {"hardirq": 4, "softirq": 0}
+
+
+def test_real_preempt_rt_trace_credits_the_socket_reader_not_hard_irq_wakeups():
+    # tests/data/vm-e1000-udp.dat: irq/11-eth0 wakes the UDP receiver from NET_RX (soft
+    # IRQ context, in the thread) and, from hard IRQs taken while it ran, irq_work/0,
+    # rcuc/0 and ktimers/0
+    trace = read_trace(DATA / "vm-e1000-udp.dat")
+    nic = next(a for a in activations(trace) if a.thread.comm == "irq/11-eth0")
+    served = served_processes(trace, nic)
+    comms = {s.comm for s in served}
+    assert served[0].pid == 305 and served[0].share > 0.9
+    assert "irq_work/0" not in comms
+    assert uncredited_wakeups(trace, nic)["hardirq"] >= 50

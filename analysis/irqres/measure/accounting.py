@@ -12,6 +12,18 @@ Activations that woke nobody are accounted to nobody (``pid`` -1, "(none)").
 
 sched_waking is preferred because it is emitted in the waker's context; sched_wakeup
 can be emitted on the target CPU for remote wake-ups, where common_pid is not the waker.
+
+Only wake-ups the thread raised in its own context count. ``common_pid`` is the task
+that was current, so a hard IRQ (or NMI) taken while the thread runs wakes its own
+waiters "from" the thread: the event's flags say hard IRQ, and such wake-ups are other
+interrupts' work, never credited. A wake-up in soft IRQ context is the thread's own work
+on PREEMPT_RT, where soft IRQs never run on the way out of a hard IRQ but only in task
+context, in the task that re-enables bottom halves (the IRQ thread itself after its
+handler raised NET_RX, say); on other kernels a soft IRQ can run on top of any task at
+the exit of any interrupt, so there it is not credited either. The kernel kind comes
+from the release stored in the trace (:attr:`Trace.preempt_rt`); when the trace does not
+say, soft IRQ wake-ups are not credited. :func:`uncredited_wakeups` counts what was left
+out.
 """
 
 from __future__ import annotations
@@ -20,7 +32,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from ..trace.reader import Trace
+from ..trace.reader import FLAG_HARDIRQ, FLAG_NMI, FLAG_SOFTIRQ, Trace
 from .activations import ThreadActivations
 
 
@@ -39,21 +51,49 @@ class Served:
         return asdict(self)
 
 
-def served_processes(trace: Trace, act: ThreadActivations) -> list[Served]:
-    """The processes ``act``'s thread woke, most IRQ time first (see the module rule)."""
+def _wakeups_inside(trace: Trace, act: ThreadActivations):
+    """(activation index, woken pid, flags) of the wake-ups ``act``'s thread appears to
+    raise inside its kept activations, itself excluded."""
     wk = trace.wakeups()
     rows = np.flatnonzero(wk["waker"] == act.thread.pid)
     ts = wk["ts"][rows]
     woken = wk["pid"][rows].astype(np.int64)
+    flags = (wk["flags"][rows] & 0xFF) if "flags" in wk else np.zeros(len(rows), np.int32)
     n = act.count
-    total = int(act.exec_ns.sum())
     a = np.searchsorted(act.end_ns, ts, side="left")
     inside = a < n
     inside[inside] &= ts[inside] >= act.start_ns[a[inside]]
-    a, woken = a[inside].astype(np.int64), woken[inside]
     # self wake-ups (the thread re-arming itself) serve nobody else
-    other = woken != act.thread.pid
-    a, woken = a[other], woken[other]
+    inside &= woken != act.thread.pid
+    return a[inside].astype(np.int64), woken[inside], flags[inside]
+
+
+def _foreign(trace: Trace, flags: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Masks of the wake-ups raised in hard IRQ (or NMI) context and of those in soft IRQ
+    context that are not credited (see the module rule)."""
+    hard = (flags & (FLAG_HARDIRQ | FLAG_NMI)) != 0
+    soft = ~hard & ((flags & FLAG_SOFTIRQ) != 0)
+    if trace.preempt_rt:
+        soft = np.zeros_like(soft)
+    return hard, soft
+
+
+def uncredited_wakeups(trace: Trace, act: ThreadActivations) -> dict[str, int]:
+    """Wake-ups inside the thread's activations that were not its own: raised in hard
+    IRQ (or NMI) context, or in soft IRQ context on a kernel that is not PREEMPT_RT."""
+    _, _, flags = _wakeups_inside(trace, act)
+    hard, soft = _foreign(trace, flags)
+    return {"hardirq": int(hard.sum()), "softirq": int(soft.sum())}
+
+
+def served_processes(trace: Trace, act: ThreadActivations) -> list[Served]:
+    """The processes ``act``'s thread woke, most IRQ time first (see the module rule)."""
+    n = act.count
+    total = int(act.exec_ns.sum())
+    a, woken, flags = _wakeups_inside(trace, act)
+    hard, soft = _foreign(trace, flags)
+    own = ~hard & ~soft
+    a, woken = a[own], woken[own]
 
     key = (a << 32) | (woken & 0xFFFFFFFF)
     pairs, wake_counts = np.unique(key, return_counts=True)

@@ -17,7 +17,7 @@ from ..model.recommend import Recommendation, recommend
 from ..pmf import Pmf, nice_granularity
 from ..trace.reader import Trace
 from ..units import format_duration
-from .accounting import Served, format_served, served_processes
+from .accounting import Served, format_served, served_processes, uncredited_wakeups
 from .activations import (
     Gaps,
     ThreadActivations,
@@ -49,6 +49,7 @@ class ThreadReport:
     act: ThreadActivations
     stats: ThreadStats
     served: list[Served]
+    uncredited: dict[str, int]        # wake-ups in its activations that were not its own
     exec_pmf: Pmf | None
     interarrival_pmf: Pmf | None
     min_interarrival_ns: int | None   # P used for the buffering check
@@ -189,6 +190,7 @@ def _thread_dict(tr: ThreadReport) -> dict:
         "handler_names": th.names, "secondary": th.secondary,
         "stats": tr.stats.to_dict(),
         "served": [s.to_dict() for s in tr.served],
+        "uncredited_wakeups": tr.uncredited,
         "pmf": {
             "interarrival": None if tr.interarrival_pmf is None else tr.interarrival_pmf.to_dict(),
             "exec": None if tr.exec_pmf is None else tr.exec_pmf.to_dict(),
@@ -227,6 +229,9 @@ def _thread_text(tr: ThreadReport) -> list[str]:
     if tr.served:
         out += ["processes served (IRQ time split evenly among those an activation woke):",
                 format_served(tr.served)]
+    skipped = [f"{n} raised in {ctx[:-3]} IRQ context" for ctx, n in tr.uncredited.items() if n]
+    if skipped:
+        out.append(f"not credited (other interrupts' work while it ran): {', '.join(skipped)}")
     rec = tr.recommendation
     if rec is None:
         out.append(f"no recommendation: {tr.problem}")
@@ -294,6 +299,7 @@ def analyze(trace: Trace, options: Options | None = None) -> Report:
     for act in acts:
         st = thread_stats(act)
         served = served_processes(trace, act)
+        uncredited = uncredited_wakeups(trace, act)
         exec_pmf = _pmf(act.exec_ns, opt.granularity_ns, "up")
         inter_pmf = _pmf(act.interarrival_ns, opt.granularity_ns, "down")
         if opt.min_interarrival_ns is not None:
@@ -318,6 +324,7 @@ def analyze(trace: Trace, options: Options | None = None) -> Report:
                 buffer=opt.buffer, min_interarrival_ns=p if opt.buffer is not None else None,
                 max_bandwidth=opt.max_bandwidth, granularity_ns=opt.granularity_ns,
                 mc_jobs=opt.mc_jobs, model=opt.model)
-        threads.append(ThreadReport(act, st, served, exec_pmf, inter_pmf, p, src, rec, problem))
+        threads.append(ThreadReport(act, st, served, uncredited, exec_pmf, inter_pmf, p, src,
+                                    rec, problem))
     lines = line_requests(trace, sorted({a.thread.irq for a in acts}))
     return Report(trace, opt, threads, gaps, lines)

@@ -49,6 +49,8 @@
 const char *tracecmd_get_cpustats(struct tracecmd_input *handle);
 /* Also exported but not declared: the next record of @cpu without consuming it; the
  * last record of @cpu; set @cpu's iterator to the page holding @ts. */
+/* The recording machine's "sysname nodename release machine", or NULL. */
+const char *tracecmd_get_uname(struct tracecmd_input *handle);
 struct tep_record *tracecmd_peek_data(struct tracecmd_input *handle, int cpu);
 struct tep_record *tracecmd_read_cpu_last(struct tracecmd_input *handle, int cpu);
 int tracecmd_set_cpu_to_timestamp(struct tracecmd_input *handle, int cpu,
@@ -239,12 +241,13 @@ static const struct evspec specs[EV_COUNT] = {
 	[EV_SWITCH] = { "sched", "sched_switch",
 			{ "prev_pid", "prev_state", "next_pid" },
 			{ "prev_pid", "prev_state", "next_pid" }, { 0, 1, 0 } },
+	/* common_flags: the context the wake-up was raised in (hard IRQ, soft IRQ, NMI) */
 	[EV_WAKING] = { "sched", "sched_waking",
-			{ "common_pid", "pid", "target_cpu" },
-			{ "waker", "pid", "target_cpu" }, { 0, 0, 0 } },
+			{ "common_pid", "pid", "target_cpu", "common_flags" },
+			{ "waker", "pid", "target_cpu", "flags" }, { 0, 0, 0, 0 } },
 	[EV_WAKEUP] = { "sched", "sched_wakeup",
-			{ "common_pid", "pid", "target_cpu" },
-			{ "waker", "pid", "target_cpu" }, { 0, 0, 0 } },
+			{ "common_pid", "pid", "target_cpu", "common_flags" },
+			{ "waker", "pid", "target_cpu", "flags" }, { 0, 0, 0, 0 } },
 	[EV_IRQ_ENTRY] = { "irq", "irq_handler_entry",
 			   { "common_pid", "irq" },
 			   { "current", "irq" }, { 0, 0 } },
@@ -719,7 +722,8 @@ static PyObject *names_list(struct names *n)
 	return list;
 }
 
-static PyObject *reader_result(struct reader *r, const char *buffer, const char *cpustats)
+static PyObject *reader_result(struct reader *r, const char *buffer, const char *cpustats,
+			       const char *uname)
 {
 	PyObject *res = PyDict_New();
 	PyObject *events = PyDict_New();
@@ -762,7 +766,8 @@ static PyObject *reader_result(struct reader *r, const char *buffer, const char 
 	    dict_put(res, "cpu_last_ts", PyBytes_FromStringAndSize((const char *)r->last_ts,
 			    (Py_ssize_t)(sizeof(int64_t) * (size_t)r->ncpus))) ||
 	    dict_put(res, "cpustats", PyUnicode_DecodeLatin1(cpustats, (Py_ssize_t)strlen(cpustats),
-							     NULL)))
+							     NULL)) ||
+	    dict_put(res, "uname", PyUnicode_DecodeLatin1(uname, (Py_ssize_t)strlen(uname), NULL)))
 		goto fail;
 	if (PyDict_SetItemString(res, "events", events) || PyDict_SetItemString(res, "lost", lost))
 		goto fail;
@@ -1550,7 +1555,9 @@ static PyObject *read_file(const char *path, const char *want, PyObject *progres
 
 		if (!stats && h != top)
 			stats = tracecmd_get_cpustats(top);
-		result = reader_result(&r, bname, stats ? stats : "");
+		const char *uname = tracecmd_get_uname(top);
+
+		result = reader_result(&r, bname, stats ? stats : "", uname ? uname : "");
 	}
 out_reader:
 	free(dcpu);

@@ -49,9 +49,9 @@ _COLUMNS: dict[str, dict[str, str]] = {
     "sched_switch": {"ts": "int64", "cpu": "int32", "prev_pid": "int32",
                      "prev_state": "int64", "next_pid": "int32"},
     "sched_waking": {"ts": "int64", "cpu": "int32", "waker": "int32", "pid": "int32",
-                     "target_cpu": "int32"},
+                     "target_cpu": "int32", "flags": "int32"},
     "sched_wakeup": {"ts": "int64", "cpu": "int32", "waker": "int32", "pid": "int32",
-                     "target_cpu": "int32"},
+                     "target_cpu": "int32", "flags": "int32"},
     "irq_handler_entry": {"ts": "int64", "cpu": "int32", "current": "int32",
                           "irq": "int32", "name_idx": "int32"},
     "irq_handler_exit": {"ts": "int64", "cpu": "int32", "current": "int32",
@@ -61,6 +61,13 @@ _COLUMNS: dict[str, dict[str, str]] = {
 }
 
 _IRQ_COMM = re.compile(r"^irq/(\d+)-(.*)$")
+_RT_RELEASE = re.compile(r"(^|[-+._~])rt(\d+)?([-+._~]|$)")
+
+#: common_flags bits (kernel/trace/trace.h, TRACE_FLAG_*): the event was raised in hard
+#: IRQ context, while serving a soft IRQ, or in an NMI
+FLAG_HARDIRQ = 0x08
+FLAG_SOFTIRQ = 0x10
+FLAG_NMI = 0x40
 
 #: Environment variable: decoding threads (0 = one per idle core, 1 = sequential).
 THREADS_ENV = "IRQRES_READ_THREADS"
@@ -119,6 +126,12 @@ class Trace:
         Records of any event read.
     buffer
         The trace-cmd buffer read ("" for the top level).
+    uname
+        The recording machine's "sysname nodename release machine" as trace-cmd stored
+        it ("" when the file has none).
+
+    The wake-up tables carry ``flags``, the events' common_flags: the context the
+    wake-up was raised in (:data:`FLAG_HARDIRQ`, :data:`FLAG_SOFTIRQ`, :data:`FLAG_NMI`).
     """
 
     path: str
@@ -131,6 +144,7 @@ class Trace:
     last_ts: int
     nrecords: int
     buffer: str = ""
+    uname: str = ""
     _pid_names: dict[int, list[str]] | None = field(default=None, repr=False)
 
     def table(self, event: str) -> dict[str, np.ndarray]:
@@ -169,6 +183,15 @@ class Trace:
             if m and pid > 0:
                 out[pid] = (int(m.group(1)), comm)
         return out
+
+    @property
+    def preempt_rt(self) -> bool | None:
+        """Whether the trace was recorded on a PREEMPT_RT kernel, from the release in
+        ``uname`` (``6.1.0-50-rt-amd64``, ``6.6.30-rt30``); None when it is not stored."""
+        parts = self.uname.split()
+        if len(parts) < 3:
+            return None
+        return bool(_RT_RELEASE.search(parts[2]))
 
     @property
     def nevents(self) -> int:
@@ -313,7 +336,7 @@ def read_trace(path: str | os.PathLike, *, buffer: str | None = None, progress=N
     trace = Trace(
         path=path, ncpus=raw["ncpus"], events=events, lost=lost, comms=raw["comms"],
         irq_names=raw["irq_names"], first_ts=raw["first_ts"], last_ts=raw["last_ts"],
-        nrecords=raw["nrecords"], buffer=raw["buffer"],
+        nrecords=raw["nrecords"], buffer=raw["buffer"], uname=raw.get("uname", ""),
     )
     if check_events:
         _check_events(trace)

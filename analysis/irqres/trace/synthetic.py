@@ -28,6 +28,7 @@ class TraceBuilder:
     """Collects events; :meth:`build` sorts them by time into a Trace."""
 
     ncpus: int = 2
+    uname: str = ""  # e.g. "Linux box 6.1.0-50-rt-amd64 x86_64" (Trace.preempt_rt)
     rows: dict[str, list[tuple]] = field(default_factory=lambda: {k: [] for k in _COLUMNS})
     lost: list[tuple[int, int, int, int]] = field(default_factory=list)
     comms: dict[tuple[int, str], None] = field(default_factory=dict)
@@ -39,9 +40,11 @@ class TraceBuilder:
     def switch(self, ts: int, cpu: int, prev_pid: int, prev_state: int, next_pid: int) -> None:
         self.rows["sched_switch"].append((ts, cpu, prev_pid, prev_state, next_pid))
 
-    def waking(self, ts: int, cpu: int, waker: int, pid: int, target_cpu: int = 0) -> None:
-        self.rows["sched_waking"].append((ts, cpu, waker, pid, target_cpu))
-        self.rows["sched_wakeup"].append((ts + 500, target_cpu, waker, pid, target_cpu))
+    def waking(self, ts: int, cpu: int, waker: int, pid: int, target_cpu: int = 0,
+               flags: int = 0) -> None:
+        """A wake-up of ``pid`` by ``waker``; ``flags`` its context (reader.FLAG_*)."""
+        self.rows["sched_waking"].append((ts, cpu, waker, pid, target_cpu, flags))
+        self.rows["sched_wakeup"].append((ts + 500, target_cpu, waker, pid, target_cpu, flags))
 
     def irq(self, ts: int, cpu: int, current: int, irq: int, name: str, ret: int,
             duration: int = 1000) -> None:
@@ -71,7 +74,8 @@ class TraceBuilder:
         nrec = sum(len(r) for r in self.rows.values())
         return Trace(path=path, ncpus=self.ncpus, events=events, lost=lost,
                      comms=list(self.comms), irq_names=list(self.irq_names),
-                     first_ts=first or 0, last_ts=last or 0, nrecords=nrec)
+                     first_ts=first or 0, last_ts=last or 0, nrecords=nrec,
+                     uname=self.uname)
 
 
 @dataclass
