@@ -50,7 +50,7 @@ def test_json_is_complete_and_consistent(tmp_path):
     r = run("analyze", FAKE, "--json", "--period", "1.5ms", "--target-prob", "0.9",
             "--granularity", "10us")
     assert r.exit_code == 0, r.output
-    d = json.loads(r.output)
+    d = json.loads(r.stdout)
     assert d["trace"]["cpus"] == 2 and d["trace"]["lost"]["gaps"] == 0
     (th,) = d["threads"]
     assert th["comm"] == "irq/99-fakedev" and th["irq"] == 99
@@ -130,7 +130,7 @@ def test_model_column_and_option():
     assert act["10ms"][1:5] == ["-", "-", "activation", "infeasible:"]
     r = run("analyze", FAKE, "--json", "--period", "2.6ms", "--target-prob", "0.9",
             "--model", "activation")
-    (th,) = json.loads(r.output)["threads"]
+    (th,) = json.loads(r.stdout)["threads"]
     assert th["recommendation"]["model"] == "activation"
     assert [row["model"] for row in th["recommendation"]["rows"]] == ["activation"]
 
@@ -146,7 +146,13 @@ def test_model_column_and_option():
      "Invalid value for '--period': '3msec' is not a duration: unknown unit 'msec'"),
     ([FAKE, "--period", "3"], "'3' is not a duration: a nonzero number needs a unit"),
     ([FAKE, "--period", "0ms"], "must be longer than 0"),
-    ([FAKE, "--buffer", "0"], "0 is not in the range"),
+    ([FAKE, "--buffer", "0"], "N must be at least 1 interrupt"),
+    ([FAKE, "--buffer", "eth0=many"], "expected N or PATTERN=N"),
+    ([FAKE, "--buffer", "=8"], "the pattern before '=' is empty"),
+    ([FAKE, "--buffer", "nvme*=8"], "--buffer nvme*=...: the pattern matches none"),
+    ([FAKE, "--task", "nosuchtask"], "no task matches 'nosuchtask'"),
+    ([FAKE, "--profile-out", "/nonexistent/dir/p.yaml"], "does not exist"),
+    ([FAKE, "--plot", str(DATA / "README.md")], "is a file"),
     ([FAKE, "--target-prob", "1.5"], "1.5 is not in the range"),
     ([FAKE, "--model", "queue"], "'queue' is not one of 'auto', 'activation', 'demand'"),
 ])
@@ -207,7 +213,7 @@ def test_record_a_command_for_real_and_leave_tracefs_as_found(tmp_path):
     assert r.exit_code == 0, r.output
     # 40 wake-ups were made; on a loaded machine some merge (the thread was still
     # pending) or fall at the trace's edges, but most of them must be there
-    assert 10 <= json.loads(r.output)["threads"][0]["stats"]["activations"] <= 40
+    assert 10 <= json.loads(r.stdout)["threads"][0]["stats"]["activations"] <= 40
 
 
 @needs_tracefs
@@ -241,7 +247,7 @@ def test_lost_events_are_listed_per_cpu():
     assert "lost events: 5478 in 2 gaps" in r.output
     assert "CPU 1: 5116 events lost before +88.204327ms (overwritten)" in r.output
     r = run("analyze", str(DATA / "host-overrun.dat"), "--period", "2ms", "--json")
-    lost = json.loads(r.output)["trace"]["lost"]
+    lost = json.loads(r.stdout)["trace"]["lost"]
     assert lost["events_lost"] == 5478
     assert sorted((g["cpu"], g["count"], g["after_ns"]) for g in lost["list"]) == [
         (0, 362, None), (1, 5116, None)]
@@ -253,8 +259,9 @@ IRQRESD = Path(__file__).resolve().parents[2] / "build" / "daemon" / "irqresd"
 @pytest.mark.skipif(not IRQRESD.is_file(), reason="irqresd is not built (make daemon)")
 @pytest.mark.parametrize("trace, args", [
     (FAKE, ["--period", "1.5ms", "--target-prob", "0.9", "--buffer", "64"]),
+    (FAKE, ["--task", "fake-consumer", "--task", "fake-device"]),
     (str(DATA / "vm-e1000-udp.dat"), ["--thread", "irq/11-*", "--period", "20ms",
-                                      "--target-prob", "0.9"]),
+                                      "--deadline", "40ms", "--target-prob", "0.9"]),
 ])
 def test_profile_out_is_a_profile_irqresd_reads(tmp_path, trace, args):
     import subprocess

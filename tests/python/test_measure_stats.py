@@ -99,7 +99,7 @@ def test_report_of_two_threads_text_json_and_one_profile():
                      action="virtio2-input.0", cpu=1, builder=b)
     trace = b.build()
     rep = analyze(trace, Options(periods_ns=[1_000_000, 2_000_000], target_prob=0.9,
-                                 buffer=64, mc_jobs=20_000))
+                                 buffers=((None, 64),), mc_jobs=20_000))
     text = rep.text()
     assert "== irq/11-eth0 (pid 100, IRQ 11: eth0) ==" in text
     assert "IRQ 11 (eth0): 300 requests" in text and "IRQ 38 (virtio2-input.0): 150" in text

@@ -178,7 +178,7 @@ def test_bad_snippet_arguments():
     with pytest.raises(ModelError, match="target name"):
         rec.profile_snippet("bad name", "irq: [11]")
     with pytest.raises(ModelError, match="unknown key"):
-        rec.profile_snippet("nic", "task: {comm: x}")
+        rec.profile_snippet("nic", "process: {comm: x}")
     with pytest.raises(ModelError, match="not valid YAML"):
         rec.profile_snippet("nic", "irq: [11")
     with pytest.raises(ModelError, match="expected keys"):

@@ -5,8 +5,10 @@ from __future__ import annotations
 import importlib
 import json
 import math
+import os
 import sys
 import threading
+import time
 
 import click
 
@@ -15,6 +17,47 @@ from ..model import MODELS
 from ..trace.reader import RECORD_COMMAND
 from .params import POSITIVE_DURATION
 from .status import cli_errors
+
+
+class BufferParam(click.ParamType):
+    """``N`` (every thread) or ``PATTERN=N`` (the threads PATTERN matches): N_c."""
+
+    name = "[PATTERN=]N"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, tuple):
+            return value
+        pattern, sep, count = str(value).rpartition("=")
+        if sep and not pattern:
+            self.fail(f"{value!r}: the pattern before '=' is empty", param, ctx)
+        try:
+            n = int(count)
+        except ValueError:
+            self.fail(f"{value!r}: expected N or PATTERN=N, N a number of interrupts",
+                      param, ctx)
+        if n < 1:
+            self.fail(f"{value!r}: N must be at least 1 interrupt", param, ctx)
+        return (pattern if sep else None, n)
+
+
+def _check_output(path: str | None, what: str, directory: bool = False) -> None:
+    """Refuse an output path that cannot be written, before the (long) read."""
+    if path is None:
+        return
+    if os.path.exists(path):
+        if directory != os.path.isdir(path):
+            raise click.BadParameter(f"{path}: is {'not ' if directory else ''}a directory",
+                                     param_hint=what)
+        if not os.access(path, os.W_OK):
+            raise click.BadParameter(f"{path}: not writable", param_hint=what)
+        return
+    parent = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(parent):
+        raise click.BadParameter(f"{path}: the directory {parent} does not exist",
+                                 param_hint=what)
+    if not os.access(parent, os.W_OK):
+        raise click.BadParameter(f"{path}: cannot create it in {parent} (not writable)",
+                                 param_hint=what)
 
 HELP = f"""Measure the IRQ threads in TRACE (a trace-cmd .dat file) and recommend a
 SCHED_DEADLINE reservation (Q every T) for each.
@@ -39,31 +82,59 @@ def _load_analysis() -> None:
         importlib.import_module(name)
 
 
-def _progress():
-    if not sys.stderr.isatty():
-        return None
+#: progress shows only once a read has taken this long (seconds)
+PROGRESS_AFTER_S = 2.0
 
-    def report(n: int) -> None:
-        sys.stderr.write(f"\rreading trace: {n / 1e6:.0f}M records")
+
+class _Progress:
+    """Records read so far, on stderr, only on a terminal and only for reads that take
+    longer than :data:`PROGRESS_AFTER_S`."""
+
+    def __init__(self, path: str):
+        self.path = path
+        self.start = time.monotonic()
+        self.shown = False
+
+    def __call__(self, n: int) -> None:
+        elapsed = time.monotonic() - self.start
+        if elapsed < PROGRESS_AFTER_S:
+            return
+        self.shown = True
+        sys.stderr.write(f"\rreading {self.path}: {n / 1e6:.0f}M records, {elapsed:.0f} s")
         sys.stderr.flush()
 
-    return report
+    def done(self) -> None:
+        if self.shown:
+            sys.stderr.write("\r\033[K")
+            sys.stderr.flush()
+
+
+def _progress(path: str) -> _Progress | None:
+    return _Progress(path) if sys.stderr.isatty() else None
 
 
 @click.command("analyze", help=HELP)
 @click.argument("trace", type=click.Path(dir_okay=False))
 @click.option("--thread", "pattern", metavar="PATTERN",
               help="Only IRQ threads whose comm matches this glob (irq/11-*, eth0) or IRQ number.")
+@click.option("--task", "tasks", metavar="PATTERN", multiple=True,
+              help="Also (or, without --thread, only) analyse the threads whose pid is "
+                   "PATTERN or whose comm matches it (a glob, or a part of it): any thread, "
+                   "e.g. a real-time application's (repeatable).")
 @click.option("--granularity", type=POSITIVE_DURATION, default=None,
               help="Bin width of the PMFs and the model [default: about 1,000 bins].")
-@click.option("--buffer", type=click.IntRange(min=1), default=None, metavar="N",
-              help="Interrupts the device can hold (N_c), for the buffering check.")
+@click.option("--buffer", "buffers", type=BufferParam(), multiple=True,
+              help="Interrupts the device can hold (N_c), for the buffering check: N for "
+                   "every thread, PATTERN=N for the threads PATTERN (as --task, or an IRQ "
+                   "number) matches; repeatable, the first match wins.")
 @click.option("--min-interarrival", type=POSITIVE_DURATION, default=None,
               help="P of the buffering check [default: smallest measured IRQ inter-arrival].")
 @click.option("--period", "periods", type=POSITIVE_DURATION, multiple=True,
-              help="A candidate period (repeatable) [default: 1x..50x the mean inter-arrival].")
+              help="A candidate period (repeatable) [default: D/20 .. D].")
 @click.option("--deadline", type=POSITIVE_DURATION, default=None,
-              help="Response-time bound D of the target [default: each period].")
+              help="Response-time bound D: the target is P{response <= D}, and the "
+                   "recommendation is the least bandwidth that meets it [default: the "
+                   "thread's mean inter-arrival time, at least 1ms].")
 @click.option("--target-prob", type=click.FloatRange(0, 1, min_open=True, max_open=True),
               default=0.99, show_default=True, help="Required P{response <= D}.")
 @click.option("--max-bandwidth", type=click.FloatRange(0, 1, min_open=True), default=0.9,
@@ -76,28 +147,34 @@ def _progress():
 @click.option("--json", "as_json", is_flag=True, help="Print everything as JSON.")
 @click.option("--profile-out", type=click.Path(dir_okay=False, writable=True), default=None,
               help="Write a profile with every recommended reservation to this file.")
-def analyze_cmd(trace, pattern, granularity, buffer, min_interarrival, periods, deadline,
-                target_prob, max_bandwidth, model, plot_dir, as_json, profile_out):
+def analyze_cmd(trace, pattern, tasks, granularity, buffers, min_interarrival, periods,
+                deadline, target_prob, max_bandwidth, model, plot_dir, as_json, profile_out):
     from ..trace.reader import read_trace
 
+    _check_output(profile_out, "'--profile-out'")
+    _check_output(plot_dir, "'--plot'", directory=True)
     # the native reader releases the GIL: load numpy and the model meanwhile
     loader = threading.Thread(target=_load_analysis, daemon=True)
     loader.start()
     with cli_errors():
-        progress = _progress()
+        progress = _progress(trace)
         try:
             tr = read_trace(trace, progress=progress)
         finally:
             loader.join()
-        if progress is not None:
-            sys.stderr.write("\r\033[K")
+            if progress is not None:
+                progress.done()
         from ..measure.report import Options, analyze
 
-        opts = Options(pattern=pattern, granularity_ns=granularity, buffer=buffer,
+        opts = Options(pattern=pattern, tasks=tuple(tasks), granularity_ns=granularity,
+                       buffers=tuple(buffers),
                        min_interarrival_ns=min_interarrival,
                        periods_ns=list(periods) or None, deadline_ns=deadline,
                        target_prob=target_prob, max_bandwidth=max_bandwidth, model=model)
         report = analyze(tr, opts)
+        for t in report.threads:
+            for w in t.warnings:
+                click.echo(f"warning: {w}", err=True)
         plots = []
         if plot_dir is not None:
             from ..plots import plot_thread
@@ -105,7 +182,8 @@ def analyze_cmd(trace, pattern, granularity, buffer, min_interarrival, periods, 
             for t in report.threads:
                 th = t.act.thread
                 plots += plot_thread(plot_dir, th.comm, th.pid, t.interarrival_pmf, t.exec_pmf,
-                                     subtitle=f"IRQ {th.irq}, {t.act.count} activations")
+                                     subtitle=(f"IRQ {th.irq}, " if th.is_irq else "")
+                                     + f"{t.act.count} activations")
         if profile_out is not None:
             text = report.profile()
             try:

@@ -114,14 +114,19 @@ class Gaps:
 
 @dataclass
 class IrqThread:
-    """An IRQ thread found in a trace."""
+    """A thread found in a trace: an IRQ thread, or (``irq`` None) any other task, such
+    as a real-time application thread, analysed the same way."""
 
     pid: int
     comm: str
-    irq: int
-    action: str         # the (possibly truncated) action part of comm
+    irq: int | None     # None: not an IRQ thread
+    action: str         # the (possibly truncated) action part of comm ("" for a task)
     secondary: bool     # irq/N-s-action
     names: list[str]    # the full handler names of IRQ N that match the action
+
+    @property
+    def is_irq(self) -> bool:
+        return self.irq is not None
 
 
 @dataclass
@@ -204,8 +209,68 @@ def _matches(pattern: str, comm: str, irq: int) -> bool:
     return fnmatch.fnmatchcase(comm, pattern) or fnmatch.fnmatchcase(comm, f"*{pattern}*")
 
 
+def task_matches(pattern: str, comm: str, pid: int) -> bool:
+    """``--task`` matching: a pid (digits), else an fnmatch glob on comm (``rtapp*``),
+    else a substring of comm."""
+    if pattern.isdigit():
+        return int(pattern) == pid
+    return fnmatch.fnmatchcase(comm, pattern) or pattern in comm
+
+
+def find_tasks(trace: Trace, pattern: str) -> list[IrqThread]:
+    """Every task of ``trace`` (pid > 0) whose pid or comm matches ``pattern``
+    (:func:`task_matches`); an IRQ thread among them comes with its IRQ."""
+    irq_threads = {t.pid: t for t in find_irq_threads(trace)}
+    last: dict[int, str] = {}
+    for pid, comm in trace.comms:
+        if pid > 0:
+            last[pid] = comm
+    out = []
+    for pid in sorted(last):
+        if any(task_matches(pattern, c, pid) for c in trace.names_of(pid)):
+            out.append(irq_threads.get(pid) or IrqThread(pid, last[pid], None, "", False, []))
+    return out
+
+
+def select_threads(trace: Trace, pattern: str | None = None,
+                   tasks: list[str] | tuple[str, ...] = ()) -> list[IrqThread]:
+    """The threads to analyse: the IRQ threads (matching ``pattern``) when no ``tasks``
+    are given or a ``pattern`` is; plus every task matching one of ``tasks``.
+
+    Raises
+    ------
+    TraceError
+        When nothing matches, or a task pattern matches no task of the trace.
+    """
+    chosen: dict[int, IrqThread] = {}
+    if pattern is not None or not tasks:
+        for th in find_irq_threads(trace, pattern):
+            chosen[th.pid] = th
+        if not chosen and not tasks:
+            seen = sorted({comm for _, (_, comm) in trace.irq_threads().items()})
+            if pattern is not None and seen:
+                raise TraceError(f"{trace.path}: no IRQ thread matches {pattern!r}; the "
+                                 f"trace has {', '.join(seen)}")
+            raise TraceError(
+                f"{trace.path}: no IRQ thread (irq/<N>-<action>) appears in sched_switch "
+                "or sched_waking events; on a PREEMPT_RT kernel (or with threadirqs) "
+                "record while the device is busy, or pick any thread with --task")
+    for pat in tasks:
+        found = find_tasks(trace, pat)
+        if not found:
+            raise TraceError(f"{trace.path}: no task matches {pat!r} (a pid, a glob on "
+                             "comm or a part of it) in its sched_switch or wake-up events")
+        for th in found:
+            chosen.setdefault(th.pid, th)
+    return [chosen[pid] for pid in sorted(chosen)]
+
+
 def _hard_requests(trace: Trace, thread: IrqThread) -> tuple[np.ndarray, np.ndarray]:
-    """Entry and exit (or entry) timestamps of the thread's hard IRQ requests, sorted."""
+    """Entry and exit (or entry) timestamps of the thread's hard IRQ requests, sorted
+    (none for a thread that is not an IRQ thread)."""
+    if thread.irq is None:
+        empty = np.empty(0, dtype=np.int64)
+        return empty, empty
     entry = trace.table("irq_handler_entry")
     exit_ = trace.table("irq_handler_exit")
     name_idx = [i for i, (irq, name) in enumerate(trace.irq_names)
@@ -385,24 +450,17 @@ def thread_activations(trace: Trace, thread: IrqThread, *, gaps: Gaps | None = N
     )
 
 
-def activations(trace: Trace, pattern: str | None = None) -> list[ThreadActivations]:
-    """The activations of every IRQ thread of ``trace`` (matching ``pattern``).
+def activations(trace: Trace, pattern: str | None = None,
+                tasks: list[str] | tuple[str, ...] = ()) -> list[ThreadActivations]:
+    """The activations of the threads :func:`select_threads` picks: every IRQ thread of
+    ``trace`` (matching ``pattern``), and the tasks matching ``tasks``.
 
     Raises
     ------
     TraceError
-        When no IRQ thread (or none matching ``pattern``) appears in the trace.
+        When no thread (or none matching a pattern) appears in the trace.
     """
-    threads = find_irq_threads(trace, pattern)
-    if not threads:
-        seen = sorted({comm for _, (_, comm) in trace.irq_threads().items()})
-        if pattern is not None and seen:
-            raise TraceError(f"{trace.path}: no IRQ thread matches {pattern!r}; the trace "
-                             f"has {', '.join(seen)}")
-        raise TraceError(
-            f"{trace.path}: no IRQ thread (irq/<N>-<action>) appears in sched_switch or "
-            "sched_waking events; on a PREEMPT_RT kernel (or with threadirqs) record while "
-            "the device is busy")
+    threads = select_threads(trace, pattern, tasks)
     gaps = Gaps.from_trace(trace)
     sw = trace.table("sched_switch")
     wk = trace.wakeups()

@@ -13,7 +13,13 @@ import numpy as np
 
 from ..errors import ModelError
 from ..model import buffering
-from ..model.recommend import Recommendation, recommend
+from ..model.recommend import (
+    MIN_DEFAULT_BOUND_NS,
+    Recommendation,
+    default_response_bound,
+    min_samples,
+    recommend,
+)
 from ..pmf import Pmf, nice_granularity
 from ..trace.reader import Trace
 from ..units import format_duration
@@ -24,17 +30,25 @@ from .activations import (
     activations,
     joined_arrivals,
     line_requests,
+    task_matches,
 )
 from .stats import Summary, ThreadStats, thread_stats
 
 
 @dataclass
 class Options:
-    """What the user asked of the analysis (integer ns for every time)."""
+    """What the user asked of the analysis (integer ns for every time).
+
+    ``buffers`` holds (pattern, N_c) pairs: the first whose pattern matches a thread
+    (:func:`~.activations.task_matches` on its comm or pid, or its IRQ number) gives that
+    thread's N_c; a pattern of None matches every thread. ``deadline_ns`` None takes
+    :func:`~irqres.model.recommend.default_response_bound` per thread.
+    """
 
     pattern: str | None = None
+    tasks: tuple[str, ...] = ()
     granularity_ns: int | None = None
-    buffer: int | None = None
+    buffers: tuple[tuple[str | None, int], ...] = ()
     min_interarrival_ns: int | None = None
     periods_ns: list[int] | None = None
     deadline_ns: int | None = None
@@ -56,10 +70,16 @@ class ThreadReport:
     p_source: str
     recommendation: Recommendation | None
     problem: str | None               # why there is no recommendation
+    deadline_ns: int | None = None    # the response bound D the rows were searched for
+    deadline_source: str = ""         # "given", or how the default was chosen
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def target_name(self) -> str:
         th = self.act.thread
+        if not th.is_irq:
+            name = re.sub(r"[^A-Za-z0-9_.-]+", "_", th.comm).strip("_-.")
+            return (name or f"task{th.pid}")[:63].rstrip("_-.")
         # the full handler name when it is known (comm cuts the action at 15 characters)
         action = th.names[0] if len(th.names) == 1 else th.action
         return re.sub(r"[^A-Za-z0-9_.-]+", "_", f"irq{th.irq}-{action}")[:63].rstrip("_-.")
@@ -67,6 +87,10 @@ class ThreadReport:
     @property
     def selector_yaml(self) -> str:
         th = self.act.thread
+        if not th.is_irq:
+            # comm is stable across restarts, a pid is not; glob characters match literally
+            glob = re.sub(r"([*?\[])", r"[\1]", th.comm)
+            return f"task:\n  comm: {json.dumps(glob)}"
         lines = [f"irq: [{th.irq}]"]
         if len(th.names) == 1:
             lines.append(f"action: {json.dumps(th.names[0])}")
@@ -87,17 +111,18 @@ class Report:
 
     def profile(self) -> str:
         """One profile holding every thread that got a recommendation."""
-        head, targets = [], []
+        targets = []
         for tr in self.threads:
             if tr.recommendation is None or tr.recommendation.best is None:
                 continue
             text = tr.recommendation.profile_snippet(tr.target_name, tr.selector_yaml)
-            body = text.split("targets:\n", 1)
-            head += [ln for ln in body[0].splitlines() if ln.startswith("#")]
-            targets.append(body[1])
+            head, body = text.split("targets:\n", 1)
+            # each target's comment right above it
+            notes = [f"  {ln}" for ln in head.splitlines() if ln.startswith("#")]
+            targets.append("\n".join(notes) + "\n" + body)
         if not targets:
-            raise ModelError("no IRQ thread got a recommendation; nothing to write")
-        return "\n".join([*head, "version: 1", "targets:"]) + "\n" + "".join(targets)
+            raise ModelError("no thread got a recommendation; nothing to write")
+        return "version: 1\ntargets:\n" + "".join(targets)
 
     def to_dict(self) -> dict:
         t = self.trace
@@ -132,7 +157,8 @@ class Report:
         for ln in self.lines:
             s = Summary.of(ln.interarrival_ns)
             gap = ("" if s.count == 0 else
-                   f", inter-arrival mean {s.mean_ns / 1000:.1f} µs, min {s.min_ns / 1000:.1f} µs")
+                   f", inter-arrival mean {format_duration(round(s.mean_ns))}, "
+                   f"min {format_duration(s.min_ns)}")
             out.append(f"  IRQ {ln.irq} ({', '.join(ln.names)}): {len(ln.ts_ns)} requests, "
                        f"{ln.rate_hz:.1f}/s{gap}")
         return "\n".join(out) + "\n"
@@ -200,6 +226,9 @@ def _thread_dict(tr: ThreadReport) -> dict:
         "buffering": _buffering_bounds(rec),
         "recommendation": None if rec is None else rec.to_dict(),
         "problem": tr.problem,
+        "warnings": tr.warnings,
+        "deadline_ns": tr.deadline_ns,
+        "deadline_source": tr.deadline_source if tr.deadline_ns is not None else None,
         "profile": (rec.profile_snippet(tr.target_name, tr.selector_yaml)
                     if rec is not None and rec.best is not None else None),
     }
@@ -224,8 +253,12 @@ def _pct(p: float | None) -> str:
 
 def _thread_text(tr: ThreadReport) -> list[str]:
     th = tr.act.thread
-    names = ", ".join(th.names) if th.names else "no hard IRQ seen"
-    out = [f"== {th.comm} (pid {th.pid}, IRQ {th.irq}: {names}) ==", tr.stats.table()]
+    if th.is_irq:
+        names = ", ".join(th.names) if th.names else "no hard IRQ seen"
+        out = [f"== {th.comm} (pid {th.pid}, IRQ {th.irq}: {names}) =="]
+    else:
+        out = [f"== {th.comm} (pid {th.pid}, task) =="]
+    out.append(tr.stats.table())
     if tr.served:
         out += ["processes served (IRQ time split evenly among those an activation woke):",
                 format_served(tr.served)]
@@ -234,26 +267,21 @@ def _thread_text(tr: ThreadReport) -> list[str]:
         out.append(f"not credited (other interrupts' work while it ran): {', '.join(skipped)}")
     rec = tr.recommendation
     if rec is None:
-        out.append(f"no recommendation: {tr.problem}")
+        out.append(f"warning: no reservation recommended: {tr.problem}")
         return out
     if rec.buffer is not None:
         out.append(f"buffering check: N_c = {rec.buffer}, P = "
                    f"{format_duration(rec.min_interarrival_ns)} ({tr.p_source})")
-    first = rec.rows[0]
-    dl = ("the period" if first.deadline_ns == first.period_ns
-          else format_duration(first.deadline_ns))
-    out.append(f"recommendation: P{{response <= D}} >= {rec.target_prob}, D = {dl}, "
-               f"Q/T <= {rec.max_bandwidth:.0%}, Δ = {format_duration(rec.granularity_ns)}")
+    out.append(f"recommendation: P{{response <= D}} >= {rec.target_prob}, D = "
+               f"{format_duration(tr.deadline_ns)} ({tr.deadline_source}), "
+               f"Q/T <= {rec.max_bandwidth:.0%}, Δ = {format_duration(rec.granularity_ns)}; "
+               "* the least bandwidth that meets it")
     out.append(f"{'period':>10}{'runtime':>11}{'Q/T':>8}{'model':>12}{'P model':>10}{'±bound':>9}"
                f"{'Monte Carlo [95% CI]':>30}{'replay':>10}  buffering")
     for r in rec.rows:
         if not r.feasible:
             out.append(f"{format_duration(r.period_ns):>10}{'-':>11}{'-':>8}{r.model:>12}"
                        f"  infeasible: {r.reason}")
-            if rec.buffer is not None:
-                need = _buffer_min_runtime(rec, r.period_ns)
-                out.append(f"{'':>10}  buffering alone needs runtime >= "
-                           f"{format_duration(need)}")
             continue
         mc = "-" if r.mc_prob is None else (
             f"{_pct(r.mc_prob)} [{_pct(r.mc_low)}, {_pct(r.mc_high)}]")
@@ -267,8 +295,8 @@ def _thread_text(tr: ThreadReport) -> list[str]:
                    f"{100 * r.bandwidth:>7.1f}%{r.model:>12}{_pct(r.solver_prob):>10}"
                    f"{r.error_bound:>9.1e}{mc:>30}{_pct(r.replay_prob):>10}  {buf}{mark}")
     if rec.best is None:
-        out.append("no candidate period meets the target; try --period, a lower "
-                   "--target-prob or a larger --max-bandwidth")
+        out.append("warning: no candidate period meets the target; try a longer --deadline, "
+                   "--period, a lower --target-prob or a larger --max-bandwidth")
     else:
         out += ["profile (* above):",
                 rec.profile_snippet(tr.target_name, tr.selector_yaml).rstrip()]
@@ -282,19 +310,41 @@ def _pmf(samples: np.ndarray, granularity_ns: int | None, rounding: str) -> Pmf 
     return Pmf.from_samples(samples, g, rounding=rounding)
 
 
+def buffer_for(thread, buffers) -> int | None:
+    """N_c for ``thread`` from (pattern, N) pairs: the first matching pattern's, a pattern
+    of None matching every thread; None when no pair applies."""
+    for pattern, n in buffers:
+        if pattern is None or task_matches(pattern, thread.comm, thread.pid) or (
+                thread.is_irq and pattern.isdigit() and int(pattern) == thread.irq):
+            return n
+    return None
+
+
+def _check_buffer_patterns(buffers, threads) -> None:
+    for pattern, _ in buffers:
+        if pattern is not None and not any(buffer_for(t, [(pattern, 1)]) for t in threads):
+            names = ", ".join(t.comm for t in threads)
+            raise ModelError(f"--buffer {pattern}=...: the pattern matches none of the "
+                             f"threads analysed ({names})")
+
+
 def analyze(trace: Trace, options: Options | None = None) -> Report:
-    """Analyse every IRQ thread of ``trace`` (matching ``options.pattern``).
+    """Analyse every IRQ thread of ``trace`` (matching ``options.pattern``) and every
+    task matching ``options.tasks``.
 
     Raises
     ------
     TraceError
-        No IRQ thread in the trace (or none matching the pattern).
+        No thread in the trace (or none matching a pattern).
     ModelError
-        An option the model cannot use (e.g. a non-positive period).
+        An option the model cannot use (e.g. a non-positive period, a ``--buffer``
+        pattern that matches no thread analysed).
     """
     opt = options or Options()
-    acts = activations(trace, opt.pattern)
+    acts = activations(trace, opt.pattern, opt.tasks)
+    _check_buffer_patterns(opt.buffers, [a.thread for a in acts])
     gaps = Gaps.from_trace(trace)
+    need = min_samples(opt.target_prob)
     threads = []
     for act in acts:
         st = thread_stats(act)
@@ -302,6 +352,7 @@ def analyze(trace: Trace, options: Options | None = None) -> Report:
         uncredited = uncredited_wakeups(trace, act)
         exec_pmf = _pmf(act.exec_ns, opt.granularity_ns, "up")
         inter_pmf = _pmf(act.interarrival_ns, opt.granularity_ns, "down")
+        buffer = buffer_for(act.thread, opt.buffers)
         if opt.min_interarrival_ns is not None:
             p, src = opt.min_interarrival_ns, "given"
         elif len(act.irq_interarrival_ns):
@@ -310,21 +361,30 @@ def analyze(trace: Trace, options: Options | None = None) -> Report:
             p, src = int(act.interarrival_ns.min()), "smallest measured activation inter-arrival"
         else:
             p, src = None, "not measured"
-        rec, problem = None, None
-        if act.count < 2 or len(act.interarrival_ns) == 0:
-            problem = (f"only {act.count} complete activation(s) in the trace; record "
-                       "longer while the device is busy")
-        elif opt.buffer is not None and p is not None and p <= 0:
+        rec, problem, warnings = None, None, []
+        deadline, d_src = opt.deadline_ns, "given"
+        if act.count < need or len(act.interarrival_ns) == 0:
+            problem = (f"only {act.count} complete activation(s); a target of "
+                       f"{opt.target_prob} needs at least {need} (a tail of "
+                       f"{1 - opt.target_prob:.3g} must be able to show); record longer "
+                       "while the thread is busy")
+            warnings.append(f"{act.thread.comm} (pid {act.thread.pid}): no reservation "
+                            f"recommended: {problem}")
+        elif buffer is not None and p is not None and p <= 0:
             problem = ("the smallest measured inter-arrival is 0 ns; give "
                        "--min-interarrival for the buffering check")
         else:
+            if deadline is None:
+                deadline = default_response_bound(act.interarrival_ns)
+                d_src = (f"default: the mean inter-arrival time, at least "
+                         f"{format_duration(MIN_DEFAULT_BOUND_NS)}; set --deadline")
             rec = recommend(
                 joined_arrivals(act), act.exec_ns, periods_ns=opt.periods_ns,
-                target_prob=opt.target_prob, deadline_ns=opt.deadline_ns,
-                buffer=opt.buffer, min_interarrival_ns=p if opt.buffer is not None else None,
+                target_prob=opt.target_prob, deadline_ns=deadline,
+                buffer=buffer, min_interarrival_ns=p if buffer is not None else None,
                 max_bandwidth=opt.max_bandwidth, granularity_ns=opt.granularity_ns,
                 mc_jobs=opt.mc_jobs, model=opt.model)
         threads.append(ThreadReport(act, st, served, uncredited, exec_pmf, inter_pmf, p, src,
-                                    rec, problem))
-    lines = line_requests(trace, sorted({a.thread.irq for a in acts}))
+                                    rec, problem, deadline, d_src, warnings))
+    lines = line_requests(trace, sorted({a.thread.irq for a in acts if a.thread.is_irq}))
     return Report(trace, opt, threads, gaps, lines)

@@ -56,7 +56,7 @@ class ThreadStats:
 
     comm: str
     pid: int
-    irq: int
+    irq: int | None             # None: not an IRQ thread
     activations: int
     interarrival: Summary       # of activations
     exec: Summary               # execution time per activation

@@ -33,7 +33,16 @@ def format_exact(ns: int) -> str:
     >>> format_exact(1_500_000)
     '1.5ms'
     """
+    from ..units import format_duration, parse_duration
+
     ns = int(ns)
+    # the project's one duration format, wherever it is exact
+    text = format_duration(ns)
+    try:
+        if ns >= 0 and parse_duration(text) == ns:
+            return text
+    except ValueError:
+        pass
     sign, mag = ("-", -ns) if ns < 0 else ("", ns)
     for unit, scale in (("s", 10**9), ("ms", 10**6), ("us", 10**3)):
         if mag >= scale and mag % (scale // 1000) == 0:

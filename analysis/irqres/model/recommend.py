@@ -39,9 +39,13 @@ KERNEL_MIN_RUNTIME_NS = 1024
 MIN_PERIOD_NS = 100_000
 MAX_PERIOD_NS = 1_000_000_000
 _NAME_RE = re.compile(r"^[A-Za-z0-9_.-]{1,63}$")
-_SELECTOR_KEYS = {"interface", "irq", "action", "driver", "secondary"}
-#: The demand model wants at least this many measured periods (see min_demand_periods).
-MIN_DEMAND_PERIODS = 20
+_SELECTOR_KEYS = {"interface", "irq", "action", "driver", "secondary", "task"}
+#: The fewest samples (activations, or periods of demand) any target is judged on
+#: (see min_samples).
+MIN_SAMPLES = 20
+MIN_DEMAND_PERIODS = MIN_SAMPLES
+#: The default response bound is the mean inter-arrival time, but never below this.
+MIN_DEFAULT_BOUND_NS = 1_000_000
 
 
 @dataclass(frozen=True, eq=False)
@@ -192,11 +196,34 @@ def default_periods(mean_interarrival_ns: float, count: int = 16) -> list[int]:
     if not mean_interarrival_ns > 0:
         raise ModelError("activations: the mean inter-arrival time is 0; no period fits")
     raw = np.geomspace(0.1 * mean_interarrival_ns, 50.0 * mean_interarrival_ns, count)
-    out = []
-    for x in np.clip(raw, MIN_PERIOD_NS, MAX_PERIOD_NS):
-        scale = 10 ** max(math.floor(math.log10(x)) - 1, 0)
-        out.append(int(np.rint(x / scale)) * scale)
-    return sorted(set(out))
+    return sorted({_two_digits(x) for x in np.clip(raw, MIN_PERIOD_NS, MAX_PERIOD_NS)})
+
+
+def default_response_bound(interarrival_ns: np.ndarray) -> int:
+    """The response bound D used when the engineer gives none: the mean inter-arrival
+    time of the activations (a thread that usually finishes before its next wake-up
+    keeps up with its device), in whole µs, but at least :data:`MIN_DEFAULT_BOUND_NS`."""
+    x = np.asarray(interarrival_ns, dtype=np.int64)
+    if x.size == 0 or int(x.sum()) <= 0:
+        raise ModelError("activations: no inter-arrival time measured; give a deadline")
+    return max(int(x.sum()) // x.size // 1000 * 1000, MIN_DEFAULT_BOUND_NS)
+
+
+def deadline_periods(deadline_ns: int, count: int = 12) -> list[int]:
+    """Candidate periods for a response bound D: log-spaced from D/20 to D, in
+    [100us, 1s], two significant digits. A period longer than D can meet D only with
+    Q > T - D (more than 1 - D/T of the CPU), so none is tried by default."""
+    d = int(deadline_ns)
+    if d <= 0:
+        raise ModelError(f"deadline: must be positive, got {d}")
+    raw = np.geomspace(d / 20.0, float(d), count)
+    return sorted({min(_two_digits(x), max(d, MIN_PERIOD_NS))
+                   for x in np.clip(raw, MIN_PERIOD_NS, MAX_PERIOD_NS)})
+
+
+def _two_digits(x: float) -> int:
+    scale = 10 ** max(math.floor(math.log10(x)) - 1, 0)
+    return int(np.rint(x / scale)) * scale
 
 
 def recommend(
@@ -225,7 +252,8 @@ def recommend(
     exec_ns
         Execution time of each activation, int64 ns, same length.
     periods_ns
-        Candidate periods (default: :func:`default_periods` of the mean inter-arrival).
+        Candidate periods (default: :func:`deadline_periods` of ``deadline_ns`` when it
+        is given, else :func:`default_periods` of the mean inter-arrival).
     target_prob
         Required P{response <= deadline}, in (0, 1).
     deadline_ns
@@ -272,7 +300,9 @@ def recommend(
                 "min inter-arrival: the smallest measured inter-arrival is 0 ns "
                 "(simultaneous activations); give min_interarrival_ns explicitly"
             )
-    if periods_ns is None:
+    if periods_ns is None and deadline_ns is not None and int(deadline_ns) > 0:
+        periods = deadline_periods(int(deadline_ns))
+    elif periods_ns is None:
         periods = default_periods(float(inter.mean()))
     else:
         periods = [int(t) for t in as_ns_array(periods_ns, "periods")]
@@ -310,10 +340,16 @@ def recommend(
     )
 
 
+def min_samples(target_prob: float) -> int:
+    """The fewest samples a target can be judged on: at least 20, and at least
+    1/(1 - target), so that the 1 - target tail can show at all (100 for 0.99, 1,000
+    for 0.999). Activations for a thread, periods of demand for the demand model."""
+    return max(MIN_SAMPLES, math.ceil(1.0 / (1.0 - target_prob) - 1e-9))
+
+
 def min_demand_periods(target_prob: float) -> int:
-    """The fewest periods the demand model accepts for a target: at least 20,
-    and at least 1/(1 - target), so that the 1 - target tail of the demand can be seen."""
-    return max(MIN_DEMAND_PERIODS, math.ceil(1.0 / (1.0 - target_prob) - 1e-9))
+    """The fewest periods the demand model accepts for a target (:func:`min_samples`)."""
+    return min_samples(target_prob)
 
 
 def _model_for(kind, act_model, arr, exe, inter, t, target) -> tuple[CbsModel | str, str]:
