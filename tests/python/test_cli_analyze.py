@@ -60,12 +60,39 @@ def test_json_is_complete_and_consistent(tmp_path):
     assert abs(sum(pmf["probs"]) - 1) < 1e-9
     assert all(v % 10_000 == 0 for v in pmf["values_ns"])
     assert th["served"][0]["comm"] == "fake-consumer"
+    # no hard IRQ in this trace: no statistics, not a min and max of 0
+    assert th["stats"]["irq_interarrival"] == {"count": 0, "mean_ns": None, "std_ns": None,
+                                               "min_ns": None, "max_ns": None}
+    assert th["deadline_ns"] is not None and th["warnings"] == []
     rows = th["recommendation"]["rows"]
     assert [row["period_ns"] for row in rows] == [1_500_000]
     best = th["recommendation"]["best"]
     assert best is not None and 0 < best["runtime_ns"] <= 1_500_000
     prof = yaml.safe_load(th["profile"])
     assert prof["version"] == 1 and prof["targets"][0]["irq"] == [99]
+
+
+def test_infeasible_rows_carry_no_buffering_noise():
+    r = run("analyze", FAKE, "--period", "1.5ms", "--period", "100ms", "--deadline", "2ms",
+            "--buffer", "8")
+    assert r.exit_code == 0, r.output
+    assert "infeasible" in r.output
+    assert "buffering alone needs" not in r.output
+
+
+def test_progress_only_after_two_seconds_on_a_terminal(monkeypatch, capsys):
+    from irqres.cli import analyze as cli
+
+    clock = [100.0]
+    monkeypatch.setattr(cli.time, "monotonic", lambda: clock[0])
+    p = cli._Progress("t.dat")
+    p(1 << 20)
+    assert capsys.readouterr().err == ""          # a quick read stays silent
+    clock[0] += 2.5
+    p(2 << 20)
+    p.done()
+    err = capsys.readouterr().err
+    assert "reading t.dat: 2M records, 2 s" in err and err.endswith("\r\033[K")
 
 
 def test_buffering_bounds_and_no_progress_without_a_terminal():

@@ -121,6 +121,13 @@ def test_any_thread_by_comm_glob_or_pid(pattern):
 def test_irq_threads_and_tasks_together():
     rep = analyze(rt_app_trace(), Options(mc_jobs=0, pattern="eth0", tasks=("ctrl-loop",)))
     assert [t.act.thread.comm for t in rep.threads] == ["irq/11-eth0", "ctrl-loop"]
-    prof = yaml.safe_load(rep.profile())
+    text = rep.profile()
+    prof = yaml.safe_load(text)
     assert [t["name"] for t in prof["targets"]] == ["irq11-eth0", "ctrl-loop"]
+    # each target's comment right above it, not all of them at the top
+    lines = text.splitlines()
+    assert lines[:2] == ["version: 1", "targets:"]
+    for i, ln in enumerate(lines):
+        if ln.startswith("  - name:"):
+            assert lines[i - 1].startswith("  # P{response <= "), lines[i - 1]
     assert prof["targets"][0]["irq"] == [11]

@@ -26,10 +26,13 @@ def test_summary_of_known_samples():
     assert (s.count, s.min_ns, s.max_ns) == (4, 1_000, 6_000)
     assert s.mean_ns == 3_000.0
     assert math.isclose(s.std_ns, math.sqrt((4 + 1 + 0 + 9) / 4) * 1_000)
-    assert s.row_us() == ["4", "3.0", "1.9", "1.0", "6.0"]
+    # one duration format in the table, as everywhere else
+    assert s.row() == ["4", "3us", "1.871us", "1us", "6us"]
     empty = Summary.of(np.empty(0, dtype=np.int64))
-    assert empty.count == 0 and empty.row_us() == ["0", "-", "-", "-", "-"]
-    assert empty.to_dict()["mean_ns"] is None
+    assert empty.count == 0 and empty.row() == ["0", "-", "-", "-", "-"]
+    # no samples: no statistic at all, never a count of 0 with a min of 0
+    assert empty.to_dict() == {"count": 0, "mean_ns": None, "std_ns": None,
+                               "min_ns": None, "max_ns": None}
 
 
 @settings(max_examples=50, deadline=None)
@@ -54,7 +57,7 @@ def test_thread_table_of_a_periodic_thread():
     assert math.isclose(st_.irq_rate_hz, 100 * 1e9 / span)
     assert math.isclose(st_.bandwidth, 100 * 150_000 / span)
     text = st_.table()
-    assert "2000.0" in text and "150.0" in text and "CPU bandwidth 7.5" in text
+    assert "2ms" in text and "150us" in text and "CPU bandwidth 7.5" in text
     d = st_.to_dict()
     assert d["exec"]["mean_ns"] == 150_000 and d["irq_requests"] == 100
 

@@ -33,6 +33,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from ..trace.reader import FLAG_HARDIRQ, FLAG_NMI, FLAG_SOFTIRQ, Trace
+from ..units import format_duration
 from .activations import ThreadActivations
 
 
@@ -127,10 +128,10 @@ def served_processes(trace: Trace, act: ThreadActivations) -> list[Served]:
 
 def format_served(served: list[Served], limit: int = 10) -> str:
     """A short table of the processes served."""
-    lines = [f"{'process':28}{'pid':>8}{'wakeups':>9}{'activ.':>8}{'IRQ time µs':>13}{'share':>8}"]
+    lines = [f"{'process':28}{'pid':>8}{'wakeups':>9}{'activ.':>8}{'IRQ time':>13}{'share':>8}"]
     for s in served[:limit]:
         lines.append(f"{s.comm[:27]:28}{s.pid:>8}{s.wakeups:>9}{s.activations:>8}"
-                     f"{s.irq_time_ns / 1000:>13.1f}{100 * s.share:>7.1f}%")
+                     f"{format_duration(s.irq_time_ns):>13}{100 * s.share:>7.1f}%")
     if len(served) > limit:
         lines.append(f"... and {len(served) - limit} more")
     return "\n".join(lines)

@@ -1,5 +1,6 @@
 """Per-thread statistics tables, like the reference work's: count, mean, standard
-deviation, minimum and maximum of the inter-arrival and execution times (shown in µs),
+deviation, minimum and maximum of the inter-arrival and execution times (shown as
+durations with units),
 the IRQ rate and the CPU bandwidth of the thread.
 
 Inputs and the stored numbers are integer nanoseconds; mean and standard deviation are
@@ -13,6 +14,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from ..units import format_duration
 from .activations import ThreadActivations
 
 
@@ -37,16 +39,18 @@ class Summary:
         std = float(np.sqrt(np.mean(dev * dev)))
         return cls(int(x.size), mean, std, int(x.min()), int(x.max()))
 
-    def row_us(self) -> list[str]:
+    def row(self) -> list[str]:
+        """count, then mean, std, min and max as durations ("-" without samples)."""
         if self.count == 0:
             return ["0", "-", "-", "-", "-"]
-        return [str(self.count)] + [f"{v / 1000:.1f}" for v in
+        return [str(self.count)] + [format_duration(round(v)) for v in
                                     (self.mean_ns, self.std_ns, self.min_ns, self.max_ns)]
 
     def to_dict(self) -> dict:
+        """Without samples every statistic is None (never a min or max of 0)."""
         d = asdict(self)
         if self.count == 0:
-            d["mean_ns"] = d["std_ns"] = None
+            d["mean_ns"] = d["std_ns"] = d["min_ns"] = d["max_ns"] = None
         return d
 
 
@@ -81,12 +85,12 @@ class ThreadStats:
     def table(self) -> str:
         """The reference-style table as text."""
         head = f"{'':24}{'count':>9}{'mean':>11}{'std':>11}{'min':>11}{'max':>11}"
-        lines = [head + "   (µs)"]
+        lines = [head]
         for label, s in (("inter-arrival (activ.)", self.interarrival),
                          ("inter-arrival (IRQ)", self.irq_interarrival),
                          ("execution time", self.exec),
                          ("response time", self.response)):
-            r = s.row_us()
+            r = s.row()
             lines.append(f"{label:24}{r[0]:>9}{r[1]:>11}{r[2]:>11}{r[3]:>11}{r[4]:>11}")
         lines.append(
             f"IRQ rate {self.irq_rate_hz:.1f}/s ({self.irq_requests} requests, "
