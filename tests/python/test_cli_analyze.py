@@ -268,6 +268,40 @@ def test_plot_bars_merge_fine_pmfs_without_losing_mass():
     assert starts[0] <= pmf.min_ns < starts[0] + width
 
 
+def test_plot_statistics_are_the_tables_and_the_response_panel_predicts_the_best_row():
+    import matplotlib.pyplot as plt
+    from irqres.measure.report import Options, analyze
+    from irqres.plots import stats_label, thread_figure
+
+    rep = analyze(read_trace(FAKE), Options(mc_jobs=0))
+    (tr,) = rep.threads
+    fig = thread_figure(tr)
+    try:
+        axes = fig.axes
+        text = rep.text()
+        for ax, s in ((axes[0], tr.stats.interarrival), (axes[1], tr.stats.exec)):
+            (label,) = [t.get_text() for t in ax.get_legend().get_texts()]
+            # the raw samples' mean, as in the table, not the binned PMF's
+            assert label == stats_label(s)
+            assert f"mean {s.row()[1]} (std {s.row()[2]})" == label
+            assert s.row()[1] in text
+        pmf_mean = tr.interarrival_pmf.mean_ns()
+        assert round(pmf_mean) != round(tr.stats.interarrival.mean_ns)
+        assert axes[2].get_yscale() == "log"                  # the tails
+        best = tr.recommendation.best
+        resp = axes[3]
+        labels = [t.get_text() for t in resp.get_legend().get_texts()]
+        assert f"predicted, model ({best.model})" in labels and "measured (as traced)" in labels
+        assert f"T = {best.period_ns / 1e6:g}ms" in resp.get_title()
+        # the predicted curve meets the target at D, as the row says
+        (line,) = [ln for ln in resp.get_lines() if ln.get_label().startswith("predicted")]
+        x, y = line.get_data()
+        at_d = y[np.searchsorted(x, tr.deadline_ns / 1000.0, side="right") - 1]
+        assert at_d <= best.solver_prob + 1e-9
+    finally:
+        plt.close(fig)
+
+
 def test_lost_events_are_listed_per_cpu():
     r = run("analyze", str(DATA / "host-overrun.dat"), "--period", "2ms")
     assert r.exit_code == 0, r.output

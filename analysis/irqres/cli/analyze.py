@@ -180,10 +180,7 @@ def analyze_cmd(trace, pattern, tasks, granularity, buffers, min_interarrival, p
             from ..plots import plot_thread
 
             for t in report.threads:
-                th = t.act.thread
-                plots += plot_thread(plot_dir, th.comm, th.pid, t.interarrival_pmf, t.exec_pmf,
-                                     subtitle=(f"IRQ {th.irq}, " if th.is_irq else "")
-                                     + f"{t.act.count} activations")
+                plots += plot_thread(plot_dir, t)
         if profile_out is not None:
             text = report.profile()
             try:

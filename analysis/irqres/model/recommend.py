@@ -340,6 +340,34 @@ def recommend(
     )
 
 
+def row_model(arrival_ns: np.ndarray, exec_ns: np.ndarray, row: Candidate) -> CbsModel:
+    """The chain a feasible row was solved with, rebuilt from the same activations."""
+    if row.granularity_ns is None:
+        raise ModelError(f"period {format_exact(row.period_ns)}: the row has no model")
+    arr, exe = check_activations(arrival_ns, exec_ns)
+    g = int(row.granularity_ns)
+    if row.model == "demand":
+        return DemandModel.from_activations(arr, exe, row.period_ns, g)
+    return CbsModel(Pmf.from_samples(exe, g, rounding="up"),
+                    Pmf.from_samples(np.diff(arr), g, rounding="down"))
+
+
+def predicted_response_cdf(arrival_ns: np.ndarray, exec_ns: np.ndarray, row: Candidate,
+                           x_ns: np.ndarray) -> np.ndarray:
+    """P{response <= x} for each x under the row's reservation, as the model predicts it
+    (the budget surely supplied within x, as :meth:`CbsResult.prob_within`)."""
+    if not row.feasible:
+        raise ModelError(f"period {format_exact(row.period_ns)}: no budget was found")
+    model = row_model(arrival_ns, exec_ns, row)
+    res = model.solve(row.runtime_ns, row.period_ns, max_delta=1)
+    g = model.granularity_ns
+    units = [supply_units(max(int(x), 0), row.runtime_ns, row.period_ns, g) for x in x_ns]
+    out = res.prob_v_le(np.asarray(units, dtype=np.int64))
+    if out is None:
+        raise ModelError(f"period {format_exact(row.period_ns)}: the chain is unstable")
+    return np.asarray(out, dtype=np.float64)
+
+
 def min_samples(target_prob: float) -> int:
     """The fewest samples a target can be judged on: at least 20, and at least
     1/(1 - target), so that the 1 - target tail can show at all (100 for 0.99, 1,000
