@@ -21,5 +21,10 @@ class TraceError(IrqresError, ValueError):
     """A trace file cannot be used; the message names the file and the cause."""
 
 
+class SelectionError(TraceError):
+    """A trace read with a selection lacks the rows of a thread the analysis picked
+    (the reader's and the analysis' matching disagree); read it again without one."""
+
+
 class ModelError(IrqresError, ValueError):
     """The analysis model (PMFs, buffering, CBS solver, replay) got inputs it cannot use."""

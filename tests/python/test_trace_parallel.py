@@ -155,3 +155,35 @@ def test_parallel_is_identical_on_the_bench_trace():
     par = _tracereader.read(str(BENCH), threads=2)
     assert par["units"] > 1
     assert flat(par) == flat(seq)
+
+
+def selected_tables(raw: dict) -> dict:
+    """The tables of a read with a selection as read_trace keeps them, as bytes, and the
+    selected pids and IRQs as sets (the workers report them in their own order)."""
+    import numpy as np
+    from irqres.trace.reader import _COLUMNS, _first_selected, _keep_selected
+
+    events = {name: {c: np.frombuffer(cols[c], dtype=dt) for c, dt in _COLUMNS[name].items()}
+              for name, cols in raw["events"].items()}
+    pids, since = _first_selected(np.frombuffer(raw["selected_pids"], dtype=np.int32),
+                                  np.frombuffer(raw["selected_ts"], dtype=np.int64))
+    irqs = np.unique(np.frombuffer(raw["selected_irqs"], dtype=np.int32))
+    _keep_selected(events, pids, since, irqs)
+    out = {f"{n}.{c}": v.tobytes() for n, t in events.items() for c, v in t.items()}
+    out["pids"], out["since"] = pids.tolist(), since.tolist()
+    out["irqs"] = set(irqs.tolist())
+    out["seen"] = raw["seen"]
+    return out
+
+
+@pytest.mark.parametrize(("name", "select"), [
+    ("host-fakeirq", (True, None, [])),
+    ("host-fakeirq", (False, None, ["fake-*"])),   # python3 that renamed itself fake-*
+    ("vm-e1000-udp", (True, None, [])),
+    ("vm-e1000-udp", (True, "eth0", [])),
+    ("vm-e1000-udp", (False, None, ["rcuc/*", "ktimers/0", "296"])),
+])
+def test_selection_is_the_same_with_threads(v6, name, select):
+    seq = _tracereader.read(str(v6[name]), threads=1, select=select)
+    par = _tracereader.read(str(v6[name]), threads=3, parallel_min_bytes=0, select=select)
+    assert selected_tables(par) == selected_tables(seq)

@@ -164,3 +164,61 @@ def test_progress_is_reported_and_an_exception_in_it_stops_the_reading():
         _tracereader.read(str(FAKE), progress=3)
     with pytest.raises(ValueError, match="at least 1"):
         _tracereader.read(str(FAKE), progress=print, progress_every=0)
+
+
+@pytest.mark.parametrize(("name", "pattern", "tasks"), [
+    ("vm-e1000-udp.dat", None, ()),
+    ("vm-e1000-udp.dat", "irq/11-*", ()),
+    ("vm-e1000-udp.dat", "eth0", ("python3",)),
+    ("vm-e1000-udp.dat", None, ("rcuc/*", "ktimers/0")),
+])
+def test_a_selection_keeps_exactly_what_the_analysis_of_those_threads_uses(name, pattern,
+                                                                           tasks):
+    from irqres.measure.report import Options, analyze
+    from irqres.trace import Selection
+
+    full = read_trace(DATA / name)
+    part = read_trace(DATA / name, select=Selection.of(pattern, tasks))
+    assert full.selected_pids is None and part.selected_pids
+    assert part.nrecords == full.nrecords and part.comms == full.comms
+    assert part.seen == {e: len(t["ts"]) for e, t in full.events.items()}
+    assert part.nevents < full.nevents
+    opts = Options(pattern=pattern, tasks=tasks, mc_jobs=0)
+    a, b = analyze(full, opts), analyze(part, opts)
+    assert len(a.threads) == len(b.threads) > 0
+    for x, y in zip(a.threads, b.threads, strict=True):
+        assert x.act.thread == y.act.thread
+        for col in ("start_ns", "end_ns", "exec_ns", "irqs", "irq_ts_ns"):
+            assert np.array_equal(getattr(x.act, col), getattr(y.act, col)), col
+        assert x.served == y.served and x.uncredited == y.uncredited
+        assert x.stats.to_dict() == y.stats.to_dict()
+        xr, yr = x.recommendation, y.recommendation
+        assert (xr is None) == (yr is None)
+        if xr is not None:
+            assert [r.to_dict() for r in xr.rows] == [r.to_dict() for r in yr.rows]
+    assert [(ln.irq, ln.ts_ns.tolist()) for ln in a.lines] == [
+        (ln.irq, ln.ts_ns.tolist()) for ln in b.lines]
+
+
+def test_a_thread_that_renamed_itself_is_analysed_from_its_selected_name_on():
+    # fake_irq.py's processes start as python3 and name themselves fake-*: a read that
+    # selects fake-* keeps their rows from the rename on; the activations are the same
+    from irqres.measure.report import Options, analyze
+    from irqres.trace import Selection
+
+    tasks = ("fake-consumer", "fake-device")
+    opts = Options(tasks=tasks, mc_jobs=0)
+    part = analyze(read_trace(DATA / "host-fakeirq.dat", select=Selection.of(None, tasks)),
+                   opts)
+    full = analyze(read_trace(DATA / "host-fakeirq.dat"), opts)
+    for x, y in zip(full.threads, part.threads, strict=True):
+        assert np.array_equal(x.act.start_ns, y.act.start_ns)
+        assert np.array_equal(x.act.exec_ns, y.act.exec_ns)
+        assert y.act.busy_ns <= x.act.busy_ns
+
+
+def test_missing_events_are_reported_from_the_whole_file_with_a_selection():
+    from irqres.trace import Selection
+
+    with pytest.raises(TraceError, match="no sched:sched_switch"):
+        read_trace(DATA / "host-noevents.dat", select=Selection())

@@ -12,9 +12,9 @@ import time
 
 import click
 
-from ..errors import IrqresError
+from ..errors import IrqresError, SelectionError
 from ..model import MODELS
-from ..trace.reader import RECORD_COMMAND
+from ..trace.reader import RECORD_COMMAND, Selection
 from .params import POSITIVE_DURATION
 from .status import cli_errors
 
@@ -159,7 +159,8 @@ def analyze_cmd(trace, pattern, tasks, granularity, buffers, min_interarrival, p
     with cli_errors():
         progress = _progress(trace)
         try:
-            tr = read_trace(trace, progress=progress)
+            # only the rows of the threads analysed: memory follows them, not the trace
+            tr = read_trace(trace, progress=progress, select=Selection.of(pattern, tasks))
         finally:
             loader.join()
             if progress is not None:
@@ -171,7 +172,11 @@ def analyze_cmd(trace, pattern, tasks, granularity, buffers, min_interarrival, p
                        min_interarrival_ns=min_interarrival,
                        periods_ns=list(periods) or None, deadline_ns=deadline,
                        target_prob=target_prob, max_bandwidth=max_bandwidth, model=model)
-        report = analyze(tr, opts)
+        try:
+            report = analyze(tr, opts)
+        except SelectionError:
+            tr = read_trace(trace, progress=progress)
+            report = analyze(tr, opts)
         for t in report.threads:
             for w in t.warnings:
                 click.echo(f"warning: {w}", err=True)

@@ -56,8 +56,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import TraceError
-from ..trace.reader import Trace
+from ..errors import SelectionError, TraceError
+from ..trace.reader import _IRQ_COMM, Trace
 
 log = logging.getLogger(__name__)
 
@@ -262,7 +262,32 @@ def select_threads(trace: Trace, pattern: str | None = None,
                              "comm or a part of it) in its sched_switch or wake-up events")
         for th in found:
             chosen.setdefault(th.pid, th)
+    if trace.selected_pids is not None:
+        _check_selection(trace, chosen, pattern, tasks)
     return [chosen[pid] for pid in sorted(chosen)]
+
+
+def _check_selection(trace: Trace, chosen: dict[int, IrqThread], pattern: str | None,
+                     tasks) -> None:
+    """A trace read with a selection holds the rows of a chosen thread from its first
+    selected name on (the reader matches as this module does). A thread that took a
+    selected name late (exec, prctl) is analysed from then on; one that dropped it again
+    would be kept or not depending on how the read was split: read the trace whole."""
+    irq_threads = pattern is not None or not tasks
+
+    def kept(pid: int, comm: str) -> bool:
+        m = _IRQ_COMM.match(comm)
+        if irq_threads and m and (pattern is None or _matches(pattern, comm, int(m[1]))):
+            return True
+        return any(task_matches(t, comm, pid) for t in tasks)
+
+    for pid in sorted(chosen):
+        names = trace.names_of(pid)
+        verdicts = [kept(pid, c) for c in names]
+        late_drop = True in verdicts and not all(verdicts[verdicts.index(True):])
+        if pid not in trace.selected_pids or late_drop:
+            raise SelectionError(f"{trace.path}: pid {pid} ({', '.join(names)}) was not "
+                                 "read whole with the selection; read the trace whole")
 
 
 def _hard_requests(trace: Trace, thread: IrqThread) -> tuple[np.ndarray, np.ndarray]:

@@ -1,6 +1,6 @@
 """Reading traces: the native libtracecmd reader (:mod:`.reader`) and the host-safe
 recorder (:mod:`.record`)."""
 
-from .reader import RECORD_COMMAND, Trace, read_trace
+from .reader import RECORD_COMMAND, Selection, Trace, read_trace
 
-__all__ = ["RECORD_COMMAND", "Trace", "read_trace"]
+__all__ = ["RECORD_COMMAND", "Selection", "Trace", "read_trace"]

@@ -30,6 +30,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -222,6 +223,93 @@ static void names_free(struct names *n)
 	memset(n, 0, sizeof(*n));
 }
 
+/* ---- the threads kept ---------------------------------------------------------------
+ *
+ * With a selection, only the rows of the selected threads are kept, so that memory grows
+ * with their events, not with the trace: a sched_switch to or from one of them, a wake-up
+ * of one of them or by one (the waker has no comm in the event: a waker not yet known
+ * on this reader is kept too and Python drops it once the whole trace named everyone),
+ * a hard IRQ entry or exit of an IRQ number whose thread is selected (or none of whose
+ * threads was seen yet, likewise), a migration of one of them (or of a pid not yet
+ * known, likewise). A (pid, comm) pair is
+ * judged once, when it first appears, by the rules of irqres.measure.activations:
+ * IRQ threads (comm irq/<N>-...) when irq_threads is set, narrowed by thread_pat (IRQ
+ * number, or fnmatch glob on comm, or on *comm*); tasks by pid or glob or substring.
+ */
+
+enum { PID_LIMIT = 1 << 22, IRQ_LIMIT = 1 << 16 }; /* PID_MAX_LIMIT on 64-bit */
+enum { SEL_UNKNOWN = 0, SEL_NO = 1, SEL_YES = 2 };
+
+struct selection {
+	int irq_threads;        /* IRQ threads are candidates */
+	char *thread_pat;       /* NULL: every IRQ thread */
+	char *thread_star;      /* "*thread_pat*" */
+	char **tasks;
+	int ntasks;
+};
+
+/* irq/<N>-...: N, or -1 for any other comm */
+static int irq_of_comm(const char *comm)
+{
+	long n = 0;
+	const char *p = comm + 4;
+
+	if (strncmp(comm, "irq/", 4) || *p < '0' || *p > '9')
+		return -1;
+	while (*p >= '0' && *p <= '9' && n < INT32_MAX / 10)
+		n = n * 10 + (*p++ - '0');
+	return *p == '-' ? (int)n : -1;
+}
+
+static int all_digits(const char *s, long *out)
+{
+	long n = 0;
+
+	if (!*s)
+		return 0;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9' || n > INT32_MAX / 10)
+			return 0;
+		n = n * 10 + (*s - '0');
+	}
+	*out = n;
+	return 1;
+}
+
+static int pair_selected(const struct selection *sel, int32_t pid, const char *comm, int irq)
+{
+	long n;
+
+	if (pid <= 0)
+		return 0;
+	if (sel->irq_threads && irq >= 0) {
+		if (!sel->thread_pat)
+			return 1;
+		if (all_digits(sel->thread_pat, &n) ? n == irq :
+		    !fnmatch(sel->thread_pat, comm, FNM_NOESCAPE) ||
+		    !fnmatch(sel->thread_star, comm, FNM_NOESCAPE))
+			return 1;
+	}
+	for (int i = 0; i < sel->ntasks; i++) {
+		const char *t = sel->tasks[i];
+
+		if (all_digits(t, &n) ? n == pid :
+		    !fnmatch(t, comm, FNM_NOESCAPE) || strstr(comm, t) != NULL)
+			return 1;
+	}
+	return 0;
+}
+
+static void selection_free(struct selection *sel)
+{
+	free(sel->thread_pat);
+	free(sel->thread_star);
+	for (int i = 0; i < sel->ntasks; i++)
+		free(sel->tasks[i]);
+	free(sel->tasks);
+	memset(sel, 0, sizeof(*sel));
+}
+
 /* ---- the events read ------------------------------------------------------------- */
 
 enum { F_MAX = 6 };
@@ -283,6 +371,12 @@ struct reader {
 	uint64_t nrecords;
 	int64_t first_ts, end_ts;
 	int type_offset, type_size; /* common_type, read in place when the order is native */
+	const struct selection *sel; /* NULL: keep every row */
+	uint8_t *pidsel;        /* PID_LIMIT entries: SEL_* per pid */
+	uint8_t *irqsel;        /* IRQ_LIMIT entries: SEL_* per IRQ number */
+	struct col sel_pids, sel_irqs; /* judged SEL_YES, in order */
+	struct col sel_ts;      /* per sel_pids entry: the record that named it so */
+	uint64_t seen[EV_COUNT]; /* records of each event, kept or not */
 	int err;                /* -errno when a callback failed */
 	int native;             /* the file's byte order is the host's: read fields in place */
 	int unsorted;           /* a CPU's timestamps went backwards */
@@ -363,6 +457,30 @@ static ssize_t field_str(struct tep_handle *tep, struct tep_format_field *f,
 	return (ssize_t)strnlen(data + f->offset, f->size);
 }
 
+/* A new (pid, comm) pair: update what is known of the pid and of its IRQ. 0 or -ENOMEM. */
+static int judge_pair(struct reader *r, int32_t pid, const char *comm)
+{
+	int irq = irq_of_comm(comm);
+	int yes = pair_selected(r->sel, pid, comm, irq);
+
+	if (pid >= 0 && pid < PID_LIMIT && r->pidsel[pid] != SEL_YES) {
+		r->pidsel[pid] = yes ? SEL_YES : SEL_NO;
+		if (yes && (col_push32(&r->sel_pids, pid) || col_push64(&r->sel_ts, r->cur_ts)))
+			return -ENOMEM;
+	}
+	if (irq >= 0 && irq < IRQ_LIMIT && pid > 0 && r->irqsel[irq] != SEL_YES) {
+		r->irqsel[irq] = yes ? SEL_YES : SEL_NO;
+		if (yes && col_push32(&r->sel_irqs, irq))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static inline int pid_is(const struct reader *r, int64_t pid, int state)
+{
+	return pid >= 0 && pid < PID_LIMIT ? r->pidsel[pid] == state : state == SEL_UNKNOWN;
+}
+
 /* Note the string field @f of @rec under @key; returns its pair index, -1 or -ENOMEM. */
 static int note_str(struct reader *r, struct names *n, struct tep_format_field *f,
 		    int32_t key, struct tep_record *rec)
@@ -387,6 +505,9 @@ static int note_str(struct reader *r, struct names *n, struct tep_format_field *
 	size_t before = n->len;
 
 	idx = names_note(n, key, s, (size_t)len);
+	if (r->sel && n == &r->comms && n->len > before && idx >= 0 &&
+	    judge_pair(r, key, n->v[idx].name))
+		return -ENOMEM;
 	if (r->sh && n->len > before &&
 	    (col_push64(&n->born_ts, r->cur_ts) || col_push32(&n->born_cpu, r->cur_cpu)))
 		return -ENOMEM;
@@ -425,6 +546,33 @@ static int progress_shared(struct reader *r)
 		return -1;
 	}
 	return 0;
+}
+
+/* Whether the selection keeps this row of event @e (see "the threads kept"). */
+static int row_kept(const struct reader *r, int e, const struct evstate *ev,
+		    struct tep_record *rec)
+{
+	int64_t a, b;
+
+	switch (e) {
+	case EV_SWITCH:
+		a = field_num(ev->f[0], rec, r->native);
+		b = field_num(ev->f[2], rec, r->native);
+		return pid_is(r, a, SEL_YES) || pid_is(r, b, SEL_YES);
+	case EV_WAKING:
+	case EV_WAKEUP:
+		a = field_num(ev->f[1], rec, r->native); /* woken */
+		b = field_num(ev->f[0], rec, r->native); /* waker */
+		return pid_is(r, a, SEL_YES) || !pid_is(r, b, SEL_NO);
+	case EV_IRQ_ENTRY:
+	case EV_IRQ_EXIT:
+		a = field_num(ev->f[1], rec, r->native);
+		return a < 0 || a >= IRQ_LIMIT || r->irqsel[a] != SEL_NO;
+	case EV_MIGRATE: /* no comm in it: unknown pids too, as wakers */
+		return !pid_is(r, field_num(ev->f[0], rec, r->native), SEL_NO);
+	default:
+		return 1;
+	}
 }
 
 static int on_record(struct tracecmd_input *handle, struct tep_record *rec, int cpu,
@@ -482,16 +630,8 @@ static int on_record(struct tracecmd_input *handle, struct tep_record *rec, int 
 	if (e >= 0) {
 		struct evstate *ev = &r->ev[e];
 
-		ret |= col_push64(&ev->ts, ts);
-		ret |= col_push32(&ev->cpu, cpu);
-		for (int i = 0; i < ev->nfields; i++) {
-			int64_t v = field_num(ev->f[i], rec, r->native);
-
-			if (specs[e].wide[i])
-				ret |= col_push64(&ev->c[i], v);
-			else
-				ret |= col_push32(&ev->c[i], (int32_t)v);
-		}
+		r->seen[e]++;
+		/* the comms first: they decide whether a selection keeps the row */
 		if (e == EV_SWITCH) {
 			nomem |= note_str(r, &r->comms, ev->s1, (int32_t)field_num(ev->f[0], rec, r->native),
 					  rec) == -ENOMEM;
@@ -500,12 +640,25 @@ static int on_record(struct tracecmd_input *handle, struct tep_record *rec, int 
 		} else if (e == EV_WAKING || e == EV_WAKEUP) {
 			nomem |= note_str(r, &r->comms, ev->s1, (int32_t)field_num(ev->f[1], rec, r->native),
 					  rec) == -ENOMEM;
-		} else if (e == EV_IRQ_ENTRY) {
-			int idx = note_str(r, &r->irq_names, ev->s1,
-					   (int32_t)field_num(ev->f[1], rec, r->native), rec);
+		}
+		if (!r->sel || row_kept(r, e, ev, rec)) {
+			ret |= col_push64(&ev->ts, ts);
+			ret |= col_push32(&ev->cpu, cpu);
+			for (int i = 0; i < ev->nfields; i++) {
+				int64_t v = field_num(ev->f[i], rec, r->native);
 
-			nomem |= idx == -ENOMEM;
-			ret |= col_push32(&r->entry_name, idx < 0 ? -1 : idx);
+				if (specs[e].wide[i])
+					ret |= col_push64(&ev->c[i], v);
+				else
+					ret |= col_push32(&ev->c[i], (int32_t)v);
+			}
+			if (e == EV_IRQ_ENTRY) {
+				int idx = note_str(r, &r->irq_names, ev->s1,
+						   (int32_t)field_num(ev->f[1], rec, r->native), rec);
+
+				nomem |= idx == -ENOMEM;
+				ret |= col_push32(&r->entry_name, idx < 0 ? -1 : idx);
+			}
 		}
 	}
 	if (ret || nomem) {
@@ -552,6 +705,28 @@ static void reader_free(struct reader *r)
 	free(r->lost_count.data);
 	free(r->last_ts);
 	free(r->cpu_first_ts);
+	free(r->pidsel);
+	free(r->irqsel);
+	free(r->sel_pids.data);
+	free(r->sel_ts.data);
+	free(r->sel_irqs.data);
+}
+
+/* Keep only the rows of @sel's threads (NULL: every row). 0, or -1 with an exception. */
+static int reader_select(struct reader *r, const struct selection *sel)
+{
+	r->sel_pids.size = r->sel_irqs.size = 4;
+	r->sel_ts.size = 8;
+	if (!sel)
+		return 0;
+	r->pidsel = calloc(PID_LIMIT, 1);
+	r->irqsel = calloc(IRQ_LIMIT, 1);
+	if (!r->pidsel || !r->irqsel) {
+		PyErr_NoMemory();
+		return -1;
+	}
+	r->sel = sel;
+	return 0;
 }
 
 /* Resolve every event and field once. Returns 0, or -1 with a Python exception set. */
@@ -771,6 +946,25 @@ static PyObject *reader_result(struct reader *r, const char *buffer, const char 
 		goto fail;
 	if (PyDict_SetItemString(res, "events", events) || PyDict_SetItemString(res, "lost", lost))
 		goto fail;
+	{
+		PyObject *seen = PyDict_New();
+
+		if (!seen || dict_put(res, "seen", seen))
+			goto fail;
+		for (int e = 0; e < EV_COUNT; e++)
+			if (r->ev[e].id >= 0 &&
+			    dict_put(seen, specs[e].name, PyLong_FromUnsignedLongLong(r->seen[e])))
+				goto fail;
+	}
+	if (r->sel) {
+		if (dict_put(res, "selected_pids", col_take(&r->sel_pids)) ||
+		    dict_put(res, "selected_ts", col_take(&r->sel_ts)) ||
+		    dict_put(res, "selected_irqs", col_take(&r->sel_irqs)))
+			goto fail;
+	} else if (dict_put(res, "selected_pids", Py_NewRef(Py_None)) ||
+		   dict_put(res, "selected_irqs", Py_NewRef(Py_None))) {
+		goto fail;
+	}
 	Py_DECREF(events);
 	Py_DECREF(lost);
 	return res;
@@ -1196,6 +1390,15 @@ static int merge_workers(struct reader *r, struct reader *w, int k, int nthreads
 			goto out;
 
 	for (int i = 0; i < k; i++) {
+		for (int e = 0; e < EV_COUNT; e++)
+			r->seen[e] += w[i].seen[e];
+		for (size_t j = 0; j < w[i].sel_pids.len; j++)
+			if (col_push32(&r->sel_pids, ((int32_t *)w[i].sel_pids.data)[j]) ||
+			    col_push64(&r->sel_ts, ((int64_t *)w[i].sel_ts.data)[j]))
+				goto out;
+		for (size_t j = 0; j < w[i].sel_irqs.len; j++)
+			if (col_push32(&r->sel_irqs, ((int32_t *)w[i].sel_irqs.data)[j]))
+				goto out;
 		if (w[i].nrecords && (!r->nrecords || w[i].first_ts < r->first_ts))
 			r->first_ts = w[i].first_ts;
 		r->nrecords += w[i].nrecords;
@@ -1386,7 +1589,7 @@ static int read_parallel(struct reader *r, struct tracecmd_input *top, struct tr
 	for (int i = 0; i < n; i++) {
 		struct reader plan = u[i];
 
-		if (reader_init(&u[i], h, path)) {
+		if (reader_init(&u[i], h, path) || reader_select(&u[i], r->sel)) {
 			ret = -1;
 			goto out;
 		}
@@ -1492,7 +1695,7 @@ out:
  */
 static PyObject *read_file(const char *path, const char *want, PyObject *progress,
 			   unsigned long long every, int threads, unsigned long long min_bytes,
-			   int *retry)
+			   const struct selection *sel, int *retry)
 {
 	const char *bname = "";
 	PyObject *result = NULL;
@@ -1521,7 +1724,7 @@ static PyObject *read_file(const char *path, const char *want, PyObject *progres
 		PyErr_Format(PyExc_ValueError, "%s: no buffer instance named '%s'", path, want);
 		goto out_top;
 	}
-	if (reader_init(&r, h, path))
+	if (reader_init(&r, h, path) || reader_select(&r, sel))
 		goto out_reader;
 	if (threads > 1 && (h == top || *bname)) {
 		dcpu = malloc(sizeof(*dcpu) * (size_t)r.ncpus);
@@ -1569,18 +1772,74 @@ out_top:
 	return result;
 }
 
+static char *dup_str(PyObject *o)
+{
+	const char *t = PyUnicode_AsUTF8(o);
+	char *d = t ? strdup(t) : NULL;
+
+	if (t && !d)
+		PyErr_NoMemory();
+	return d;
+}
+
+/* select = (irq_threads: bool, thread_pattern: str | None, tasks: sequence of str) */
+static int selection_parse(PyObject *o, struct selection *sel)
+{
+	PyObject *pat, *tasks, *seq = NULL;
+	int irq;
+
+	if (!PyArg_ParseTuple(o, "pOO;select must be (irq_threads, thread_pattern, tasks)",
+			      &irq, &pat, &tasks))
+		return -1;
+	sel->irq_threads = irq;
+	if (pat != Py_None) {
+		sel->thread_pat = dup_str(pat);
+		if (!sel->thread_pat)
+			goto fail;
+		sel->thread_star = malloc(strlen(sel->thread_pat) + 3);
+		if (!sel->thread_star) {
+			PyErr_NoMemory();
+			goto fail;
+		}
+		sprintf(sel->thread_star, "*%s*", sel->thread_pat);
+	}
+	seq = PySequence_Fast(tasks, "select: tasks must be a sequence of str");
+	if (!seq)
+		goto fail;
+	sel->tasks = calloc((size_t)PySequence_Fast_GET_SIZE(seq) + 1, sizeof(char *));
+	if (!sel->tasks) {
+		PyErr_NoMemory();
+		goto fail;
+	}
+	for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(seq); i++) {
+		sel->tasks[i] = dup_str(PySequence_Fast_GET_ITEM(seq, i));
+		if (!sel->tasks[i])
+			goto fail;
+		sel->ntasks = (int)i + 1;
+	}
+	Py_DECREF(seq);
+	return 0;
+fail:
+	Py_XDECREF(seq);
+	selection_free(sel);
+	return -1;
+}
+
 static PyObject *tr_read(PyObject *self, PyObject *args, PyObject *kwargs)
 {
 	static char *kwlist[] = { "path", "buffer", "progress", "progress_every", "threads",
-				  "parallel_min_bytes", NULL };
+				  "parallel_min_bytes", "select", NULL };
 	unsigned long long min_bytes = 64ull << 20;
 	unsigned long long every = 1u << 20;
 	const char *path, *want = NULL;
-	PyObject *progress = Py_None, *result;
+	PyObject *progress = Py_None, *select = Py_None, *result;
+	struct selection sel = { 0 };
 	int threads = 0, retry = 0;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|zOKiK", kwlist, &path, &want, &progress,
-					 &every, &threads, &min_bytes))
+	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|zOKiKO", kwlist, &path, &want, &progress,
+					 &every, &threads, &min_bytes, &select))
+		return NULL;
+	if (select != Py_None && selection_parse(select, &sel))
 		return NULL;
 	if (every == 0) {
 		PyErr_SetString(PyExc_ValueError, "progress_every must be at least 1");
@@ -1600,9 +1859,12 @@ static PyObject *tr_read(PyObject *self, PyObject *args, PyObject *kwargs)
 		threads = MAX_WORKERS;
 	if (threads > 1 && !file_uncompressed(path))
 		threads = 1;
-	result = read_file(path, want, progress, every, threads, min_bytes, &retry);
+	result = read_file(path, want, progress, every, threads, min_bytes,
+			   select == Py_None ? NULL : &sel, &retry);
 	if (!result && retry)
-		result = read_file(path, want, progress, every, 1, min_bytes, &retry);
+		result = read_file(path, want, progress, every, 1, min_bytes,
+				   select == Py_None ? NULL : &sel, &retry);
+	selection_free(&sel);
 	return result;
 }
 
@@ -1617,6 +1879,8 @@ static PyMethodDef methods[] = {
 	  "threads: workers decoding in parallel (0 = one per idle core, 1 = sequential); each\n"
 	  "takes pieces of the CPUs' streams. Compressed files, and files with less than\n"
 	  "parallel_min_bytes (64 MiB) of records, are read by one. The result is the same.\n"
+	  "select: None (every row) or (irq_threads, thread_pattern, tasks): keep only the rows\n"
+	  "of those threads; 'selected_pids' and 'selected_irqs' say which were chosen.\n"
 	  "Raises ValueError naming the file and the cause." },
 	{ NULL, NULL, 0, NULL },
 };

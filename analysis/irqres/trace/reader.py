@@ -89,6 +89,22 @@ def _threads(threads: int | None) -> int:
     return threads
 
 
+@dataclass(frozen=True)
+class Selection:
+    """The threads whose rows a read keeps (see :func:`read_trace`), by the rules of
+    :func:`irqres.measure.activations.select_threads`: the IRQ threads (narrowed by
+    ``thread_pattern``) when ``irq_threads``, and the tasks matching ``tasks``."""
+
+    irq_threads: bool = True
+    thread_pattern: str | None = None
+    tasks: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, pattern: str | None, tasks: tuple[str, ...] | list[str] = ()) -> Selection:
+        """The selection of ``irqres analyze --thread PATTERN --task ...``."""
+        return cls(pattern is not None or not tasks, pattern, tuple(tasks))
+
+
 def empty_table(event: str) -> dict[str, np.ndarray]:
     """An event table with no rows, with the columns of ``event``."""
     import numpy as np
@@ -129,6 +145,11 @@ class Trace:
     uname
         The recording machine's "sysname nodename release machine" as trace-cmd stored
         it ("" when the file has none).
+    selected_pids
+        None when every row was kept; else the pids of the threads whose rows were
+        (a read with a :class:`Selection`): the tables hold only rows that involve them.
+    seen
+        Records of each event in the file, kept or not.
 
     The wake-up tables carry ``flags``, the events' common_flags: the context the
     wake-up was raised in (:data:`FLAG_HARDIRQ`, :data:`FLAG_SOFTIRQ`, :data:`FLAG_NMI`).
@@ -145,6 +166,8 @@ class Trace:
     nrecords: int
     buffer: str = ""
     uname: str = ""
+    selected_pids: frozenset[int] | None = None
+    seen: dict[str, int] | None = None
     _pid_names: dict[int, list[str]] | None = field(default=None, repr=False)
 
     def table(self, event: str) -> dict[str, np.ndarray]:
@@ -265,9 +288,14 @@ def _check_file(path: str) -> None:
 
 def _check_events(trace: Trace) -> None:
     missing = []
-    if len(trace.table("sched_switch")["ts"]) == 0:
+    seen = trace.seen or {}
+
+    def count(event: str) -> int:
+        return seen.get(event, len(trace.table(event)["ts"]))
+
+    if count("sched_switch") == 0:
         missing.append("sched:sched_switch")
-    if len(trace.table("sched_waking")["ts"]) == 0 and len(trace.table("sched_wakeup")["ts"]) == 0:
+    if count("sched_waking") == 0 and count("sched_wakeup") == 0:
         missing.append("sched:sched_waking (or sched:sched_wakeup)")
     if "irq_handler_entry" not in trace.events:
         missing.append("irq:irq_handler_entry")
@@ -283,8 +311,53 @@ def _check_events(trace: Trace) -> None:
         )
 
 
+def _keep_selected(events: dict, pids: np.ndarray, since: np.ndarray,
+                   irqs: np.ndarray) -> None:
+    """Drop the rows the reader kept only because it could not judge them yet (a waker,
+    or an IRQ number, whose comm it had not met): now the whole trace has named them.
+    ``pids`` (sorted) are the selected threads, ``since`` the time each first carried a
+    selected name: a thread that renamed itself is analysed from then on."""
+    import numpy as np
+
+    def chosen(who: np.ndarray, ts: np.ndarray) -> np.ndarray:
+        i = np.clip(np.searchsorted(pids, who), 0, max(len(pids) - 1, 0))
+        if not len(pids):
+            return np.zeros(len(who), dtype=bool)
+        return (pids[i] == who) & (ts >= since[i])
+
+    for name in ("sched_waking", "sched_wakeup"):
+        t = events.get(name)
+        if t is not None and len(t["ts"]):
+            keep = chosen(t["pid"], t["ts"]) | chosen(t["waker"], t["ts"])
+            if not keep.all():
+                events[name] = {c: v[keep] for c, v in t.items()}
+    t = events.get("sched_migrate_task")
+    if t is not None and len(t["ts"]):
+        keep = chosen(t["pid"], t["ts"])
+        if not keep.all():
+            events["sched_migrate_task"] = {c: v[keep] for c, v in t.items()}
+    for name in ("irq_handler_entry", "irq_handler_exit"):
+        t = events.get(name)
+        if t is not None and len(t["ts"]):
+            keep = np.isin(t["irq"], irqs)
+            if not keep.all():
+                events[name] = {c: v[keep] for c, v in t.items()}
+
+
+def _first_selected(pids: np.ndarray, ts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct pids (sorted) and the earliest time each was selected."""
+    import numpy as np
+
+    order = np.lexsort((ts, pids))
+    p, t = pids[order], ts[order]
+    first = np.ones(len(p), dtype=bool)
+    first[1:] = p[1:] != p[:-1]
+    return p[first], t[first]
+
+
 def read_trace(path: str | os.PathLike, *, buffer: str | None = None, progress=None,
-               check_events: bool = True, threads: int | None = None) -> Trace:
+               check_events: bool = True, threads: int | None = None,
+               select: Selection | None = None) -> Trace:
     """Read the scheduling and IRQ events of a trace-cmd data file.
 
     Parameters
@@ -302,6 +375,10 @@ def read_trace(path: str | os.PathLike, *, buffer: str | None = None, progress=N
     threads
         Decoding threads: 0 = one per idle core, 1 = sequential; ``None`` takes
         ``$IRQRES_READ_THREADS``, else 0. The columns do not depend on it.
+    select
+        Keep only the rows of these threads (their switches, their wake-ups and the
+        ones they raise, the hard IRQs of their IRQ numbers), so that memory grows with
+        their events, not with the trace; comms, lost events and counts stay complete.
 
     Raises
     ------
@@ -311,12 +388,21 @@ def read_trace(path: str | os.PathLike, *, buffer: str | None = None, progress=N
     path = os.fspath(path)
     nthreads = _threads(threads)
     _check_file(path)
-    raw = isolated_read(path, buffer=buffer, progress=progress, threads=nthreads)
+    sel = None if select is None else (select.irq_threads, select.thread_pattern,
+                                        list(select.tasks))
+    raw = isolated_read(path, buffer=buffer, progress=progress, threads=nthreads, select=sel)
     import numpy as np
 
     events = {}
     for name, cols in raw["events"].items():
         events[name] = {c: np.frombuffer(cols[c], dtype=dt) for c, dt in _COLUMNS[name].items()}
+    selected = None
+    if raw.get("selected_pids") is not None:
+        pids, since = _first_selected(np.frombuffer(raw["selected_pids"], dtype=np.int32),
+                                      np.frombuffer(raw["selected_ts"], dtype=np.int64))
+        irqs = np.unique(np.frombuffer(raw["selected_irqs"], dtype=np.int32))
+        _keep_selected(events, pids, since, irqs)
+        selected = frozenset(pids.tolist())
     lost_raw = raw["lost"]
     lost = {
         "cpu": np.frombuffer(lost_raw["cpu"], dtype=np.int32),
@@ -337,6 +423,7 @@ def read_trace(path: str | os.PathLike, *, buffer: str | None = None, progress=N
         path=path, ncpus=raw["ncpus"], events=events, lost=lost, comms=raw["comms"],
         irq_names=raw["irq_names"], first_ts=raw["first_ts"], last_ts=raw["last_ts"],
         nrecords=raw["nrecords"], buffer=raw["buffer"], uname=raw.get("uname", ""),
+        selected_pids=selected, seen=dict(raw.get("seen", {})),
     )
     if check_events:
         _check_events(trace)
