@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # irqres analyze against the bare libtracecmd loop on a trace of more than 50 million
 # records, built from the recorded big-v6.dat by bench/analyze/make_big.py (9 copies of
-# its ring-buffer pages, on 4 CPUs). Wall time, CPU time and peak RSS of each, run side
-# by side (the two tools alternate), medians over RUNS runs, as a Markdown table.
+# its ring-buffer pages, on 4 CPUs). Wall time, CPU time, peak RSS and peak anonymous
+# RSS (bench/analyze/peakmem.py) of each, run side by side (the tools alternate),
+# medians over RUNS runs, as a Markdown table. BASE=DIR adds the analyze of another
+# checkout (its analysis/ with the extension built in place), e.g. the previous commit.
 #
 #   RUNS=3 bash bench/analyze/run-big.sh       # bench/analyze/run.sh records big-v6 first
 #
@@ -25,31 +27,33 @@ BIG=$DIR50/big50-v6.dat
 [ -s "$BIG" ] || "$PY" "$ROOT/bench/analyze/make_big.py" "$DIR/big-v6.dat" 9 "$BIG"
 cat "$BIG" > /dev/null   # in the page cache for both tools
 
-FMT="%e %U %S %M"
 one() {
-	local out
 	case $1 in
-	analyze) out=$( { PYTHONPATH="$ROOT/analysis" /usr/bin/time -f "$FMT" "$PY" -m irqres \
-		analyze "$BIG" --json >/dev/null; } 2>&1 | tail -1) ;;
-	bareloop) out=$( { /usr/bin/time -f "$FMT" "$BUILD/bareloop" "$BIG" >/dev/null; } 2>&1 | tail -1) ;;
+	analyze) PYTHONPATH="$ROOT/analysis" "$PY" "$ROOT/bench/analyze/peakmem.py" "$PY" -m irqres \
+		analyze "$BIG" --json ;;
+	base) PYTHONPATH="$BASE/analysis" "$PY" "$ROOT/bench/analyze/peakmem.py" "$PY" -m irqres \
+		analyze "$BIG" --json ;;
+	bareloop) "$PY" "$ROOT/bench/analyze/peakmem.py" "$BUILD/bareloop" "$BIG" ;;
 	esac
-	echo "$out" | awk '{ printf "%s %.2f %s\n", $1, $2 + $3, $4 }'
 }
 median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+col() { tr ' ' '\n' <<<"$1" | grep .; }
 
-declare -A W C R
+TOOLS="bareloop analyze${BASE:+ base}"
+declare -A W C R A
 for _ in $(seq "$RUNS"); do
-	for tool in bareloop analyze; do
-		read -r w c r < <(one $tool)
-		W[$tool]+="$w "; C[$tool]+="$c "; R[$tool]+="$r "
+	for tool in $TOOLS; do
+		read -r w c r a < <(one "$tool")
+		W[$tool]+="$w "; C[$tool]+="$c "; R[$tool]+="$((r / 1024)) "; A[$tool]+="$((a / 1024)) "
 	done
 done
 records=$("$BUILD/bareloop" "$BIG" | awk '{ print $1 }')
-echo "| tool | records | wall s | CPU s (user+sys) | peak RSS MB |"
-echo "|---|---|---|---|---|"
-for tool in bareloop analyze; do
-	w=$(tr ' ' '\n' <<<"${W[$tool]}" | grep . | median)
-	c=$(tr ' ' '\n' <<<"${C[$tool]}" | grep . | median)
-	r=$(tr ' ' '\n' <<<"${R[$tool]}" | grep . | median)
-	echo "| $tool | $records | $w (${W[$tool]% }) | $c (${C[$tool]% }) | $((r / 1024)) ($(for x in ${R[$tool]}; do printf '%s ' $((x / 1024)); done | sed 's/ $//')) |"
+echo "| tool | records | wall s | CPU s (user+sys) | peak RSS MB | peak anon RSS MB |"
+echo "|---|---|---|---|---|---|"
+for tool in $TOOLS; do
+	printf '| %s | %s |' "$tool" "$records"
+	for v in "${W[$tool]}" "${C[$tool]}" "${R[$tool]}" "${A[$tool]}"; do
+		printf ' %s (%s) |' "$(col "$v" | median)" "${v% }"
+	done
+	echo
 done
