@@ -59,8 +59,10 @@ def _check_output(path: str | None, what: str, directory: bool = False) -> None:
         raise click.BadParameter(f"{path}: cannot create it in {parent} (not writable)",
                                  param_hint=what)
 
-HELP = f"""Measure the IRQ threads in TRACE (a trace-cmd .dat file) and recommend a
-SCHED_DEADLINE reservation (Q every T) for each.
+HELP = f"""Measure the IRQ threads in TRACE (a trace-cmd .dat file), or any thread
+named with --task, and recommend a SCHED_DEADLINE reservation (Q every T) for each: the
+least bandwidth that meets P{{response <= D}} >= --target-prob, D the response bound
+(--deadline; by default the thread's mean inter-arrival time, at least 1ms).
 
 \b
 Record the trace on the target with:
@@ -68,10 +70,11 @@ Record the trace on the target with:
 or, where trace-cmd record fails (locked-down tracefs):
   irqres record -o trace.dat -- sleep 10
 
-Per IRQ thread it prints the statistics of inter-arrival and execution times, the
+Per thread it prints the statistics of inter-arrival and execution times, the
 lost events, the processes the thread served, the buffering check (with --buffer),
 the recommendation table (model, Monte Carlo and replay of the real activations) and a
-profile snippet for `irqres apply`. Durations take units: 10us, 2ms, 1.5ms.
+profile snippet for `irqres apply`. A thread with fewer activations than the target
+needs gets no reservation, and a warning. Durations take units: 10us, 2ms, 1.5ms.
 """
 
 
