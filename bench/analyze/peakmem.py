@@ -1,31 +1,56 @@
 #!/usr/bin/env python3
 """Run a command and print "wall_s cpu_s peak_rss_kb peak_anon_kb" for it.
 
-peak_rss is getrusage's maximum resident set (what /usr/bin/time %M shows); peak_anon
-samples /proc/PID/status RssAnon every 20 ms: the memory the process allocated, without
-the pages of files it maps (libtracecmd maps the trace file: those pages are the page
-cache's, shared and dropped under pressure, but they count in the resident set).
+peak_rss is getrusage's maximum resident set of the command or of any of its children
+(what /usr/bin/time %M shows); peak_anon samples RssAnon + RssShmem of /proc/PID/status
+over the command and its children every 20 ms: the memory they allocated (the reader's
+child hands its columns over in a memfd, which is shmem), without the pages of files
+they map (libtracecmd maps the trace file: those pages are the page cache's, shared and
+dropped under pressure, but they count in the resident set).
 
 Usage: peakmem.py COMMAND [ARGS...]   (its stdout goes to /dev/null)
 """
 
 from __future__ import annotations
 
+import os
 import resource
 import subprocess
 import sys
 import time
 
 
-def anon_kb(pid: int) -> int:
+def _own_kb(pid: int) -> int:
+    total = 0
     try:
         with open(f"/proc/{pid}/status") as fh:
             for line in fh:
-                if line.startswith("RssAnon:"):
-                    return int(line.split()[1])
+                if line.startswith(("RssAnon:", "RssShmem:")):
+                    total += int(line.split()[1])
     except OSError:
         pass
-    return 0
+    return total
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    try:
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{tid}/children") as fh:
+                out += [int(c) for c in fh.read().split()]
+    except OSError:
+        pass
+    return out
+
+
+def anon_kb(pid: int) -> int:
+    """RssAnon + RssShmem of ``pid`` and its descendants."""
+    total, todo = 0, [pid]
+    while todo:
+        p = todo.pop()
+        total += _own_kb(p)
+        todo += _children(p)
+    return total
 
 
 def main() -> int:

@@ -180,9 +180,10 @@ def analyze_cmd(trace, pattern, tasks, granularity, buffers, min_interarrival, p
         except SelectionError:
             tr = read_trace(trace, progress=progress)
             report = analyze(tr, opts)
-        for t in report.threads:
-            for w in t.warnings:
-                click.echo(f"warning: {w}", err=True)
+        if not as_json:  # JSON carries them in each thread's "warnings"
+            for t in report.threads:
+                for w in t.warnings:
+                    click.echo(f"warning: {w}", err=True)
         plots = []
         if plot_dir is not None:
             from ..plots import plot_thread

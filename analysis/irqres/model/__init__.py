@@ -25,11 +25,12 @@ MODELS = ("auto", "activation", "demand")
 def format_exact(ns: int) -> str:
     """Format integer ns with a unit, exactly (profile syntax: ``2ms``, ``1.5ms``, ``1234ns``).
 
-    The largest unit whose value needs at most three decimals is used, so the text
-    parses back to the same number of nanoseconds.
+    The project's one duration format (:func:`irqres.units.format_duration`) wherever it
+    parses back to the same number of nanoseconds; otherwise the largest unit whose
+    value needs at most three decimals.
 
     >>> format_exact(5_000_001)
-    '5000.001us'
+    '5.000001ms'
     >>> format_exact(1_500_000)
     '1.5ms'
     """
