@@ -23,9 +23,9 @@ import textwrap
 import time
 
 import pytest
-from irqres.client import DaemonError, find_irqresd
 from prometheus_client.openmetrics.parser import text_string_to_metric_families as om_parse
 from test_tune_client import stop
+from test_tune_task import need_root_and_daemon
 
 pytestmark = pytest.mark.root
 
@@ -48,12 +48,7 @@ ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 @pytest.fixture
 def reserved(tmp_path):
-    if os.geteuid() != 0:
-        pytest.skip("needs root: irqresd gives SCHED_DEADLINE reservations")
-    try:
-        exe = find_irqresd()
-    except DaemonError as exc:
-        pytest.skip(f"irqresd not built: {exc}")
+    exe = need_root_and_daemon()
     busy = subprocess.Popen([sys.executable, "-c", BUSY])
     prof = tmp_path / "busy.yaml"
     prof.write_text(f"version: 1\ntargets:\n  - name: busy\n    task:\n      pid: {busy.pid}\n"

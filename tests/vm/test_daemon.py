@@ -64,6 +64,31 @@ def assert_restored(snap: dict) -> None:
     assert t["cgroup"] in ("/", ""), (snap["label"], t["cgroup"])
 
 
+def assert_metrics(d: dict, profile: dict) -> None:
+    """stats --openmetrics and top --once on the real NIC thread: its reservation, its
+    interrupts, and the NIC's drop counters, as the guest's own tools see them."""
+    from prometheus_client.openmetrics.parser import text_string_to_metric_families
+
+    om = d["openmetrics"]
+    assert om["rc"] == 0, om
+    got = {(s.name, tuple(sorted(s.labels.items()))): s.value
+           for f in text_string_to_metric_families(om["out"]) for s in f.samples}
+
+    def nic(name: str) -> list:
+        return [v for (n, lb), v in got.items() if n == name and ("comm", NIC) in lb]
+
+    assert nic("irqres_thread_runtime_seconds") == [profile["runtime_ns"] / 1e9], om["out"]
+    assert nic("irqres_thread_period_seconds") == [profile["period_ns"] / 1e9], om["out"]
+    assert len(nic("irqres_thread_interrupts_total")) == 1, om["out"]
+    assert nic("irqres_thread_cpu_seconds_total")[0] > 0, om["out"]
+    drops = [lb for (n, lb) in got if n == "irqres_nic_drops_total"]
+    assert drops and all(("interface", "eth0") in lb for lb in drops), om["out"]
+    top = d["top_once"]
+    assert top["rc"] == 0 and NIC in top["out"] and "\x1b" not in top["out"], top
+    line = next(ln for ln in top["out"].splitlines() if NIC in ln)
+    assert "deadline" in line, top["out"]
+
+
 def test_irqresd_reserves_nic_thread_at_boot(boot, demo_profile):
     res = boot("daemon_boot", profile=demo_profile["path"], enable_irqresd=True)
     d = res.data
@@ -84,6 +109,7 @@ def test_irqresd_reserves_nic_thread_at_boot(boot, demo_profile):
     assert nic[0]["runtime_ns"] == demo_profile["runtime_ns"]
     assert nic[0]["pid"] == snap["thread"]["pid"]
     assert NIC in d["status_text"]["out"], d["status_text"]
+    assert_metrics(d, demo_profile)
     vmrunner.say(f"irqresd active {d['active_wait_ns'] / 1e9:.1f}s after the scenario began")
 
 

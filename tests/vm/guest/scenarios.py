@@ -90,6 +90,8 @@ def scenario_daemon_boot() -> dict:
         "profile": read("/etc/irqres/profile.yaml"),
         "status_json": sh("irqres status --json"),
         "status_text": sh("irqres status"),
+        "openmetrics": sh("irqres stats --openmetrics"),
+        "top_once": sh("irqres top --once --interval 500ms"),
         "journal": sh("journalctl -b -u irqresd.service --no-pager -o cat"),
         "active_wait_ns": waited,
     }
