@@ -118,7 +118,7 @@ def reaction(tmp: Path, mode: str, n: int, rescan_ms: int, nice: int, fifo: int)
     anchor = subprocess.Popen(["sleep", "100000"])
     comm = f"rb{os.getpid() % 10000}"
     # event-driven: the default fallback rescan (1 s); rescan-only: every rescan_ms
-    args = ["--rescan", "1000"] if mode == "events" else ["--rescan", str(rescan_ms),
+    args = ["--rescan", "1s"] if mode == "events" else ["--rescan", f"{rescan_ms}ms",
                                                          "--no-netlink"]
     (tmp / "irqresd.log").unlink(missing_ok=True)
     d = start_daemon(tmp, write_profile(tmp, anchor.pid, comm), [*args, "-v"], nice, fifo)

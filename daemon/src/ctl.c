@@ -146,7 +146,7 @@ int ctl_parse(const char *line, size_t len, struct ctl_request *req, char *err, 
 {
 	struct word w[CTL_WORDS_MAX + 1];
 	size_t n = 0, i = 0, nargs, v;
-	char show[48];
+	char show[48], a[UNITS_FMT_LEN], b[UNITS_FMT_LEN];
 
 	memset(req, 0, sizeof(*req));
 	if (len > 0 && line[len - 1] == '\r')
@@ -204,15 +204,15 @@ int ctl_parse(const char *line, size_t len, struct ctl_request *req, char *err, 
 		    (nargs == 3 && parse_duration("period", &w[3], &req->period_ns, err, errlen) < 0))
 			return -EINVAL;
 		if (req->runtime_ns < PROFILE_RUNTIME_MIN_NS) {
-			snprintf(err, errlen, "set-budget %s: runtime %" PRIu64 " ns is below the "
-				 "kernel's minimum of %llu ns", req->target, req->runtime_ns,
-				 PROFILE_RUNTIME_MIN_NS);
+			snprintf(err, errlen, "set-budget %s: runtime %s is below the kernel's "
+				 "minimum of 1024ns", req->target,
+				 units_format_duration(req->runtime_ns, a, sizeof(a)));
 			return -EINVAL;
 		}
 		if (nargs == 3 && req->runtime_ns > req->period_ns) {
-			snprintf(err, errlen, "set-budget %s: runtime %" PRIu64 " ns is larger than "
-				 "the period %" PRIu64 " ns", req->target, req->runtime_ns,
-				 req->period_ns);
+			snprintf(err, errlen, "set-budget %s: runtime %s is larger than the period %s",
+				 req->target, units_format_duration(req->runtime_ns, a, sizeof(a)),
+				 units_format_duration(req->period_ns, b, sizeof(b)));
 			return -EINVAL;
 		}
 		break;

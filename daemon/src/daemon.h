@@ -32,7 +32,7 @@ struct options {
 	const char *profile;
 	bool dry_run, json, once, restore, netlink, verbose;
 	const char *socket;
-	long rescan_ms;
+	uint64_t rescan_ns;		/* --rescan, 0 = off */
 };
 
 /* A thread the daemon manages: where it came from and the budget it has now. */

@@ -18,6 +18,7 @@
 #include "profile.h"
 #include "requests.h"
 #include "state.h"
+#include "units.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -38,6 +39,7 @@
 
 #define EXIT_REFUSED 1		/* the kernel will not / did not accept it */
 #define EXIT_USAGE 2		/* bad profile or bad option */
+#define RESCAN_MAX_NS (3600 * NS_PER_S)
 
 /* ---- options ---- */
 
@@ -81,9 +83,10 @@ static void usage(FILE *f)
 	      "                       partitions, delete the state file, exit\n"
 	      "      --run-dir DIR    state file (DIR/state) and socket dir [/run/irqres]\n"
 	      "      --socket PATH    control socket [RUN_DIR/irqresd.sock]\n"
-	      "      --rescan MS      periodic rescan for new threads, 0 = off [1000]; while the\n"
-	      "                       proc connector works, user tasks are listed only for\n"
-	      "                       cgroup selectors (every 10th time) or after lost events\n"
+	      "      --rescan TIME    periodic rescan for new threads and drift: a duration\n"
+	      "                       with a unit (500ms, 2s), 0 = off [1s]; while the proc\n"
+	      "                       connector works, user tasks are listed only for cgroup\n"
+	      "                       selectors (every 10th time) or after lost events\n"
 	      "      --no-netlink     no proc connector events (rescans only)\n"
 	      "      --proc DIR       /proc root [/proc]\n"
 	      "      --sys DIR        /sys root [/sys]\n"
@@ -121,12 +124,12 @@ static int set_root(int opt, const char *val)
 /* Returns 0, 1 when the program should exit 0 now (--help, --version), or -EINVAL. */
 static int parse_options(int argc, char **argv, struct options *o, char *socket_path)
 {
-	char *end;
+	const char *why;
 	int c;
 
 	memset(o, 0, sizeof(*o));
 	o->netlink = true;
-	o->rescan_ms = 1000;
+	o->rescan_ns = NS_PER_S;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":p:nvh", long_opts, NULL)) != -1) {
 		switch (c) {
@@ -141,12 +144,12 @@ static int parse_options(int argc, char **argv, struct options *o, char *socket_
 		case OPT_NO_NETLINK: o->netlink = false; break;
 		case OPT_SOCKET: o->socket = optarg; break;
 		case OPT_RESCAN:
-			errno = 0;
-			o->rescan_ms = strtol(optarg, &end, 10);
-			if (errno || end == optarg || *end || o->rescan_ms < 0 ||
-			    o->rescan_ms > 3600 * 1000) {
-				pr_err("--rescan '%s': not a number of milliseconds in 0..3600000",
-				       optarg);
+			if (units_parse_duration(optarg, &o->rescan_ns, &why) < 0) {
+				pr_err("--rescan '%s': %s", optarg, why);
+				return -EINVAL;
+			}
+			if (o->rescan_ns > RESCAN_MAX_NS) {
+				pr_err("--rescan '%s': longer than 1h (0 turns rescans off)", optarg);
 				return -EINVAL;
 			}
 			break;
@@ -309,7 +312,7 @@ static int setup_timer(struct daemon *d)
 	struct itimerspec its = { 0 };
 	uint64_t tick = 0, now = daemon_now_ns();
 
-	d->rescan_ns = (uint64_t)d->opt.rescan_ms * NS_PER_MS;
+	d->rescan_ns = d->opt.rescan_ns;
 	d->watchdog_ns = notify_watchdog_interval_ns();
 	d->next_rescan = now + d->rescan_ns;
 	d->next_watchdog = now + d->watchdog_ns;

@@ -23,27 +23,51 @@ static bool is_blank(char c)
 	return c == ' ' || c == '\t';
 }
 
-static int fail(const char **why, const char *text, int err)
+static const char *const error_text[] = {
+	[UNITS_OK] = NULL,
+	[UNITS_ERR_UNIT] = "a number needs a unit (ns, us, ms, s), e.g. 2ms; only 0 may go without",
+	[UNITS_ERR_NEGATIVE] = "a duration must not be negative",
+	[UNITS_ERR_FRACTION] = "not a whole number of nanoseconds",
+	[UNITS_ERR_RANGE] = "too large (2^63 ns or more)",
+	[UNITS_ERR_SYNTAX] = "not a duration: use a number with a unit (ns, us, ms, s), e.g. 2ms",
+};
+
+static const char *const error_name[] = {
+	[UNITS_OK] = "ok", [UNITS_ERR_UNIT] = "unit", [UNITS_ERR_NEGATIVE] = "negative",
+	[UNITS_ERR_FRACTION] = "fraction", [UNITS_ERR_RANGE] = "range",
+	[UNITS_ERR_SYNTAX] = "syntax",
+};
+
+const char *units_error_name(enum units_error cls)
 {
-	if (why)
-		*why = text;
-	return err;
+	return (size_t)cls < sizeof(error_name) / sizeof(error_name[0]) ? error_name[cls] : "?";
 }
 
-int units_parse_duration(const char *s, uint64_t *ns, const char **why)
+static int fail(const char **why, enum units_error *cls, enum units_error e)
+{
+	if (why)
+		*why = error_text[e];
+	if (cls)
+		*cls = e;
+	if (e == UNITS_OK)
+		return 0;
+	return e == UNITS_ERR_RANGE ? -ERANGE : -EINVAL;
+}
+
+int units_parse(const char *s, uint64_t *ns, const char **why, enum units_error *cls)
 {
 	const char *p = s;
 	unsigned __int128 whole = 0, frac = 0, frac_div = 1, value;
-	bool digits = false, has_frac = false, overflow = false;
+	bool digits = false, overflow = false, sub_ns = false, unit = false;
 	uint64_t scale = 1;
 	size_t i;
 
 	if (!s)
-		return fail(why, "no duration given", -EINVAL);
+		return fail(why, cls, UNITS_ERR_SYNTAX);
 	while (is_blank(*p))
 		p++;
 	if (*p == '-')
-		return fail(why, "a duration must not be negative", -EINVAL);
+		return fail(why, cls, UNITS_ERR_NEGATIVE);
 	for (; *p >= '0' && *p <= '9'; p++) {
 		digits = true;
 		whole = whole * 10 + (unsigned)(*p - '0');
@@ -53,7 +77,6 @@ int units_parse_duration(const char *s, uint64_t *ns, const char **why)
 		}
 	}
 	if (*p == '.') {
-		has_frac = true;
 		for (p++; *p >= '0' && *p <= '9'; p++) {
 			digits = true;
 			/* Beyond 10^-18 no unit can turn a digit into whole ns: keep it exact
@@ -62,13 +85,12 @@ int units_parse_duration(const char *s, uint64_t *ns, const char **why)
 				frac = frac * 10 + (unsigned)(*p - '0');
 				frac_div *= 10;
 			} else if (*p != '0') {
-				return fail(why, "not a whole number of nanoseconds", -EINVAL);
+				sub_ns = true;
 			}
 		}
 	}
 	if (!digits)
-		return fail(why, "not a duration: use a number with a unit (ns, us, ms, s), e.g. 2ms",
-			    -EINVAL);
+		return fail(why, cls, UNITS_ERR_SYNTAX);
 	while (is_blank(*p))
 		p++;
 	if (*p) {
@@ -82,28 +104,32 @@ int units_parse_duration(const char *s, uint64_t *ns, const char **why)
 					q++;
 				if (!*q) {
 					scale = units[i].scale;
+					unit = true;
 					p = q;
 					break;
 				}
 			}
 		}
-		if (*p)
-			return fail(why, "not a duration: use a number with a unit (ns, us, ms, s), e.g. 2ms",
-				    -EINVAL);
-	} else if (has_frac) {
-		return fail(why, "a fraction needs a unit (ns, us, ms, s)", -EINVAL);
+		if (!unit)
+			return fail(why, cls, UNITS_ERR_SYNTAX);
 	}
+	/* a bare number: only an exact "0" (with blanks) is a duration */
+	if (!unit && (whole || frac || sub_ns || overflow || strchr(s, '.')))
+		return fail(why, cls, UNITS_ERR_UNIT);
 	if (overflow)
-		return fail(why, "too large (2^63 ns or more)", -ERANGE);
-	if ((frac * scale) % frac_div)
-		return fail(why, "not a whole number of nanoseconds", -EINVAL);
+		return fail(why, cls, UNITS_ERR_RANGE);
+	if (sub_ns || (frac * scale) % frac_div)
+		return fail(why, cls, UNITS_ERR_FRACTION);
 	value = whole * scale + frac * scale / frac_div;
 	if (value > UNITS_NS_MAX)
-		return fail(why, "too large (2^63 ns or more)", -ERANGE);
+		return fail(why, cls, UNITS_ERR_RANGE);
 	*ns = (uint64_t)value;
-	if (why)
-		*why = NULL;
-	return 0;
+	return fail(why, cls, UNITS_OK);
+}
+
+int units_parse_duration(const char *s, uint64_t *ns, const char **why)
+{
+	return units_parse(s, ns, why, NULL);
 }
 
 char *units_format_duration(uint64_t ns, char *buf, size_t len)

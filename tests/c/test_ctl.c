@@ -85,7 +85,7 @@ static void test_parse_set_budget(void **state)
 		assert_string_equal(req.target, "pid:4242");
 	}
 
-	assert_int_equal(parse("set-budget a.b-c_d 100000", &req, err), 0);
+	assert_int_equal(parse("set-budget a.b-c_d 100000ns", &req, err), 0);
 	assert_int_equal(req.runtime_ns, 100000);
 }
 
@@ -107,8 +107,9 @@ static void test_parse_errors(void **state)
 		{ "set-budget nic -1ms", "runtime '-1ms'" },
 		{ "set-budget nic 1.5", "runtime '1.5'" },
 		{ "set-budget nic 1ms 2parsecs", "period '2parsecs'" },
-		{ "set-budget nic 100ns", "below the kernel's minimum of 1024 ns" },
-		{ "set-budget nic 3ms 2ms", "larger than the period" },
+		{ "set-budget nic 100000", "runtime '100000': a number needs a unit" },
+		{ "set-budget nic 100ns", "runtime 100ns is below the kernel's minimum of 1024ns" },
+		{ "set-budget nic 3ms 2ms", "runtime 3ms is larger than the period 2ms" },
 		{ "set-budget pid:0 1ms", "target 'pid:0': not a pid" },
 		{ "set-budget pid:12x 1ms", "not a pid" },
 		{ "set-budget pid:99999999999 1ms", "not a pid" },

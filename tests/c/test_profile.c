@@ -78,7 +78,7 @@ static void test_profile_full_file(void **state)
 	assert_int_equal(t->n_irqs, 1);
 	assert_int_equal(t->irqs[0], 14);
 	assert_int_equal(t->runtime_ns, 1500000);
-	assert_int_equal(t->period_ns, 100000000);	/* a bare integer is ns */
+	assert_int_equal(t->period_ns, 100000000);
 	assert_true(t->secondary);			/* default */
 	assert_int_equal(t->mode, MODE_STATIC);
 
@@ -272,6 +272,12 @@ static const struct bad_case bad_cases[] = {
 	{ NIC "    runtime: 2 min\n    period: 10ms\n",
 	  "bad.yaml:5:14: target 'nic': runtime: '2 min': not a duration: use a number with a unit "
 	  "(ns, us, ms, s), e.g. 2ms" },
+	{ NIC "    runtime: 2000000\n    period: 10ms\n",
+	  "bad.yaml:5:14: target 'nic': runtime: '2000000': a number needs a unit (ns, us, ms, s), "
+	  "e.g. 2ms; only 0 may go without" },
+	{ NIC "    runtime: 2ms\n    period: 10ms\n    deadline: 20ms\n",
+	  "bad.yaml:7:15: target 'nic': deadline 20ms exceeds the period 10ms (runtime <= deadline "
+	  "<= period)" },
 	{ NIC "    runtime: 1.5ns\n    period: 10ms\n",
 	  "bad.yaml:5:14: target 'nic': runtime: '1.5ns': not a whole number of nanoseconds" },
 	{ NIC "    runtime: 2ms\n    period: 10000000000s\n",
@@ -321,8 +327,8 @@ static const struct bad_case bad_cases[] = {
 	{ NIC QT "    mode: adaptive\n    adaptive:\n      min_runtime: 10ns\n",
 	  "bad.yaml:9:20: target 'nic': adaptive.min_runtime: 10ns is below the kernel's minimum "
 	  "runtime of 1024ns" },
-	{ NIC QT "    mode: adaptive\n    adaptive:\n      max_runtime: 1000\n",
-	  "bad.yaml:9:20: target 'nic': adaptive.max_runtime: 1000 is below the kernel's minimum "
+	{ NIC QT "    mode: adaptive\n    adaptive:\n      max_runtime: 1000ns\n",
+	  "bad.yaml:9:20: target 'nic': adaptive.max_runtime: 1000ns is below the kernel's minimum "
 	  "runtime of 1024ns" },
 	{ NIC QT "    mode: adaptive\n    adaptive:\n      max_runtime: 11ms\n",
 	  "bad.yaml:9:20: target 'nic': adaptive.max_runtime 11ms exceeds the deadline 10ms" },

@@ -5,100 +5,116 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
 #include "units.h"
 
-static uint64_t parse_ok(const char *s)
+#define DATA_DIR "../data/units/"
+
+/* The next case line of a data file, comments and empty lines skipped; NULL at the end. */
+static char *next_case(FILE *f, char *line, size_t len, int *lineno)
 {
-	uint64_t ns = 12345;
-	const char *why = "unset";
-	int rc = units_parse_duration(s, &ns, &why);
-
-	if (rc)
-		fail_msg("'%s' refused: %s", s, why);
-	assert_null(why);
-	return ns;
-}
-
-static const char *parse_err(const char *s, int want)
-{
-	uint64_t ns = 777;
-	const char *why = NULL;
-
-	assert_int_equal(units_parse_duration(s, &ns, &why), want);
-	assert_int_equal(ns, 777);	/* untouched on error */
-	assert_non_null(why);
-	return why;
-}
-
-static void test_units_parse(void **state)
-{
-	assert_int_equal(parse_ok("2ms"), 2000000);
-	assert_int_equal(parse_ok("500us"), 500000);
-	assert_int_equal(parse_ok("500\xc2\xb5s"), 500000);
-	assert_int_equal(parse_ok("1.5ms"), 1500000);
-	assert_int_equal(parse_ok("10ns"), 10);
-	assert_int_equal(parse_ok("1s"), 1000000000);
-	assert_int_equal(parse_ok("0.000000001s"), 1);
-	assert_int_equal(parse_ok(".5us"), 500);
-	assert_int_equal(parse_ok("2.ms"), 2000000);
-	assert_int_equal(parse_ok("1024"), 1024);
-	assert_int_equal(parse_ok("0"), 0);
-	assert_int_equal(parse_ok(" 20 ms "), 20000000);
-	assert_int_equal(parse_ok("1.250000000000000000000ms"), 1250000);
-	assert_int_equal(parse_ok("9223372036854775807"), INT64_MAX);
-	assert_int_equal(parse_ok("9223372036.854775807s"), INT64_MAX);
-}
-
-static void test_units_parse_errors(void **state)
-{
-	assert_string_equal(parse_err("-2ms", -EINVAL), "a duration must not be negative");
-	assert_string_equal(parse_err(" -1", -EINVAL), "a duration must not be negative");
-	assert_string_equal(parse_err("1.5ns", -EINVAL), "not a whole number of nanoseconds");
-	assert_string_equal(parse_err("0.0000000015s", -EINVAL),
-			    "not a whole number of nanoseconds");
-	assert_string_equal(parse_err("1.0000000000000000000001ms", -EINVAL),
-			    "not a whole number of nanoseconds");
-	assert_string_equal(parse_err("1.5", -EINVAL), "a fraction needs a unit (ns, us, ms, s)");
-	assert_non_null(strstr(parse_err("2 min", -EINVAL), "use a number with a unit"));
-	assert_non_null(strstr(parse_err("ms", -EINVAL), "not a duration"));
-	assert_non_null(strstr(parse_err("", -EINVAL), "not a duration"));
-	assert_non_null(strstr(parse_err("2ms2", -EINVAL), "not a duration"));
-	assert_non_null(strstr(parse_err("0x10", -EINVAL), "not a duration"));
-	assert_non_null(strstr(parse_err("1e3ns", -EINVAL), "not a duration"));
-	assert_non_null(strstr(parse_err(".", -EINVAL), "not a duration"));
-	assert_non_null(strstr(parse_err("9223372036854775808", -ERANGE), "too large"));
-	assert_non_null(strstr(parse_err("9223372036.854775808s", -ERANGE), "too large"));
-	assert_non_null(strstr(parse_err("10000000000s", -ERANGE), "too large"));
-	assert_non_null(strstr(parse_err("99999999999999999999999999999ms", -ERANGE),
-			       "too large"));
-	assert_int_equal(units_parse_duration(NULL, &(uint64_t){ 0 }, NULL), -EINVAL);
-}
-
-static void test_units_format(void **state)
-{
-	static const struct {
-		uint64_t ns;
-		const char *text;
-	} cases[] = {
-		{ 0, "0ns" }, { 750, "750ns" }, { 1000, "1us" }, { 1500, "1.5us" },
-		{ 2000000, "2ms" }, { 1500000, "1.5ms" }, { 1234567, "1.234567ms" },
-		{ 1000000000, "1s" }, { 1000000001, "1.000000001s" }, { 100000000, "100ms" },
-		{ INT64_MAX, "9223372036.854775807s" },
-	};
-	char buf[UNITS_FMT_LEN];
-	size_t i;
-
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		uint64_t back = 0;
-
-		assert_string_equal(units_format_duration(cases[i].ns, buf, sizeof(buf)),
-				    cases[i].text);
-		assert_int_equal(units_parse_duration(buf, &back, NULL), 0);
-		assert_int_equal(back, cases[i].ns);
+	while (fgets(line, (int)len, f)) {
+		(*lineno)++;
+		line[strcspn(line, "\n")] = '\0';
+		if (line[0] && line[0] != '#')
+			return line;
 	}
+	return NULL;
+}
+
+/* Every case of durations-parse.txt: |text|ns or |text|error:<class>. */
+static void test_units_parse_file(void **state)
+{
+	FILE *f = fopen(DATA_DIR "durations-parse.txt", "r");
+	char line[512];
+	int lineno = 0, cases = 0;
+
+	assert_non_null(f);
+	while (next_case(f, line, sizeof(line), &lineno)) {
+		char *first = strchr(line, '|'), *last = strrchr(line, '|');
+		const char *want, *why = "unset";
+		enum units_error cls = UNITS_OK;
+		uint64_t ns = 777;
+		int rc;
+
+		if (!first || first == last)
+			fail_msg("durations-parse.txt:%d: not a case: %s", lineno, line);
+		*last = '\0';
+		want = last + 1;
+		rc = units_parse(first + 1, &ns, &why, &cls);
+		if (strncmp(want, "error:", 6) == 0) {
+			if (rc == 0)
+				fail_msg("durations-parse.txt:%d: '%s' accepted as %llu ns, want %s",
+					 lineno, first + 1, (unsigned long long)ns, want);
+			if (strcmp(units_error_name(cls), want + 6) != 0)
+				fail_msg("durations-parse.txt:%d: '%s' refused as %s (%s), want %s",
+					 lineno, first + 1, units_error_name(cls), why, want);
+			assert_int_equal(rc, cls == UNITS_ERR_RANGE ? -ERANGE : -EINVAL);
+			assert_non_null(why);
+			assert_int_equal(ns, 777);	/* untouched on error */
+		} else {
+			if (rc != 0)
+				fail_msg("durations-parse.txt:%d: '%s' refused: %s", lineno, first + 1,
+					 why);
+			if (ns != strtoull(want, NULL, 10))
+				fail_msg("durations-parse.txt:%d: '%s' read as %llu ns, want %s", lineno,
+					 first + 1, (unsigned long long)ns, want);
+			assert_null(why);
+		}
+		cases++;
+	}
+	fclose(f);
+	assert_true(cases >= 40);
+}
+
+/* Every case of durations-format.txt: ns|text, and the text parses back. */
+static void test_units_format_file(void **state)
+{
+	FILE *f = fopen(DATA_DIR "durations-format.txt", "r");
+	char line[512], buf[UNITS_FMT_LEN];
+	int lineno = 0, cases = 0;
+
+	assert_non_null(f);
+	while (next_case(f, line, sizeof(line), &lineno)) {
+		char *bar = strchr(line, '|');
+		uint64_t ns, back = 0;
+
+		if (!bar)
+			fail_msg("durations-format.txt:%d: not a case: %s", lineno, line);
+		*bar = '\0';
+		ns = strtoull(line, NULL, 10);
+		units_format_duration(ns, buf, sizeof(buf));
+		if (strcmp(buf, bar + 1) != 0)
+			fail_msg("durations-format.txt:%d: %s formatted as '%s', want '%s'", lineno,
+				 line, buf, bar + 1);
+		assert_int_equal(units_parse_duration(buf, &back, NULL), 0);
+		assert_int_equal(back, ns);
+		cases++;
+	}
+	fclose(f);
+	assert_true(cases >= 10);
+}
+
+/* The messages name the cause; callers print them beside the text as typed. */
+static void test_units_messages(void **state)
+{
+	const char *why = NULL;
+	uint64_t ns = 0;
+
+	assert_int_equal(units_parse_duration("3", &ns, &why), -EINVAL);
+	assert_non_null(strstr(why, "needs a unit"));
+	assert_int_equal(units_parse_duration("-1ms", &ns, &why), -EINVAL);
+	assert_string_equal(why, "a duration must not be negative");
+	assert_int_equal(units_parse_duration("3msec", &ns, &why), -EINVAL);
+	assert_non_null(strstr(why, "use a number with a unit"));
+	assert_int_equal(units_parse_duration("10000000000s", &ns, &why), -ERANGE);
+	assert_non_null(strstr(why, "too large"));
+	assert_int_equal(units_parse_duration(NULL, &ns, NULL), -EINVAL);
+	assert_string_equal(units_error_name(UNITS_ERR_FRACTION), "fraction");
 }
 
 /* Every value formats to a text that parses back to itself. */
@@ -124,9 +140,9 @@ static void test_units_round_trip(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_units_parse),
-		cmocka_unit_test(test_units_parse_errors),
-		cmocka_unit_test(test_units_format),
+		cmocka_unit_test(test_units_parse_file),
+		cmocka_unit_test(test_units_format_file),
+		cmocka_unit_test(test_units_messages),
 		cmocka_unit_test(test_units_round_trip),
 	};
 

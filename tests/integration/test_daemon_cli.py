@@ -50,7 +50,11 @@ def test_dry_run_matches_nothing_exits_1(profile):
 @pytest.mark.parametrize("args, words", [
     (["--dry-run"], "needs a profile"),
     (["--bogus"], "unknown option '--bogus'"),
-    (["--rescan", "soon"], "--rescan 'soon'"),
+    (["--rescan", "soon"], "--rescan 'soon': not a duration"),
+    (["--rescan", "100"], "--rescan '100': a number needs a unit"),
+    (["--rescan", "-1s"], "--rescan '-1s': a duration must not be negative"),
+    (["--rescan", "2h"], "--rescan '2h': not a duration"),
+    (["--rescan", "3601s"], "--rescan '3601s': longer than 1h"),
     (["--json"], "--json goes with --dry-run"),
     (["--once", "--restore"], "exclude each other"),
     (["-p"], "needs an argument"),

@@ -34,7 +34,7 @@ def start_with_late_target(spawn, daemon, profile, *args):
     return anchor, comm, d
 
 
-@pytest.mark.parametrize("args, within", [((), 2.0), (("--no-netlink", "--rescan", "100"), 3.0)])
+@pytest.mark.parametrize("args, within", [((), 2.0), (("--no-netlink", "--rescan", "100ms"), 3.0)])
 def test_new_task_by_comm(spawn, daemon, profile, args, within):
     anchor = spawn()
     comm = unique_comm()

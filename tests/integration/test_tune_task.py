@@ -231,7 +231,7 @@ def test_survives_irqresd_restart_and_a_new_thread(tmp_path):
         log = (tmp_path / f"irqresd{len(daemons)}.log").open("w")
         daemons.append(subprocess.Popen(
             [exe, "--run-dir", str(tmp_path), "--socket", str(sock), "--no-netlink",
-             "--rescan", "200"] + (["-p", str(prof)] if with_profile else []),
+             "--rescan", "200ms"] + (["-p", str(prof)] if with_profile else []),
             stdout=log, stderr=subprocess.STDOUT))
         log.close()
 
