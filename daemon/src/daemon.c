@@ -33,9 +33,10 @@ uint64_t daemon_now_ns(void)
 /* ---- matching a profile against the threads present ---- */
 
 /*
- * Scans, matches and plans prof. Returns 0 with a plan (feasible or not), -EINVAL when
- * the profile cannot be resolved (two targets on one thread), -ENOENT when it matches no
- * thread at all, or another -errno; err says why.
+ * Scans, matches and plans prof. Returns 0 with a plan (feasible or not), -ENOENT with a
+ * plan (it matches no thread at all; the plan's errors name each target), -EINVAL when
+ * the profile cannot be resolved (two targets on one thread), or another -errno; err
+ * says why. The plan carries the selector problems and unmatched targets (plan.h).
  */
 int daemon_resolve(const struct profile *prof, struct match_list *matches, struct plan *plan,
 		   char *err, size_t errlen)
@@ -67,23 +68,19 @@ int daemon_resolve(const struct profile *prof, struct match_list *matches, struc
 			snprintf(err, errlen, "%s: %s", prof->path, strerror(-rc));
 		goto out;
 	}
-	if (un.n) {
+	rc = plan_build(prof, matches, plan);
+	if (rc == 0)
+		rc = plan_add_match_notes(plan, prof, &un);
+	if (rc < 0) {
+		snprintf(err, errlen, "%s: cannot build the plan: %s", prof->path, strerror(-rc));
+		plan_free(plan);
+		goto out;
+	}
+	if (matches->n == 0) {
 		names[0] = '\0';
 		match_describe_unmatched(prof, &un, names, sizeof(names));
-		if (matches->n == 0) {
-			snprintf(err, errlen, "%s: the profile matches no thread: %s", prof->path,
-				 names);
-			rc = -ENOENT;
-		} else {
-			pr_warn("%s: no thread matches %s yet; new threads will be checked as they "
-				"appear", prof->path, names);
-		}
-	}
-	if (rc == 0) {
-		rc = plan_build(prof, matches, plan);
-		if (rc < 0)
-			snprintf(err, errlen, "%s: cannot build the plan: %s", prof->path,
-				 strerror(-rc));
+		snprintf(err, errlen, "%s: the profile matches no thread: %s", prof->path, names);
+		rc = -ENOENT;
 	}
 out:
 	match_unmatched_free(&un);
@@ -218,6 +215,8 @@ int daemon_apply(struct daemon *d, const char *path, bool may_wait, struct json 
 	if (rc < 0)
 		return rc;
 	rc = daemon_resolve(&prof, &matches, &plan, err, errlen);
+	for (i = 0; (rc == 0 || rc == -ENOENT) && i < plan.n_warnings; i++)
+		pr_warn("%s", plan.warnings[i]);
 	if (rc == -ENOENT && may_wait) {
 		/* at boot a NIC's IRQ thread appears only when the link goes up */
 		pr_warn("%s; irqresd waits for them to appear", err);

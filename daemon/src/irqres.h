@@ -58,6 +58,7 @@ struct target {
 	char *action_glob;
 	char *driver;
 	bool secondary;			/* also match irq/N-s-* threads; default true */
+	int interface_line, irq_line, driver_line;	/* where those selectors are given */
 
 	/* Task selectors (kind == TARGET_TASK). */
 	char *task_comm;		/* fnmatch glob */

@@ -219,7 +219,7 @@ static int run_dry(struct daemon *d)
 	}
 	rc = daemon_resolve(&prof, &matches, &plan, err, sizeof(err));
 	if (rc == -ENOENT)	/* show the (empty) plan, then say why it is refused */
-		rc = plan_build(&prof, &matches, &plan) < 0 ? -ENOENT : 1;
+		rc = 1;
 	if (rc < 0) {
 		pr_err("%s", err);
 		code = rc == -EINVAL ? EXIT_USAGE : EXIT_REFUSED;

@@ -25,6 +25,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <fnmatch.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -487,6 +488,98 @@ static bool selects(const struct target *t, const struct resolved *r,
 {
 	return t->kind == TARGET_IRQ ? irq_target_selects(t, r, drivers, ti)
 				     : task_target_selects(t, ti);
+}
+
+/* Whether IRQ @irq exists: /sys/kernel/irq/N, /proc/irq/N or a /proc/interrupts line. */
+static bool irq_exists(int irq)
+{
+	char path[PATH_LEN], line[256];
+	bool found = false;
+	FILE *f;
+
+	path_fmt(path, sizeof(path), "%s/kernel/irq/%d", irqres_paths.sys, irq);
+	if (access(path, F_OK) == 0)
+		return true;
+	path_fmt(path, sizeof(path), "%s/irq/%d", irqres_paths.proc, irq);
+	if (access(path, F_OK) == 0)
+		return true;
+	path_fmt(path, sizeof(path), "%s/interrupts", irqres_paths.proc);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f)) {
+		char *p = line, *colon;
+
+		while (*p == ' ')
+			p++;
+		colon = strchr(p, ':');
+		if (colon) {
+			*colon = '\0';
+			found = parse_irq(p) == irq;
+		}
+		/* the rest of a long line is read as lines of their own; none starts "N:" */
+	}
+	fclose(f);
+	return found;
+}
+
+static int add_problem(struct match_problem *out, size_t max, size_t *n, int line,
+		       const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+static int add_problem(struct match_problem *out, size_t max, size_t *n, int line,
+		       const char *fmt, ...)
+{
+	va_list ap;
+
+	if (*n == max)
+		return 0;
+	out[*n].line = line;
+	va_start(ap, fmt);
+	vsnprintf(out[*n].text, sizeof(out[*n].text), fmt, ap);
+	va_end(ap);
+	(*n)++;
+	return 0;
+}
+
+int match_selector_problems(const struct target *t, struct match_problem *out, size_t max)
+{
+	struct driver_map drivers = { 0 };
+	struct resolved r;
+	char path[PATH_LEN];
+	size_t n = 0, i;
+	int rc = 0;
+
+	if (t->kind != TARGET_IRQ)
+		return 0;
+	memset(&r, 0, sizeof(r));
+	if (t->interface) {
+		path_fmt(path, sizeof(path), "%s/class/net/%s", irqres_paths.sys, t->interface);
+		if (faccessat(AT_FDCWD, path, F_OK, AT_SYMLINK_NOFOLLOW) < 0) {
+			add_problem(out, max, &n, t->interface_line, "interface '%s' does not exist "
+				    "(no %s)", t->interface, path);
+		} else {
+			rc = resolve_interface(t->interface, &r);
+			if (!rc && !r.msi.n && !r.legacy.n)
+				add_problem(out, max, &n, t->interface_line, "interface '%s' has no "
+					    "IRQ (no device IRQs, no /proc/interrupts line names it)",
+					    t->interface);
+		}
+	}
+	for (i = 0; !rc && i < t->n_irqs; i++)
+		if (!irq_exists(t->irqs[i]))
+			add_problem(out, max, &n, t->irq_line, "IRQ %d does not exist (not in "
+				    "%s/interrupts)", t->irqs[i], irqres_paths.proc);
+	if (!rc && t->driver) {
+		rc = driver_map_load(&drivers);
+		for (i = 0; !rc && i < drivers.n; i++)
+			if (same_driver(drivers.v[i].driver, t->driver))
+				break;
+		if (!rc && i == drivers.n)
+			add_problem(out, max, &n, t->driver_line, "driver '%s' owns no IRQ (no PCI "
+				    "device with an IRQ is bound to it)", t->driver);
+	}
+	driver_map_free(&drivers);
+	resolved_free(&r);
+	return rc < 0 ? rc : (int)n;
 }
 
 bool match_needs_tasks(const struct profile *prof)

@@ -57,6 +57,18 @@ int match_find_target(const struct profile *prof, const struct thread_info *ti,
 void match_describe_unmatched(const struct profile *prof, const struct match_unmatched *u,
 			      char *buf, size_t len);
 
+/* A selector naming what this machine does not have. */
+struct match_problem {
+	int line;		/* of the selector's key in the profile */
+	char text[320];		/* "interface 'eth9' does not exist (no /sys/class/net/eth9)" */
+};
+
+/*
+ * The IRQ selectors of @t that name an interface, IRQ or driver this machine does not
+ * have (or an interface without IRQs): up to @max into @out.  Returns how many, or -errno.
+ */
+int match_selector_problems(const struct target *t, struct match_problem *out, size_t max);
+
 void match_list_free(struct match_list *matches);
 void match_unmatched_free(struct match_unmatched *u);
 

@@ -4,6 +4,7 @@
 #include "discover.h"
 #include "dl.h"
 #include "log.h"
+#include "match.h"
 #include "units.h"
 
 #include <dirent.h>
@@ -693,9 +694,7 @@ int plan_build_env(const struct profile *prof, const struct match_list *matches,
 		if (rc)
 			goto out_free;
 	}
-	if (plan->n_items == 0)
-		rc = add_msg(&plan->errors, &plan->n_errors, "the profile matches no thread");
-	if (!rc && plan->admission_off)
+	if (plan->admission_off)
 		rc = add_msg(&plan->warnings, &plan->n_warnings, "admission_control: disable: "
 			     "the kernel's SCHED_DEADLINE admission control will be turned off "
 			     "(sched_rt_runtime_us = -1) until irqres restores it");
@@ -772,6 +771,108 @@ static double bw_json(double v)
 	return (double)(long long)(v * 1e6 + 0.5) / 1e6;	/* v >= 0 */
 }
 
+const char *plan_summary(const struct plan *plan)
+{
+	if (plan->n_items == 0)
+		return "REFUSED: the profile matches no thread";
+	return plan->feasible ? "the kernel will accept it" : "the kernel will NOT accept it";
+}
+
+int plan_add_match_notes(struct plan *plan, const struct profile *prof,
+			 const struct match_unmatched *un)
+{
+	struct match_problem probs[8];
+	int rc = 0, n;
+
+	for (size_t i = 0; !rc && i < prof->n_targets; i++) {
+		const struct target *t = &prof->targets[i];
+
+		n = match_selector_problems(t, probs, sizeof(probs) / sizeof(probs[0]));
+		for (int k = 0; !rc && k < n; k++)
+			rc = add_msg(&plan->warnings, &plan->n_warnings, "%s:%d: target '%s': "
+				     "selector problem: %s", prof->path, probs[k].line, t->name,
+				     probs[k].text);
+	}
+	for (size_t i = 0; !rc && un && i < un->n; i++) {
+		const struct target *t = &prof->targets[un->v[i]];
+
+		if (plan->n_items == 0)
+			rc = add_msg(&plan->errors, &plan->n_errors, "%s:%d:%d: target '%s' "
+				     "matches no thread", prof->path, t->line, t->col, t->name);
+		else
+			rc = add_msg(&plan->warnings, &plan->n_warnings, "%s:%d:%d: target '%s' "
+				     "matches no thread yet; its threads are reserved when they "
+				     "appear", prof->path, t->line, t->col, t->name);
+	}
+	return rc;
+}
+
+/* ---- the text report: a table whose columns are as wide as their widest cell ---- */
+
+#define TABLE_COLS_MAX 16
+
+struct table {
+	size_t ncols, nrows;
+	char **cells;			/* nrows * ncols, row-major */
+};
+
+static int table_row(struct table *tb, const char *const *row)
+{
+	char **v = realloc(tb->cells, (tb->nrows + 1) * tb->ncols * sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	tb->cells = v;
+	for (size_t c = 0; c < tb->ncols; c++)
+		v[tb->nrows * tb->ncols + c] = strdup(row[c] ? row[c] : "");
+	tb->nrows++;
+	return 0;
+}
+
+/* Cells left-aligned, two blanks apart, trailing blanks dropped (the client's table()). */
+static void table_print(struct table *tb, FILE *f)
+{
+	size_t w[TABLE_COLS_MAX] = { 0 };
+
+	for (size_t r = 0; r < tb->nrows; r++)
+		for (size_t c = 0; c < tb->ncols; c++) {
+			const char *cell = tb->cells[r * tb->ncols + c];
+			size_t n = cell ? strlen(cell) : 0;
+
+			if (n > w[c])
+				w[c] = n;
+		}
+	for (size_t r = 0; r < tb->nrows; r++) {
+		char line[4096];
+		size_t used = 0;
+
+		for (size_t c = 0; c < tb->ncols && used < sizeof(line); c++) {
+			const char *cell = tb->cells[r * tb->ncols + c];
+			int n = snprintf(line + used, sizeof(line) - used, "%s%-*s", c ? "  " : "",
+					 (int)w[c], cell ? cell : "");
+
+			if (n < 0)
+				break;
+			used += (size_t)n;
+		}
+		if (used >= sizeof(line))
+			used = sizeof(line) - 1;
+		while (used && line[used - 1] == ' ')
+			used--;
+		fprintf(f, "%.*s\n", (int)used, line);
+	}
+	for (size_t i = 0; i < tb->nrows * tb->ncols; i++)
+		free(tb->cells[i]);
+	free(tb->cells);
+	tb->cells = NULL;
+	tb->nrows = 0;
+}
+
+static void fmt_bw(double bw, char *buf, size_t len)
+{
+	snprintf(buf, len, "%.3f", bw);
+}
+
 const char *plan_bw_source_name(enum plan_bw_source src)
 {
 	return src == PLAN_BW_KERNEL ? "kernel" : "counted";
@@ -811,54 +912,96 @@ static void plan_print_sources(const struct plan *plan, FILE *f)
 	}
 }
 
+/* The sources paragraph as text ("" when there is none): printed by plan_print_text()
+ * and carried in the JSON, so that every renderer shows the same. Caller frees. */
+static char *plan_sources_text(const struct plan *plan)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	if (!f)
+		return NULL;
+	if (plan->n_items)
+		plan_print_sources(plan, f);
+	if (fclose(f) != 0) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
 void plan_print_text(const struct plan *plan, FILE *f)
 {
-	fprintf(f, "Plan for %s: %s\n", plan->prof && plan->prof->path ? plan->prof->path :
-		"the profile", plan->feasible ? "the kernel will accept it" :
-		"the kernel will NOT accept it");
-	fprintf(f, "\n%-14s %7s %-16s %4s %-5s %-13s %-29s %5s %-16s %-7s %s\n", "TARGET", "PID",
-		"THREAD", "IRQ", "CPUS", "NOW", "NEW (runtime/deadline/period)", "BW", "PARTITION",
-		"BUFFER", "VERDICT");
+	static const char *const item_head[] = {
+		"TARGET", "THREAD", "PID", "IRQ", "CPUS", "NOW", "RUNTIME", "DEADLINE", "PERIOD",
+		"BW", "PARTITION", "BUFFER", "VERDICT",
+	};
+	static const char *const dom_head[] = {
+		"ROOT DOMAIN", "PARTITION", "CAPACITY", "EXISTING", "NEW", "TOTAL", "OK",
+	};
+	struct table tb = { .ncols = sizeof(item_head) / sizeof(item_head[0]) };
+	char *sources;
+
+	fprintf(f, "Plan for %s: %s\n\n", plan->prof && plan->prof->path ? plan->prof->path :
+		"the profile", plan_summary(plan));
+	if (plan->n_items == 0) {
+		fprintf(f, "no thread matched\n");
+	} else {
+		table_row(&tb, item_head);
+	}
 	for (size_t i = 0; i < plan->n_items; i++) {
 		const struct plan_item *it = &plan->items[i];
-		char q[UNITS_FMT_LEN], d[UNITS_FMT_LEN], t[UNITS_FMT_LEN], newp[128], old[32];
-		char cpus[64], irq[12], part[CPUSET_NAME_MAX + 8];
+		char q[UNITS_FMT_LEN], d[UNITS_FMT_LEN], t[UNITS_FMT_LEN], pid[16], irq[16];
+		char old[32], cpus[64], bw[16];
+		const char *row[] = {
+			target_name(plan, it), it->thread.comm, pid, irq,
+			list(&it->cpus, cpus, sizeof(cpus)), old,
+			units_format_duration(it->runtime_ns, q, sizeof(q)),
+			units_format_duration(it->deadline_ns, d, sizeof(d)),
+			units_format_duration(it->period_ns, t, sizeof(t)), bw,
+			it->needs_partition && it->partition[0] ? it->partition : "-",
+			profile_buffer_verdict_name(it->buffer_check), it->verdict,
+		};
 
-		units_format_duration(it->runtime_ns, q, sizeof(q));
-		units_format_duration(it->deadline_ns, d, sizeof(d));
-		units_format_duration(it->period_ns, t, sizeof(t));
-		snprintf(newp, sizeof(newp), "deadline %s/%s/%s", q, d, t);
-		old_policy_str(&it->thread, old, sizeof(old));
+		snprintf(pid, sizeof(pid), "%d", (int)it->thread.pid);
 		snprintf(irq, sizeof(irq), it->thread.irq >= 0 ? "%d" : "-", it->thread.irq);
-		if (it->needs_partition && it->partition[0])
-			snprintf(part, sizeof(part), "%s", it->partition);
-		else
-			snprintf(part, sizeof(part), "-");
-		fprintf(f, "%-14s %7d %-16s %4s %-5s %-13s %-29s %5.3f %-16s %-7s %s\n",
-			target_name(plan, it), (int)it->thread.pid, it->thread.comm, irq,
-			list(&it->cpus, cpus, sizeof(cpus)), old, newp,
-			bw_double(it->bw), part, profile_buffer_verdict_name(it->buffer_check),
-			it->verdict);
+		old_policy_str(&it->thread, old, sizeof(old));
+		fmt_bw(bw_json(bw_double(it->bw)), bw, sizeof(bw));
+		table_row(&tb, row);
 	}
-	fprintf(f, "\nRoot domains (bandwidth in CPUs; the kernel admits while existing + new <= "
-		"capacity):\n%-8s %-18s %9s %9s %9s %9s %s\n", "CPUS", "PARTITION", "CAPACITY",
-		"EXISTING", "NEW", "TOTAL", "OK");
-	for (size_t i = 0; i < plan->n_domains; i++) {
+	table_print(&tb, f);
+	if (plan->n_domains && plan->n_items) {
+		tb.ncols = sizeof(dom_head) / sizeof(dom_head[0]);
+		fprintf(f, "\n");
+		table_row(&tb, dom_head);
+	}
+	for (size_t i = 0; plan->n_items && i < plan->n_domains; i++) {
 		const struct plan_domain *dm = &plan->domains[i];
-		char cpus[64], part[CPUSET_NAME_MAX + 16], cap[24];
+		char cpus[64], part[CPUSET_NAME_MAX + 16], cap[24], e[16], n[16], tot[16];
+		const char *row[] = { list(&dm->cpus, cpus, sizeof(cpus)), part, cap, e, n, tot,
+				      dm->ok ? "yes" : "NO" };
 
 		snprintf(part, sizeof(part), "%s%s", dm->partition[0] ? dm->partition : "(default)",
 			 dm->is_new ? " (new)" : "");
 		if (dm->unlimited)
 			snprintf(cap, sizeof(cap), "unlimited");
 		else
-			snprintf(cap, sizeof(cap), "%.3f", dm->capacity);
-		fprintf(f, "%-8s %-18s %9s %9.3f %9.3f %9.3f %s\n",
-			list(&dm->cpus, cpus, sizeof(cpus)), part, cap, bw_double(dm->existing_bw),
-			bw_double(dm->new_bw), bw_double(dm->existing_bw + dm->new_bw),
-			dm->ok ? "yes" : "NO");
+			fmt_bw(bw_json(dm->capacity), cap, sizeof(cap));
+		fmt_bw(bw_json(bw_double(dm->existing_bw)), e, sizeof(e));
+		fmt_bw(bw_json(bw_double(dm->new_bw)), n, sizeof(n));
+		fmt_bw(bw_json(bw_double(dm->existing_bw + dm->new_bw)), tot, sizeof(tot));
+		table_row(&tb, row);
 	}
-	plan_print_sources(plan, f);
+	if (plan->n_domains && plan->n_items) {
+		table_print(&tb, f);
+		fprintf(f, "(bandwidth in CPUs: the kernel admits while existing + new <= "
+			"capacity)\n");
+	}
+	sources = plan_sources_text(plan);
+	if (sources)
+		fputs(sources, f);
+	free(sources);
 	for (size_t i = 0; i < plan->n_warnings; i++)
 		fprintf(f, "%swarning: %s\n", i ? "" : "\n", plan->warnings[i]);
 	for (size_t i = 0; i < plan->n_errors; i++)
@@ -867,8 +1010,12 @@ void plan_print_text(const struct plan *plan, FILE *f)
 
 void plan_write_json(const struct plan *plan, struct json *j)
 {
+	char *sources;
+
 	json_obj_begin(j);
+	json_kv_str(j, "profile", plan->prof && plan->prof->path ? plan->prof->path : NULL);
 	json_kv_bool(j, "feasible", plan->feasible);
+	json_kv_str(j, "summary", plan_summary(plan));
 	json_key(j, "items");
 	json_arr_begin(j);
 	for (size_t i = 0; i < plan->n_items; i++) {
@@ -886,11 +1033,15 @@ void plan_write_json(const struct plan *plan, struct json *j)
 		json_kv_str(j, "cpus", list(&it->cpus, cpus, sizeof(cpus)));
 		json_kv_str(j, "old_policy", dl_policy_name(it->thread.policy));
 		json_kv_int(j, "old_priority", it->thread.priority);
+		json_kv_int(j, "old_nice", it->thread.nice);
 		json_kv_str(j, "new_policy", "deadline");
 		json_kv_uint(j, "runtime_ns", it->runtime_ns);
-		json_kv_uint(j, "period_ns", it->period_ns);
 		json_kv_uint(j, "deadline_ns", it->deadline_ns);
+		json_kv_uint(j, "period_ns", it->period_ns);
+		json_kv_double(j, "bw", bw_json(bw_double(it->bw)));
 		json_kv_bool(j, "needs_partition", it->needs_partition);
+		json_kv_str(j, "partition", it->needs_partition && it->partition[0] ?
+			    it->partition : NULL);
 		if (it->needs_partition && it->partition[0] &&
 		    cpuset_group_dir(it->partition, dir, sizeof(dir)) == 0)
 			json_kv_str(j, "cpuset", dir);
@@ -909,6 +1060,8 @@ void plan_write_json(const struct plan *plan, struct json *j)
 
 		json_obj_begin(j);
 		json_kv_str(j, "cpus", list(&dm->cpus, cpus, sizeof(cpus)));
+		json_kv_str(j, "partition", dm->partition[0] ? dm->partition : NULL);
+		json_kv_bool(j, "new", dm->is_new);
 		if (dm->unlimited)
 			json_kv_null(j, "capacity");	/* admission control off */
 		else
@@ -925,10 +1078,14 @@ void plan_write_json(const struct plan *plan, struct json *j)
 		json_kv_str(j, "existing_source", plan_bw_source_name(dm->source));
 		json_kv_uint(j, "servers_bw_units", dm->servers_bw);
 		json_kv_uint(j, "tasks_bw_units", dm->tasks_bw);
+		json_kv_double(j, "total_bw", bw_json(bw_double(dm->existing_bw + dm->new_bw)));
 		json_kv_bool(j, "ok", dm->ok);
 		json_obj_end(j);
 	}
 	json_arr_end(j);
+	sources = plan_sources_text(plan);
+	json_kv_str(j, "sources", sources ? sources : "");
+	free(sources);
 	json_key(j, "warnings");
 	json_arr_begin(j);
 	for (size_t i = 0; i < plan->n_warnings; i++)

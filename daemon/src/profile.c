@@ -513,6 +513,7 @@ static int parse_target_key(struct pctx *c, yaml_node_t *key, yaml_node_t *val, 
 		return 0;
 	if (!strcmp(k, "interface")) {
 		set_irq_selector(tk, key, "interface");
+		t->interface_line = (int)key->start_mark.line + 1;
 		rc = get_string(c, val, what, &t->interface);
 		if (!rc && (strlen(t->interface) > IFACE_NAME_MAX ||
 			    strpbrk(t->interface, "/ \t:") || !strcmp(t->interface, ".") ||
@@ -526,6 +527,7 @@ static int parse_target_key(struct pctx *c, yaml_node_t *key, yaml_node_t *val, 
 		size_t i;
 
 		set_irq_selector(tk, key, "irq");
+		t->irq_line = (int)key->start_mark.line + 1;
 		rc = get_int_list(c, val, what, 0, INT32_MAX, &irqs, &t->n_irqs);
 		if (rc)
 			return rc;
@@ -545,6 +547,7 @@ static int parse_target_key(struct pctx *c, yaml_node_t *key, yaml_node_t *val, 
 	}
 	if (!strcmp(k, "driver")) {
 		set_irq_selector(tk, key, "driver");
+		t->driver_line = (int)key->start_mark.line + 1;
 		rc = get_string(c, val, what, &t->driver);
 		if (!rc && strchr(t->driver, '/'))
 			rc = errat(c, val, "%s: '%s' is not a driver name (no '/')", what, t->driver);

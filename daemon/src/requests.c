@@ -11,6 +11,7 @@
 #include "dl.h"
 #include "log.h"
 #include "stats.h"
+#include "units.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -192,6 +193,7 @@ static int req_set_budget(struct daemon *d, const struct ctl_request *req, struc
 	struct managed *m = NULL;
 	struct target *t = NULL;
 	uint64_t period, deadline, old_period, old_deadline;
+	char q[UNITS_FMT_LEN], dl[UNITS_FMT_LEN], tp[UNITS_FMT_LEN], odl[UNITS_FMT_LEN];
 	pid_t *pids = NULL;
 	size_t n = 0, i;
 	int rc, ti = -1;
@@ -222,10 +224,15 @@ static int req_set_budget(struct daemon *d, const struct ctl_request *req, struc
 	}
 	period = req->period_ns ? req->period_ns : old_period;
 	deadline = scale_deadline(old_deadline, old_period, period);
+	units_format_duration(req->runtime_ns, q, sizeof(q));
+	units_format_duration(deadline, dl, sizeof(dl));
+	units_format_duration(period, tp, sizeof(tp));
+	units_format_duration(old_deadline, odl, sizeof(odl));
 	if (req->runtime_ns > deadline) {
-		snprintf(err, errlen, "set-budget %s: runtime %" PRIu64 " ns is larger than the "
-			 "deadline %" PRIu64 " ns (period %" PRIu64 " ns)", req->target,
-			 req->runtime_ns, deadline, period);
+		snprintf(err, errlen, "set-budget %s: runtime %s is larger than the deadline %s "
+			 "(period %s%s%s)", req->target, q, dl, tp,
+			 deadline != old_deadline ? "; the deadline keeps its ratio to the period, "
+			 "it was " : "", deadline != old_deadline ? odl : "");
 		return -EINVAL;
 	}
 	pids = calloc(d->n_m ? d->n_m : 1, sizeof(*pids));
@@ -254,13 +261,17 @@ static int req_set_budget(struct daemon *d, const struct ctl_request *req, struc
 		x->period_ns = period;
 		x->deadline_ns = deadline;
 	}
-	pr_info("set-budget %s: runtime %" PRIu64 " ns, period %" PRIu64 " ns, deadline %"
-		PRIu64 " ns on %zu thread%s", req->target, req->runtime_ns, period, deadline, n,
-		n == 1 ? "" : "s");
+	pr_info("set-budget %s: runtime %s, deadline %s, period %s on %zu thread%s%s%s%s",
+		req->target, q, dl, tp, n, n == 1 ? "" : "s",
+		deadline != old_deadline ? " (deadline scaled with the period from " : "",
+		deadline != old_deadline ? odl : "", deadline != old_deadline ? ")" : "");
 	json_kv_str(j, "target", req->target);
 	json_kv_uint(j, "runtime_ns", req->runtime_ns);
 	json_kv_uint(j, "period_ns", period);
 	json_kv_uint(j, "deadline_ns", deadline);
+	/* never silently: a new period moves the deadline with it (D keeps its ratio to T) */
+	json_kv_bool(j, "deadline_scaled", deadline != old_deadline);
+	json_kv_uint(j, "old_deadline_ns", old_deadline);
 	json_key(j, "pids");
 	json_arr_begin(j);
 	for (i = 0; i < n; i++)
@@ -281,13 +292,10 @@ static int req_plan(const struct ctl_request *req, struct json *j, char *err, si
 	if (rc < 0)
 		return rc;
 	rc = daemon_resolve(&prof, &matches, &plan, err, errlen);
-	if (rc == 0 || rc == -ENOENT) {
-		if (rc == -ENOENT)	/* nothing matches: the plan shows it, and says why */
-			rc = plan_build(&prof, &matches, &plan);
-		if (rc == 0) {
-			json_key(j, "plan");
-			plan_write_json(&plan, j);
-		}
+	if (rc == 0 || rc == -ENOENT) {	/* nothing matches: the plan's errors say so */
+		json_key(j, "plan");
+		plan_write_json(&plan, j);
+		rc = 0;
 	}
 	plan_free(&plan);
 	match_list_free(&matches);

@@ -229,6 +229,36 @@ static void test_match_twice(void **state)
 	profile_free(&p);
 }
 
+/* Selectors that name what the machine does not have are named, with their line. */
+static void test_match_selector_problems(void **state)
+{
+	struct match_problem pr[8];
+	struct profile p;
+
+	parse(&p, "  - name: ok\n    interface: eth2\n    irq: [11, 19]\n    driver: e1000\n"
+		  "    runtime: 1ms\n    period: 10ms\n"
+		  "  - name: bad\n    interface: eth9\n    irq: [11, 999]\n    driver: r8169\n"
+		  "    runtime: 1ms\n    period: 10ms\n"
+		  "  - name: lo\n    interface: lo\n    runtime: 1ms\n    period: 10ms\n"
+		  "  - name: task\n    task:\n      comm: x\n    runtime: 1ms\n    period: 10ms\n");
+	if (match_selector_problems(&p.targets[0], pr, 8) != 0)
+		fail_msg("%s", pr[0].text);
+	assert_int_equal(match_selector_problems(&p.targets[1], pr, 8), 3);
+	assert_int_equal(pr[0].line, 10);
+	assert_string_equal(pr[0].text, "interface 'eth9' does not exist (no "
+			    FIX "/sys/class/net/eth9)");
+	assert_int_equal(pr[1].line, 11);
+	assert_string_equal(pr[1].text, "IRQ 999 does not exist (not in " FIX "/proc/interrupts)");
+	assert_int_equal(pr[2].line, 12);
+	assert_string_equal(pr[2].text, "driver 'r8169' owns no IRQ (no PCI device with an IRQ "
+			    "is bound to it)");
+	assert_int_equal(match_selector_problems(&p.targets[1], pr, 1), 1);
+	assert_int_equal(match_selector_problems(&p.targets[2], pr, 8), 1);
+	assert_non_null(strstr(pr[0].text, "interface 'lo' has no IRQ"));
+	assert_int_equal(match_selector_problems(&p.targets[3], pr, 8), 0);
+	profile_free(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -238,6 +268,7 @@ int main(void)
 		cmocka_unit_test(test_match_task),
 		cmocka_unit_test(test_match_profile_file),
 		cmocka_unit_test(test_match_twice),
+		cmocka_unit_test(test_match_selector_problems),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

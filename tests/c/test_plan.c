@@ -47,6 +47,8 @@ static int setup(void **state)
 	targets[1].runtime_ns = 20 * MS;
 	targets[1].period_ns = 40 * MS;
 	targets[1].deadline_ns = 40 * MS;
+	targets[1].line = 9;
+	targets[1].col = 5;
 	prof.path = "test.yaml";
 	prof.targets = targets;
 	prof.n_targets = 2;
@@ -172,14 +174,19 @@ static void test_pinned_no_partition(void **unused)
 	json_init(&j);
 	plan_write_json(&plan, &j);
 	assert_int_equal(json_error(&j), 0);
-	assert_non_null(strstr(json_buf(&j), "{\"feasible\":false,\"items\":[{\"target\":\"nic\","
+	assert_non_null(strstr(json_buf(&j), "{\"profile\":\"test.yaml\",\"feasible\":false,"
+			       "\"summary\":\"the kernel will NOT accept it\",\"items\":[{"
+			       "\"target\":\"nic\","
 			       "\"pid\":105,\"comm\":\"irq/11-eth0\",\"irq\":11,\"cpus\":\"0\","
-			       "\"old_policy\":\"fifo\",\"old_priority\":50,\"new_policy\":"
-			       "\"deadline\",\"runtime_ns\":2000000,\"period_ns\":10000000,"
-			       "\"deadline_ns\":10000000,\"needs_partition\":true,\"cpuset\":\""));
+			       "\"old_policy\":\"fifo\",\"old_priority\":50,\"old_nice\":0,"
+			       "\"new_policy\":\"deadline\",\"runtime_ns\":2000000,"
+			       "\"deadline_ns\":10000000,\"period_ns\":10000000,\"bw\":0.2,"
+			       "\"needs_partition\":true,\"partition\":\"irqres.cpu0\","
+			       "\"cpuset\":\""));
 	assert_non_null(strstr(json_buf(&j), "/cgroup/irqres.cpu0\",\"buffer_check\":\"unknown\","
 			       "\"verdict\":\"EPERM: thread pinned"));
-	assert_non_null(strstr(json_buf(&j), "\"domains\":[{\"cpus\":\"0-1\",\"capacity\":1.9,"));
+	assert_non_null(strstr(json_buf(&j), "\"domains\":[{\"cpus\":\"0-1\",\"partition\":null,"
+			       "\"new\":false,\"capacity\":1.9,"));
 	assert_non_null(strstr(json_buf(&j), "\"warnings\":[],\"errors\":[\"irq/11-eth0 (pid 105)"));
 	json_fini(&j);
 	plan_free(&plan);
@@ -225,8 +232,17 @@ static void test_pinned_with_partition(void **unused)
 	assert_non_null(strstr(text, "Plan for test.yaml: the kernel will accept it"));
 	assert_non_null(strstr(text, "irq/11-eth0"));
 	assert_non_null(strstr(text, "fifo 50"));
-	assert_non_null(strstr(text, "deadline 2ms/10ms/10ms"));
+	/* one column order everywhere: runtime, deadline, period (analysis/irqres/plan.py) */
+	assert_non_null(strstr(text, "\nTARGET  THREAD       PID  IRQ  CPUS  NOW           RUNTIME"
+			       "  DEADLINE  PERIOD  BW     PARTITION    BUFFER   VERDICT\n"));
+	assert_non_null(strstr(text, "\nnic     irq/11-eth0  105  11   0     fifo 50       2ms    "
+			       "  10ms      10ms    0.200  irqres.cpu0  unknown  ok\n"));
+	assert_non_null(strstr(text, "\nplayer  mpv          501  -    0-1   other nice 0  20ms   "
+			       "  40ms      40ms    0.500  -            unknown  ok\n"));
+	assert_non_null(strstr(text, "\n0            irqres.cpu0 (new)  0.950     0.000     0.400"
+			       "  0.400  yes\n"));
 	assert_non_null(strstr(text, "irqres.cpu0 (new)"));
+	assert_non_null(strstr(text, "\nwarning: cpuset partition irqres.cpu0 will take CPUs 0"));
 	free(text);
 	plan_free(&plan);
 
@@ -269,6 +285,9 @@ static void test_no_setaffinity_and_admission_off(void **unused)
 static void test_buffering_and_empty(void **unused)
 {
 	struct plan plan;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
 
 	/* (T - Q)/P = 8ms/50us = 160 >= N_c = 100 */
 	targets[1].min_interarrival_ns = 50000;
@@ -288,10 +307,21 @@ static void test_buffering_and_empty(void **unused)
 	assert_int_equal(plan.items[0].buffer_check, PROFILE_BUFFER_OK);
 	plan_free(&plan);
 
+	/* nothing matched: named per target, never blamed on the kernel */
 	ml.n = 0;
 	assert_int_equal(plan_build_env(&prof, &ml, &env, &plan), 0);
 	assert_false(plan.feasible);
-	assert_string_equal(plan.errors[0], "the profile matches no thread");
+	assert_int_equal(plan_add_match_notes(&plan, &prof, &(struct match_unmatched){
+		.v = (size_t[]){ 1 }, .n = 1 }), 0);
+	assert_string_equal(plan.errors[0], "test.yaml:9:5: target 'player' matches no thread");
+	assert_string_equal(plan_summary(&plan), "REFUSED: the profile matches no thread");
+	f = open_memstream(&text, &len);
+	plan_print_text(&plan, f);
+	fclose(f);
+	assert_string_equal(text, "Plan for test.yaml: REFUSED: the profile matches no thread\n\n"
+			    "no thread matched\n\nerror: test.yaml:9:5: target 'player' matches "
+			    "no thread\n");
+	free(text);
 	plan_free(&plan);
 }
 

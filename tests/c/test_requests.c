@@ -109,7 +109,8 @@ static void test_set_budget_scales_deadline(void **state)
 	assert_int_equal(t->runtime_ns, 3000000);
 	assert_int_equal(t->period_ns, 20000000);
 	assert_int_equal(t->deadline_ns, 16000000);
-	assert_non_null(strstr(f->out, "\"deadline_ns\":16000000"));
+	assert_non_null(strstr(f->out, "\"deadline_ns\":16000000,\"deadline_scaled\":true,"
+			       "\"old_deadline_ns\":8000000"));
 	assert_non_null(strstr(f->out, "\"pids\":[]"));
 
 	/* no period: the period and the deadline stay */
@@ -118,6 +119,7 @@ static void test_set_budget_scales_deadline(void **state)
 	assert_int_equal(t->runtime_ns, 1000000);
 	assert_int_equal(t->period_ns, 20000000);
 	assert_int_equal(t->deadline_ns, 16000000);
+	assert_non_null(strstr(f->out, "\"deadline_scaled\":false"));
 }
 
 static void test_set_budget_errors(void **state)
@@ -126,8 +128,9 @@ static void test_set_budget_errors(void **state)
 	struct ctl_request req = set_budget("nic", 0, 17000000, 20000000);
 
 	assert_int_equal(handle(f, &req), -EINVAL);
-	assert_string_equal(f->err, "set-budget nic: runtime 17000000 ns is larger than the "
-			    "deadline 16000000 ns (period 20000000 ns)");
+	assert_string_equal(f->err, "set-budget nic: runtime 17ms is larger than the deadline "
+			    "16ms (period 20ms; the deadline keeps its ratio to the period, it was "
+			    "8ms)");
 	assert_int_equal(f->d.prof.targets[0].runtime_ns, 2000000);	/* unchanged */
 
 	req = set_budget("nope", 0, 1000000, 0);

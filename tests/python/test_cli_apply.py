@@ -7,6 +7,7 @@ import json
 import pytest
 from click.testing import CliRunner
 from irqres.cli import main
+from irqres.plan import format_plan
 from test_client import PLAN, fake_daemon
 
 
@@ -47,12 +48,45 @@ exit 9
     return log
 
 
+# The plan report, as irqresd --dry-run prints it too (daemon/src/plan.c)
+PLAN_TEXT = """\
+Plan for /etc/irqres/nic.yaml: the kernel will accept it
+
+TARGET  THREAD       PID  IRQ  CPUS  NOW      RUNTIME  DEADLINE  PERIOD  BW     PARTITION    \
+BUFFER  VERDICT
+nic     irq/11-eth0  105  11   0     fifo 50  2ms      10ms      10ms    0.200  irqres.cpu0  \
+ok      ok
+
+ROOT DOMAIN  PARTITION          CAPACITY  EXISTING  NEW    TOTAL  OK
+1            (default)          0.950     0.000     0.000  0.000  yes
+0            irqres.cpu0 (new)  0.950     0.000     0.200  0.200  yes
+(bandwidth in CPUs: the kernel admits while existing + new <= capacity)
+
+warning: nic.yaml:9:5: target 'disk' matches no thread yet; its threads are reserved when \
+they appear
+"""
+
+
+def test_plan_report_text():
+    assert format_plan(PLAN) + "\n" == PLAN_TEXT
+
+
+def test_matching_nothing_is_not_blamed_on_the_kernel(tmp_path, monkeypatch, profile):
+    empty = {**PLAN, "feasible": False, "summary": "REFUSED: the profile matches no thread",
+             "items": [], "warnings": [],
+             "errors": [f"{profile}:3:5: target 'nic' matches no thread"]}
+    fake_irqresd(tmp_path, monkeypatch, dry_status=1, plan=empty)
+    r = run("apply", str(profile))
+    assert r.exit_code == 1
+    assert "REFUSED: the profile matches no thread\n\nno thread matched\n" in r.output
+    assert f"the profile matches no thread: {profile}:3:5: target 'nic'" in r.output
+    assert "kernel" not in r.output.replace("REFUSED", "").split("no thread matched")[1]
+
+
 def test_apply_through_daemon(fake, profile):
     r = run("apply", str(profile))
     assert r.exit_code == 0, r.output
-    assert "irq/11-eth0 (105)" in r.output and "fifo:50 -> deadline" in r.output
-    assert "2ms/10ms/10ms" in r.output and "/sys/fs/cgroup/irqres.cpu0" in r.output
-    assert "warning: target disk matches no thread" in r.output
+    assert PLAN_TEXT in r.output
     assert "applied" in r.output and "through irqresd" in r.output
     assert fake.requests == [f"plan {profile}", f"apply {profile}"]
     assert fake.profile == str(profile)
@@ -66,13 +100,13 @@ def test_dry_run_json_changes_nothing(fake, profile):
 
 
 def test_refused_plan_is_not_applied(fake, profile):
-    bad = {**PLAN, "feasible": False,
+    bad = {**PLAN, "feasible": False, "summary": "the kernel will NOT accept it",
            "items": [{**PLAN["items"][0], "verdict": "EBUSY: root domain 0 over capacity"}],
            "errors": []}
     fake.override["plan"] = {"ok": True, "plan": bad}
     r = run("apply", str(profile))
     assert r.exit_code == 1
-    assert "plan: REFUSED" in r.output
+    assert "Plan for /etc/irqres/nic.yaml: the kernel will NOT accept it" in r.output
     assert "would refuse this plan: irq/11-eth0 (105): EBUSY: root domain 0" in r.output
     assert not any(q.startswith("apply") for q in fake.requests)
 
@@ -94,7 +128,7 @@ def test_apply_without_daemon_runs_irqresd_once(tmp_path, monkeypatch, profile):
     log = fake_irqresd(tmp_path, monkeypatch)
     r = run("apply", str(profile))
     assert r.exit_code == 0, r.output
-    assert "irq/11-eth0 (105)" in r.output
+    assert PLAN_TEXT in r.output
     assert "applied" in r.output and "irqresd --once" in r.output and "irqres restore" in r.output
     assert log.read_text().splitlines() == [f"--dry-run --json -p {profile}",
                                             f"--once -p {profile}"]
@@ -103,7 +137,7 @@ def test_apply_without_daemon_runs_irqresd_once(tmp_path, monkeypatch, profile):
 def test_dry_run_without_daemon(tmp_path, monkeypatch, profile):
     log = fake_irqresd(tmp_path, monkeypatch)
     r = run("apply", "-n", str(profile))
-    assert r.exit_code == 0 and "plan: feasible" in r.output
+    assert r.exit_code == 0 and "the kernel will accept it" in r.output
     assert log.read_text().splitlines() == [f"--dry-run --json -p {profile}"]
 
 
@@ -132,7 +166,11 @@ def test_set_budget(fake):
     r = run("set-budget", "nic", "1.5ms", "5ms")
     assert r.exit_code == 0, r.output
     assert "nic: runtime 1.5ms period 5ms deadline 5ms (pids 105)" in r.output
+    # a new period moves the deadline: said, never silent
+    assert "note: the deadline moved with the period from 10ms to 5ms" in r.output
     assert fake.requests == ["set-budget nic 1.5ms 5ms"]
+    r = run("set-budget", "nic", "1ms")
+    assert r.exit_code == 0 and "note:" not in r.output
 
 
 @pytest.mark.parametrize("args, msg", [

@@ -19,15 +19,20 @@ from irqres.errors import DaemonError
 from irqres.units import DurationError, parse_duration
 
 PLAN = {
-    "feasible": True,
+    "profile": "/etc/irqres/nic.yaml", "feasible": True,
+    "summary": "the kernel will accept it",
     "items": [{"target": "nic", "pid": 105, "comm": "irq/11-eth0", "irq": 11, "cpus": "0",
-               "old_policy": "fifo", "old_priority": 50, "new_policy": "deadline",
-               "runtime_ns": 2_000_000, "period_ns": 10_000_000, "deadline_ns": 10_000_000,
-               "needs_partition": True, "cpuset": "/sys/fs/cgroup/irqres.cpu0",
+               "old_policy": "fifo", "old_priority": 50, "old_nice": 0,
+               "new_policy": "deadline", "runtime_ns": 2_000_000, "deadline_ns": 10_000_000,
+               "period_ns": 10_000_000, "bw": 0.2, "needs_partition": True,
+               "partition": "irqres.cpu0", "cpuset": "/sys/fs/cgroup/irqres.cpu0",
                "buffer_check": "ok", "verdict": "ok"}],
-    "domains": [{"cpus": "0", "capacity": 0.95, "existing_bw": 0.0, "new_bw": 0.2,
-                 "ok": True}],
-    "warnings": ["target disk matches no thread"], "errors": [],
+    "domains": [{"cpus": "1", "partition": None, "new": False, "capacity": 0.95,
+                 "existing_bw": 0.0, "new_bw": 0.0, "total_bw": 0.0, "ok": True},
+                {"cpus": "0", "partition": "irqres.cpu0", "new": True, "capacity": 0.95,
+                 "existing_bw": 0.0, "new_bw": 0.2, "total_bw": 0.2, "ok": True}],
+    "warnings": ["nic.yaml:9:5: target 'disk' matches no thread yet; its threads are "
+                 "reserved when they appear"], "errors": [],
 }
 
 ADAPTIVE = {"sample_ns": 1_000_000, "gain": 0.25, "window": 100, "default_job_ns": 20_000,
@@ -148,14 +153,19 @@ class FakeDaemon:
                 t = self.target(args[0])
                 if t is None:
                     return {"ok": False, "error": f"set-budget: no target named {args[0]}"}
+                old_deadline = t["deadline_ns"]
                 try:
                     t["runtime_ns"] = parse_duration(args[1])
-                    if len(args) == 3:
-                        t["period_ns"] = t["deadline_ns"] = parse_duration(args[2])
+                    if len(args) == 3:  # the deadline keeps its ratio to the period
+                        period = parse_duration(args[2])
+                        t["deadline_ns"] = t["deadline_ns"] * period // t["period_ns"]
+                        t["period_ns"] = period
                 except DurationError as exc:
                     return {"ok": False, "error": f"set-budget {args[0]}: {exc}"}
                 return {"ok": True, "target": t["name"], "runtime_ns": t["runtime_ns"],
                         "period_ns": t["period_ns"], "deadline_ns": t["deadline_ns"],
+                        "deadline_scaled": t["deadline_ns"] != old_deadline,
+                        "old_deadline_ns": old_deadline,
                         "pids": [th["pid"] for th in t["threads"]]}
             return {"ok": False, "error": f"unknown request {cmd!r}"}
 

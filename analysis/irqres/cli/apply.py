@@ -14,49 +14,13 @@ import click
 
 from ..client import Client, DaemonNotRunning, run_irqresd
 from ..errors import DaemonError
+from ..plan import format_plan, refusal
 from .params import POSITIVE_DURATION, Command
-from .status import cli_errors, dur, echo_json, policy_text, socket_option, table
-
-
-def format_plan(plan: dict) -> str:
-    """The plan as a table of threads, the bandwidth per root domain, warnings, errors."""
-    out = []
-    items = plan.get("items") or []
-    if items:
-        rows = []
-        for it in items:
-            q_t_d = "/".join(dur(it.get(k)) for k in ("runtime_ns", "period_ns", "deadline_ns"))
-            rows.append([it.get("target"), f"{it.get('comm')} ({it.get('pid')})",
-                         it.get("cpus"),
-                         f"{policy_text(it.get('old_policy'), it.get('old_priority'))} -> "
-                         f"{it.get('new_policy')}", q_t_d,
-                         (it.get("cpuset") or "new") if it.get("needs_partition") else "no",
-                         it.get("buffer_check"), it.get("verdict")])
-        out.append(table(["target", "thread", "cpu", "policy", "Q/T/D", "partition",
-                          "buffering", "verdict"], rows))
-    else:
-        out.append("no threads matched")
-    domains = plan.get("domains") or []
-    if domains:
-        out.append("")
-        out.append(table(["root domain", "capacity", "existing", "new", "total", ""], [
-            [d.get("cpus"), f"{d.get('capacity', 0):.3f}", f"{d.get('existing_bw', 0):.3f}",
-             f"{d.get('new_bw', 0):.3f}",
-             f"{d.get('existing_bw', 0) + d.get('new_bw', 0):.3f}",
-             "ok" if d.get("ok") else "OVER CAPACITY"] for d in domains]))
-    for w in plan.get("warnings") or []:
-        out.append(f"warning: {w}")
-    for e in plan.get("errors") or []:
-        out.append(f"error: {e}")
-    out.append("plan: " + ("feasible" if plan.get("feasible") else "REFUSED"))
-    return "\n".join(out)
+from .status import cli_errors, dur, echo_json, socket_option
 
 
 def _refused(profile: str, plan: dict) -> click.ClickException:
-    why = "; ".join(plan.get("errors") or []) or "; ".join(
-        f"{it.get('comm')} ({it.get('pid')}): {it.get('verdict')}"
-        for it in plan.get("items") or [] if it.get("verdict") != "ok") or "see the plan"
-    return click.ClickException(f"{profile}: the kernel would refuse this plan: {why}")
+    return click.ClickException(refusal(profile, plan))
 
 
 def _plan_without_daemon(profile: str) -> dict:
@@ -149,3 +113,7 @@ def set_budget_cmd(target: str, runtime: int, period: int | None, socket_: str |
     pids = ",".join(str(p) for p in r.get("pids") or []) or "none"
     click.echo(f"{r.get('target', target)}: runtime {dur(r.get('runtime_ns'))} period "
                f"{dur(r.get('period_ns'))} deadline {dur(r.get('deadline_ns'))} (pids {pids})")
+    if r.get("deadline_scaled"):
+        click.echo(f"note: the deadline moved with the period from "
+                   f"{dur(r.get('old_deadline_ns'))} to {dur(r.get('deadline_ns'))} "
+                   "(it keeps its ratio to the period)")

@@ -1,0 +1,68 @@
+"""One plan report: irqresd --dry-run (C) and irqres apply -n (Python, from the JSON)
+print the same text, with every warning; a profile that matches nothing is refused as
+such, not blamed on the kernel."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+from click.testing import CliRunner
+from irqres.cli import main
+from irqresd_util import IRQRESD, profile_text, run_irqresd, task_target
+
+pytestmark = pytest.mark.root
+
+GHOST = "  - name: ghost\n    interface: nosuch0\n    irq: [99999]\n    runtime: 1ms\n" \
+        "    period: 10ms\n"
+
+
+def cli(*args: str, tmp_path) -> tuple[int, str]:
+    env = {"IRQRESD": str(IRQRESD), "IRQRES_SOCKET": str(tmp_path / "nobody.sock")}
+    r = CliRunner().invoke(main, list(args), env=env, catch_exceptions=False)
+    return r.exit_code, r.output
+
+
+def test_c_and_python_reports_are_one(spawn, profile, tmp_path):
+    a = spawn()
+    p = profile(profile_text(task_target("app", "2ms", "10ms", pid=a.pid), GHOST))
+    r = run_irqresd("--dry-run", "-p", str(p))
+    assert r.returncode == 0, r.stderr
+    code, out = cli("apply", "-n", str(p), tmp_path=tmp_path)
+    assert code == 0, out
+    assert out == r.stdout
+    lines = out.splitlines()
+    assert lines[0] == f"Plan for {p}: the kernel will accept it"
+    assert lines[2].split() == ["TARGET", "THREAD", "PID", "IRQ", "CPUS", "NOW", "RUNTIME",
+                                "DEADLINE", "PERIOD", "BW", "PARTITION", "BUFFER", "VERDICT"]
+    assert lines[3].split()[:3] == ["app", lines[3].split()[1], str(a.pid)]
+    assert "2ms  " in lines[3] and "10ms" in lines[3]
+    # the selector problems, with the target and file:line, and the unmatched target
+    assert (f"warning: {p}:9: target 'ghost': selector problem: interface 'nosuch0' does "
+            "not exist (no /sys/class/net/nosuch0)") in out
+    assert (f"warning: {p}:10: target 'ghost': selector problem: IRQ 99999 does not "
+            "exist") in out
+    assert f"warning: {p}:8:5: target 'ghost' matches no thread yet" in out
+    # the same warnings in the JSON, from both
+    plan = json.loads(run_irqresd("--dry-run", "--json", "-p", str(p)).stdout)
+    code, out = cli("apply", "-n", "--json", str(p), tmp_path=tmp_path)
+    assert json.loads(out)["warnings"] == plan["warnings"] and len(plan["warnings"]) == 3
+    assert plan["items"][0]["pid"] == a.pid and plan["summary"] == "the kernel will accept it"
+
+
+def test_matching_nothing_is_not_the_kernels_fault(profile, tmp_path):
+    need = os.geteuid() == 0 and IRQRESD.exists()
+    if not need:
+        pytest.skip("needs root and a built irqresd")
+    p = profile(profile_text(GHOST))
+    r = run_irqresd("--dry-run", "-p", str(p))
+    assert r.returncode == 1
+    assert r.stdout.startswith(f"Plan for {p}: REFUSED: the profile matches no thread\n")
+    assert f"error: {p}:3:5: target 'ghost' matches no thread" in r.stdout
+    assert "kernel" not in r.stdout + r.stderr
+    code, out = cli("apply", str(p), tmp_path=tmp_path)
+    assert code == 1
+    assert out.startswith(r.stdout)
+    assert f"Error: {p}: the profile matches no thread: {p}:3:5: target 'ghost'" in out
+    assert "kernel" not in out
