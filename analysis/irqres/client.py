@@ -23,6 +23,7 @@ DEFAULT_SOCKET = "/run/irqres/irqresd.sock"
 SOCKET_ENV = "IRQRES_SOCKET"
 IRQRESD_ENV = "IRQRESD"
 REQUEST_MAX = 4096          # bytes per request line, including the newline
+BODY_MAX = 1 << 20          # bytes of profile text after a plan/apply line
 REPLY_MAX = 16 * 1024 * 1024  # a reply longer than this is treated as broken
 
 
@@ -105,8 +106,11 @@ class Client:
         self.close()
 
     # -- requests -------------------------------------------------------------------
-    def request(self, *words: str | int) -> dict[str, Any]:
+    def request(self, *words: str | int, body: bytes | None = None) -> dict[str, Any]:
         """Send one request and return its reply (a dict with ``ok`` true).
+
+        ``body`` follows the request line as it is (plan and apply: the profile's text,
+        announced by its length as the last word).
 
         Raises
         ------
@@ -126,7 +130,7 @@ class Client:
         self.connect()
         assert self._sock is not None
         try:
-            self._sock.sendall(line)
+            self._sock.sendall(line + (body or b""))
             raw = self._read_line(what)
         except TimeoutError as exc:
             self.close()
@@ -175,11 +179,31 @@ class Client:
     def stats(self) -> dict[str, Any]:
         return self.request("stats")
 
+    def _with_profile(self, verb: str, profile: str | os.PathLike[str]) -> dict[str, Any]:
+        """plan/apply: the client reads the profile and sends its text, so irqresd never
+        opens a user's path (its unit has a private /tmp and no /home)."""
+        path = os.path.abspath(profile)
+        try:
+            with open(path, "rb") as f:
+                text = f.read(BODY_MAX + 1)
+        except OSError as exc:
+            raise DaemonError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+        if not text:
+            raise DaemonError(f"{path}: the profile is empty")
+        if len(text) > BODY_MAX:
+            raise DaemonError(f"{path}: larger than {BODY_MAX} bytes: not a profile")
+        name = "".join("?" if ch.isspace() else ch for ch in path)
+        return self.request(verb, name, len(text), body=text)["plan"]
+
     def plan(self, profile: str | os.PathLike[str]) -> dict[str, Any]:
-        return self.request("plan", os.path.abspath(profile))["plan"]
+        return self._with_profile("plan", profile)
 
     def apply(self, profile: str | os.PathLike[str]) -> dict[str, Any]:
-        return self.request("apply", os.path.abspath(profile))["plan"]
+        return self._with_profile("apply", profile)
+
+    def reload(self) -> dict[str, Any]:
+        """Have irqresd re-read its own profile (-p); the reply names the one in force."""
+        return self.request("reload")
 
     def restore(self) -> int:
         return int(self.request("restore").get("restored", 0))

@@ -31,6 +31,7 @@ static const char *const verb_names[] = {
 	[CTL_PLAN] = "plan",
 	[CTL_APPLY] = "apply",
 	[CTL_RESTORE] = "restore",
+	[CTL_RELOAD] = "reload",
 };
 
 /* arguments each verb takes: min..max */
@@ -39,9 +40,10 @@ static const struct { unsigned char min, max; const char *usage; } verb_args[] =
 	[CTL_STATUS] = { 0, 0, "status" },
 	[CTL_STATS] = { 0, 0, "stats" },
 	[CTL_SET_BUDGET] = { 2, 3, "set-budget <target> <runtime> [<period>]" },
-	[CTL_PLAN] = { 1, 1, "plan <profile path>" },
-	[CTL_APPLY] = { 1, 1, "apply <profile path>" },
+	[CTL_PLAN] = { 2, 2, "plan <name> <length>, then <length> bytes of profile text" },
+	[CTL_APPLY] = { 2, 2, "apply <name> <length>, then <length> bytes of profile text" },
 	[CTL_RESTORE] = { 0, 0, "restore" },
+	[CTL_RELOAD] = { 0, 0, "reload" },
 };
 
 const char *ctl_verb_name(enum ctl_verb verb)
@@ -168,7 +170,7 @@ int ctl_parse(const char *line, size_t len, struct ctl_request *req, char *err, 
 	}
 	if (n == 0) {
 		snprintf(err, errlen, "empty request: try ping, status, stats, set-budget, plan, "
-			 "apply or restore");
+			 "apply, restore or reload");
 		return -EINVAL;
 	}
 	/* the protocol is UTF-8 text; other bytes would reach replies and file names */
@@ -187,7 +189,7 @@ int ctl_parse(const char *line, size_t len, struct ctl_request *req, char *err, 
 			break;
 	if (v == sizeof(verb_names) / sizeof(verb_names[0])) {
 		snprintf(err, errlen, "unknown request '%s': try ping, status, stats, set-budget, "
-			 "plan, apply or restore", word_show(&w[0], show, sizeof(show)));
+			 "plan, apply, restore or reload", word_show(&w[0], show, sizeof(show)));
 		return -EINVAL;
 	}
 	req->verb = (enum ctl_verb)v;
@@ -218,20 +220,31 @@ int ctl_parse(const char *line, size_t len, struct ctl_request *req, char *err, 
 		break;
 	case CTL_PLAN:
 	case CTL_APPLY:
-		if (w[1].n >= sizeof(req->path)) {
-			snprintf(err, errlen, "%s: profile path longer than %zu bytes", verb_names[v],
-				 sizeof(req->path) - 1);
+		if (w[1].n >= sizeof(req->name)) {
+			snprintf(err, errlen, "%s: profile name longer than %zu bytes", verb_names[v],
+				 sizeof(req->name) - 1);
 			return -EINVAL;
 		}
 		for (i = 0; i < w[1].n; i++) {
 			if (w[1].s[i] == '\0') {
-				snprintf(err, errlen, "%s: profile path contains a NUL byte",
+				snprintf(err, errlen, "%s: profile name contains a NUL byte",
 					 verb_names[v]);
 				return -EINVAL;
 			}
 		}
-		memcpy(req->path, w[1].s, w[1].n);
-		req->path[w[1].n] = '\0';
+		memcpy(req->name, w[1].s, w[1].n);
+		req->name[w[1].n] = '\0';
+		for (i = 0; i < w[2].n && req->body_len <= CTL_BODY_MAX; i++) {
+			if (!isdigit((unsigned char)w[2].s[i]))
+				break;
+			req->body_len = req->body_len * 10 + (size_t)(w[2].s[i] - '0');
+		}
+		if (i < w[2].n || req->body_len == 0 || req->body_len > CTL_BODY_MAX) {
+			snprintf(err, errlen, "%s %s: length '%s': not a number of bytes in 1..%d "
+				 "(the profile's text follows the request line)", verb_names[v],
+				 req->name, word_show(&w[2], show, sizeof(show)), CTL_BODY_MAX);
+			return -EINVAL;
+		}
 		break;
 	default:
 		break;
@@ -248,32 +261,45 @@ static void reply_error(struct json *out, const char *msg)
 	json_obj_end(out);
 }
 
+void ctl_handle_request(const struct ctl_request *req, ctl_handler_fn handler, void *ctx,
+			struct json *out)
+{
+	char err[1024] = "";
+	int rc;
+
+	json_reset(out);
+	json_obj_begin(out);
+	json_kv_bool(out, "ok", true);
+	rc = handler(ctx, req, out, err, sizeof(err));
+	if (rc == 0) {
+		json_obj_end(out);
+		if (json_error(out)) {
+			rc = json_error(out);
+			snprintf(err, sizeof(err), "%s: cannot build the reply: %s",
+				 verb_names[req->verb], strerror(-rc));
+		}
+	} else if (!err[0]) {
+		snprintf(err, sizeof(err), "%s: %s", verb_names[req->verb], strerror(-rc));
+	}
+	if (rc < 0)
+		reply_error(out, err);
+	json_raw(out, "\n", 1);
+}
+
 void ctl_handle_line(const char *line, size_t len, ctl_handler_fn handler, void *ctx,
 		     struct json *out)
 {
 	struct ctl_request req;
 	char err[512] = "";
-	int rc;
 
-	json_reset(out);
-	rc = ctl_parse(line, len, &req, err, sizeof(err));
-	if (rc == 0) {
-		json_obj_begin(out);
-		json_kv_bool(out, "ok", true);
-		rc = handler(ctx, &req, out, err, sizeof(err));
-		if (rc == 0) {
-			json_obj_end(out);
-			if (json_error(out)) {
-				rc = json_error(out);
-				snprintf(err, sizeof(err), "%s: cannot build the reply: %s",
-					 verb_names[req.verb], strerror(-rc));
-			}
-		} else if (!err[0]) {
-			snprintf(err, sizeof(err), "%s: %s", verb_names[req.verb], strerror(-rc));
-		}
+	if (ctl_parse(line, len, &req, err, sizeof(err)) == 0 && !req.body_len) {
+		ctl_handle_request(&req, handler, ctx, out);
+		return;
 	}
-	if (rc < 0)
-		reply_error(out, err);
+	if (!err[0])
+		snprintf(err, sizeof(err), "%s: the profile text must follow the request line",
+			 verb_names[req.verb]);
+	reply_error(out, err);
 	json_raw(out, "\n", 1);
 }
 
@@ -283,6 +309,9 @@ struct client {
 	int fd;
 	char in[CTL_LINE_MAX];
 	size_t in_len;
+	struct ctl_request req;	/* a request waiting for its body */
+	char *body;		/* NULL, or req.body_len bytes being read */
+	size_t body_got;
 	char *out;
 	size_t out_len, out_off, out_cap;
 	bool closing;		/* close once the output is flushed */
@@ -442,6 +471,7 @@ static void client_close(struct client *c)
 	if (c->fd >= 0)
 		close(c->fd);
 	free(c->out);
+	free(c->body);
 	memset(c, 0, sizeof(*c));
 	c->fd = -1;
 }
@@ -683,20 +713,60 @@ static void client_accept(struct ctl_server *srv)
 	}
 }
 
-/* Handles the complete lines in c->in; false when the client must be dropped now. */
+static bool client_reply(struct ctl_server *srv, struct client *c)
+{
+	return !json_error(&srv->reply) &&
+	       client_queue(c, json_buf(&srv->reply), json_len(&srv->reply));
+}
+
+/*
+ * Handles the complete requests in c->in: a line, or a line and the body it announces
+ * (which passes through c->in into c->body). False when the client must be dropped now.
+ */
 static bool client_process(struct ctl_server *srv, struct client *c)
 {
 	size_t start = 0;
 	char *nl;
 
-	while (!c->closing && (nl = memchr(c->in + start, '\n', c->in_len - start))) {
-		size_t n = (size_t)(nl - (c->in + start));
+	while (!c->closing) {
+		if (c->body) {
+			size_t k = c->in_len - start, need = c->req.body_len - c->body_got;
 
+			if (k > need)
+				k = need;
+			memcpy(c->body + c->body_got, c->in + start, k);
+			c->body_got += k;
+			start += k;
+			if (c->body_got < c->req.body_len)
+				break;
+			c->req.body = c->body;
+			ctl_handle_request(&c->req, srv->handler, srv->ctx, &srv->reply);
+			free(c->body);
+			c->body = NULL;
+			c->req.body = NULL;
+			if (!client_reply(srv, c))
+				return false;
+			continue;
+		}
+		nl = memchr(c->in + start, '\n', c->in_len - start);
+		if (!nl)
+			break;
+		size_t n = (size_t)(nl - (c->in + start));
+		char err[512] = "";
+
+		if (ctl_parse(c->in + start, n, &c->req, err, sizeof(err)) == 0 &&
+		    c->req.body_len) {
+			start += n + 1;
+			c->body = malloc(c->req.body_len);
+			c->body_got = 0;
+			if (!c->body)
+				return false;
+			continue;
+		}
 		ctl_handle_line(c->in + start, n, srv->handler, srv->ctx, &srv->reply);
-		if (json_error(&srv->reply) || !client_queue(c, json_buf(&srv->reply),
-							     json_len(&srv->reply)))
-			return false;
 		start += n + 1;
+		if (!client_reply(srv, c))
+			return false;
 	}
 	if (start) {
 		memmove(c->in, c->in + start, c->in_len - start);
@@ -705,7 +775,7 @@ static bool client_process(struct ctl_server *srv, struct client *c)
 		if (c->in_len)	/* the next request began in this read */
 			c->part_ms = c->idle_ms;
 	}
-	if (!c->closing && c->in_len == sizeof(c->in)) {
+	if (!c->closing && !c->body && c->in_len == sizeof(c->in)) {
 		char msg[96];
 
 		snprintf(msg, sizeof(msg), "request longer than %d bytes: connection closed",

@@ -17,6 +17,7 @@
 #include <poll.h>
 
 #define CTL_LINE_MAX 4096	/* one request line, the '\n' included */
+#define CTL_BODY_MAX (1 << 20)	/* the profile text after a plan/apply line */
 #define CTL_CLIENTS_MAX 64
 #define CTL_REQUEST_TIMEOUT_MS 5000	/* to complete a request line, or read its reply */
 #define CTL_IDLE_TIMEOUT_MS 60000	/* a connection with nothing under way */
@@ -41,6 +42,7 @@ enum ctl_verb {
 	CTL_PLAN,
 	CTL_APPLY,
 	CTL_RESTORE,
+	CTL_RELOAD,
 };
 
 struct ctl_request {
@@ -50,7 +52,11 @@ struct ctl_request {
 	pid_t pid;
 	uint64_t runtime_ns;
 	uint64_t period_ns;		/* 0: keep the target's period */
-	char path[PATH_MAX];		/* plan / apply */
+	/* plan / apply: the profile's text follows the request line (body_len bytes, no
+	 * terminator); name stands for it in messages (the client's path: never opened). */
+	char name[PATH_MAX];
+	size_t body_len;
+	const char *body;		/* set by the server once the body is read */
 };
 
 /*
@@ -96,9 +102,13 @@ void ctl_set_timeouts(struct ctl_server *srv, const struct ctl_timeouts *to);
 
 /*
  * Runs one request line through the parser and the handler and writes the complete
- * reply line (JSON + '\n') into out. Used by the server and by unit tests.
+ * reply line (JSON + '\n') into out. A request that needs a body gets an error reply
+ * here; the server reads the body and calls ctl_handle_request(). Used by unit tests.
  */
 void ctl_handle_line(const char *line, size_t len, ctl_handler_fn handler, void *ctx,
 		     struct json *out);
+/* Runs a parsed request (with its body) through the handler; the reply line into out. */
+void ctl_handle_request(const struct ctl_request *req, ctl_handler_fn handler, void *ctx,
+			struct json *out);
 
 #endif /* IRQRES_CTL_H */

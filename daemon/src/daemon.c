@@ -7,10 +7,13 @@
 #include "daemon.h"
 
 #include "apply.h"
+#include "cpuset.h"
 #include "discover.h"
+#include "dl.h"
 #include "log.h"
 #include "notify.h"
 #include "stats.h"
+#include "units.h"
 
 #include <errno.h>
 #include <fnmatch.h>
@@ -140,6 +143,7 @@ static int managed_add(struct daemon *d, size_t target, const struct thread_info
 	}
 	m->target = target;
 	m->thread = *ti;
+	m->drift[0] = '\0';
 	m->runtime_ns = t->runtime_ns;
 	m->deadline_ns = t->deadline_ns;
 	m->period_ns = t->period_ns;
@@ -196,13 +200,15 @@ int daemon_restore_everything(struct daemon *d)
 }
 
 /*
- * Loads path and applies it, all or nothing. The threads of the profile in force that the
- * new one does not take are restored. On success the new profile is in force; on failure
- * nothing changed. With may_wait (the daemon itself, at start and on SIGHUP), a profile
- * that matches no thread yet is put in force with a warning, and hotplug fills it. With plan_out (a reply object), its "plan" member is written there.
+ * Applies a profile, all or nothing: the file path (irqresd's own, -p) when text is NULL,
+ * else the text a client sent (path only names it). The threads of the profile in force
+ * that the new one does not take are restored. On success the new profile is in force;
+ * on failure nothing changed. With may_wait (the daemon's own profile, at start and on
+ * reload), a profile that matches no thread yet is put in force with a warning, and
+ * hotplug fills it. With plan_out (a reply object), its "plan" member is written there.
  */
-int daemon_apply(struct daemon *d, const char *path, bool may_wait, struct json *plan_out,
-		 char *err, size_t errlen)
+int daemon_apply(struct daemon *d, const char *path, const char *text, size_t len,
+		 bool may_wait, struct json *plan_out, char *err, size_t errlen)
 {
 	struct profile prof = { 0 };
 	struct match_list matches = { 0 };
@@ -211,7 +217,8 @@ int daemon_apply(struct daemon *d, const char *path, bool may_wait, struct json 
 	int rc;
 
 	err[0] = '\0';
-	rc = profile_load(path, &prof, err, errlen);
+	rc = text ? profile_parse(text, len, path, &prof, err, errlen)
+		  : profile_load(path, &prof, err, errlen);
 	if (rc < 0)
 		return rc;
 	rc = daemon_resolve(&prof, &matches, &plan, err, errlen);
@@ -412,6 +419,112 @@ static bool has_cgroup_selector(const struct profile *prof)
 	return false;
 }
 
+/* ---- drift ---- */
+
+static void sched_text(const struct dl_attr *a, char *buf, size_t len)
+{
+	char q[UNITS_FMT_LEN], dl[UNITS_FMT_LEN], t[UNITS_FMT_LEN];
+
+	if (a->sched_policy == SCHED_DEADLINE)
+		snprintf(buf, len, "deadline %s/%s/%s",
+			 units_format_duration(a->sched_runtime, q, sizeof(q)),
+			 units_format_duration(a->sched_deadline, dl, sizeof(dl)),
+			 units_format_duration(a->sched_period, t, sizeof(t)));
+	else if (a->sched_policy == SCHED_FIFO || a->sched_policy == SCHED_RR)
+		snprintf(buf, len, "%s %u", dl_policy_name((int)a->sched_policy),
+			 a->sched_priority);
+	else
+		snprintf(buf, len, "%s nice %d", dl_policy_name((int)a->sched_policy),
+			 a->sched_nice);
+}
+
+/* What differs on m now ("" nothing); -ESRCH when the thread is gone. */
+static int managed_drift(struct daemon *d, const struct managed *m, char *what, size_t len)
+{
+	const struct state_thread *rec = state_find_thread(&d->st, m->thread.pid);
+	struct dl_attr want = { .sched_policy = SCHED_DEADLINE, .sched_runtime = m->runtime_ns,
+				.sched_deadline = m->deadline_ns, .sched_period = m->period_ns };
+	char now[96], exp[96], cg[CGROUP_PATH_MAX];
+	struct dl_attr a;
+	int rc;
+
+	what[0] = '\0';
+	rc = dl_get(m->thread.pid, &a);
+	if (rc < 0)
+		return rc;
+	if (a.sched_policy != SCHED_DEADLINE || a.sched_runtime != m->runtime_ns ||
+	    a.sched_deadline != m->deadline_ns || a.sched_period != m->period_ns) {
+		sched_text(&a, now, sizeof(now));
+		sched_text(&want, exp, sizeof(exp));
+		snprintf(what, len, "scheduling is %s, the reservation is %s", now, exp);
+		return 0;
+	}
+	if (rec && rec->partition[0] && cpuset_pid_cgroup(m->thread.pid, cg, sizeof(cg)) == 0 &&
+	    !(cg[0] == '/' && strcmp(cg + 1, rec->partition) == 0))
+		snprintf(what, len, "cgroup is %.160s, irqres put it in /%s", cg, rec->partition);
+	return 0;
+}
+
+/* Gives m its reservation back: the plan of one thread with m's budget, applied. */
+static int managed_reapply(struct daemon *d, struct managed *m, char *err, size_t errlen)
+{
+	struct target tg = d->prof.targets[m->target];
+	struct profile one = { .path = d->prof.path, .admission_off = d->prof.admission_off,
+			       .targets = &tg, .n_targets = 1 };
+	struct match mt = { .target = 0 };
+	int rc;
+
+	rc = thread_read(m->thread.pid, &mt.thread);
+	if (rc < 0) {
+		snprintf(err, errlen, "cannot read it again: %s", strerror(-rc));
+		return rc;
+	}
+	tg.runtime_ns = m->runtime_ns;
+	tg.deadline_ns = m->deadline_ns;
+	tg.period_ns = m->period_ns;
+	return apply_thread(&one, &mt, &d->st, err, errlen);
+}
+
+int daemon_check_drift(struct daemon *d)
+{
+	char what[sizeof(d->m[0].drift)], err[ERRLEN];
+	int n = 0;
+
+	for (size_t i = 0; d->have_prof && i < d->n_m; i++) {
+		struct managed *m = &d->m[i];
+		const char *tname = d->prof.targets[m->target].name;
+
+		if (managed_drift(d, m, what, sizeof(what)) < 0 || !what[0]) {
+			if (m->drift[0] && !what[0])
+				pr_info("%s (pid %d), target '%s': back in line", m->thread.comm,
+					(int)m->thread.pid, tname);
+			m->drift[0] = '\0';
+			continue;
+		}
+		n++;
+		if (d->prof.drift_report) {
+			if (strcmp(m->drift, what) != 0)
+				pr_warn("%s (pid %d), target '%s': changed behind irqresd's back: %s; "
+					"left as it is (drift: report)", m->thread.comm,
+					(int)m->thread.pid, tname, what);
+			snprintf(m->drift, sizeof(m->drift), "%s", what);
+			continue;
+		}
+		if (managed_reapply(d, m, err, sizeof(err)) == 0) {
+			pr_warn("%s (pid %d), target '%s': changed behind irqresd's back: %s; "
+				"reservation re-applied", m->thread.comm, (int)m->thread.pid, tname,
+				what);
+			m->drift[0] = '\0';
+			continue;
+		}
+		if (strcmp(m->drift, what) != 0)
+			pr_err("%s (pid %d), target '%s': changed behind irqresd's back: %s; cannot "
+			       "re-apply: %s", m->thread.comm, (int)m->thread.pid, tname, what, err);
+		snprintf(m->drift, sizeof(m->drift), "%s", what);
+	}
+	return n;
+}
+
 /*
  * The fallback: every thread the profile selects that the daemon does not manage yet.
  * IRQ threads (kthreadd's children) are cheap to list and are checked every time. All
@@ -444,6 +557,7 @@ void daemon_rescan(struct daemon *d)
 		}
 		forget_thread(d, d->m[i].thread.pid);
 	}
+	daemon_check_drift(d);
 	rc = threads_scan_irq(&irq);
 	if (rc == 0 && with_tasks)
 		rc = threads_scan_tasks(&tasks);
@@ -461,4 +575,29 @@ void daemon_rescan(struct daemon *d)
 	match_list_free(&matches);
 	thread_list_free(&tasks);
 	thread_list_free(&irq);
+}
+
+int daemon_reload(struct daemon *d, char *err, size_t errlen)
+{
+	int rc;
+
+	err[0] = '\0';
+	if (!d->opt.profile) {
+		pr_info("reload: irqresd has no profile of its own (-p): nothing to re-read");
+		return 0;
+	}
+	notify_reloading();
+	pr_info("reload: re-reading %s", d->opt.profile);
+	rc = daemon_apply(d, d->opt.profile, NULL, 0, true, NULL, err, errlen);
+	if (rc < 0) {
+		pr_err("reload of %s refused, %s stays in force: %s", d->opt.profile,
+		       d->have_prof ? d->prof.path : "no profile", err);
+		notify_ready(NULL);
+		notify_status("reload of %s refused: %.200s", d->opt.profile, err);
+	} else {
+		notify_ready(NULL);
+		notify_status("%s: %zu thread%s reserved", d->prof.path, d->n_m,
+			      d->n_m == 1 ? "" : "s");
+	}
+	return rc;
 }

@@ -30,7 +30,7 @@
 
 struct options {
 	const char *profile;
-	bool dry_run, json, once, restore, netlink, verbose;
+	bool dry_run, json, once, restore, reload, netlink, verbose;
 	const char *socket;
 	uint64_t rescan_ns;		/* --rescan, 0 = off */
 };
@@ -40,6 +40,7 @@ struct managed {
 	size_t target;
 	struct thread_info thread;
 	uint64_t runtime_ns, deadline_ns, period_ns;
+	char drift[320];		/* what was found changed behind irqresd's back, "" none */
 };
 
 struct refused {
@@ -84,16 +85,36 @@ void daemon_drop_profile(struct daemon *d);
 int daemon_restore_everything(struct daemon *d);
 
 /*
- * Loads path and applies it, all or nothing (see daemon.c). 0, or -errno with err set:
- * -EINVAL a bad profile, -ENOENT it matches no thread, -EBUSY the plan is not feasible.
+ * Applies the profile at path (text NULL) or held in text (len bytes; path names it),
+ * all or nothing (see daemon.c). 0, or -errno with err set: -EINVAL a bad profile,
+ * -ENOENT it matches no thread, -EBUSY the plan is not feasible.
  */
-int daemon_apply(struct daemon *d, const char *path, bool may_wait, struct json *plan_out,
-		 char *err, size_t errlen);
+int daemon_apply(struct daemon *d, const char *path, const char *text, size_t len,
+		 bool may_wait, struct json *plan_out, char *err, size_t errlen);
+
+/*
+ * Reload (SIGHUP, systemctl reload, the reload request): re-reads irqresd's own profile
+ * (-p) and applies it, whatever is in force now (a profile from `irqres apply`, or none
+ * after `restore`). Without -p there is nothing to re-read: 0. On failure what was in
+ * force stays, and -errno with err set.
+ */
+int daemon_reload(struct daemon *d, char *err, size_t errlen);
 
 /* The hotplug_fn of the daemon (ctx is the struct daemon). */
 enum hotplug_verdict daemon_on_hotplug(void *ctx, enum hotplug_event ev, pid_t pid, pid_t ppid);
 
-/* Reserves the threads the profile selects that the daemon does not manage yet. */
+/* Reserves the threads the profile selects that the daemon does not manage yet, and
+ * checks the managed ones for drift (daemon_check_drift). */
 void daemon_rescan(struct daemon *d);
+
+/*
+ * Drift: a managed thread whose scheduling (policy, runtime, deadline, period) or cgroup
+ * (the partition irqres put it in) someone else changed. The kernel sends no event for
+ * either (the proc connector reports fork/exec/comm/exit only), so the rescan looks.
+ * Each drift is logged once; with the profile's drift: reapply (the default) the thread
+ * gets its reservation back, with drift: report it is left and shown in status (and
+ * `irqres verify` fails) until it is back in line. Returns how many threads drifted.
+ */
+int daemon_check_drift(struct daemon *d);
 
 #endif

@@ -76,6 +76,7 @@ struct target {
 struct profile {
 	char *path;			/* the file it came from, or "<string>" */
 	bool admission_off;		/* admission_control: disable */
+	bool drift_report;		/* drift: report (default reapply) */
 	struct target *targets;
 	size_t n_targets;
 };

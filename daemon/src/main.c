@@ -34,6 +34,8 @@
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/timerfd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -45,7 +47,7 @@
 
 enum {
 	OPT_JSON = 256, OPT_ONCE, OPT_RESTORE, OPT_RUN_DIR, OPT_SOCKET, OPT_RESCAN,
-	OPT_NO_NETLINK, OPT_PROC, OPT_SYS, OPT_CGROUP, OPT_VERSION,
+	OPT_NO_NETLINK, OPT_PROC, OPT_SYS, OPT_CGROUP, OPT_VERSION, OPT_RELOAD,
 };
 
 static const struct option long_opts[] = {
@@ -54,6 +56,7 @@ static const struct option long_opts[] = {
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "once", no_argument, NULL, OPT_ONCE },
 	{ "restore", no_argument, NULL, OPT_RESTORE },
+	{ "reload", no_argument, NULL, OPT_RELOAD },
 	{ "run-dir", required_argument, NULL, OPT_RUN_DIR },
 	{ "socket", required_argument, NULL, OPT_SOCKET },
 	{ "rescan", required_argument, NULL, OPT_RESCAN },
@@ -81,6 +84,9 @@ static void usage(FILE *f)
 	      "                       (undo later with irqresd --restore)\n"
 	      "      --restore        restore every thread in the state file, remove irqres's\n"
 	      "                       partitions, delete the state file, exit\n"
+	      "      --reload         ask the running irqresd (its socket) to re-read its own\n"
+	      "                       profile, wait for the answer; exit 0 done, 1 refused\n"
+	      "                       (systemctl reload runs this)\n"
 	      "      --run-dir DIR    state file (DIR/state) and socket dir [/run/irqres]\n"
 	      "      --socket PATH    control socket [RUN_DIR/irqresd.sock]\n"
 	      "      --rescan TIME    periodic rescan for new threads and drift: a duration\n"
@@ -96,7 +102,8 @@ static void usage(FILE *f)
 	      "  -h, --help           this help\n"
 	      "\n"
 	      "Without --dry-run, --once or --restore irqresd runs as a daemon: SIGTERM/SIGINT\n"
-	      "restore every thread and exit 0, SIGHUP reloads the profile.\n", f);
+	      "restore every thread and exit 0; SIGHUP (or irqresd --reload) re-reads the\n"
+	      "profile given with -p and applies it in place of whatever is in force.\n", f);
 }
 
 /* --run-dir, --proc, --sys, --cgroup: one of the roots of irqres_paths */
@@ -141,6 +148,7 @@ static int parse_options(int argc, char **argv, struct options *o, char *socket_
 		case OPT_JSON: o->json = true; break;
 		case OPT_ONCE: o->once = true; break;
 		case OPT_RESTORE: o->restore = true; break;
+		case OPT_RELOAD: o->reload = true; break;
 		case OPT_NO_NETLINK: o->netlink = false; break;
 		case OPT_SOCKET: o->socket = optarg; break;
 		case OPT_RESCAN:
@@ -173,8 +181,12 @@ static int parse_options(int argc, char **argv, struct options *o, char *socket_
 		       argv[optind]);
 		return -EINVAL;
 	}
-	if ((int)o->dry_run + (int)o->once + (int)o->restore > 1) {
-		pr_err("--dry-run, --once and --restore exclude each other");
+	if ((int)o->dry_run + (int)o->once + (int)o->restore + (int)o->reload > 1) {
+		pr_err("--dry-run, --once, --restore and --reload exclude each other");
+		return -EINVAL;
+	}
+	if (o->reload && o->profile) {
+		pr_err("--reload takes no profile: the daemon re-reads its own");
 		return -EINVAL;
 	}
 	if (o->json && !o->dry_run) {
@@ -249,6 +261,66 @@ out:
 	match_list_free(&matches);
 	profile_free(&prof);
 	return code;
+}
+
+/*
+ * irqresd --reload: the client systemctl reload runs (ExecReload=). It waits for the
+ * daemon's answer, so a refused reload fails the reload job instead of being a line in
+ * the journal only. Exit 0 done, 1 refused or no daemon.
+ */
+static int run_reload(struct daemon *d)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char reply[ERRLEN * 2], *msg;
+	size_t got = 0;
+	int fd, e;
+
+	if (strlen(d->socket_path) >= sizeof(sa.sun_path)) {
+		pr_err("%s: socket path too long", d->socket_path);
+		return EXIT_REFUSED;
+	}
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", d->socket_path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		e = errno;
+		pr_err("reload: no irqresd answers on %s: %s", d->socket_path, strerror(e));
+		if (fd >= 0)
+			close(fd);
+		return EXIT_REFUSED;
+	}
+	if (write(fd, "reload\n", 7) != 7) {
+		e = errno;
+		pr_err("reload: %s: %s", d->socket_path, strerror(e));
+		close(fd);
+		return EXIT_REFUSED;
+	}
+	while (got < sizeof(reply) - 1 && !memchr(reply, '\n', got)) {
+		ssize_t n = read(fd, reply + got, sizeof(reply) - 1 - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	close(fd);
+	reply[got] = '\0';
+	reply[strcspn(reply, "\n")] = '\0';
+	if (strncmp(reply, "{\"ok\":true", 10) == 0) {
+		pr_info("reload: done: %s", reply);
+		return 0;
+	}
+	msg = strstr(reply, "\"error\":\"");
+	if (msg) {	/* the message, its JSON escapes undone (\" and \\ are all it holds) */
+		char *w = msg;
+
+		for (const char *r = msg + 9; *r && *r != '"'; r++)
+			*w++ = *r == '\\' && r[1] ? *++r : *r;
+		*w = '\0';
+	}
+	pr_err("reload refused: %s", msg ? msg : reply[0] ? reply :
+	       "irqresd closed the connection");
+	return EXIT_REFUSED;
 }
 
 /* ---- the daemon ---- */
@@ -336,22 +408,11 @@ static void on_signal(struct daemon *d)
 {
 	struct signalfd_siginfo si;
 	char err[ERRLEN];
-	char *path;
 
 	while (read(d->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 		switch (si.ssi_signo) {
 		case SIGHUP:
-			if (!d->have_prof) {
-				pr_info("SIGHUP: no profile to reload");
-				break;
-			}
-			path = strdup(d->prof.path);
-			if (!path)
-				break;
-			pr_info("SIGHUP: reloading %s", path);
-			if (daemon_apply(d, path, true, NULL, err, sizeof(err)) < 0)
-				pr_err("reload refused, the previous profile stays: %s", err);
-			free(path);
+			daemon_reload(d, err, sizeof(err));	/* logs a refusal itself */
 			break;
 		default:
 			pr_info("%s: restoring and exiting", strsignal((int)si.ssi_signo));
@@ -439,6 +500,8 @@ int main(int argc, char **argv)
 
 	if (d.opt.dry_run)
 		return run_dry(&d);
+	if (d.opt.reload)
+		return run_reload(&d);
 
 	d.lockfd = instance_lock(err, sizeof(err));
 	if (d.lockfd < 0) {
@@ -467,7 +530,7 @@ int main(int argc, char **argv)
 
 	rc = notify_init();
 	if (d.opt.profile) {
-		rc = daemon_apply(&d, d.opt.profile, !d.opt.once, NULL, err, sizeof(err));
+		rc = daemon_apply(&d, d.opt.profile, NULL, 0, !d.opt.once, NULL, err, sizeof(err));
 		if (rc < 0) {
 			pr_err("%s", err[0] ? err : strerror(-rc));
 			code = rc == -EINVAL ? EXIT_USAGE : EXIT_REFUSED;

@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <systemd/sd-daemon.h>
 
 static uint64_t watchdog_usec;
@@ -51,7 +52,21 @@ void notify_ready(const char *status)
 {
 	char buf[300];
 
-	snprintf(buf, sizeof(buf), "READY=1\nSTATUS=%s", status ? status : "ready");
+	if (status)
+		snprintf(buf, sizeof(buf), "READY=1\nSTATUS=%s", status);
+	else
+		snprintf(buf, sizeof(buf), "READY=1");
+	send_state(buf);
+}
+
+void notify_reloading(void)
+{
+	struct timespec ts;
+	char buf[80];
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	snprintf(buf, sizeof(buf), "RELOADING=1\nMONOTONIC_USEC=%llu",
+		 (unsigned long long)ts.tv_sec * 1000000ULL + (unsigned long long)ts.tv_nsec / 1000);
 	send_state(buf);
 }
 

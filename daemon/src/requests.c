@@ -68,6 +68,7 @@ static void write_thread(struct daemon *d, const struct managed *m, struct json 
 		json_kv_str(j, "cpuset", orig->partition);
 	else
 		json_kv_null(j, "cpuset");
+	json_kv_str(j, "drift", m->drift[0] ? m->drift : NULL);
 	json_obj_end(j);
 }
 
@@ -120,6 +121,7 @@ static int req_status(struct daemon *d, struct json *j)
 
 	json_kv_int(j, "pid", getpid());
 	json_kv_str(j, "profile", d->have_prof ? d->prof.path : NULL);
+	json_kv_str(j, "configured_profile", d->opt.profile);	/* what reload re-reads */
 	json_kv_str(j, "admission_control",
 		    d->have_prof && d->prof.admission_off ? "disable" : "keep");
 	json_key(j, "targets");
@@ -288,7 +290,7 @@ static int req_plan(const struct ctl_request *req, struct json *j, char *err, si
 	struct plan plan;
 	int rc;
 
-	rc = profile_load(req->path, &prof, err, errlen);
+	rc = profile_parse(req->body, req->body_len, req->name, &prof, err, errlen);
 	if (rc < 0)
 		return rc;
 	rc = daemon_resolve(&prof, &matches, &plan, err, errlen);
@@ -322,7 +324,13 @@ int requests_handle(void *ctx, const struct ctl_request *req, struct json *j, ch
 	case CTL_PLAN:
 		return req_plan(req, j, err, errlen);
 	case CTL_APPLY:
-		return daemon_apply(d, req->path, false, j, err, errlen);
+		return daemon_apply(d, req->name, req->body, req->body_len, false, j, err, errlen);
+	case CTL_RELOAD:
+		rc = daemon_reload(d, err, errlen);
+		if (rc < 0)
+			return rc;
+		json_kv_str(j, "profile", d->have_prof ? d->prof.path : NULL);
+		return 0;
 	case CTL_RESTORE:
 		rc = daemon_restore_everything(d);
 		if (rc < 0) {

@@ -38,14 +38,18 @@ static void test_parse_simple_verbs(void **state)
 	assert_int_equal(req.verb, CTL_STATS);
 	assert_int_equal(parse("restore", &req, err), 0);
 	assert_int_equal(req.verb, CTL_RESTORE);
-	assert_int_equal(parse("plan /etc/irqres/p.yaml", &req, err), 0);
+	assert_int_equal(parse("plan /etc/irqres/p.yaml 120", &req, err), 0);
 	assert_int_equal(req.verb, CTL_PLAN);
-	assert_string_equal(req.path, "/etc/irqres/p.yaml");
-	assert_int_equal(parse("apply\trel.yaml", &req, err), 0);
+	assert_string_equal(req.name, "/etc/irqres/p.yaml");
+	assert_int_equal(req.body_len, 120);
+	assert_int_equal(parse("apply\trel.yaml 1048576", &req, err), 0);
 	assert_int_equal(req.verb, CTL_APPLY);
-	assert_string_equal(req.path, "rel.yaml");
-	assert_int_equal(parse("plan /etc/irqres/caf\xc3\xa9.yaml", &req, err), 0);
-	assert_string_equal(req.path, "/etc/irqres/caf\xc3\xa9.yaml");
+	assert_string_equal(req.name, "rel.yaml");
+	assert_int_equal(req.body_len, CTL_BODY_MAX);
+	assert_int_equal(parse("reload", &req, err), 0);
+	assert_int_equal(req.verb, CTL_RELOAD);
+	assert_int_equal(parse("plan /etc/irqres/caf\xc3\xa9.yaml 10", &req, err), 0);
+	assert_string_equal(req.name, "/etc/irqres/caf\xc3\xa9.yaml");
 	assert_string_equal(ctl_verb_name(CTL_SET_BUDGET), "set-budget");
 }
 
@@ -114,8 +118,16 @@ static void test_parse_errors(void **state)
 		{ "set-budget pid:12x 1ms", "not a pid" },
 		{ "set-budget pid:99999999999 1ms", "not a pid" },
 		{ "set-budget n/c 1ms", "target 'n/c': a target name is" },
-		{ "plan", "plan: missing arguments: usage: plan <profile path>" },
-		{ "apply a b", "apply: too many arguments" },
+		{ "plan", "plan: missing arguments: usage: plan <name> <length>, then <length> "
+			  "bytes of profile text" },
+		{ "plan /tmp/x.yaml", "plan: missing arguments" },
+		{ "apply a b", "apply a: length 'b': not a number of bytes in 1..1048576" },
+		{ "apply a 0", "apply a: length '0': not a number" },
+		{ "apply a 12k", "apply a: length '12k': not a number" },
+		{ "apply a 1048577", "apply a: length '1048577': not a number" },
+		{ "apply a 99999999999999999999999", "length '99999999999999999999999'" },
+		{ "apply a 1 2", "apply: too many arguments" },
+		{ "reload now", "reload: too many arguments" },
 		{ "a b c d e f g h i j", "too many words" },
 		/* words are UTF-8: other bytes would reach file names and JSON replies */
 		{ "apply\trel.yam\xff\xff\xff\xffl",
@@ -145,7 +157,7 @@ static void test_parse_binary_garbage(void **state)
 	/* a verb with control bytes and NULs is named without them */
 	assert_int_equal(ctl_parse("pi\0ng", 5, &req, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "unknown request 'pi?ng'"));
-	assert_int_equal(ctl_parse("plan a\0b", 8, &req, err, sizeof(err)), -EINVAL);
+	assert_int_equal(ctl_parse("plan a\0b 1", 10, &req, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "NUL byte"));
 	/* a long unknown word is cut in the message */
 	memset(line, 'x', 500);
@@ -167,6 +179,15 @@ static void test_parse_binary_garbage(void **state)
 
 static int fake_calls;
 
+static uint64_t body_sum(const char *b, size_t n)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (size_t i = 0; b && i < n; i++)
+		h = (h ^ (unsigned char)b[i]) * 1099511628211ULL;
+	return h;
+}
+
 static int fake_handler(void *ctx, const struct ctl_request *req, struct json *reply,
 			char *err, size_t errlen)
 {
@@ -182,6 +203,11 @@ static int fake_handler(void *ctx, const struct ctl_request *req, struct json *r
 		json_kv_str(reply, "target", req->target);
 		json_kv_uint(reply, "runtime_ns", req->runtime_ns);
 	}
+	if (req->verb == CTL_APPLY) {	/* the body as it came */
+		json_kv_str(reply, "name", req->name);
+		json_kv_uint(reply, "len", req->body_len);
+		json_kv_uint(reply, "sum", body_sum(req->body, req->body_len));
+	}
 	if (req->verb == CTL_PLAN) {	/* a big reply */
 		int i;
 
@@ -192,6 +218,18 @@ static int fake_handler(void *ctx, const struct ctl_request *req, struct json *r
 		json_arr_end(reply);
 	}
 	return 0;
+}
+
+/* request lines that need a body are refused by ctl_handle_line() */
+static void test_handle_line_body_needed(void **state)
+{
+	struct json out;
+
+	json_init(&out);
+	ctl_handle_line("apply x 10", 10, fake_handler, NULL, &out);
+	assert_string_equal(json_buf(&out), "{\"ok\":false,\"error\":\"apply: the profile text "
+			    "must follow the request line\"}\n");
+	json_fini(&out);
 }
 
 static void test_handle_line(void **state)
@@ -320,6 +358,42 @@ static void test_server_modes_and_requests(void **state)
 	pump(e->srv, 20);
 }
 
+/* apply NAME LEN, then LEN bytes: newlines inside, split across writes, beyond 4096 */
+static void test_server_request_body(void **state)
+{
+	struct env *e = *state;
+	static char body[10000], buf[512], want[256];
+	int fd;
+
+	for (size_t i = 0; i < sizeof(body); i++)
+		body[i] = i % 61 == 60 ? '\n' : (char)('a' + i % 26);
+	fd = client_connect(e->path);
+	assert_int_equal(write(fd, "apply /tmp/p.yaml 10000\n", 24), 24);
+	assert_int_equal(write(fd, body, 3000), 3000);
+	pump(e->srv, 20);
+	assert_int_equal(write(fd, body + 3000, 7000), 7000);
+	assert_int_equal(write(fd, "ping\n", 5), 5);
+	client_recv(e->srv, fd, buf, sizeof(buf));
+	snprintf(want, sizeof(want), "{\"ok\":true,\"verb\":\"apply\",\"name\":\"/tmp/p.yaml\","
+		 "\"len\":10000,\"sum\":%llu}\n{\"ok\":true,\"verb\":\"ping\"}\n",
+		 (unsigned long long)body_sum(body, sizeof(body)));
+	assert_string_equal(buf, want);
+	/* a body of one line with the next request in the same write */
+	assert_int_equal(write(fd, "apply x 3\nabcping\n", 18), 18);
+	client_recv(e->srv, fd, buf, sizeof(buf));
+	snprintf(want, sizeof(want), "{\"ok\":true,\"verb\":\"apply\",\"name\":\"x\",\"len\":3,"
+		 "\"sum\":%llu}\n{\"ok\":true,\"verb\":\"ping\"}\n",
+		 (unsigned long long)body_sum("abc", 3));
+	assert_string_equal(buf, want);
+	close(fd);
+	/* a client that leaves in the middle of a body costs nothing */
+	fd = client_connect(e->path);
+	assert_int_equal(write(fd, "apply x 100000\nabc", 18), 18);
+	pump(e->srv, 20);
+	close(fd);
+	pump(e->srv, 20);
+}
+
 static void test_server_second_instance_refused(void **state)
 {
 	struct env *e = *state;
@@ -416,7 +490,7 @@ static void test_server_many_clients_and_rude_ones(void **state)
 	calls = fake_calls;
 	for (i = 0; i < 4; i++) {
 		fd = client_connect(e->path);
-		assert_int_equal(write(fd, "plan x\nplan y\nplan z\n", 21), 21);
+		assert_int_equal(write(fd, "plan x 1\nZplan y 1\nZplan z 1\nZ", 30), 30);
 		pump(e->srv, 0);
 		close(fd);
 		pump(e->srv, 20);
@@ -554,7 +628,10 @@ int main(void)
 		cmocka_unit_test(test_parse_errors),
 		cmocka_unit_test(test_parse_binary_garbage),
 		cmocka_unit_test(test_handle_line),
+		cmocka_unit_test(test_handle_line_body_needed),
 		cmocka_unit_test_setup_teardown(test_server_modes_and_requests, server_setup,
+						server_teardown),
+		cmocka_unit_test_setup_teardown(test_server_request_body, server_setup,
 						server_teardown),
 		cmocka_unit_test_setup_teardown(test_server_second_instance_refused, server_setup,
 						server_teardown),

@@ -161,8 +161,10 @@ class Daemon:
         self.log = tmp / f"irqresd{n}.log"
         self.proc: subprocess.Popen | None = None
 
-    def start(self, profile: Path | None, *args: str, wait: bool = True) -> Daemon:
-        cmd = [str(IRQRESD), "--run-dir", str(self.run_dir), "-v", *args]
+    def start(self, profile: Path | None, *args: str, wait: bool = True,
+              wrap: tuple[str, ...] = ()) -> Daemon:
+        """Starts irqresd (under the command ``wrap``, e.g. unshare, when given)."""
+        cmd = [*wrap, str(IRQRESD), "--run-dir", str(self.run_dir), "-v", *args]
         if profile is not None:
             cmd += ["-p", str(profile)]
         with open(self.log, "ab") as logf:  # the child keeps its own copy of the fd
@@ -194,6 +196,11 @@ class Daemon:
         with self.connect() as s:
             s.sendall(line if isinstance(line, bytes) else line.encode() + b"\n")
             return json.loads(read_line(s))
+
+    def send_profile(self, verb: str, path: Path, name: str | None = None) -> dict:
+        """plan/apply: the request line, then the profile's text (docs/protocol.md)."""
+        text = Path(path).read_bytes()
+        return self.request(f"{verb} {name or path} {len(text)}\n".encode() + text)
 
     def stop(self, sig: int = signal.SIGTERM, timeout: float = 10) -> int:
         assert self.proc is not None

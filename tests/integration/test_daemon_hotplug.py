@@ -42,7 +42,7 @@ def test_new_task_by_comm(spawn, daemon, profile, args, within):
         task_target("anchor", "1ms", "10ms", pid=anchor.pid),
         task_target("late", "2ms", "20ms", comm=comm),
     )), *args)
-    assert "no thread matches 'late'" in d.log_text()
+    assert "target 'late' matches no thread yet" in d.log_text()
     late = spawn(comm=comm)
     s = wait_for(lambda: (x := sched_getattr(late.pid)).policy == SCHED_DEADLINE and x, within)
     assert (s.runtime_ns, s.deadline_ns, s.period_ns) == (2 * MS, 20 * MS, 20 * MS)
@@ -100,7 +100,7 @@ def test_daemon_waits_when_nothing_matches_yet(spawn, daemon, profile):
     d = daemon().start(p)
     assert "waits for them to appear" in d.log_text()
     assert d.request("status")["profile"] == str(p)
-    r = d.request(f"apply {p}")
+    r = d.send_profile("apply", p)
     assert not r["ok"] and "matches no thread" in r["error"]
     late = spawn(comm=comm)
     wait_for(lambda: sched_getattr(late.pid).policy == SCHED_DEADLINE, 2.0)

@@ -80,12 +80,14 @@ def test_set_budget(spawn, daemon, profile):
         task_target("a", "2ms", "10ms", pid=a.pid, deadline="5ms"))))
     r = d.request("set-budget a 3ms")
     assert r == {"ok": True, "target": "a", "runtime_ns": 3 * MS, "period_ns": 10 * MS,
-                 "deadline_ns": 5 * MS, "pids": [a.pid]}
+                 "deadline_ns": 5 * MS, "deadline_scaled": False, "old_deadline_ns": 5 * MS,
+                 "pids": [a.pid]}
     s = sched_getattr(a.pid)
     assert (s.runtime_ns, s.deadline_ns, s.period_ns) == (3 * MS, 5 * MS, 10 * MS)
     # a new period: the deadline keeps its ratio (1/2) to the period
     r = d.request("set-budget a 4ms 20ms")
     assert r["ok"] and (r["deadline_ns"], r["period_ns"]) == (10 * MS, 20 * MS)
+    assert r["deadline_scaled"] is True and r["old_deadline_ns"] == 5 * MS
     s = sched_getattr(a.pid)
     assert (s.runtime_ns, s.deadline_ns, s.period_ns) == (4 * MS, 10 * MS, 20 * MS)
     r = d.request(f"set-budget pid:{a.pid} 1ms")
@@ -140,17 +142,17 @@ def test_apply_over_socket_replaces_profile(spawn, daemon, profile):
     a, b = spawn(), spawn()
     d = daemon().start(profile(profile_text(task_target("a", "2ms", "10ms", pid=a.pid))))
     p2 = profile(profile_text(task_target("b", "1ms", "10ms", pid=b.pid)))
-    plan = d.request(f"plan {p2}")
+    plan = d.send_profile("plan", p2)
     assert plan["ok"] and plan["plan"]["feasible"] is True
     assert [i["pid"] for i in plan["plan"]["items"]] == [b.pid]
     assert sched_getattr(b.pid).policy == SCHED_OTHER  # plan changes nothing
-    r = d.request(f"apply {p2}")
+    r = d.send_profile("apply", p2)
     assert r["ok"] and r["plan"]["feasible"]
     assert [(i["target"], i["pid"]) for i in r["plan"]["items"]] == [("b", b.pid)]
     assert sched_getattr(b.pid).runtime_ns == 1 * MS
     assert sched_getattr(a.pid).policy == SCHED_OTHER  # the old profile's thread went back
     bad = profile("version: 1\ntargets:\n  - name: x\n    bogus: 1\n")
-    r = d.request(f"apply {bad}")
+    r = d.send_profile("apply", bad)
     assert not r["ok"] and str(bad) in r["error"]
     assert sched_getattr(b.pid).runtime_ns == 1 * MS  # still in force
     r = d.request("restore")

@@ -27,7 +27,9 @@ def test_socket_and_dir_modes(running):
     (b"set-budget a\n", "missing arguments"),
     (b"set-budget a 1parsec\n", "runtime '1parsec'"),
     (b"plan\n", "plan: missing arguments"),
-    (b"plan /nonexistent/p.yaml\n", "/nonexistent/p.yaml"),
+    (b"plan /nonexistent/p.yaml\n", "plan: missing arguments"),
+    (b"plan /nonexistent/p.yaml 10\nversion: 2", "/nonexistent/p.yaml:1:10: version: 2"),
+    (b"apply p.yaml 2000000\n", "length '2000000': not a number of bytes in 1..1048576"),
     (b"\x00\xff\xfe garbage\n", "byte 0xff at offset 1 is not valid UTF-8"),
     (b"\x00\x01 garbage\n", "unknown request"),
 ])

@@ -88,7 +88,9 @@ def test_apply_through_daemon(fake, profile):
     assert r.exit_code == 0, r.output
     assert PLAN_TEXT in r.output
     assert "applied" in r.output and "through irqresd" in r.output
-    assert fake.requests == [f"plan {profile}", f"apply {profile}"]
+    size = profile.stat().st_size
+    assert fake.requests == [f"plan {profile} {size}", f"apply {profile} {size}"]
+    assert fake.bodies == [profile.read_bytes()] * 2
     assert fake.profile == str(profile)
 
 
@@ -96,7 +98,8 @@ def test_dry_run_json_changes_nothing(fake, profile):
     r = run("apply", "--dry-run", "--json", str(profile))
     assert r.exit_code == 0
     assert json.loads(r.output)["items"][0]["verdict"] == "ok"
-    assert fake.requests == [f"plan {profile}"] and fake.profile is None
+    assert fake.requests == [f"plan {profile} {profile.stat().st_size}"]
+    assert fake.profile is None
 
 
 def test_refused_plan_is_not_applied(fake, profile):

@@ -14,7 +14,14 @@ import threading
 import time
 
 import pytest
-from irqres.client import Client, DaemonNotRunning, daemon_running, find_irqresd, socket_path
+from irqres.client import (
+    BODY_MAX,
+    Client,
+    DaemonNotRunning,
+    daemon_running,
+    find_irqresd,
+    socket_path,
+)
 from irqres.errors import DaemonError
 from irqres.units import DurationError, parse_duration
 
@@ -63,6 +70,7 @@ class FakeDaemon:
         self.targets = targets if targets is not None else [make_target()]
         self.profile = profile
         self.requests: list[str] = []
+        self.bodies: list[bytes] = []  # the profile texts of plan/apply
         self.override: dict[str, object] = {}
         self.stats_threads: list[dict] = []
         self.stats_fn = None          # when set, called for each stats request
@@ -109,8 +117,14 @@ class FakeDaemon:
                     return
                 buf += chunk
                 while b"\n" in buf:
-                    line, _, buf = buf.partition(b"\n")
+                    line, _, rest = buf.partition(b"\n")
                     words = line.decode().split()
+                    if len(words) == 3 and words[0] in ("plan", "apply"):  # + a body
+                        if len(rest) < int(words[2]):
+                            break
+                        self.bodies.append(rest[:int(words[2])])
+                        rest = rest[int(words[2]):]
+                    buf = rest
                     with self.lock:
                         self.requests.append(line.decode())
                     ov = self.override.get(words[0] if words else "")
@@ -140,15 +154,16 @@ class FakeDaemon:
                 threads = self.stats_fn() if self.stats_fn else self.stats_threads
                 now = self.stats_clock() if self.stats_clock else time.monotonic_ns()
                 return {"ok": True, "time_ns": now, "threads": copy.deepcopy(threads)}
-            if cmd in ("plan", "apply") and len(args) == 1:
-                if not os.path.exists(args[0]):
-                    return {"ok": False, "error": f"{args[0]}: No such file or directory"}
+            if cmd in ("plan", "apply") and len(args) == 2:
                 if cmd == "apply":
                     self.profile = args[0]
                 return {"ok": True, "plan": copy.deepcopy(PLAN)}
             if cmd == "restore":
                 self.profile = None
                 return {"ok": True, "restored": 1}
+            if cmd == "reload":
+                self.profile = "/etc/irqres/profile.yaml"
+                return {"ok": True, "profile": self.profile}
             if cmd == "set-budget" and len(args) in (2, 3):
                 t = self.target(args[0])
                 if t is None:
@@ -196,9 +211,30 @@ def test_requests_and_replies(fake, tmp_path):
         r = c.set_budget("nic", 3_000_000)
         assert (r["runtime_ns"], r["period_ns"]) == (3_000_000, 10_000_000)
         assert c.restore() == 1
-    # several requests on one connection, in order, with absolute profile paths
-    assert fake.requests == ["ping", "status", f"plan {prof}", f"apply {prof}",
-                             "set-budget nic 3ms", "restore"]
+        assert c.reload()["profile"] == "/etc/irqres/profile.yaml"
+    # several requests on one connection, in order; plan and apply carry the profile's
+    # text (its absolute path only names it)
+    assert fake.requests == ["ping", "status", f"plan {prof} 11", f"apply {prof} 11",
+                             "set-budget nic 3ms", "restore", "reload"]
+    assert fake.bodies == [b"version: 1\n", b"version: 1\n"]
+
+
+def test_profile_text_limits(fake, tmp_path):
+    odd = tmp_path / "my profile.yaml"
+    odd.write_text("version: 1\n")
+    with Client() as c:
+        c.plan(odd)
+        (tmp_path / "empty.yaml").touch()
+        with pytest.raises(DaemonError, match="the profile is empty"):
+            c.plan(tmp_path / "empty.yaml")
+        big = tmp_path / "big.yaml"
+        big.write_bytes(b"#" * (BODY_MAX + 1))
+        with pytest.raises(DaemonError, match="larger than 1048576 bytes"):
+            c.apply(big)
+        with pytest.raises(DaemonError, match="cannot read"):
+            c.apply(tmp_path / "missing.yaml")
+    # a blank in the path would split the request line: it is named with '?'
+    assert fake.requests == [f"plan {tmp_path}/my?profile.yaml 11"]
     assert daemon_running()
 
 

@@ -114,7 +114,7 @@ def test_applies_the_profile_when_irqresd_does_not_hold_it(daemon, tmp_path):
     model = Model(daemon, [(20, 2_000_000)])
     daemon.stats_fn = model
     run_until_done(Tuner(daemon.path, profile=str(prof)), model)
-    assert daemon.requests[:3] == ["status", f"apply {prof}", "status"]
+    assert daemon.requests[:3] == ["status", f"apply {prof} {prof.stat().st_size}", "status"]
     # already held: not applied again
     daemon.requests.clear()
     model2 = Model(daemon, [(5, 2_000_000)])
@@ -148,7 +148,8 @@ def test_survives_an_irqresd_restart(daemon, tmp_path):
             holder["new"].stop()
     assert tuner.reconnects >= 1 and model.done.is_set()
     new_reqs = holder["new"].requests
-    assert new_reqs[:2] == ["status", f"apply {prof}"]      # the new daemon got the profile
+    # the new daemon got the profile
+    assert new_reqs[:2] == ["status", f"apply {prof} {prof.stat().st_size}"]
     assert any(r.startswith("set-budget load") for r in new_reqs)
 
 
