@@ -826,10 +826,18 @@ static int parse_root(struct pctx *c, struct profile *prof)
 			else if (!rc && strcmp(s, "keep"))
 				rc = errat(c, val, "admission_control: '%s' is not a choice: use keep "
 					   "or disable", s);
+		} else if (!strcmp(k, "drift")) {
+			rc = get_text(c, val, "drift", &s);
+			if (!rc && !strcmp(s, "report"))
+				prof->drift_report = true;
+			else if (!rc && strcmp(s, "reapply"))
+				rc = errat(c, val, "drift: '%s' is not a choice: use reapply or "
+					   "report", s);
 		} else if (!strcmp(k, "targets")) {
 			targets = val;
 		} else {
-			rc = unknown_key(c, key, "profile", "version, admission_control, targets");
+			rc = unknown_key(c, key, "profile", "version, admission_control, drift, "
+					 "targets");
 		}
 		if (rc)
 			return rc;

@@ -31,6 +31,7 @@ static void test_profile_full_file(void **state)
 	assert_int_equal(profile_load("fixtures/profile/full.yaml", &p, err, sizeof(err)), 0);
 	assert_string_equal(p.path, "fixtures/profile/full.yaml");
 	assert_true(p.admission_off);
+	assert_true(p.drift_report);
 	assert_int_equal(p.n_targets, 3);
 
 	t = &p.targets[0];
@@ -99,6 +100,7 @@ static void test_profile_defaults(void **state)
 	assert_int_equal(profile_parse(text, strlen(text), NULL, &p, err, sizeof(err)), 0);
 	assert_string_equal(p.path, "<string>");
 	assert_false(p.admission_off);
+	assert_false(p.drift_report);
 	t = &p.targets[0];
 	assert_true(t->secondary);
 	assert_int_equal(t->deadline_ns, 10000000);
@@ -175,7 +177,9 @@ static const struct bad_case bad_cases[] = {
 	  "bad.yaml:2:1: profile: duplicate key 'version' (first given at line 1)" },
 	{ "version: 1\ntarget: []\n",
 	  "bad.yaml:2:1: profile: unknown key 'target' (known keys: version, admission_control, "
-	  "targets)" },
+	  "drift, targets)" },
+	{ "version: 1\ndrift: fix\ntargets: []\n",
+	  "bad.yaml:2:8: drift: 'fix' is not a choice: use reapply or report" },
 	{ "version: 1\nadmission_control: off\ntargets: []\n",
 	  "bad.yaml:2:20: admission_control: 'off' is not a choice: use keep or disable" },
 	{ "version: 1\ntargets: []\n",
