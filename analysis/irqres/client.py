@@ -179,7 +179,8 @@ class Client:
     def stats(self) -> dict[str, Any]:
         return self.request("stats")
 
-    def _with_profile(self, verb: str, profile: str | os.PathLike[str]) -> dict[str, Any]:
+    def _with_profile(self, verb: str, profile: str | os.PathLike[str],
+                      key: str | None = "plan") -> dict[str, Any]:
         """plan/apply: the client reads the profile and sends its text, so irqresd never
         opens a user's path (its unit has a private /tmp and no /home)."""
         path = os.path.abspath(profile)
@@ -193,10 +194,17 @@ class Client:
         if len(text) > BODY_MAX:
             raise DaemonError(f"{path}: larger than {BODY_MAX} bytes: not a profile")
         name = "".join("?" if ch.isspace() else ch for ch in path)
-        return self.request(verb, name, len(text), body=text)["plan"]
+        reply = self.request(verb, name, len(text), body=text)
+        return reply[key] if key else reply
 
     def plan(self, profile: str | os.PathLike[str]) -> dict[str, Any]:
         return self._with_profile("plan", profile)
+
+    def verify(self, profile: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+        """Compare the running system with ``profile`` (or the profile in force)."""
+        if profile is None:
+            return self.request("verify")
+        return self._with_profile("verify", profile, key=None)
 
     def apply(self, profile: str | os.PathLike[str]) -> dict[str, Any]:
         return self._with_profile("apply", profile)
@@ -260,3 +268,26 @@ def run_irqresd(*args: str, timeout: float = 60.0) -> subprocess.CompletedProces
                           ) from exc
     except OSError as exc:
         raise DaemonError(f"{exe}: cannot run: {exc.strerror or exc}") from exc
+
+
+def irqresd_json(*args: str, ok_codes: tuple[int, ...] = (0, 1)) -> dict[str, Any]:
+    """Run ``irqresd ARGS`` (with --json among them) and return the object it prints.
+
+    Raises
+    ------
+    DaemonError
+        irqresd exited with a code outside ``ok_codes`` (its message is kept), or printed
+        something that is not a JSON object.
+    """
+    proc = run_irqresd(*args)
+    what = " ".join(["irqresd", *args])
+    if proc.returncode not in ok_codes:
+        msg = proc.stderr.strip() or proc.stdout.strip() or f"exit status {proc.returncode}"
+        raise DaemonError(f"{what}: {msg}")
+    try:
+        reply = json.loads(proc.stdout)
+    except ValueError as exc:
+        raise DaemonError(f"{what}: output is not JSON: {proc.stdout[:200]!r}") from exc
+    if not isinstance(reply, dict):
+        raise DaemonError(f"{what}: output is not a JSON object")
+    return reply

@@ -32,6 +32,7 @@ static const char *const verb_names[] = {
 	[CTL_APPLY] = "apply",
 	[CTL_RESTORE] = "restore",
 	[CTL_RELOAD] = "reload",
+	[CTL_VERIFY] = "verify",
 };
 
 /* arguments each verb takes: min..max */
@@ -44,6 +45,7 @@ static const struct { unsigned char min, max; const char *usage; } verb_args[] =
 	[CTL_APPLY] = { 2, 2, "apply <name> <length>, then <length> bytes of profile text" },
 	[CTL_RESTORE] = { 0, 0, "restore" },
 	[CTL_RELOAD] = { 0, 0, "reload" },
+	[CTL_VERIFY] = { 0, 2, "verify [<name> <length>, then <length> bytes of profile text]" },
 };
 
 const char *ctl_verb_name(enum ctl_verb verb)
@@ -170,7 +172,7 @@ int ctl_parse(const char *line, size_t len, struct ctl_request *req, char *err, 
 	}
 	if (n == 0) {
 		snprintf(err, errlen, "empty request: try ping, status, stats, set-budget, plan, "
-			 "apply, restore or reload");
+			 "apply, restore, reload or verify");
 		return -EINVAL;
 	}
 	/* the protocol is UTF-8 text; other bytes would reach replies and file names */
@@ -189,7 +191,7 @@ int ctl_parse(const char *line, size_t len, struct ctl_request *req, char *err, 
 			break;
 	if (v == sizeof(verb_names) / sizeof(verb_names[0])) {
 		snprintf(err, errlen, "unknown request '%s': try ping, status, stats, set-budget, "
-			 "plan, apply, restore or reload", word_show(&w[0], show, sizeof(show)));
+			 "plan, apply, restore, reload or verify", word_show(&w[0], show, sizeof(show)));
 		return -EINVAL;
 	}
 	req->verb = (enum ctl_verb)v;
@@ -218,6 +220,15 @@ int ctl_parse(const char *line, size_t len, struct ctl_request *req, char *err, 
 			return -EINVAL;
 		}
 		break;
+	case CTL_VERIFY:
+		if (nargs == 0)
+			break;	/* the profile in force */
+		if (nargs == 1) {
+			snprintf(err, errlen, "verify: give <name> <length> (the profile's text "
+				 "follows) or nothing (the profile in force)");
+			return -EINVAL;
+		}
+		/* fall through */
 	case CTL_PLAN:
 	case CTL_APPLY:
 		if (w[1].n >= sizeof(req->name)) {

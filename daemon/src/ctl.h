@@ -43,6 +43,7 @@ enum ctl_verb {
 	CTL_APPLY,
 	CTL_RESTORE,
 	CTL_RELOAD,
+	CTL_VERIFY,
 };
 
 struct ctl_request {
@@ -52,7 +53,7 @@ struct ctl_request {
 	pid_t pid;
 	uint64_t runtime_ns;
 	uint64_t period_ns;		/* 0: keep the target's period */
-	/* plan / apply: the profile's text follows the request line (body_len bytes, no
+	/* plan / apply / verify: the profile's text follows the request line (body_len bytes, no
 	 * terminator); name stands for it in messages (the client's path: never opened). */
 	char name[PATH_MAX];
 	size_t body_len;

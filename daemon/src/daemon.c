@@ -423,19 +423,8 @@ static bool has_cgroup_selector(const struct profile *prof)
 
 static void sched_text(const struct dl_attr *a, char *buf, size_t len)
 {
-	char q[UNITS_FMT_LEN], dl[UNITS_FMT_LEN], t[UNITS_FMT_LEN];
-
-	if (a->sched_policy == SCHED_DEADLINE)
-		snprintf(buf, len, "deadline %s/%s/%s",
-			 units_format_duration(a->sched_runtime, q, sizeof(q)),
-			 units_format_duration(a->sched_deadline, dl, sizeof(dl)),
-			 units_format_duration(a->sched_period, t, sizeof(t)));
-	else if (a->sched_policy == SCHED_FIFO || a->sched_policy == SCHED_RR)
-		snprintf(buf, len, "%s %u", dl_policy_name((int)a->sched_policy),
-			 a->sched_priority);
-	else
-		snprintf(buf, len, "%s nice %d", dl_policy_name((int)a->sched_policy),
-			 a->sched_nice);
+	dl_sched_text((int)a->sched_policy, (int)a->sched_priority, a->sched_nice,
+		      a->sched_runtime, a->sched_deadline, a->sched_period, buf, len);
 }
 
 /* What differs on m now ("" nothing); -ESRCH when the thread is gone. */

@@ -30,7 +30,7 @@
 
 struct options {
 	const char *profile;
-	bool dry_run, json, once, restore, reload, netlink, verbose;
+	bool dry_run, json, once, restore, reload, verify, status, netlink, verbose;
 	const char *socket;
 	uint64_t rescan_ns;		/* --rescan, 0 = off */
 };

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* dl.c - sched_getattr/sched_setattr through syscall(2); see dl.h. */
 #include "dl.h"
+#include "units.h"
 
 #include <errno.h>
 #include <sched.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -94,4 +96,21 @@ int dl_policy_from_name(const char *name)
 		if (strcmp(policies[i].name, name) == 0)
 			return policies[i].policy;
 	return -EINVAL;
+}
+
+char *dl_sched_text(int policy, int priority, int nice, uint64_t runtime_ns,
+		    uint64_t deadline_ns, uint64_t period_ns, char *buf, size_t len)
+{
+	char q[UNITS_FMT_LEN], d[UNITS_FMT_LEN], t[UNITS_FMT_LEN];
+
+	if (policy == SCHED_DEADLINE)
+		snprintf(buf, len, "deadline %s/%s/%s",
+			 units_format_duration(runtime_ns, q, sizeof(q)),
+			 units_format_duration(deadline_ns, d, sizeof(d)),
+			 units_format_duration(period_ns, t, sizeof(t)));
+	else if (policy == SCHED_FIFO || policy == SCHED_RR)
+		snprintf(buf, len, "%s %d", dl_policy_name(policy), priority);
+	else
+		snprintf(buf, len, "%s nice %d", dl_policy_name(policy), nice);
+	return buf;
 }

@@ -9,6 +9,7 @@
 #ifndef IRQRES_DL_H
 #define IRQRES_DL_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -48,6 +49,10 @@ uint64_t dl_to_ratio(uint64_t period_ns, uint64_t runtime_ns);
 
 /* "other", "fifo", "rr", "batch", "idle", "deadline"; "unknown" otherwise. */
 const char *dl_policy_name(int policy);
+/* A thread's scheduling for people: "deadline 2ms/10ms/10ms" (runtime/deadline/period),
+ * "fifo 50", "other nice 0". Returns buf. */
+char *dl_sched_text(int policy, int priority, int nice, uint64_t runtime_ns,
+		    uint64_t deadline_ns, uint64_t period_ns, char *buf, size_t len);
 /* The inverse of dl_policy_name(); -EINVAL for an unknown name. */
 int dl_policy_from_name(const char *name);
 

@@ -19,6 +19,10 @@
 #include "requests.h"
 #include "state.h"
 #include "units.h"
+#include "verify.h"
+#include "discover.h"
+#include "dl.h"
+#include "cpuset.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -47,7 +51,8 @@
 
 enum {
 	OPT_JSON = 256, OPT_ONCE, OPT_RESTORE, OPT_RUN_DIR, OPT_SOCKET, OPT_RESCAN,
-	OPT_NO_NETLINK, OPT_PROC, OPT_SYS, OPT_CGROUP, OPT_VERSION, OPT_RELOAD,
+	OPT_NO_NETLINK, OPT_PROC, OPT_SYS, OPT_CGROUP, OPT_VERSION, OPT_RELOAD, OPT_VERIFY,
+	OPT_STATUS,
 };
 
 static const struct option long_opts[] = {
@@ -57,6 +62,8 @@ static const struct option long_opts[] = {
 	{ "once", no_argument, NULL, OPT_ONCE },
 	{ "restore", no_argument, NULL, OPT_RESTORE },
 	{ "reload", no_argument, NULL, OPT_RELOAD },
+	{ "verify", no_argument, NULL, OPT_VERIFY },
+	{ "status", no_argument, NULL, OPT_STATUS },
 	{ "run-dir", required_argument, NULL, OPT_RUN_DIR },
 	{ "socket", required_argument, NULL, OPT_SOCKET },
 	{ "rescan", required_argument, NULL, OPT_RESCAN },
@@ -79,7 +86,12 @@ static void usage(FILE *f)
 	      "  -p, --profile FILE   profile to apply (YAML, see docs/profile.md)\n"
 	      "  -n, --dry-run        print the plan and exit: 0 the kernel will accept it,\n"
 	      "                       1 it will not, 2 bad profile or bad option\n"
-	      "      --json           with --dry-run: the plan as JSON on stdout\n"
+	      "      --json           with --dry-run, --verify, --status: JSON on stdout\n"
+	      "      --verify         compare the running system with the profile (-p): exit 0\n"
+	      "                       it holds, 1 it differs (each difference printed), 2 bad\n"
+	      "                       profile\n"
+	      "      --status         print what the state file records (the reservations an\n"
+	      "                       irqresd --once left, or a running daemon holds) and exit\n"
 	      "      --once           apply, record the state, exit without serving the socket\n"
 	      "                       (undo later with irqresd --restore)\n"
 	      "      --restore        restore every thread in the state file, remove irqres's\n"
@@ -149,6 +161,8 @@ static int parse_options(int argc, char **argv, struct options *o, char *socket_
 		case OPT_ONCE: o->once = true; break;
 		case OPT_RESTORE: o->restore = true; break;
 		case OPT_RELOAD: o->reload = true; break;
+		case OPT_VERIFY: o->verify = true; break;
+		case OPT_STATUS: o->status = true; break;
 		case OPT_NO_NETLINK: o->netlink = false; break;
 		case OPT_SOCKET: o->socket = optarg; break;
 		case OPT_RESCAN:
@@ -181,16 +195,26 @@ static int parse_options(int argc, char **argv, struct options *o, char *socket_
 		       argv[optind]);
 		return -EINVAL;
 	}
-	if ((int)o->dry_run + (int)o->once + (int)o->restore + (int)o->reload > 1) {
-		pr_err("--dry-run, --once, --restore and --reload exclude each other");
+	if ((int)o->dry_run + (int)o->once + (int)o->restore + (int)o->reload + (int)o->verify +
+	    (int)o->status > 1) {
+		pr_err("--dry-run, --once, --restore, --reload, --verify and --status exclude each "
+		       "other");
+		return -EINVAL;
+	}
+	if (o->verify && !o->profile) {
+		pr_err("--verify needs a profile (-p FILE)");
+		return -EINVAL;
+	}
+	if (o->status && o->profile) {
+		pr_err("--status takes no profile: it reads the state file");
 		return -EINVAL;
 	}
 	if (o->reload && o->profile) {
 		pr_err("--reload takes no profile: the daemon re-reads its own");
 		return -EINVAL;
 	}
-	if (o->json && !o->dry_run) {
-		pr_err("--json goes with --dry-run");
+	if (o->json && !o->dry_run && !o->verify && !o->status) {
+		pr_err("--json goes with --dry-run, --verify or --status");
 		return -EINVAL;
 	}
 	if ((o->dry_run || o->once) && !o->profile) {
@@ -321,6 +345,127 @@ static int run_reload(struct daemon *d)
 	pr_err("reload refused: %s", msg ? msg : reply[0] ? reply :
 	       "irqresd closed the connection");
 	return EXIT_REFUSED;
+}
+
+static void print_json(struct json *j)
+{
+	json_raw(j, "\n", 1);
+	if (json_error(j) == 0)
+		fwrite(json_buf(j), 1, json_len(j), stdout);
+	else
+		pr_err("cannot write JSON: %s", strerror(-json_error(j)));
+}
+
+/* irqresd --verify -p FILE: 0 the system holds the profile, 1 it differs, 2 bad profile. */
+static int run_verify(struct daemon *d)
+{
+	struct profile prof = { 0 };
+	struct verify_result res;
+	char err[ERRLEN] = "";
+	struct json j;
+	int rc;
+
+	rc = profile_load(d->opt.profile, &prof, err, sizeof(err));
+	if (rc < 0) {
+		pr_err("%s", err);
+		return EXIT_USAGE;
+	}
+	rc = verify_profile(&prof, &res, err, sizeof(err));
+	if (rc < 0) {
+		pr_err("%s", err);
+		profile_free(&prof);
+		return EXIT_REFUSED;
+	}
+	if (d->opt.json) {
+		json_init(&j);
+		json_obj_begin(&j);
+		verify_write_json(&prof, &res, &j);
+		json_obj_end(&j);
+		print_json(&j);
+		json_fini(&j);
+	} else {
+		verify_print_text(&prof, &res, stdout);
+	}
+	rc = res.n_diffs ? EXIT_REFUSED : 0;
+	verify_result_free(&res);
+	profile_free(&prof);
+	return rc;
+}
+
+/*
+ * irqresd --status: what RUN_DIR/state records, read only (no lock: a running daemon may
+ * hold it), each thread with its scheduling now. How `irqres status` shows the
+ * reservations irqresd --once left when no daemon answers.
+ */
+static int run_status(struct daemon *d)
+{
+	struct state st;
+	char err[ERRLEN] = "", path[sizeof(irqres_paths.run) + 8], cpus[256];
+	struct json j;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/state", irqres_paths.run);
+	state_init(&st);
+	rc = state_load(&st, path, err, sizeof(err));
+	if (rc < 0 && rc != -ENOENT) {
+		pr_err("state file %s: cannot read: %s", path, strerror(-rc));
+		state_free(&st);
+		return EXIT_REFUSED;
+	}
+	json_init(&j);
+	json_obj_begin(&j);
+	json_kv_str(&j, "state_file", path);
+	json_kv_bool(&j, "exists", rc != -ENOENT);
+	json_kv_str(&j, "admission_control", st.rt_runtime_saved ? "disabled by irqres" : "keep");
+	json_key(&j, "threads");
+	json_arr_begin(&j);
+	for (size_t i = 0; i < st.n_threads; i++) {
+		const struct state_thread *t = &st.threads[i];
+		struct thread_info ti;
+		struct dl_attr a;
+		bool same = thread_read(t->pid, &ti) == 0 && ti.starttime == t->starttime;
+
+		json_obj_begin(&j);
+		json_kv_int(&j, "pid", t->pid);
+		json_kv_str(&j, "comm", t->comm);
+		json_kv_bool(&j, "alive", same);
+		if (same && dl_get(t->pid, &a) == 0) {
+			json_kv_str(&j, "policy", dl_policy_name((int)a.sched_policy));
+			json_kv_uint(&j, "runtime_ns", a.sched_runtime);
+			json_kv_uint(&j, "deadline_ns", a.sched_deadline);
+			json_kv_uint(&j, "period_ns", a.sched_period);
+		} else {
+			json_kv_str(&j, "policy", "gone");
+		}
+		json_kv_str(&j, "orig_policy", dl_policy_name(t->policy));
+		json_kv_int(&j, "orig_priority", t->priority);
+		if (cpuset_list_format(&t->affinity, cpus, sizeof(cpus)) < 0)
+			cpus[0] = '\0';
+		json_kv_str(&j, "cpus", cpus);
+		json_kv_str(&j, "partition", t->partition[0] ? t->partition : NULL);
+		json_obj_end(&j);
+	}
+	json_arr_end(&j);
+	json_key(&j, "partitions");
+	json_arr_begin(&j);
+	for (size_t i = 0; i < st.n_parts; i++)
+		json_str(&j, st.parts[i].name);
+	json_arr_end(&j);
+	json_obj_end(&j);
+	if (d->opt.json) {
+		print_json(&j);
+	} else if (rc == -ENOENT) {
+		printf("no state file %s: irqres holds no reservation here\n", path);
+	} else {
+		printf("state file %s: %zu thread%s, %zu partition%s\n", path, st.n_threads,
+		       st.n_threads == 1 ? "" : "s", st.n_parts, st.n_parts == 1 ? "" : "s");
+		for (size_t i = 0; i < st.n_threads; i++)
+			printf("  %s (pid %d), was %s\n", st.threads[i].comm, (int)st.threads[i].pid,
+			       dl_policy_name(st.threads[i].policy));
+	}
+	json_fini(&j);
+	state_free(&st);
+	return 0;
 }
 
 /* ---- the daemon ---- */
@@ -502,6 +647,10 @@ int main(int argc, char **argv)
 		return run_dry(&d);
 	if (d.opt.reload)
 		return run_reload(&d);
+	if (d.opt.verify)
+		return run_verify(&d);
+	if (d.opt.status)
+		return run_status(&d);
 
 	d.lockfd = instance_lock(err, sizeof(err));
 	if (d.lockfd < 0) {
@@ -520,11 +669,16 @@ int main(int argc, char **argv)
 			"restoring it first", d.st.path);
 		rc = daemon_restore_everything(&d);
 		if (d.opt.restore) {
+			if (rc >= 0)
+				printf("restored %d thread%s from %s\n", rc, rc == 1 ? "" : "s",
+				       d.st.path);
 			code = rc < 0 ? EXIT_REFUSED : 0;
 			goto out_state;
 		}
 	} else if (d.opt.restore) {
 		pr_info("%s: nothing to restore", d.st.path);
+		printf("nothing to restore: no state file %s (irqres changed nothing here)\n",
+		       d.st.path);
 		goto out_state;
 	}
 

@@ -12,6 +12,7 @@
 #include "log.h"
 #include "stats.h"
 #include "units.h"
+#include "verify.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -305,6 +306,33 @@ static int req_plan(const struct ctl_request *req, struct json *j, char *err, si
 	return rc;
 }
 
+static int req_verify(struct daemon *d, const struct ctl_request *req, struct json *j,
+		      char *err, size_t errlen)
+{
+	struct profile given = { 0 };
+	const struct profile *prof = &d->prof;
+	struct verify_result res;
+	int rc;
+
+	if (req->body) {
+		rc = profile_parse(req->body, req->body_len, req->name, &given, err, errlen);
+		if (rc < 0)
+			return rc;
+		prof = &given;
+	} else if (!d->have_prof) {
+		snprintf(err, errlen, "verify: irqresd has no profile in force: name one "
+			 "(irqres verify PROFILE)");
+		return -ENOENT;
+	}
+	rc = verify_profile(prof, &res, err, errlen);
+	if (rc == 0) {
+		verify_write_json(prof, &res, j);
+		verify_result_free(&res);
+	}
+	profile_free(&given);
+	return rc;
+}
+
 int requests_handle(void *ctx, const struct ctl_request *req, struct json *j, char *err,
 		    size_t errlen)
 {
@@ -325,6 +353,8 @@ int requests_handle(void *ctx, const struct ctl_request *req, struct json *j, ch
 		return req_plan(req, j, err, errlen);
 	case CTL_APPLY:
 		return daemon_apply(d, req->name, req->body, req->body_len, false, j, err, errlen);
+	case CTL_VERIFY:
+		return req_verify(d, req, j, err, errlen);
 	case CTL_RELOAD:
 		rc = daemon_reload(d, err, errlen);
 		if (rc < 0)

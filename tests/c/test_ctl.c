@@ -50,6 +50,12 @@ static void test_parse_simple_verbs(void **state)
 	assert_int_equal(req.verb, CTL_RELOAD);
 	assert_int_equal(parse("plan /etc/irqres/caf\xc3\xa9.yaml 10", &req, err), 0);
 	assert_string_equal(req.name, "/etc/irqres/caf\xc3\xa9.yaml");
+	assert_int_equal(parse("verify", &req, err), 0);
+	assert_int_equal(req.verb, CTL_VERIFY);
+	assert_int_equal(req.body_len, 0);
+	assert_int_equal(parse("verify /tmp/p.yaml 42", &req, err), 0);
+	assert_string_equal(req.name, "/tmp/p.yaml");
+	assert_int_equal(req.body_len, 42);
 	assert_string_equal(ctl_verb_name(CTL_SET_BUDGET), "set-budget");
 }
 
@@ -128,6 +134,9 @@ static void test_parse_errors(void **state)
 		{ "apply a 99999999999999999999999", "length '99999999999999999999999'" },
 		{ "apply a 1 2", "apply: too many arguments" },
 		{ "reload now", "reload: too many arguments" },
+		{ "verify /tmp/p.yaml", "verify: give <name> <length> (the profile's text follows) "
+			  "or nothing" },
+		{ "verify p 1 2", "verify: too many arguments" },
 		{ "a b c d e f g h i j", "too many words" },
 		/* words are UTF-8: other bytes would reach file names and JSON replies */
 		{ "apply\trel.yam\xff\xff\xff\xffl",

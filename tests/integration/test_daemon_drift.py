@@ -8,6 +8,8 @@ import shutil
 import subprocess
 
 import pytest
+from click.testing import CliRunner
+from irqres.cli import main
 from irqresd_util import (
     SCHED_DEADLINE,
     SCHED_OTHER,
@@ -20,6 +22,12 @@ from irqresd_util import (
 pytestmark = pytest.mark.root
 
 MS = 1_000_000
+
+
+def verify(d) -> tuple[int, str]:
+    r = CliRunner().invoke(main, ["verify"], env={"IRQRES_SOCKET": str(d.sock)},
+                           catch_exceptions=False)
+    return r.exit_code, r.output
 
 
 def chrt_other(pid: int) -> None:
@@ -56,9 +64,14 @@ def test_drift_is_reported(spawn, daemon, profile):
                            "2ms/10ms/10ms")
     assert sched_getattr(a.pid).policy == SCHED_OTHER
     assert d.log_text().count("changed behind irqresd's back") == 1  # once per drift
+    # irqres verify (the profile irqresd holds, over its socket) fails on it
+    code, out = verify(d)
+    assert code == 1 and f"(pid {a.pid}): scheduling is other nice 0" in out
     # set back by hand: back in line, and status says so
     subprocess.run(["chrt", "-d", "-T", str(2 * MS), "-D", str(10 * MS), "-P", str(10 * MS),
                     "-p", "0", str(a.pid)], check=True)
     wait_for(lambda: "back in line" in d.log_text(), 3.0)
     assert d.request("status")["targets"][0]["threads"][0]["drift"] is None
+    code, out = verify(d)
+    assert code == 0 and "1 thread as the profile says" in out, out
     assert d.stop() == 0

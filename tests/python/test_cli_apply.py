@@ -32,6 +32,10 @@ def fake_irqresd(tmp_path, monkeypatch, plan=PLAN, dry_status=0, once_status=0, 
     """An irqresd stand-in that logs its arguments and prints ``plan`` for --dry-run."""
     log = tmp_path / "irqresd.log"
     (tmp_path / "plan.json").write_text(json.dumps(plan))
+    (tmp_path / "status.json").write_text(json.dumps(
+        {"state_file": "/run/x/state", "exists": False, "threads": [], "partitions": []}))
+    (tmp_path / "verify.json").write_text(json.dumps(
+        {"profile": "p", "consistent": False, "checked": 1, "differences": ["target a: drift"]}))
     exe = tmp_path / "irqresd"
     exe.write_text(f"""#!/bin/sh
 echo "$@" >> {log}
@@ -39,6 +43,8 @@ case "$1" in
 --dry-run) cat {tmp_path / 'plan.json'}; echo "{stderr}" >&2; exit {dry_status};;
 --once) echo "{stderr}" >&2; exit {once_status};;
 --restore) printf '%s' "{restore_stderr}" >&2; exit 0;;
+--status) cat {tmp_path / 'status.json'}; exit 0;;
+--verify) cat {tmp_path / 'verify.json'}; exit 1;;
 esac
 exit 9
 """)
@@ -231,6 +237,19 @@ def test_set_budget_json(fake):
     reply = json.loads(r.output)
     assert (reply["target"], reply["runtime_ns"], reply["period_ns"], reply["pids"]) == (
         "nic", 1_500_000, 10_000_000, [105])
+
+
+def test_status_and_verify_without_daemon(tmp_path, monkeypatch, profile):
+    log = fake_irqresd(tmp_path, monkeypatch)
+    r = run("status")
+    assert r.exit_code == 0 and "no irqresd running, and no state file /run/x/state" in r.output
+    r = run("verify", str(profile))
+    assert r.exit_code == 1 and "1 difference between" in r.output and "target a: drift" \
+        in r.output
+    r = run("verify")
+    assert r.exit_code == 1 and "no irqresd is running: name the PROFILE" in r.output
+    assert log.read_text().splitlines() == ["--status --json",
+                                            f"--verify --json -p {profile}"]
 
 
 def test_no_daemon_no_binary(tmp_path, monkeypatch):

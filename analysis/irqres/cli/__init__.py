@@ -18,6 +18,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "top": ("top", "top_cmd", "A live per-thread view of budget use (q quits)."),
     "restore": ("restore", "restore_cmd", "Put every thread back as irqresd found it."),
     "set-budget": ("apply", "set_budget_cmd", "Change a target's budget at run time."),
+    "verify": ("verify", "verify_cmd", "Check that the system holds a profile (exit 1 if not)."),
     "analyze": ("analyze", "analyze_cmd", "Measure IRQ threads in a trace; recommend (Q,T)."),
     "record": ("record", "record_cmd", "Record a trace of the events analyze needs."),
     "tune": ("tune", "tune_cmd", "Run the adaptive threshold controller."),

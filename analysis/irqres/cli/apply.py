@@ -7,12 +7,11 @@ to apply it, which leaves the reservations in place until ``irqres restore``.
 
 from __future__ import annotations
 
-import json
 import os
 
 import click
 
-from ..client import Client, DaemonNotRunning, run_irqresd
+from ..client import Client, DaemonNotRunning, irqresd_json, run_irqresd
 from ..errors import DaemonError
 from ..plan import format_plan, refusal
 from .params import POSITIVE_DURATION, Command
@@ -24,16 +23,8 @@ def _refused(profile: str, plan: dict) -> click.ClickException:
 
 
 def _plan_without_daemon(profile: str) -> dict:
-    proc = run_irqresd("--dry-run", "--json", "-p", profile)
-    if proc.returncode not in (0, 1):
-        msg = proc.stderr.strip() or proc.stdout.strip() or f"exit status {proc.returncode}"
-        raise DaemonError(f"irqresd --dry-run: {msg}")
-    try:
-        reply = json.loads(proc.stdout)
-    except ValueError as exc:
-        raise DaemonError(f"irqresd --dry-run --json -p {profile}: output is not JSON: "
-                          f"{proc.stdout[:200]!r}") from exc
-    plan = reply.get("plan", reply) if isinstance(reply, dict) else None
+    reply = irqresd_json("--dry-run", "--json", "-p", profile)
+    plan = reply.get("plan", reply)
     if not isinstance(plan, dict) or "feasible" not in plan:
         raise DaemonError(f"irqresd --dry-run --json -p {profile}: output has no plan")
     return plan

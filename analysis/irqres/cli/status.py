@@ -12,7 +12,7 @@ from collections.abc import Iterator, Sequence
 
 import click
 
-from ..client import Client
+from ..client import Client, DaemonNotRunning, irqresd_json
 from ..errors import IrqresError
 from ..units import format_duration
 
@@ -93,14 +93,50 @@ def format_stats(reply: dict) -> str:
                   "wait time", "slices", "vol sw", "invol sw"], rows)
 
 
+def format_state(reply: dict) -> str:
+    """What the state file records, when no irqresd answers (``irqresd --status``)."""
+    if not reply.get("exists"):
+        return (f"no irqresd running, and no state file {reply.get('state_file')}: irqres "
+                "holds no reservation here")
+    threads = reply.get("threads") or []
+    lines = [f"no irqresd running; state file {reply.get('state_file')} (left by "
+             f"irqresd --once; undo with irqres restore): {len(threads)} thread(s), "
+             f"admission control {reply.get('admission_control')}"]
+    if threads:
+        lines.append(table(["thread", "pid", "cpu", "Q/T/D", "policy", "was", "partition"], [
+            [th.get("comm"), th.get("pid"), th.get("cpus"),
+             qtd(th) if th.get("policy") == "deadline" else "-",
+             th.get("policy") if th.get("alive") else "gone",
+             policy_text(th.get("orig_policy"), th.get("orig_priority")),
+             th.get("partition") or "-"] for th in threads]))
+    return "\n".join(lines)
+
+
 @click.command("status")
 @socket_option
 @json_option
 def status_cmd(socket_: str | None, as_json: bool) -> None:
-    """Show the profile and reservations irqresd holds, thread by thread."""
-    with cli_errors(), Client(socket_) as c:
-        reply = c.status()
+    """Show the profile and reservations irqresd holds, thread by thread.
+
+    With no irqresd running, show what its state file records: the reservations an
+    `irqres apply` without a daemon (`irqresd --once`) left in place.
+    """
+    with cli_errors():
+        try:
+            with Client(socket_) as c:
+                reply = c.status()
+        except DaemonNotRunning:
+            reply = _state_without_daemon()
+            if as_json:
+                echo_json({"daemon": False, **reply})
+            else:
+                click.echo(format_state(reply))
+            return
     if as_json:
         echo_json(reply)
     else:
         click.echo(format_status(reply))
+
+
+def _state_without_daemon() -> dict:
+    return irqresd_json("--status", "--json", ok_codes=(0,))

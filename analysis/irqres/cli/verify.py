@@ -1,0 +1,63 @@
+"""``irqres verify``: does the running system hold the profile? (like tuned-adm verify)"""
+
+from __future__ import annotations
+
+import os
+
+import click
+
+from ..client import Client, DaemonNotRunning, irqresd_json
+from ..errors import DaemonError
+from .status import cli_errors, echo_json, socket_option
+
+
+def format_verify(reply: dict) -> str:
+    diffs = reply.get("differences") or []
+    if not diffs:
+        n = reply.get("checked", 0)
+        return f"Verified {reply.get('profile')}: {n} thread{'' if n == 1 else 's'} as the " \
+               "profile says"
+    lines = [f"{reply.get('profile')}: {len(diffs)} difference{'' if len(diffs) == 1 else 's'}"
+             " between the running system and the profile:"]
+    return "\n".join(lines + [f"  {d}" for d in diffs])
+
+
+def _verify_without_daemon(profile: str) -> dict:
+    reply = irqresd_json("--verify", "--json", "-p", profile)
+    if "differences" not in reply:
+        raise DaemonError(f"irqresd --verify --json -p {profile}: no differences list")
+    return reply
+
+
+@click.command("verify")
+@click.argument("profile", required=False,
+                type=click.Path(exists=True, dir_okay=False, readable=True))
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@socket_option
+@click.pass_context
+def verify_cmd(ctx: click.Context, profile: str | None, as_json: bool,
+               socket_: str | None) -> None:
+    """Check that the running system holds PROFILE (default: the profile irqresd holds).
+
+    Every thread the profile selects must have its reservation (policy, runtime, deadline,
+    period; an adaptive target's runtime within its clamps) and sit in the cpuset
+    partition it needs, and every target must select a thread. Exits 0 when all hold,
+    1 on any difference (each one printed).
+    """
+    if profile is not None:
+        profile = os.path.abspath(profile)
+    with cli_errors():
+        try:
+            with Client(socket_) as c:
+                reply = c.verify(profile)
+        except DaemonNotRunning:
+            if profile is None:
+                raise DaemonError("no irqresd is running: name the PROFILE to verify "
+                                  "(irqres verify PROFILE)") from None
+            reply = _verify_without_daemon(profile)
+    if as_json:
+        echo_json({k: v for k, v in reply.items() if k != "ok"})
+    else:
+        click.echo(format_verify(reply))
+    if reply.get("differences"):
+        ctx.exit(1)

@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* verify.c - compares the running system with a profile; see verify.h. */
+#include "verify.h"
+
+#include "daemon.h"
+#include "dl.h"
+#include "plan.h"
+#include "units.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int add_diff(struct verify_result *res, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static int add_diff(struct verify_result *res, const char *fmt, ...)
+{
+	char **v = realloc(res->diffs, (res->n_diffs + 1) * sizeof(*v));
+	va_list ap;
+	int rc;
+
+	if (!v)
+		return -ENOMEM;
+	res->diffs = v;
+	va_start(ap, fmt);
+	rc = vasprintf(&v[res->n_diffs], fmt, ap);
+	va_end(ap);
+	if (rc < 0)
+		return -ENOMEM;
+	res->n_diffs++;
+	return 0;
+}
+
+static void now_text(const struct thread_info *ti, char *buf, size_t len)
+{
+	dl_sched_text(ti->policy, ti->priority, ti->nice, ti->dl_runtime_ns, ti->dl_deadline_ns,
+		      ti->dl_period_ns, buf, len);
+}
+
+/* The differences of one selected thread. */
+static int check_item(const struct plan *plan, const struct plan_item *it,
+		      struct verify_result *res)
+{
+	const struct target *t = &plan->prof->targets[it->target];
+	const struct thread_info *ti = &it->thread;
+	char now[96], q[UNITS_FMT_LEN], d[UNITS_FMT_LEN], p[UNITS_FMT_LEN];
+	char lo[UNITS_FMT_LEN], hi[UNITS_FMT_LEN], want[160];
+	bool runtime_ok = ti->dl_runtime_ns == t->runtime_ns;
+	int rc = 0;
+
+	units_format_duration(t->runtime_ns, q, sizeof(q));
+	units_format_duration(t->deadline_ns, d, sizeof(d));
+	units_format_duration(t->period_ns, p, sizeof(p));
+	snprintf(want, sizeof(want), "deadline %s/%s/%s", q, d, p);
+	if (t->mode == MODE_ADAPTIVE) {
+		uint64_t min = profile_adaptive_min_runtime(t, t->period_ns);
+		uint64_t max = profile_adaptive_max_runtime(t, t->period_ns);
+
+		runtime_ok = ti->dl_runtime_ns >= min && ti->dl_runtime_ns <= max;
+		snprintf(want, sizeof(want), "deadline %s..%s/%s/%s (adaptive)",
+			 units_format_duration(min, lo, sizeof(lo)),
+			 units_format_duration(max, hi, sizeof(hi)), d, p);
+	}
+	if (ti->policy != SCHED_DEADLINE || !runtime_ok || ti->dl_deadline_ns != t->deadline_ns ||
+	    ti->dl_period_ns != t->period_ns) {
+		now_text(ti, now, sizeof(now));
+		rc = add_diff(res, "target '%s': %s (pid %d): scheduling is %s, the profile says %s",
+			      t->name, ti->comm, (int)ti->pid, now, want);
+	}
+	if (!rc && it->needs_partition)
+		rc = add_diff(res, "target '%s': %s (pid %d): cgroup is %s, its reservation needs "
+			      "cpuset partition %s", t->name, ti->comm, (int)ti->pid,
+			      ti->cgroup[0] ? ti->cgroup : "unknown", it->partition);
+	return rc;
+}
+
+int verify_profile(const struct profile *prof, struct verify_result *res, char *err,
+		   size_t errlen)
+{
+	struct match_list matches = { 0 };
+	struct plan plan;
+	int rc;
+
+	memset(res, 0, sizeof(*res));
+	err[0] = '\0';
+	rc = daemon_resolve(prof, &matches, &plan, err, errlen);
+	if (rc < 0 && rc != -ENOENT)
+		return rc;
+	rc = 0;
+	res->checked = plan.n_items;
+	for (size_t i = 0; !rc && i < plan.n_items; i++)
+		rc = check_item(&plan, &plan.items[i], res);
+	/* targets that select nothing: the plan's notes name them with file:line:col */
+	for (size_t i = 0; !rc && i < plan.n_errors + plan.n_warnings; i++) {
+		const char *msg = i < plan.n_errors ? plan.errors[i]
+						    : plan.warnings[i - plan.n_errors];
+
+		if (strstr(msg, " matches no thread"))
+			rc = add_diff(res, "%s", msg);
+	}
+	plan_free(&plan);
+	match_list_free(&matches);
+	if (rc < 0) {
+		snprintf(err, errlen, "%s: %s", prof->path, strerror(-rc));
+		verify_result_free(res);
+	}
+	return rc;
+}
+
+void verify_result_free(struct verify_result *res)
+{
+	for (size_t i = 0; i < res->n_diffs; i++)
+		free(res->diffs[i]);
+	free(res->diffs);
+	memset(res, 0, sizeof(*res));
+}
+
+void verify_write_json(const struct profile *prof, const struct verify_result *res,
+		       struct json *j)
+{
+	json_kv_str(j, "profile", prof->path);
+	json_kv_bool(j, "consistent", res->n_diffs == 0);
+	json_kv_uint(j, "checked", res->checked);
+	json_key(j, "differences");
+	json_arr_begin(j);
+	for (size_t i = 0; i < res->n_diffs; i++)
+		json_str(j, res->diffs[i]);
+	json_arr_end(j);
+}
+
+void verify_print_text(const struct profile *prof, const struct verify_result *res, FILE *f)
+{
+	if (!res->n_diffs) {
+		fprintf(f, "Verified %s: %zu thread%s as the profile says\n", prof->path,
+			res->checked, res->checked == 1 ? "" : "s");
+		return;
+	}
+	fprintf(f, "%s: %zu difference%s between the running system and the profile:\n",
+		prof->path, res->n_diffs, res->n_diffs == 1 ? "" : "s");
+	for (size_t i = 0; i < res->n_diffs; i++)
+		fprintf(f, "  %s\n", res->diffs[i]);
+}
