@@ -64,6 +64,9 @@ def test_drift_is_reported(spawn, daemon, profile):
                            "2ms/10ms/10ms")
     assert sched_getattr(a.pid).policy == SCHED_OTHER
     assert d.log_text().count("changed behind irqresd's back") == 1  # once per drift
+    r = CliRunner().invoke(main, ["status"], env={"IRQRES_SOCKET": str(d.sock)})
+    assert (f"drift: python3 (pid {a.pid}), target a: scheduling is other nice 0, the "
+            "reservation is deadline 2ms/10ms/10ms") in r.output
     # irqres verify (the profile irqresd holds, over its socket) fails on it
     code, out = verify(d)
     assert code == 1 and f"(pid {a.pid}): scheduling is other nice 0" in out

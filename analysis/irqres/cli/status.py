@@ -77,6 +77,10 @@ def format_status(reply: dict) -> str:
                          policy_text(th.get("orig_policy"), th.get("orig_priority")),
                          th.get("cpuset") or "-"])
     lines.append(table(["target", "kind", "mode", "Q/T/D", "threads", "was", "cpuset"], rows))
+    # threads changed behind irqresd's back that it left so (drift: report, or a refusal)
+    lines += [f"drift: {th.get('comm')} (pid {th.get('pid')}), target {t.get('name')}: "
+              f"{th['drift']}" for t in targets for th in t.get("threads") or []
+              if th.get("drift")]
     return "\n".join(lines)
 
 
