@@ -18,6 +18,7 @@ pytestmark = [pytest.mark.vm, pytest.mark.slow]
 
 NIC = "irq/11-eth0"  # e1000 in slot 3 with acpi_irq_nobalance: always IRQ 11
 HOTPLUG_BOUND_S = 2.0
+DRIFT_BOUND_S = 3.0  # the default rescan is 1 s; guest time stretches under emulation
 
 
 def want(profile: dict) -> dict:
@@ -151,3 +152,29 @@ def test_stop_and_kill_end_consistent(boot, demo_profile):
     assert_reserved_anywhere(snaps["after restart"], demo_profile)
     assert_restored(snaps["after final stop"])
     assert "state" not in res.data["state_dir"]["out"], (res.data["state_dir"], journal)
+
+
+def test_drift_and_reload(boot, demo_profile):
+    """An IRQ thread changed behind irqresd's back gets its reservation back at the next
+    rescan (no kernel event exists for it); systemctl reload reports a refusal."""
+    res = boot("drift_reload", profile=demo_profile["path"], enable_irqresd=True,
+               params={**want(demo_profile), "bound_s": DRIFT_BOUND_S})
+    d = res.data
+    journal = d["journal"]["out"]
+    assert_reserved(d["before"], demo_profile)
+    for step in d["steps"]:
+        assert step["cmd"]["rc"] == 0, step["cmd"]
+        vmrunner.say(f"drift {step['label']}: reservation back after "
+                     f"{step['reaction_ns'] / 1e6:.0f} ms")
+        assert step["back"], f"{step['label']}: not re-applied: {step['after']}\n{journal}"
+        assert step["after"]["pid"] == d["before"]["thread"]["pid"]
+        assert "changed behind irqresd's back" in journal and "re-applied" in journal
+    assert d["verify"]["rc"] == 0, d["verify"]
+    assert d["reload"]["rc"] == 0, (d["reload"], journal)
+    assert_reserved(d["after_reload"], demo_profile)
+    assert "reload: re-reading /etc/irqres/profile.yaml" in journal
+    # a broken profile: systemctl reload fails, irqresd stays up with what was in force
+    assert d["reload_bad"]["rc"] != 0, (d["reload_bad"], journal)
+    assert "unknown key 'bogus_key'" in journal, journal
+    assert d["after_bad"]["irqresd"]["ActiveState"] == "active", d["status"]
+    assert_reserved(d["after_bad"], demo_profile)

@@ -153,6 +153,46 @@ def scenario_stop(runtime_ns: int, period_ns: int, deadline_ns: int) -> dict:
             "journal": sh("journalctl -b -u irqresd.service --no-pager -o cat")}
 
 
+def scenario_drift_reload(runtime_ns: int, period_ns: int, deadline_ns: int,
+                          bound_s: float) -> dict:
+    """Drift on the NIC's IRQ thread (its policy, then its cgroup, changed behind irqresd's
+    back) is undone by the rescan; irqres verify; systemctl reload (ExecReload= waits for
+    irqresd's answer) succeeds, and fails visibly on a broken profile."""
+    want = {"runtime_ns": runtime_ns, "period_ns": period_ns, "deadline_ns": deadline_ns}
+    wait_for(lambda: _irqresd().get("ActiveState") == "active", 60, 0.2)
+    wait_for(_dl_matches(want), 10)
+    before = _snapshot("before")
+    pid = before["thread"]["pid"] if before["thread"] else 0
+    steps = []
+    for label, cmd in (("chrt -f -p 50", f"chrt -f -p 50 {pid}"),
+                       ("out of its partition", f"echo {pid} > {CGROUP}/cgroup.procs")):
+        mark(f"drift: {label}")
+        t0 = time.monotonic_ns()
+        r = sh(cmd)
+        changed = thread(NIC_THREAD)
+
+        def back(cg=changed and changed["cgroup"]):
+            t = _dl_matches(want)()
+            return t if t and t["cgroup"].startswith("/irqres") else None
+        got, _ = wait_for(back, bound_s, 0.02)
+        steps.append({"label": label, "cmd": r, "changed": changed,
+                      "after": got or thread(NIC_THREAD), "back": got is not None,
+                      "reaction_ns": time.monotonic_ns() - t0})
+    verify_ok = sh("irqres verify")
+    reload_ok = sh("systemctl reload irqresd.service")
+    after_reload = _snapshot("after reload")
+    sh("cp /etc/irqres/profile.yaml /tmp/profile.good")
+    with open("/etc/irqres/profile.yaml", "a") as f:
+        f.write("bogus_key: 1\n")
+    reload_bad = sh("systemctl reload irqresd.service")
+    after_bad = _snapshot("after a refused reload")
+    sh("cp /tmp/profile.good /etc/irqres/profile.yaml")
+    return {"before": before, "steps": steps, "verify": verify_ok, "reload": reload_ok,
+            "after_reload": after_reload, "reload_bad": reload_bad, "after_bad": after_bad,
+            "status": sh("systemctl status irqresd.service --no-pager -l"),
+            "journal": sh("journalctl -b -u irqresd.service --no-pager -o cat")}
+
+
 def _record(path: str, load: str, seconds: int) -> tuple[dict, list[str]]:
     """trace-cmd record while the host sends ``load``; returns the command and the reply."""
     rec = subprocess.Popen(
