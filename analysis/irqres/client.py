@@ -12,6 +12,7 @@ import json
 import os
 import shutil
 import socket
+import stat
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -185,7 +186,11 @@ class Client:
         opens a user's path (its unit has a private /tmp and no /home)."""
         path = os.path.abspath(profile)
         try:
-            with open(path, "rb") as f:
+            # O_NONBLOCK: a FIFO must not hang the client; only a regular file is read
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+            with os.fdopen(fd, "rb") as f:
+                if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                    raise DaemonError(f"{path}: not a regular file")
                 text = f.read(BODY_MAX + 1)
         except OSError as exc:
             raise DaemonError(f"{path}: cannot read: {exc.strerror or exc}") from exc

@@ -254,8 +254,10 @@ class Campaign:
             return
         # the socket phases: a daemon up first (with the profile unless the phase applies it)
         s = d.start() if phase == "apply" else self.start_applied()
-        lines = {"apply": [f"apply {self.profile}"], "set-budget": self.budget,
-                 "restore": ["restore"]}[phase]
+        # apply carries the profile's text (docs/protocol.md); send_lines ends it with "\n"
+        text = self.profile.read_text().rstrip("\n")
+        lines = {"apply": [f"apply {self.profile} {len(text.encode()) + 1}\n{text}"],
+                 "set-budget": self.budget, "restore": ["restore"]}[phase]
         t0 = time.monotonic()
         send_lines(s, lines)
         if kill_after is not None:

@@ -8,6 +8,7 @@ import click
 
 from ..client import Client, DaemonNotRunning, irqresd_json
 from ..errors import DaemonError
+from .params import Command
 from .status import cli_errors, echo_json, socket_option
 
 
@@ -29,7 +30,7 @@ def _verify_without_daemon(profile: str) -> dict:
     return reply
 
 
-@click.command("verify")
+@click.command("verify", cls=Command)
 @click.argument("profile", required=False,
                 type=click.Path(exists=True, dir_okay=False, readable=True))
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
