@@ -74,10 +74,11 @@ def test_every_time_parameter_repeats_what_was_typed(name, cmd, param, value, ca
     assert "No such option" not in r.output and "Traceback" not in r.output
 
 
+# stats: with no daemon it fails (status would read the state file instead)
 @pytest.mark.parametrize("args", [
-    ["-vv", "status", "--socket", "/nonexistent/irqres.sock"],
-    ["status", "-vv", "--socket", "/nonexistent/irqres.sock"],
-    ["-v", "status", "--socket", "/nonexistent/irqres.sock", "--verbose"],
+    ["-vv", "stats", "--socket", "/nonexistent/irqres.sock"],
+    ["stats", "-vv", "--socket", "/nonexistent/irqres.sock"],
+    ["-v", "stats", "--socket", "/nonexistent/irqres.sock", "--verbose"],
 ])
 def test_verbose_before_or_after_the_subcommand(args):
     r = CliRunner().invoke(main, args)
@@ -86,10 +87,10 @@ def test_verbose_before_or_after_the_subcommand(args):
 
 
 @pytest.mark.parametrize(("args", "level"), [
-    (["status", "-q", "--socket", "/nonexistent/irqres.sock"], logging.ERROR),
+    (["stats", "-q", "--socket", "/nonexistent/irqres.sock"], logging.ERROR),
     (["-q", "set-budget", "-q", "--socket", "/nonexistent/irqres.sock", "nic", "1ms"],
      logging.CRITICAL),
-    (["-v", "status", "-q", "--socket", "/nonexistent/irqres.sock"], logging.WARNING),
+    (["-v", "stats", "-q", "--socket", "/nonexistent/irqres.sock"], logging.WARNING),
 ])
 def test_quiet_before_or_after_the_subcommand(args, level):
     r = CliRunner().invoke(main, args)
