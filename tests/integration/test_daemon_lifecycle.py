@@ -10,6 +10,8 @@ import subprocess
 import time
 
 import pytest
+from click.testing import CliRunner
+from irqres.cli import main
 from irqresd_util import (
     IRQRESD,
     SCHED_OTHER,
@@ -99,6 +101,9 @@ def test_reload_rereads_the_configured_profile(spawn, daemon, profile, tmp_path)
     assert d.send_profile("apply", other, name="/home/op/other.yaml")["ok"]
     st = d.request("status")
     assert (st["profile"], st["configured_profile"]) == ("/home/op/other.yaml", str(p))
+    r = CliRunner().invoke(main, ["status"], env={"IRQRES_SOCKET": str(d.sock)})
+    assert f"profile /home/op/other.yaml, admission control keep; reload re-reads {p}" \
+        in r.output, r.output
     assert sched_getattr(a.pid).policy == SCHED_OTHER
     r = run_irqresd("--reload", *run_dir)
     assert r.returncode == 0, r.stderr

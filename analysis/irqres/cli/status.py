@@ -63,6 +63,10 @@ def policy_text(policy: object, priority: object = None) -> str:
 def format_status(reply: dict) -> str:
     lines = [f"irqresd pid {reply.get('pid')}, profile {reply.get('profile') or '(none)'}, "
              f"admission control {reply.get('admission_control', '?')}"]
+    if "configured_profile" in reply:  # what systemctl reload / SIGHUP re-reads
+        conf = reply["configured_profile"]
+        lines[0] += (f"; reload re-reads {conf}" if conf
+                     else "; no profile of its own (reload re-reads nothing)")
     targets = reply.get("targets") or []
     if not targets:
         lines.append("no targets")
