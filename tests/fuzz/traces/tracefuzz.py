@@ -14,8 +14,9 @@ source trace, so that a finding can be replayed and kept as a regression input
 SOURCE is a file of tests/data (``vm-e1000-udp.dat``: as recorded, version 7, zstd),
 or one with ``@v6`` (``trace-cmd convert --file-version 6 --compression none``, the layout
 ``trace-cmd record`` writes by default) or ``@v7none`` (version 7 uncompressed) after it.
-Flips and zeroed pages aim at the headers (before the first CPU's data) or at the
-data pages (where ``trace-cmd dump --flyrecord`` says the CPUs' data lie) or anywhere.
+Flips and zeroed pages aim at the headers (before the first CPU's data), at the data
+pages (where ``trace-cmd dump --flyrecord`` says the CPUs' data lie), at the pages' own
+headers (timestamp, commit size) or anywhere.
 
     python3 tests/fuzz/traces/tracefuzz.py --count 3000 --seed 1 --jobs 2
     python3 tests/fuzz/traces/tracefuzz.py --replay 'vm-e1000-udp.dat cut 33'
@@ -123,13 +124,18 @@ def apply(recipe: str, sources: dict[str, Source]) -> bytes:
 
 
 def _target(rng: random.Random, src: Source) -> int:
-    """An offset in the headers, in the data pages or anywhere, a third of the time each."""
+    """An offset in the file's headers, in the data pages, in a page's header (its
+    timestamp and commit size, when the pages lie uncompressed at 4 KiB steps) or
+    anywhere, a quarter of the time each."""
     size = len(src.data)
-    where = rng.randrange(3)
+    where = rng.randrange(4)
     if where == 0 and src.header_end > 0:
         return rng.randrange(src.header_end)
-    if where == 1 and src.regions:
+    if where in (1, 2) and src.regions:
         off, n = rng.choice(src.regions)
+        if where == 2:
+            return min(off + PAGE * rng.randrange(max(1, n // PAGE)) + rng.randrange(16),
+                       size - 1)
         return min(off + rng.randrange(n), size - 1)
     return rng.randrange(size)
 
