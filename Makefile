@@ -51,10 +51,14 @@ FUZZ_CHECK_SECONDS ?= 10
 test-fuzz: deps
 	$(MAKE) -C tests/fuzz check FUZZ_CHECK_SECONDS=$(FUZZ_CHECK_SECONDS)
 
-# Fuzz every harness FUZZ_SECONDS in turn; the corpora grow under build/fuzz/.
+# Fuzz every harness FUZZ_SECONDS in turn (the corpora grow under build/fuzz/), then mutate
+# trace files for FUZZ_SECONDS through the reader and irqres analyze.
 FUZZ_SECONDS ?= 60
-fuzz: deps
+fuzz: all
 	$(MAKE) -C tests/fuzz run FUZZ_SECONDS=$(FUZZ_SECONDS)
+	@mkdir -p build/fuzz
+	$(PYTHON) tests/fuzz/traces/tracefuzz.py --count 1000000 --duration $(FUZZ_SECONDS) \
+		--analyze-args "--period 5ms" --findings build/fuzz/trace-findings.txt
 
 test-py: all
 	$(PYTEST) tests/python tests/integration
