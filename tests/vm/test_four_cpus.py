@@ -110,7 +110,11 @@ def test_partitions_per_cpu_match_the_kernel(boot):
     key = ("pid", "comm", "sched", "cgroup")
     was = {t["pid"]: {k: t[k] for k in key} for t in before["threads"] + before["tasks"]}
     now = {t["pid"]: {k: t[k] for k in key} for t in after["threads"] + after["tasks"]}
-    changed = {p: (was[p], now.get(p)) for p in was if was[p] != now.get(p)}
+    # every planned thread is back as it was; of the others, none changed (an IRQ thread
+    # may exit meanwhile: the console's irq/4-ttyS0 goes when its getty closes the port)
+    planned = {it["pid"] for it in plan["items"]}
+    assert planned <= set(now), (planned - set(now), journal)
+    changed = {p: (was[p], now[p]) for p in was if p in now and was[p] != now[p]}
     assert not changed, (changed, journal)
     assert "state" not in d["state_dir"]["out"], d["state_dir"]
     vmrunner.say(f"four CPUs on {res.kernel.release}: partitions {sorted(parts)}; root "
