@@ -100,8 +100,10 @@ def test_stats_openmetrics_on_a_real_reservation(reserved):
     assert 0.1 * (t2 - t1) < used < 0.22 * (t3 - t0), (used, t2 - t1, t3 - t0)
     throttled = (b["irqres_thread_throttled_periods_total"]
                  - a["irqres_thread_throttled_periods_total"])
-    # throttled in most of the periods (100 a second) between the two reads
-    assert 50 * (t2 - t1) <= throttled <= 150 * (t3 - t0), (throttled, t2 - t1, t3 - t0)
+    # throttled in a good share of the periods (100 a second) between the two reads: half
+    # of them on a quiet host, 44 % seen on a host at load 18, where the task's own
+    # wake-ups drift against its periods; an unreserved or uncounted task shows none
+    assert 20 * (t2 - t1) <= throttled <= 150 * (t3 - t0), (throttled, t2 - t1, t3 - t0)
 
 
 def _read_until(fd: int, pred, seconds: float) -> str:
