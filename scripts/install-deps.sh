@@ -33,3 +33,10 @@ then
 	echo "install-deps: pip packages: ${PIP_PACKAGES[*]}" >&2
 	"$PYTHON" -m pip install -q --disable-pip-version-check --root-user-action=ignore "${PIP_PACKAGES[@]}"
 fi
+
+# The seeds' testbed (bench/seeds/, tests/vm/test_seeds.py): QEMU 10 from
+# bookworm-backports unpacked under /opt/irqres-qemu (7.2 hangs an SMP guest under
+# -icount). It installs nothing system-wide.
+if [ "$(id -u)" -eq 0 ]; then
+	bash "$(dirname "$0")/install-qemu-bpo.sh" >/dev/null
+fi

@@ -306,7 +306,18 @@ class VM:
     QEMU user networking with port forwarding), ``"virtio-mq"`` (virtio-net-pci with
     ``queues`` queue pairs on MSI-X, predictable interface name ens5, a multi-queue tap in
     a network namespace made for the run) or ``"virtio-mq+e1000"`` (both: the e1000 is
-    then ens3, its name from slot 3, with the same user networking).
+    then ens3, its name from slot 3, with the same user networking), or ``"hub"``: two
+    e1000s joined by a QEMU hub and nothing else (eth0 in slot 3, IRQ 11, the receiver;
+    eth1, the sender's, in slot 6, IRQ 10: slot 4 would share IRQ 11), so traffic is made
+    inside the guest, in guest time.
+
+    ``icount`` (for example ``"shift=3,sleep=off"``) runs the guest with QEMU's
+    instruction counting: guest time follows the instructions executed, not the host's
+    clock, so a busy host slows the run down without changing what the guest measures.
+    ``qemu`` is the emulator's command (default ``qemu-system-x86_64``, with ``-L DIR``
+    for another build's firmware) and ``qemu_env`` its extra environment; ``files`` maps
+    names to host files copied into the payload's ``extra/`` directory
+    (``/payload/extra/<name>`` in the guest).
     """
 
     UDP_PORT = 5001
@@ -318,7 +329,10 @@ class VM:
                  profile: Path | None = None, params: dict | None = None,
                  nic: str = "e1000", timeout_s: float = 600, memory_mb: int = 1024,
                  enable_irqresd: bool = False, queues: int = 2,
-                 workdir: Path | None = None, kernel: str | None = None, cpus: int = 2):
+                 workdir: Path | None = None, kernel: str | None = None, cpus: int = 2,
+                 icount: str | None = None, files: dict[str, Path] | None = None,
+                 qemu: list[str] | None = None, qemu_env: dict[str, str] | None = None,
+                 e1000_mitigation_opt: bool = True):
         self.image = image
         self.stage = stage
         self.scenario = scenario
@@ -332,6 +346,13 @@ class VM:
         self.queues = queues
         self.kernel = image.kernel(kernel)
         self.cpus = cpus
+        self.icount = icount
+        self.files = dict(files or {})
+        self.qemu = list(qemu or ["qemu-system-x86_64"])
+        self.qemu_env = dict(qemu_env or {})
+        # QEMU 9 dropped the e1000's "mitigation" property (interrupt mitigation is
+        # always emulated there); pass False for such a QEMU
+        self.e1000_mitigation_opt = e1000_mitigation_opt
         self.workdir = Path(workdir or tempfile.mkdtemp(prefix=f"irqres-vm-{self.name}-"))
         self.proc: subprocess.Popen | None = None
         self.started = 0.0
@@ -361,6 +382,10 @@ class VM:
             shutil.copy2(self.profile, root / "profile.yaml")
         if self.enable_irqresd:
             (root / "enable-irqresd").touch()
+        if self.files:
+            (root / "extra").mkdir()
+            for name, src in self.files.items():
+                shutil.copy2(src, root / "extra" / name)
         (root / "scenario.json").write_text(
             json.dumps({"scenario": self.scenario, "name": self.name, "params": self.params})
         )
@@ -389,6 +414,10 @@ class VM:
         models = self.nic.split("+")
         if models == ["e1000"]:
             append += " net.ifnames=0"
+        if models == ["hub"]:
+            # no_timer_check: on a very busy host the kernel's early check that the
+            # IO-APIC timer ticks can time out under plain TCG and panic the boot
+            append += " net.ifnames=0 no_timer_check"
         nic = []
         for model in models:
             if model == "e1000":
@@ -405,9 +434,19 @@ class VM:
                                    f"vhost=off,queues={q}",
                         "-device", f"virtio-net-pci,netdev=n1,mq=on,vectors={2 * q + 2},"
                                    f"addr={self.VIRTIO_SLOT:#x}"]
+            elif model == "hub":
+                # No host network at all: the guest's two NICs are the hub's only ports
+                # (QEMU warns that hub 0 is not connected to the host network; that is
+                # the point).
+                mit = ",mitigation=off" if self.e1000_mitigation_opt else ""
+                nic += ["-netdev", "hubport,id=h0,hubid=0",
+                        "-device", f"e1000,netdev=h0,addr=0x3{mit}",
+                        "-netdev", "hubport,id=h1,hubid=0",
+                        "-device", f"e1000,netdev=h1,addr=0x6{mit}"]
             else:
                 raise VMError(f"{self.name}: unknown NIC model {model!r}")
-        return ["qemu-system-x86_64", "-accel", "tcg", "-smp", str(self.cpus),
+        timing = ["-icount", self.icount] if self.icount else []
+        return [*self.qemu, "-accel", "tcg", *timing, "-smp", str(self.cpus),
                 "-m", str(self.memory_mb),
                 "-kernel", str(self.kernel.vmlinuz), "-initrd", str(self.kernel.initrd),
                 "-append", append,
@@ -445,7 +484,8 @@ class VM:
         self.started = time.monotonic()
         server = LoadServer(self)
         with self._netns() as prefix, open(console_path, "wb") as console:
-            self.proc = subprocess.Popen([*prefix, *cmd], stdin=subprocess.DEVNULL,
+            env = dict(os.environ, **self.qemu_env) if self.qemu_env else None
+            self.proc = subprocess.Popen([*prefix, *cmd], stdin=subprocess.DEVNULL, env=env,
                                          stdout=console, stderr=subprocess.STDOUT)
             server.start(ctl, self.started + 30)
             try:

@@ -8,6 +8,7 @@ import time
 import traceback
 
 import scenarios
+import seeds
 import vmguest
 
 
@@ -22,7 +23,8 @@ def main() -> None:
     try:
         if "install.sh failed" in install_log or "payload install done" not in install_log:
             raise RuntimeError(f"installing the payload failed:\n{install_log[-2000:]}")
-        fn = getattr(scenarios, "scenario_" + name)
+        # the seeds' experiments (bench/seeds/) live in their own module
+        fn = getattr(scenarios, "scenario_" + name, None) or getattr(seeds, "scenario_" + name)
         vmguest.mark(f"scenario {name} starts")
         result.update(fn(**spec.get("params", {})))
     except Exception as e:  # the host test reports it with the traceback

@@ -1,0 +1,378 @@
+"""Guest side of the seeds' experiments (bench/seeds/): traffic made inside the guest.
+
+The guest has two e1000s on a QEMU hub (vmrunner ``nic="hub"``): eth0 (IRQ 11, the NIC
+under test) stays in the root network namespace; eth1 moves into the namespace ``snd``
+and is the "other machine". A sender there (``seedload send``, at SCHED_FIFO 90 on the
+other vCPU when there is one) paces its datagrams in guest time, so the load the NIC
+thread sees does not depend on how busy the host is.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import time
+
+from vmguest import CGROUP, OUT, mark, read, sched_attr, sh, thread, wait_for
+
+NIC_THREAD = r"irq/\d+-eth0"
+SEEDLOAD = "/payload/extra/seedload"
+RX_ADDR = "10.0.2.15"
+TX_ADDR = "10.0.2.16"
+NS = "snd"
+SENDER_PRIO = 90
+
+
+def _irqresd_state() -> str:
+    out = sh("systemctl show irqresd.service -p ActiveState")["out"]
+    return out.strip().partition("=")[2]
+
+
+_SETUP: dict = {}
+
+
+def hub_setup() -> dict:
+    """eth1 into namespace ``snd``; static neighbours both ways (no ARP during a run).
+    Done once per boot; later calls return the first call's facts."""
+    if _SETUP:
+        return _SETUP
+    ncpu = os.cpu_count() or 1
+    mac0 = read("/sys/class/net/eth0/address")
+    mac1 = read("/sys/class/net/eth1/address")
+    for c in (f"ip netns add {NS}", f"ip link set eth1 netns {NS}",
+              f"ip -n {NS} addr flush dev eth1", f"ip -n {NS} link set lo up",
+              f"ip -n {NS} addr add {TX_ADDR}/24 dev eth1", f"ip -n {NS} link set eth1 up",
+              f"ip -n {NS} neigh replace {RX_ADDR} lladdr {mac0} dev eth1 nud permanent",
+              f"ip neigh replace {TX_ADDR} lladdr {mac1} dev eth0 nud permanent"):
+        sh(c, check=True)
+    nic = thread(NIC_THREAD)
+    nic_cpu = int(re.split(r"[-,]", (nic or {}).get("cpus") or "0")[0])
+    other = (nic_cpu + 1) % ncpu
+    # The sender's NIC stands for another machine: its interrupt goes to the other vCPU
+    # (when there is one) and its thread above the measured tasks.
+    irq1 = _irq_of("eth1")
+    if irq1 is None or irq1 == _irq_of("eth0"):
+        raise RuntimeError(f"eth1 must have an interrupt of its own, eth0's is "
+                           f"{_irq_of('eth0')}, eth1's {irq1}:\n{read('/proc/interrupts')}")
+    if irq1 is not None and ncpu > 1:
+        sh(f"echo {other} > /proc/irq/{irq1}/smp_affinity_list")
+    t1 = thread(r"irq/\d+-eth1")
+    if t1:
+        sh(f"chrt -f -p {SENDER_PRIO} {t1['pid']}")
+    _SETUP.update({"ncpu": ncpu, "nic_cpu": nic_cpu, "sender_cpu": other, "eth1_irq": irq1,
+                   "nic": nic, "eth1_thread": thread(r"irq/\d+-eth1"),
+                   "addr": sh("ip -br addr; ip -n snd -br addr")["out"]})
+    return _SETUP
+
+
+def _irq_of(iface: str) -> int | None:
+    for line in (read("/proc/interrupts") or "").splitlines():
+        if line.rstrip().endswith(iface):
+            return int(line.split(":")[0])
+    return None
+
+
+def sender(setup: dict, port: int, period_ns: int, count: int, size: int,
+           times: str | None = None) -> subprocess.Popen:
+    """The paced sender in namespace ``snd`` at SCHED_FIFO 90 on the sender's vCPU."""
+    out = f" {times}" if times else ""
+    return subprocess.Popen(
+        f"exec ip netns exec {NS} chrt -f {SENDER_PRIO} taskset -c {setup['sender_cpu']} "
+        f"{SEEDLOAD} send {RX_ADDR} {port} {period_ns} {count} {size}{out}",
+        shell=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def receiver(setup: dict, port: int, count: int, idle_ns: int, times: str | None = None,
+             prio: int = 0) -> subprocess.Popen:
+    """The receiving application (SCHED_OTHER unless ``prio``), on the sender's vCPU: the
+    NIC's CPU may be a partition of irqres that only the NIC thread and the measured task
+    enter. The kernel timestamps every datagram in the NIC thread, wherever this runs."""
+    out = f" {times}" if times else ""
+    chrt = f"chrt -f {prio} " if prio else ""
+    return subprocess.Popen(
+        f"exec {chrt}taskset -c {setup['sender_cpu']} {SEEDLOAD} recv {port} {count} "
+        f"{idle_ns}{out}", shell=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        text=True)
+
+
+def nic_fifo50() -> dict | None:
+    """The NIC thread back at the kernel's SCHED_FIFO 50: ``irqres restore`` (irqresd
+    stays up without a profile, so the next reservation needs no service restart)."""
+    if _irqresd_state() == "active":
+        sh("irqres restore")
+    t, _ = wait_for(lambda: (x := thread(NIC_THREAD)) and x["sched"]
+                    and x["sched"]["policy"] == "fifo" and x, 10, 0.05)
+    if not t:
+        raise RuntimeError(f"the NIC thread did not return to SCHED_FIFO: "
+                           f"{thread(NIC_THREAD)}\n{_journal()}")
+    return t
+
+
+def _journal() -> str:
+    return sh("journalctl -b -u irqresd.service --no-pager -o cat | tail -n 30")["out"]
+
+
+def nic_reserved(runtime_ns: int, period_ns: int) -> dict | None:
+    """The NIC thread at exactly (runtime_ns, period_ns): the profile applied again
+    through the running irqresd, then ``irqres set-budget``."""
+    if _irqresd_state() != "active":
+        raise RuntimeError(f"irqresd is not active:\n{_journal()}")
+    a = sh("irqres apply /etc/irqres/profile.yaml", timeout=120)
+    r = sh(f"irqres set-budget nic {runtime_ns}ns {period_ns}ns")
+    t, _ = wait_for(lambda: (x := thread(NIC_THREAD)) and x["sched"]
+                    and x["sched"]["policy"] == "deadline"
+                    and x["sched"]["runtime_ns"] == runtime_ns
+                    and x["sched"]["period_ns"] == period_ns and x, 10, 0.05)
+    if not t:
+        raise RuntimeError(f"irqres apply + set-budget nic {runtime_ns}ns {period_ns}ns "
+                           f"did not take: {a['err'] or a['out']} {r['err'] or r['out']}; "
+                           f"thread {thread(NIC_THREAD)}\n{_journal()}")
+    return t
+
+
+def _in_cgroup(t: dict | None) -> str:
+    cg = t and t.get("cgroup")
+    return f"echo $$ > {CGROUP}{cg}/cgroup.procs && " if cg and cg != "/" else ""
+
+
+def cyclictest_hist(nic: dict | None, cpu: int, seconds: int, interval_us: int,
+                    priority: int, hist_us: int) -> subprocess.Popen:
+    """cyclictest on the NIC's CPU with a histogram of 1 µs buckets up to ``hist_us``."""
+    return subprocess.Popen(
+        f"{_in_cgroup(nic)}exec cyclictest -q -m -a {cpu} -t 1 -p {priority} "
+        f"-i {interval_us} -D {seconds} -h {hist_us}", shell=True,
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def parse_hist(out: str) -> dict:
+    """cyclictest -h output: the non-empty buckets, the overflows, min/avg/max."""
+    buckets = {}
+    for line in out.splitlines():
+        m = re.match(r"^(\d+)\s+(\d+)\s*$", line)
+        if m and int(m.group(2)):
+            buckets[int(m.group(1))] = int(m.group(2))
+    def field(name):
+        m = re.search(rf"# {name}[^:]*:\s*(\d+)", out)
+        return int(m.group(1)) if m else None
+    return {"buckets": buckets, "overflows": field("Histogram Overflows"),
+            "min_us": field("Min Latencies"), "avg_us": field("Avg Latencies"),
+            "max_us": field("Max Latencies"), "cycles": field("Total")}
+
+
+def scenario_seeds_latency(runs: int, seconds: int, flood_period_ns: int, size: int,
+                           reserved: list[int], interval_us: int, priority: int,
+                           hist_us: int, port: int = 5001) -> dict:
+    """Experiment 6: cyclictest on the NIC's CPU under an in-guest flood, the NIC thread
+    at SCHED_FIFO 50 vs reserved (Q,T) by irqresd; ``runs`` alternating repeats."""
+    wait_for(lambda: _irqresd_state() in ("active", "failed"), 60, 0.2)
+    setup = hub_setup()
+    mark(f"seeds latency: NIC on CPU {setup['nic_cpu']}, sender on CPU "
+         f"{setup['sender_cpu']}, {setup['ncpu']} vCPUs")
+    count = seconds * 1_000_000_000 // flood_period_ns
+    results = []
+    for run in range(runs):
+        for label in ("fifo50", "reserved"):
+            nic = nic_fifo50() if label == "fifo50" else nic_reserved(*reserved)
+            rx = receiver(setup, port, count, 3_000_000_000)
+            cyc = cyclictest_hist(nic, setup["nic_cpu"], seconds + 1, interval_us,
+                                  priority, hist_us)
+            time.sleep(0.5)
+            c0, t0 = rx_counters(), time.monotonic_ns()
+            snd = sender(setup, port, flood_period_ns, count, size)
+            snd_out, _ = snd.communicate(timeout=3600)
+            c1, sent_ns = rx_counters(), time.monotonic_ns() - t0
+            cyc_out, _ = cyc.communicate(timeout=3600)
+            rx_out, _ = rx.communicate(timeout=3600)
+            h = parse_hist(cyc_out)
+            results.append({"run": run, "label": label, "thread": nic, "hist": h,
+                            "sender": snd_out.strip(), "receiver": rx_out.strip(),
+                            "send_ns": sent_ns, "rx": _delta(c0, c1),
+                            "cyclictest_tail": cyc_out[-600:] if not h["buckets"] else ""})
+            mark(f"latency run {run} {label}: max {h['max_us']} us avg {h['avg_us']} us "
+                 f"cycles {h['cycles']}; {snd_out.strip()}; {rx_out.strip()}")
+    nic_fifo50()
+    return {"setup": setup, "results": results, "interrupts": read("/proc/interrupts"),
+            "uptime": read("/proc/uptime")}
+
+
+def scenario_seeds_idle(seconds: int, interval_us: int, priority: int, hist_us: int) -> dict:
+    """The testbed's own noise: cyclictest on CPU 0 of an idle guest."""
+    cyc = cyclictest_hist(None, 0, seconds, interval_us, priority, hist_us)
+    out, _ = cyc.communicate(timeout=3600)
+    return {"hist": parse_hist(out), "uptime": read("/proc/uptime"), "out_dir": OUT}
+
+
+TRACE_EVENTS = ("-e irq:irq_handler_entry -e irq:irq_handler_exit -e sched:sched_switch "
+                "-e sched:sched_migrate_task -e sched:sched_waking -e sched:sched_wakeup")
+
+
+def _record_start(path: str) -> subprocess.Popen:
+    """trace-cmd record of the events ``irqres analyze`` reads; returns once they are on."""
+    rec = subprocess.Popen(f"exec trace-cmd record -q -b 8192 {TRACE_EVENTS} -o {path}",
+                           shell=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           text=True)
+    enabled = "/sys/kernel/tracing/events/irq/irq_handler_entry/enable"
+    wait_for(lambda: read(enabled) == "1" or rec.poll() is not None, 300, 0.05)
+    time.sleep(0.2)
+    return rec
+
+
+def _record_stop(rec: subprocess.Popen) -> dict:
+    rec.send_signal(2)
+    out, _ = rec.communicate(timeout=600)
+    return {"rc": rec.returncode, "out": out[-2000:]}
+
+
+def scenario_seeds_tools(runs: int, rows: list[list[int]], size: int,
+                         port: int = 5001) -> dict:
+    """Experiment 1 (statistical tools): for each row (period_ns, count) a sender at that
+    fixed period; the sender's send times, the receiver's kernel receive timestamps and
+    a trace of the NIC thread are left in /payload/out/tools-<run>-<period_ms>ms-*."""
+    wait_for(lambda: _irqresd_state() in ("active", "failed"), 60, 0.2)
+    setup = hub_setup()
+    nic = nic_fifo50()  # the thread as the kernel made it: arrivals are the sender's
+    out = []
+    for run in range(runs):
+        for period_ns, count in rows:
+            base = os.path.join(OUT, f"tools-{run}-{period_ns // 1_000_000}ms")
+            rx = receiver(setup, port, count, 5_000_000_000, base + "-recv.txt", prio=20)
+            rec = _record_start(base + ".dat")
+            snd = sender(setup, port, period_ns, count, size, base + "-send.txt")
+            snd_out, _ = snd.communicate(timeout=3600)
+            rx_out, _ = rx.communicate(timeout=3600)
+            trace = _record_stop(rec)
+            out.append({"run": run, "period_ns": period_ns, "count": count,
+                        "files": os.path.basename(base), "sender": snd_out.strip(),
+                        "receiver": rx_out.strip(), "trace": trace})
+            mark(f"tools run {run} T{period_ns // 1_000_000}: {snd_out.strip()}; "
+                 f"{rx_out.strip()}")
+    return {"setup": setup, "thread": nic, "rows": out}
+
+
+def rx_counters() -> dict:
+    """eth0's driver counters: what the NIC thread took from the ring, and what it lost."""
+    base = "/sys/class/net/eth0/statistics/"
+    return {k: int(read(base + k) or 0) for k in ("rx_packets", "rx_bytes", "rx_dropped",
+                                                  "rx_missed_errors", "rx_fifo_errors")}
+
+
+def _delta(a: dict, b: dict) -> dict:
+    return {k: b[k] - a[k] for k in a}
+
+
+def player(cpu: int, period_ns: int, work_ns: int, frames: int, chrt: str,
+           times: str | None = None, cgroup_of: dict | None = None,
+           delay_ns: int = 0) -> subprocess.Popen:
+    out = f" {times or '/dev/null'} {delay_ns}" if times or delay_ns else ""
+    return subprocess.Popen(
+        f"{_in_cgroup(cgroup_of)}exec {chrt} taskset -c {cpu} {SEEDLOAD} player {period_ns} "
+        f"{work_ns} {frames}{out}", shell=True, stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, text=True)
+
+
+def _loaded_player(setup: dict, nic: dict | None, port: int, seconds: int, period_ns: int,
+                   work_ns: int, flood_period_ns: int, size: int, chrt: str,
+                   times: str, before_player=None, delay_ns: int = 0) -> dict:
+    """The player on the NIC's CPU while the sender floods eth0; eth0's counters over the
+    flood give the NIC thread's throughput."""
+    count = seconds * 1_000_000_000 // flood_period_ns
+    frames = seconds * 1_000_000_000 // period_ns
+    rx = receiver(setup, port, count, 2_000_000_000)
+    pl = player(setup["nic_cpu"], period_ns, work_ns, frames, chrt, times, nic, delay_ns)
+    if before_player:
+        before_player(pl)
+    c0, t0 = rx_counters(), time.monotonic_ns()
+    snd = sender(setup, port, flood_period_ns, count, size)
+    snd_out, _ = snd.communicate(timeout=7200)
+    c1, t1 = rx_counters(), time.monotonic_ns()
+    pl_out, _ = pl.communicate(timeout=7200)
+    rx_out, _ = rx.communicate(timeout=7200)
+    d = _delta(c0, c1)
+    return {"sender": snd_out.strip(), "player": pl_out.strip(), "receiver": rx_out.strip(),
+            "rx": d, "span_ns": t1 - t0,
+            "mbit_s": d["rx_bytes"] * 8 * 1000 / max(t1 - t0, 1)}
+
+
+def scenario_seeds_player_fifo(runs: int, seconds: int, period_ns: int, work_ns: int,
+                               flood_period_ns: int, size: int, port: int = 5001) -> dict:
+    """Experiment 2: the player (``work_ns`` every ``period_ns``) on the NIC's CPU under a
+    flood, at SCHED_FIFO 60 (above the NIC thread's 50) and at SCHED_FIFO 40 (below)."""
+    wait_for(lambda: _irqresd_state() in ("active", "failed"), 60, 0.2)
+    setup = hub_setup()
+    rows = []
+    for run in range(runs):
+        for order, prio in (("above", 60), ("below", 40)):
+            nic = nic_fifo50()
+            r = _loaded_player(setup, None, port, seconds, period_ns, work_ns,
+                               flood_period_ns, size, f"chrt -f {prio}",
+                               os.path.join(OUT, f"fifo-{run}-{order}.txt"))
+            r.update({"run": run, "order": order, "player_prio": prio, "thread": nic})
+            rows.append(r)
+            mark(f"player {order} NIC, run {run}: {r['player']}, {r['mbit_s']:.1f} Mbit/s")
+    return {"setup": setup, "rows": rows}
+
+
+def scenario_seeds_shapes(latency: dict, tools: dict, player: dict,
+                          player_dl: dict) -> dict:
+    """The VM suite's short version of experiments 6, 1, 2 and 3 in one boot."""
+    return {"latency": scenario_seeds_latency(**latency),
+            "tools": scenario_seeds_tools(**tools),
+            "player": scenario_seeds_player_fifo(**player),
+            "player_dl": scenario_seeds_player_dl(**player_dl)}
+
+
+def _dl_profile(path: str, nic_q: int, nic_t: int, player_q: int, player_t: int) -> None:
+    with open(path, "w") as f:
+        f.write(f"""version: 1
+targets:
+  - name: nic
+    interface: eth0
+    runtime: {nic_q}ns
+    period: {nic_t}ns
+  - name: player
+    task:
+      comm: "seedplayer"
+    runtime: {player_q}ns
+    period: {player_t}ns
+""")
+
+
+def scenario_seeds_player_dl(runs: int, seconds: int, period_ns: int, work_ns: int,
+                             flood_period_ns: int, size: int, tests: list[list[int]],
+                             nic_period_ns: int, port: int = 5001) -> dict:
+    """Experiment 3: player and NIC thread both under SCHED_DEADLINE through irqres.
+    ``tests`` rows are (player Q, NIC Q); the player's period is ``period_ns``, the NIC's
+    ``nic_period_ns``. For each row a profile with both targets is applied once the
+    player runs (in the NIC's partition, before its first frame)."""
+    wait_for(lambda: _irqresd_state() in ("active", "failed"), 60, 0.2)
+    setup = hub_setup()
+    prof = "/run/seeds-player-dl.yaml"
+    rows = []
+    for run in range(runs):
+        for i, (pq, nq) in enumerate(tests):
+            nic = nic_reserved(nq, nic_period_ns)
+            _dl_profile(prof, nq, nic_period_ns, pq, period_ns)
+            applied: dict = {}
+
+            def give_reservation(pl, pq=pq, applied=applied):
+                applied["apply"] = sh(f"irqres apply {prof}", timeout=120)
+                applied["player_sched"] = _sched_of_player(pl.pid)
+                applied["nic"] = thread(NIC_THREAD)
+
+            r = _loaded_player(setup, nic, port, seconds, period_ns, work_ns,
+                               flood_period_ns, size, "",
+                               os.path.join(OUT, f"dl-{run}-test{i + 1}.txt"),
+                               before_player=give_reservation, delay_ns=2_000_000_000)
+            r.update({"run": run, "test": i + 1, "player_q": pq, "nic_q": nq, **applied})
+            rows.append(r)
+            mark(f"Test{i + 1} run {run}: player ({pq / 1e6:g},{period_ns / 1e6:g}) ms "
+                 f"{applied['player_sched']}, NIC ({nq / 1e6:g},{nic_period_ns / 1e6:g}) "
+                 f"ms: {r['player']}, {r['mbit_s']:.1f} Mbit/s")
+            nic_fifo50()
+    return {"setup": setup, "rows": rows}
+
+
+def _sched_of_player(pid: int) -> dict | None:
+    """The player's scheduling attributes (the Popen pid is the player: ``exec``)."""
+    return sched_attr(pid)
