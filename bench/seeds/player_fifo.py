@@ -1,0 +1,43 @@
+"""Experiment 2: throughput vs latency with fixed priorities.
+
+A periodic player (40 ms period, a fixed amount of CPU work per frame, counting its own
+deadline misses) on the NIC's CPU of the guest while a sender on the other vCPU floods
+eth0; the player at SCHED_FIFO 60 (above the NIC thread's 50) and at SCHED_FIFO 40
+(below). Throughput is what the NIC thread took off the ring (eth0's rx_bytes over the
+flood, guest time); the paper's shape: raising the player costs the network its
+throughput, lowering it costs the player its frames.
+
+    python3 bench/seeds/player_fifo.py [--runs 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import testbed
+
+MS = 1_000_000
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    testbed.add_options(ap)
+    ap.add_argument("--seconds", type=int, default=4, help="guest seconds per measurement")
+    ap.add_argument("--work-ms", type=float, default=20.0, help="CPU work per frame")
+    ap.add_argument("--flood-period-us", type=int, default=100)
+    ap.add_argument("--size", type=int, default=1400)
+    args = ap.parse_args()
+    params = {"runs": args.runs, "seconds": args.seconds, "period_ns": 40 * MS,
+              "work_ns": int(args.work_ms * MS),
+              "flood_period_ns": args.flood_period_us * 1000, "size": args.size}
+    rec = testbed.run_guest(args, "seeds_player_fifo", "player-fifo", params)
+    for r in rec["result"]["rows"]:
+        print(f"run {r['run']} player {r['order']:5s} NIC: {r['player']}, "
+              f"{r['mbit_s']:.1f} Mbit/s, rx {r['rx']}")
+    print(f"wall {rec['wall_s']} s, testbed {rec['testbed']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,395 @@
+"""Tables and figures of the seeds' experiments from their raw data (bench/seeds/data/).
+
+    python3 bench/seeds/report.py all                 # RESULTS.md and the PNGs
+    python3 bench/seeds/report.py latency FILE...     # one section, printed
+
+Each experiment script saves one JSON record per boot; ``all`` takes the newest record
+of each experiment (every latency record, for the testbed comparison), the other forms
+the records named. Every section carries its date, commit, kernel, testbed, command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import statistics
+import sys
+from pathlib import Path
+
+from stats import spread, summary
+
+HERE = Path(__file__).resolve().parent
+DATA = HERE / "data"
+LABELS = {"fifo50": "SCHED_FIFO 50 (default)", "reserved": "reserved"}
+
+def provenance(rec: dict) -> list[str]:
+    return [f"Date {rec['date']}, commit `{rec['commit']}`, guest kernel {rec['kernel']}, "
+            f"testbed: {rec['testbed']}; {rec['wall_s']:.0f} s wall, host load average "
+            f"{rec['loadavg_before'][0]:.1f} → {rec['loadavg_after'][0]:.1f}.",
+            f"Command (root, top of the checkout): `{rec['command']}`"]
+
+def latency_rows(rec: dict) -> dict[str, list[dict]]:
+    rows: dict[str, list[dict]] = {k: [] for k in LABELS}
+    for r in rec["result"]["results"]:
+        s = summary(r["hist"])
+        s["run"] = r["run"]
+        s["received"] = r["receiver"]
+        s["sent"] = r["sender"]
+        s["nic_packets"] = (r.get("rx") or {}).get("rx_packets")
+        rows[r["label"]].append(s)
+    return rows
+
+def latency_section(recs: list[dict], png: Path) -> list[str]:
+    rec = recs[0]
+    p = rec["params"]
+    q, t = (x / 1e6 for x in p["reserved"])
+    out = ["## Experiment 6: latency of a real-time task on the NIC's CPU under a flood", "",
+           f"cyclictest at SCHED_FIFO {p['priority']}, {p['interval_us'] // 1000} ms interval, "
+           f"on the CPU of irq/11-eth0, {p['seconds']} guest-seconds per measurement, while "
+           f"a sender on the other vCPU sends {p['size']}-byte datagrams every "
+           f"{p['flood_period_ns'] / 1000:g} µs (guest time) to eth0. NIC thread at the "
+           f"kernel's SCHED_FIFO 50 vs reserved by irqresd ({q:g} ms / {t:g} ms). "
+           "Latencies in µs of guest time; each cell: median [min..max] over the runs.", ""]
+    for rec in recs:
+        rows = latency_rows(rec)
+        out += [*provenance(rec), ""]
+        expect = (p["seconds"] + 1) * 1_000_000 // p["interval_us"]
+        sent = p["seconds"] * 1_000_000_000 // p["flood_period_ns"]
+        out += [f"| NIC thread | runs | cyclictest samples (of ~{expect}) | p50 | p99 | p99.9 | "
+                f"max | datagrams the NIC thread took (of {sent}) |",
+                "|---|---:|---:|---:|---:|---:|---:|---:|"]
+        for label, rs in rows.items():
+            if not rs:
+                continue
+            cells = [spread([r[k] for r in rs])
+                     for k in ("samples", "p50", "p99", "p99.9", "max")]
+            pk = [r["nic_packets"] for r in rs if r["nic_packets"] is not None]
+            out.append(f"| {LABELS[label]} | {len(rs)} | " + " | ".join(cells)
+                       + f" | {spread(pk) if pk else 'not recorded'} |")
+        out += ["", "Every run (µs): " + "; ".join(
+            f"{label} run {r['run']}: p99 {r['p99']}, max {r['max']}"
+            for label, rs in rows.items() for r in rs), ""]
+    plot_latency(recs, png)
+    out += [f"![latency histograms]({png.name})", ""]
+    return out
+
+def plot_latency(recs: list[dict], png: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(recs), figsize=(6 * len(recs), 4), squeeze=False)
+    for ax, rec in zip(axes[0], recs, strict=True):
+        for r in rec["result"]["results"]:
+            b = {int(k): v for k, v in r["hist"]["buckets"].items()}
+            xs = sorted(b)
+            total = sum(b.values()) + (r["hist"].get("overflows") or 0)
+            # survival function: the share of samples above each latency
+            above, left = [], total
+            for x in xs:
+                left -= b[x]
+                above.append(max(left, 0.5) / total)
+            color = "tab:red" if r["label"] == "fifo50" else "tab:blue"
+            ax.step(xs, above, where="post", color=color, alpha=0.7,
+                    label=f"{LABELS[r['label']]} (run {r['run']})")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("cyclictest latency (µs, guest time)")
+        ax.set_ylabel("share of samples above")
+        ax.set_title(f"{rec['testbed_key']}, nice {rec['nice']}: {rec['date']}", fontsize=9)
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(png, dpi=100)
+    plt.close(fig)
+
+TOOLS_QUANTITIES = [
+    ("send", "Sender: inter-packet time (its CLOCK_MONOTONIC after each sendto)"),
+    ("recv", "Receiver: inter-packet time (kernel receive timestamps, SO_TIMESTAMPNS)"),
+    ("irq_ia", "NIC IRQ thread: inter-arrival time of all its activations (`irqres analyze`)"),
+    ("irq_exec", "NIC IRQ thread: execution time of all its activations (`irqres analyze`)"),
+    ("rx_ia", "NIC IRQ thread: inter-arrival time of the activations that woke the receiver"),
+    ("rx_exec", "NIC IRQ thread: execution time of the activations that woke the receiver"),
+]
+
+
+def _tools_stat(row: dict, q: str) -> dict:
+    if q in ("send", "recv"):
+        return row[q]
+    src = row.get("irq_rx", {}) if q.startswith("rx_") else row["irq"]
+    return src.get("interarrival" if q.endswith("_ia") else "exec", {})
+
+
+def tools_section(rec: dict, png: Path) -> list[str]:
+    rows = rec["result"]["rows"]
+    periods = sorted({r["period_ns"] for r in rows})
+    runs = sorted({r["run"] for r in rows})
+    out = ["## Experiment 1: the statistical tools (rows T1..T100)", "",
+           "A sender in the guest's second network namespace at a fixed period (SCHED_FIFO "
+           "90, absolute clock_nanosleep releases) sends 256-byte datagrams to eth0; the "
+           "receiver's kernel timestamps and a trace-cmd trace of the NIC thread cover the "
+           "same datagrams. Each cell is the median over the runs of the per-run value, in "
+           "µs of guest time; *mean spread* is the range of the per-run means.", "",
+           *provenance(rec), ""]
+    for q, title in TOOLS_QUANTITIES:
+        out += [f"### {title}", "", "| row | Average | Std Dev | Max | Min | mean spread "
+                "over runs | mean vs period |", "|---|---:|---:|---:|---:|---:|---:|"]
+        for per in periods:
+            rs = [_tools_stat(r, q) for r in rows if r["period_ns"] == per]
+            rs = [x for x in rs if x.get("count")]
+            if not rs:
+                out.append(f"| T{per // 1_000_000} | no data | | | | | |")
+                continue
+            med = {k: statistics.median(x[k] for x in rs) / 1000
+                   for k in ("mean_ns", "std_ns", "max_ns", "min_ns")}
+            means = [x["mean_ns"] / 1000 for x in rs]
+            dev = max(abs(m * 1000 - per) / per for m in means)
+            vs = "" if q.endswith("exec") else f"{dev:.2%} worst"
+            out.append(f"| T{per // 1_000_000} | {med['mean_ns']:.1f} | {med['std_ns']:.1f} | "
+                       f"{med['max_ns']:.1f} | {med['min_ns']:.1f} | "
+                       f"{min(means):.1f}..{max(means):.1f} | {vs} |")
+        out.append("")
+    bad = [(r["run"], r["period_ns"] // 1_000_000, q) for r in rows
+           for q in ("recv", "rx_ia") if not _tools_stat(r, q).get("count")
+           or abs(_tools_stat(r, q)["mean_ns"] - r["period_ns"]) > 0.01 * r["period_ns"]]
+    extra = sorted({r["irq_rx"]["of"] - r["irq_rx"]["activations"] for r in rows
+                    if "of" in r.get("irq_rx", {})})
+    out += [f"Goal, receiver and IRQ-thread mean within 1 % of the period in every row and "
+            f"run ({len(runs)} runs), for the thread's activations that woke the receiver: "
+            + ("met." if not bad else f"missed in {bad}."), "",
+            "All activations of the thread include some no datagram caused "
+            f"({', '.join(map(str, extra))} per row): the e1000 driver's watchdog writes "
+            "the NIC's interrupt-cause-set register every 2 s (so that the ring is refilled "
+            "even without traffic), which raises an interrupt of its own. Over a row of "
+            "6 s that is 3 activations more than datagrams, which pulls the mean of all "
+            "activations 2.5 % (T50) and 5 % (T100) below the period; the activations "
+            "that woke the receiver are the datagrams' own, and their mean is the period.",
+            ""]
+    plot_tools(rows, periods, png)
+    out += [f"![inter-arrival means vs period]({png.name})", ""]
+    return out
+
+
+def plot_tools(rows: list[dict], periods: list[int], png: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (a, b) = plt.subplots(1, 2, figsize=(11, 4))
+    for i, (q, title) in enumerate(TOOLS_QUANTITIES[:3] + TOOLS_QUANTITIES[4:5]):
+        for per in periods:
+            ms = [_tools_stat(r, q).get("mean_ns") for r in rows if r["period_ns"] == per]
+            ms = [m for m in ms if m]
+            a.plot([per / 1e6 * (0.94 + 0.06 * i)] * len(ms),
+                   [100 * (m - per) / per for m in ms], "o", color=f"C{i}",
+                   label=title.split("(")[0][:60] if per == periods[0] else None)
+        sd = [statistics.median(_tools_stat(r, q).get("std_ns", 0) for r in rows
+                                if r["period_ns"] == per) / 1000 for per in periods]
+        b.plot([p / 1e6 for p in periods], sd, "o-", color=f"C{i}",
+               label=title.split("(")[0][:60])
+    a.axhspan(-1, 1, color="green", alpha=0.1, label="±1 %")
+    a.set_xscale("log")
+    a.set_xlabel("sender period (ms)")
+    a.set_ylabel("mean inter-arrival minus period (% of period)")
+    a.legend(fontsize=7)
+    a.grid(True, alpha=0.3)
+    b.set_xscale("log")
+    b.set_yscale("log")
+    b.set_xlabel("sender period (ms)")
+    b.set_ylabel("std dev of inter-arrival (µs)")
+    b.legend(fontsize=7)
+    b.grid(True, alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(png, dpi=100)
+    plt.close(fig)
+
+
+def _misses(r: dict) -> tuple[int, int]:
+    w = r["player"].split()  # "frames N misses M"
+    return int(w[1]), int(w[3])
+
+
+def _player_times(rec: dict, name: str) -> list[int]:
+    """Inter-frame times (end to end, ns) of one player run, from the guest's out/."""
+    path = Path(rec["raw_out"]) / name
+    if not path.is_file():
+        return []
+    ends = [int(x.split()[2]) for x in path.read_text().splitlines() if x.strip()]
+    return [b - a for a, b in itertools.pairwise(ends)]
+
+
+def player_fifo_section(rec: dict, png: Path) -> list[str]:
+    p = rec["params"]
+    rows = rec["result"]["rows"]
+    out = ["## Experiment 2: throughput vs latency with fixed priorities", "",
+           f"The player ({p['work_ns'] / 1e6:g} ms of CPU work every {p['period_ns'] / 1e6:g} "
+           f"ms, absolute releases) on the NIC's CPU; a sender on the other vCPU sends "
+           f"{p['size']}-byte datagrams every {p['flood_period_ns'] / 1000:g} µs to eth0 for "
+           f"{p['seconds']} guest-seconds. Throughput: what the NIC thread took off the ring "
+           "(eth0 rx_bytes over the flood). Median [min..max] over the runs.", "",
+           *provenance(rec), "",
+           "| player vs NIC thread (SCHED_FIFO 50) | runs | throughput (Mbit/s) | "
+           "player deadline misses | frames |", "|---|---:|---:|---:|---:|"]
+    for order, title in (("above", "player above (FIFO 60)"), ("below", "player below (FIFO 40)")):
+        rs = [r for r in rows if r["order"] == order]
+        if not rs:
+            continue
+        out.append(f"| {title} | {len(rs)} | {spread([round(r['mbit_s'], 1) for r in rs])} | "
+                   f"{spread([_misses(r)[1] for r in rs])} | {_misses(rs[0])[0]} |")
+    out.append("")
+    _plot_player(rec, rows, "order", png, lambda r: f"fifo-{r['run']}-{r['order']}.txt")
+    out += [f"![player and throughput]({png.name})", ""]
+    return out
+
+
+def player_dl_section(rec: dict, png: Path) -> list[str]:
+    p = rec["params"]
+    rows = rec["result"]["rows"]
+    out = ["## Experiment 3: player and NIC thread both reserved through irqres", "",
+           f"As experiment 2 ({p['work_ns'] / 1e6:g} ms of work every "
+           f"{p['period_ns'] / 1e6:g} ms), with SCHED_DEADLINE reservations for both, given "
+           "by irqresd from one profile (an `interface: eth0` target, a `task: comm: "
+           "seedplayer` target). Median [min..max] over the runs.", "",
+           *provenance(rec), "",
+           "| test | player (Q,T) ms | NIC (Q,T) ms | NIC Q/T | runs | throughput (Mbit/s) | "
+           "player deadline misses | player policy seen |",
+           "|---|---|---|---:|---:|---:|---:|---|"]
+    for t in sorted({r["test"] for r in rows}):
+        rs = [r for r in rows if r["test"] == t]
+        r0 = rs[0]
+        pol = {f"{(r.get('player_sched') or {}).get('policy')}" for r in rs}
+        out.append(f"| Test{t} | ({r0['player_q'] / 1e6:g}, {p['period_ns'] / 1e6:g}) | "
+                   f"({r0['nic_q'] / 1e6:g}, {p['nic_period_ns'] / 1e6:g}) | "
+                   f"{r0['nic_q'] / p['nic_period_ns']:.0%} | {len(rs)} | "
+                   f"{spread([round(r['mbit_s'], 1) for r in rs])} | "
+                   f"{spread([_misses(r)[1] for r in rs])} | {', '.join(sorted(pol))} |")
+    out.append("")
+    _plot_player(rec, rows, "test", png, lambda r: f"dl-{r['run']}-test{r['test']}.txt")
+    out += [f"![player and throughput]({png.name})", ""]
+    return out
+
+
+def _plot_player(rec, rows, key, png, fname) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    keys = sorted({r[key] for r in rows}, key=str)
+    fig, (a, b) = plt.subplots(1, 2, figsize=(11, 4))
+    for i, k in enumerate(keys):
+        rs = [r for r in rows if r[key] == k]
+        a.plot([i] * len(rs), [r["mbit_s"] for r in rs], "o", color="C0")
+        gaps = [g / 1e6 for r in rs for g in _player_times(rec, fname(r))]
+        if gaps:
+            b.boxplot(gaps, positions=[i], widths=0.5)
+    labels = [str(k) if key == "order" else f"Test{k}" for k in keys]
+    a.set_xticks(range(len(keys)), labels)
+    a.set_ylabel("NIC throughput (Mbit/s, guest time)")
+    a.grid(True, alpha=0.3)
+    b.set_xticks(range(len(keys)), labels)
+    b.axhline(rec["params"]["period_ns"] / 1e6, color="green", ls="--", lw=1)
+    b.set_ylabel("player inter-frame time (ms)")
+    b.grid(True, alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(png, dpi=100)
+    plt.close(fig)
+
+
+def testbed_section(lat_recs: list[dict]) -> list[str]:
+    """The same latency experiment on the two testbeds and in separate boots: how much
+    the distributions move between repeats, and with the host's load."""
+    out = ["### Evidence: the same experiment on both testbeds, repeated", "",
+           "Experiment 6 below, as run by `latency.py` on each testbed (`--testbed icount` "
+           "and `--testbed tcg`), each boot repeating FIFO 50 / reserved three times. "
+           "*p99 spread* is max/min of the per-run p99 within a boot: how repeatable one "
+           "number is. The host's load average is the one-minute value at boot and at "
+           "power-off.", "",
+           "| testbed | boot (load avg) | NIC thread | p99 per run (µs) | p99 spread | "
+           "max per run (µs) |", "|---|---|---|---|---:|---|"]
+    for rec in lat_recs:
+        for label, rs in latency_rows(rec).items():
+            if not rs:
+                continue
+            p99 = [r["p99"] for r in rs]
+            out.append(f"| {rec['testbed_key']} | {rec['date']}, {rec['params']['runs']} x "
+                       f"{rec['params']['seconds']} s "
+                       f"({rec['loadavg_before'][0]:.0f} → {rec['loadavg_after'][0]:.0f}) | "
+                       f"{LABELS[label]} | {', '.join(map(str, p99))} | "
+                       f"{max(p99) / max(min(p99), 1):.2f}x | "
+                       f"{', '.join(str(r['max']) for r in rs)} |")
+    return [*out, ""]
+
+
+def newest(pattern: str) -> list[Path]:
+    return sorted(DATA.glob(pattern), key=lambda p: p.name.rsplit("-", 1)[-1])
+
+
+def write_results() -> Path:
+    """RESULTS.md from RESULTS.md.head and the newest raw data of each experiment."""
+    head = (HERE / "RESULTS.md.head").read_text()
+    lat_icount = [json.loads(p.read_text()) for p in newest("latency-icount-*.json")]
+    lat_tcg = [json.loads(p.read_text()) for p in newest("latency-tcg-*.json")]
+    parts, status = [], []
+    if lat_icount:
+        parts += latency_section(lat_icount, HERE / "latency.png")
+        status.append("| 6. latency under a flood, FIFO 50 vs reserved | latency.py | done |")
+    else:
+        status.append("| 6. latency under a flood, FIFO 50 vs reserved | latency.py | "
+                      "not measured yet |")
+    for name, pattern, title, fn in (
+            ("tools", "tools-icount-*.json", "1. statistical tools, T1..T100", tools_section),
+            ("player-fifo", "player-fifo-icount-*.json", "2. throughput vs latency, FIFO",
+             player_fifo_section),
+            ("player-dl", "player-dl-icount-*.json",
+             "3. throughput vs latency, both reserved", player_dl_section)):
+        files = newest(pattern)
+        if files:
+            rec = json.loads(files[-1].read_text())
+            parts += fn(rec, HERE / f"{name}.png")
+            status.append(f"| {title} | {name.replace('-', '_')}.py | done |")
+        else:
+            status.append(f"| {title} | {name.replace('-', '_')}.py | not measured yet |")
+    status += ["| 4. disk IRQ thread, Q/T 2 %..60 % | | not done |",
+               "| 5. adaptive budget vs fixed (`irqres tune`) | | not done |"]
+    text = head.replace("__STATUS__", "\n".join(status))
+    text = text.replace("__TESTBED_EVIDENCE__", "\n".join(testbed_section(lat_icount + lat_tcg)))
+    tail = HERE / "RESULTS.md.tail"  # the reading of the numbers, written by hand
+    out = HERE / "RESULTS.md"
+    out.write_text(text + "\n" + "\n".join(parts) + "\n"
+                   + (tail.read_text() if tail.is_file() else ""))
+    return out
+
+
+def load(paths: list[str]) -> list[dict]:
+    return [json.loads(Path(p).read_text()) for p in paths]
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("experiment", choices=("all", "latency", "tools", "player-fifo",
+                                            "player-dl"),
+                    help="all: write RESULTS.md from the newest raw data of each")
+    ap.add_argument("records", nargs="*", help="raw data files (bench/seeds/data/*.json)")
+    args = ap.parse_args()
+    if args.experiment == "all":
+        print(write_results())
+        return 0
+    if not args.records:
+        ap.error("name the raw data files")
+    recs = load(args.records)
+    if args.experiment == "latency":
+        lines = latency_section(recs, HERE / "latency.png")
+    elif args.experiment == "tools":
+        lines = tools_section(recs[0], HERE / "tools.png")
+    elif args.experiment == "player-fifo":
+        lines = player_fifo_section(recs[0], HERE / "player-fifo.png")
+    else:
+        lines = player_dl_section(recs[0], HERE / "player-dl.png")
+    print("\n".join(lines))
+    return 0
+
+if __name__ == "__main__":
+    sys.exit(main())

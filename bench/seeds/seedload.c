@@ -1,0 +1,234 @@
+/* seedload: the load and the probes of the seeds' experiments, run inside the guest.
+ *
+ *   seedload send ADDR PORT PERIOD_NS COUNT SIZE [TIMES]
+ *       COUNT UDP datagrams of SIZE bytes to ADDR:PORT, one every PERIOD_NS on
+ *       absolute CLOCK_MONOTONIC release times (0: back to back); TIMES gets the
+ *       CLOCK_MONOTONIC ns at which each sendto() returned, one per line.
+ *   seedload recv PORT COUNT IDLE_NS [TIMES]
+ *       receive until COUNT datagrams or IDLE_NS without one; TIMES gets each
+ *       datagram's kernel receive timestamp (SO_TIMESTAMPNS, ns), one per line.
+ *       Prints "received N".
+ *   seedload player PERIOD_NS WORK_NS FRAMES [TIMES [DELAY_NS]]
+ *       a periodic player: every PERIOD_NS (absolute releases) WORK_NS of CPU time
+ *       (CLOCK_THREAD_CPUTIME_ID), a frame missing its deadline when it ends after the
+ *       next release. TIMES gets "release start end" per frame in CLOCK_MONOTONIC ns.
+ *       Prints "frames N misses M". Its comm is "seedplayer", for a profile's task
+ *       selector; the first release is DELAY_NS (default one period) after the start,
+ *       time for a reservation to be given to it.
+ *
+ * The scheduling policy is set from outside (chrt, irqres), so the same binary serves
+ * SCHED_FIFO at any priority and SCHED_DEADLINE. Exit status 0 on success, 2 on bad
+ * arguments, 1 when a system call fails (the message names it).
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define NS_PER_S 1000000000LL
+
+static int64_t now_ns(clockid_t c)
+{
+	struct timespec ts;
+
+	clock_gettime(c, &ts);
+	return (int64_t)ts.tv_sec * NS_PER_S + ts.tv_nsec;
+}
+
+static void sleep_until(int64_t t)
+{
+	struct timespec ts = { .tv_sec = t / NS_PER_S, .tv_nsec = t % NS_PER_S };
+
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+}
+
+static int parse_i64(const char *s, const char *what, int64_t *out)
+{
+	char *end;
+
+	errno = 0;
+	long long v = strtoll(s, &end, 10);
+	if (errno || *end || v < 0) {
+		fprintf(stderr, "seedload: %s: %s is not a non-negative integer\n", what, s);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+static int64_t *alloc_times(int64_t n)
+{
+	int64_t *t = calloc((size_t)(n > 0 ? n : 1), sizeof(*t));
+
+	if (!t)
+		fprintf(stderr, "seedload: no memory for %lld timestamps\n", (long long)n);
+	return t;
+}
+
+static int write_times(const char *path, const int64_t *t, int64_t n, int cols)
+{
+	FILE *f;
+
+	if (!path)
+		return 0;
+	f = fopen(path, "w");
+	if (!f) {
+		fprintf(stderr, "seedload: %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	for (int64_t i = 0; i < n; i++) {
+		for (int c = 0; c < cols; c++)
+			fprintf(f, c ? " %lld" : "%lld", (long long)t[i * cols + c]);
+		fputc('\n', f);
+	}
+	return fclose(f) ? -1 : 0;
+}
+
+static int do_send(int argc, char **argv)
+{
+	int64_t port, period, count, size;
+	struct sockaddr_in to = { .sin_family = AF_INET };
+	char buf[65536] = { 0 };
+
+	if (argc < 5 || parse_i64(argv[1], "port", &port) ||
+	    parse_i64(argv[2], "period", &period) || parse_i64(argv[3], "count", &count) ||
+	    parse_i64(argv[4], "size", &size) || size > (int64_t)sizeof(buf) ||
+	    inet_pton(AF_INET, argv[0], &to.sin_addr) != 1) {
+		fprintf(stderr, "usage: seedload send ADDR PORT PERIOD_NS COUNT SIZE [TIMES]\n");
+		return 2;
+	}
+	to.sin_port = htons((uint16_t)port);
+	int s = socket(AF_INET, SOCK_DGRAM, 0);
+	if (s < 0) {
+		perror("seedload: socket");
+		return 1;
+	}
+	int64_t *t = alloc_times(count);
+	if (!t)
+		return 1;
+	int64_t start = now_ns(CLOCK_MONOTONIC) + 1000000, sent = 0, failed = 0;
+	for (int64_t k = 0; k < count; k++) {
+		if (period)
+			sleep_until(start + k * period);
+		if (sendto(s, buf, (size_t)size, 0, (struct sockaddr *)&to, sizeof(to)) < 0)
+			failed++;
+		else
+			t[sent++] = now_ns(CLOCK_MONOTONIC);
+	}
+	printf("sent %lld failed %lld\n", (long long)sent, (long long)failed);
+	int rc = write_times(argc > 5 ? argv[5] : NULL, t, sent, 1);
+	free(t);
+	close(s);
+	return rc ? 1 : 0;
+}
+
+static int do_recv(int argc, char **argv)
+{
+	int64_t port, count, idle;
+	struct sockaddr_in me = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_ANY) };
+	int one = 1, rcvbuf = 4 << 20;
+
+	if (argc < 3 || parse_i64(argv[0], "port", &port) ||
+	    parse_i64(argv[1], "count", &count) || parse_i64(argv[2], "idle", &idle)) {
+		fprintf(stderr, "usage: seedload recv PORT COUNT IDLE_NS [TIMES]\n");
+		return 2;
+	}
+	me.sin_port = htons((uint16_t)port);
+	int s = socket(AF_INET, SOCK_DGRAM, 0);
+	if (s < 0 || setsockopt(s, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one)) ||
+	    setsockopt(s, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf)) ||
+	    bind(s, (struct sockaddr *)&me, sizeof(me))) {
+		perror("seedload: receiving socket");
+		return 1;
+	}
+	struct timeval tv = { .tv_sec = idle / NS_PER_S, .tv_usec = (idle % NS_PER_S) / 1000 };
+	setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	int64_t *t = alloc_times(count);
+	if (!t)
+		return 1;
+	int64_t got = 0;
+	/* a long first wait: the sender may start a while after the receiver */
+	int first = 1;
+	while (got < count) {
+		char data[65536], ctl[256];
+		struct iovec iov = { data, sizeof(data) };
+		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl,
+				     .msg_controllen = sizeof(ctl) };
+		if (recvmsg(s, &mh, 0) < 0) {
+			if ((errno == EAGAIN || errno == EWOULDBLOCK) && first)
+				continue;
+			break;
+		}
+		first = 0;
+		int64_t ts = now_ns(CLOCK_REALTIME);
+		for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+			if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
+				struct timespec k;
+				memcpy(&k, CMSG_DATA(c), sizeof(k));
+				ts = (int64_t)k.tv_sec * NS_PER_S + k.tv_nsec;
+			}
+		}
+		t[got++] = ts;
+	}
+	printf("received %lld\n", (long long)got);
+	int rc = write_times(argc > 3 ? argv[3] : NULL, t, got, 1);
+	free(t);
+	close(s);
+	return rc ? 1 : 0;
+}
+
+static int do_player(int argc, char **argv)
+{
+	int64_t period, work, frames, delay = 0, misses = 0;
+
+	if (argc < 3 || parse_i64(argv[0], "period", &period) ||
+	    parse_i64(argv[1], "work", &work) || parse_i64(argv[2], "frames", &frames) ||
+	    !period || (argc > 4 && parse_i64(argv[4], "delay", &delay))) {
+		fprintf(stderr, "usage: seedload player PERIOD_NS WORK_NS FRAMES [TIMES [DELAY_NS]]\n");
+		return 2;
+	}
+	int64_t *t = alloc_times(3 * frames);
+	if (!t)
+		return 1;
+	prctl(PR_SET_NAME, "seedplayer", 0, 0, 0);
+	int64_t start = now_ns(CLOCK_MONOTONIC) + (delay ? delay : period);
+	for (int64_t k = 0; k < frames; k++) {
+		int64_t release = start + k * period;
+		sleep_until(release);
+		int64_t begin = now_ns(CLOCK_MONOTONIC);
+		int64_t cpu0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+		while (now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0 < work)
+			;
+		int64_t end = now_ns(CLOCK_MONOTONIC);
+		t[3 * k] = release;
+		t[3 * k + 1] = begin;
+		t[3 * k + 2] = end;
+		if (end > release + period)
+			misses++;
+	}
+	printf("frames %lld misses %lld\n", (long long)frames, (long long)misses);
+	int rc = write_times(argc > 3 ? argv[3] : NULL, t, frames, 3);
+	free(t);
+	return rc ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc >= 2 && !strcmp(argv[1], "send"))
+		return do_send(argc - 2, argv + 2);
+	if (argc >= 2 && !strcmp(argv[1], "recv"))
+		return do_recv(argc - 2, argv + 2);
+	if (argc >= 2 && !strcmp(argv[1], "player"))
+		return do_player(argc - 2, argv + 2);
+	fprintf(stderr, "usage: seedload send|recv|player ... (see the comment at the top)\n");
+	return 2;
+}

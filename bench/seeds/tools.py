@@ -1,0 +1,125 @@
+"""Experiment 1: the statistical tools (inter-arrival and execution time of the NIC thread).
+
+A sender in the guest's second network namespace sends datagrams at fixed periods of
+1, 5, 10, 50, 100 ms (rows T1..T100) to eth0. For each row: the inter-packet times at
+the sender (its own CLOCK_MONOTONIC after each sendto), at the receiver (the kernel's
+receive timestamps, SO_TIMESTAMPNS), and the NIC thread's inter-arrival and execution
+times from ``irqres analyze`` on a trace-cmd trace of the same seconds. Goal: the
+receiver's and the IRQ thread's mean within 1 % of the sender's period in every row.
+
+    python3 bench/seeds/tools.py [--runs 3]
+
+Raw data: bench/seeds/data/tools-*.json (with the analysed statistics added).
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import testbed
+
+MS = 1_000_000
+# (period, datagrams): a few seconds of guest time per row; idle time costs little
+# under icount with sleep=off
+ROWS = [(1 * MS, 2000), (5 * MS, 600), (10 * MS, 400), (50 * MS, 120), (100 * MS, 60)]
+NIC = "irq/11-eth0"
+
+
+def series_stats(values: list[int]) -> dict:
+    """mean/std/min/max in ns of a list of intervals (population std, as a PMF's)."""
+    n = len(values)
+    if n == 0:
+        return {"count": 0}
+    mean = sum(values) / n
+    var = sum((v - mean) ** 2 for v in values) / n
+    return {"count": n, "mean_ns": mean, "std_ns": var ** 0.5, "min_ns": min(values),
+            "max_ns": max(values)}
+
+
+def diffs(path: Path) -> list[int]:
+    t = [int(x.split()[0]) for x in path.read_text().split("\n") if x.strip()]
+    return [b - a for a, b in itertools.pairwise(t)]
+
+
+def analyze(trace: Path) -> dict:
+    p = subprocess.run([sys.executable, "-c", "from irqres.cli import main; main()",
+                        "analyze", str(trace), "--json", "--thread", NIC],
+                       capture_output=True, text=True, check=False,
+                       env=dict(os.environ, PYTHONPATH=str(testbed.REPO / "analysis")))
+    if p.returncode != 0:
+        return {"error": p.stderr.strip()[-500:]}
+    threads = [t for t in json.loads(p.stdout)["threads"] if t["comm"] == NIC]
+    if len(threads) != 1:
+        return {"error": f"{NIC} not found once in {trace.name}"}
+    s = threads[0]["stats"]
+    return {"interarrival": s["interarrival"], "exec": s["exec"],
+            "irq_interarrival": s["irq_interarrival"], "activations": s["activations"],
+            "merged_irqs": s["merged_irqs"]}
+
+
+def receiver_activations(trace: Path, receiver: str = "seedload") -> dict:
+    """Inter-arrival and execution time of the NIC thread's activations that woke the
+    receiving process: the datagrams' own activations. The e1000 driver's watchdog
+    raises an interrupt of its own every 2 s (it writes ICS to make the NIC refill its
+    ring), so at long periods the thread has activations no datagram caused."""
+    sys.path.insert(0, str(testbed.REPO / "analysis"))
+    import numpy as np
+    from irqres.measure.activations import activations
+    from irqres.trace.reader import read_trace
+
+    tr = read_trace(trace)
+    acts = [a for a in activations(tr, NIC) if a.thread.comm == NIC]
+    if len(acts) != 1:
+        return {"error": f"{NIC} not found once in {trace.name}"}
+    act = acts[0]
+    wk = tr.wakeups()
+    rows = np.flatnonzero(wk["waker"] == act.thread.pid)
+    woken = wk["pid"][rows]
+    mine = np.array([receiver in (tr.names_of(int(p)) or [""])[-1] for p in woken], bool)
+    ts = wk["ts"][rows][mine]
+    idx = np.searchsorted(act.end_ns, ts, side="left")
+    idx = np.unique(idx[(idx < act.count)])
+    idx = idx[act.start_ns[idx] <= act.end_ns[idx]]
+    starts = act.start_ns[idx].astype(np.int64)
+    return {"activations": len(idx), "of": int(act.count),
+            "interarrival": series_stats([int(x) for x in np.diff(starts)]),
+            "exec": series_stats([int(x) for x in act.exec_ns[idx]])}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    testbed.add_options(ap)
+    ap.add_argument("--size", type=int, default=256, help="datagram size in bytes")
+    ap.add_argument("--reanalyze", metavar="JSON",
+                    help="no boot: analyse again the guest output a raw data file names")
+    args = ap.parse_args()
+    params = {"runs": args.runs, "rows": [list(r) for r in ROWS], "size": args.size}
+    if args.reanalyze:
+        rec = json.loads(Path(args.reanalyze).read_text())
+    else:
+        rec = testbed.run_guest(args, "seeds_tools", "tools", params)
+    out = Path(rec["raw_out"])
+    for row in rec["result"]["rows"]:
+        base = out / row["files"]
+        row["send"] = series_stats(diffs(base.with_name(base.name + "-send.txt")))
+        row["recv"] = series_stats(diffs(base.with_name(base.name + "-recv.txt")))
+        row["irq"] = analyze(base.with_name(base.name + ".dat"))
+        row["irq_rx"] = receiver_activations(base.with_name(base.name + ".dat"))
+        irq = row["irq"].get("interarrival", {})
+        print(f"run {row['run']} T{row['period_ns'] // MS}: "
+              f"send {row['send'].get('mean_ns', 0):.0f} "
+              f"recv {row['recv'].get('mean_ns', 0):.0f} irq {irq.get('mean_ns', 0):.0f} ns "
+              f"exec {row['irq'].get('exec', {}).get('mean_ns', 0):.0f} ns")
+    Path(rec["path"]).write_text(json.dumps(rec, indent=1, sort_keys=True))
+    print(f"wall {rec['wall_s']} s, testbed {rec['testbed']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
