@@ -255,8 +255,9 @@ def player_dl_section(rec: dict, png: Path) -> list[str]:
            "seedplayer` target). Median [min..max] over the runs.", "",
            *provenance(rec), "",
            "| test | player (Q,T) ms | NIC (Q,T) ms | NIC Q/T | runs | throughput (Mbit/s) | "
-           "player deadline misses | player policy seen |",
-           "|---|---|---|---:|---:|---:|---:|---|"]
+           "player deadline misses | player policy seen | CPU share: NIC thread | "
+           "CPU share: ksoftirqd |",
+           "|---|---|---|---:|---:|---:|---:|---|---:|---:|"]
     for t in sorted({r["test"] for r in rows}):
         rs = [r for r in rows if r["test"] == t]
         r0 = rs[0]
@@ -265,11 +266,19 @@ def player_dl_section(rec: dict, png: Path) -> list[str]:
                    f"({r0['nic_q'] / 1e6:g}, {p['nic_period_ns'] / 1e6:g}) | "
                    f"{r0['nic_q'] / p['nic_period_ns']:.0%} | {len(rs)} | "
                    f"{spread([round(r['mbit_s'], 1) for r in rs])} | "
-                   f"{spread([_misses(r)[1] for r in rs])} | {', '.join(sorted(pol))} |")
+                   f"{spread([_misses(r)[1] for r in rs])} | {', '.join(sorted(pol))} | "
+                   f"{_share(rs, 'nic_thread')} | {_share(rs, 'ksoftirqd')} |")
     out.append("")
     _plot_player(rec, rows, "test", png, lambda r: f"dl-{r['run']}-test{r['test']}.txt")
     out += [f"![player and throughput]({png.name})", ""]
     return out
+
+
+def _share(rs: list[dict], who: str) -> str:
+    """Median [min..max] of a thread's CPU time over the flood, in % (when recorded)."""
+    v = [round(100 * r["cpu_ns"][who] / r["span_ns"], 1) for r in rs
+         if (r.get("cpu_ns") or {}).get(who) is not None]
+    return f"{spread(v)} %" if v else "not recorded"
 
 
 def _plot_player(rec, rows, key, png, fname) -> None:
@@ -311,6 +320,10 @@ def testbed_section(lat_recs: list[dict]) -> list[str]:
            "| testbed | boot (load avg) | NIC thread | p99 per run (µs) | p99 spread | "
            "max per run (µs) |", "|---|---|---|---|---:|---|"]
     for rec in lat_recs:
+        if "error" in rec["result"]:
+            out.append(f"| {rec['testbed_key']} | {rec['date']} | the guest scenario failed: "
+                       f"{rec['result']['error'][:120]} | | | |")
+            continue
         for label, rs in latency_rows(rec).items():
             if not rs:
                 continue

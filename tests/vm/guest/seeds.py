@@ -271,6 +271,26 @@ def player(cpu: int, period_ns: int, work_ns: int, frames: int, chrt: str,
         stderr=subprocess.STDOUT, text=True)
 
 
+def _ksoftirqd(cpu: int) -> int | None:
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and read(f"/proc/{entry}/comm") == f"ksoftirqd/{cpu}":
+            return int(entry)
+    return None
+
+
+def cpu_times(setup: dict) -> dict:
+    """CPU time (ns, /proc/PID/schedstat) of the NIC thread and of ksoftirqd on its CPU:
+    network work the NIC thread leaves (NAPI beyond its per-poll limits) continues in
+    ksoftirqd, a SCHED_OTHER thread outside the reservation."""
+    out = {}
+    nic = thread(NIC_THREAD)
+    for name, pid in (("nic_thread", nic and nic["pid"]),
+                      ("ksoftirqd", _ksoftirqd(setup["nic_cpu"]))):
+        st = read(f"/proc/{pid}/schedstat") if pid else None
+        out[name] = int(st.split()[0]) if st else None
+    return out
+
+
 def _loaded_player(setup: dict, nic: dict | None, port: int, seconds: int, period_ns: int,
                    work_ns: int, flood_period_ns: int, size: int, chrt: str,
                    times: str, before_player=None, delay_ns: int = 0) -> dict:
@@ -282,15 +302,17 @@ def _loaded_player(setup: dict, nic: dict | None, port: int, seconds: int, perio
     pl = player(setup["nic_cpu"], period_ns, work_ns, frames, chrt, times, nic, delay_ns)
     if before_player:
         before_player(pl)
-    c0, t0 = rx_counters(), time.monotonic_ns()
+    c0, t0, cpu0 = rx_counters(), time.monotonic_ns(), cpu_times(setup)
     snd = sender(setup, port, flood_period_ns, count, size)
     snd_out, _ = snd.communicate(timeout=7200)
-    c1, t1 = rx_counters(), time.monotonic_ns()
+    c1, t1, cpu1 = rx_counters(), time.monotonic_ns(), cpu_times(setup)
     pl_out, _ = pl.communicate(timeout=7200)
     rx_out, _ = rx.communicate(timeout=7200)
     d = _delta(c0, c1)
     return {"sender": snd_out.strip(), "player": pl_out.strip(), "receiver": rx_out.strip(),
             "rx": d, "span_ns": t1 - t0,
+            "cpu_ns": {k: (cpu1[k] - cpu0[k]) if cpu0[k] is not None and cpu1[k] is not None
+                       else None for k in cpu0},
             "mbit_s": d["rx_bytes"] * 8 * 1000 / max(t1 - t0, 1)}
 
 
