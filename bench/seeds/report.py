@@ -355,7 +355,8 @@ def write_results() -> Path:
                       "not measured yet |")
     for name, pattern, title, fn in (
             ("tools", "tools-icount-*.json", "1. statistical tools, T1..T100", tools_section),
-            ("player-fifo", "player-fifo-icount-*.json", "2. throughput vs latency, FIFO",
+            # the 3-run table; a later 1-run diagnostic boot (tag "diag") is read in prose
+            ("player-fifo", "player-fifo-icount-nice0-2*.json", "2. throughput vs latency, FIFO",
              player_fifo_section),
             ("player-dl", "player-dl-icount-*.json",
              "3. throughput vs latency, both reserved", player_dl_section)):

@@ -278,16 +278,23 @@ def _ksoftirqd(cpu: int) -> int | None:
     return None
 
 
-def cpu_times(setup: dict) -> dict:
+def cpu_times(setup: dict, player_pid: int | None = None) -> dict:
     """CPU time (ns, /proc/PID/schedstat) of the NIC thread and of ksoftirqd on its CPU:
     network work the NIC thread leaves (NAPI beyond its per-poll limits) continues in
     ksoftirqd, a SCHED_OTHER thread outside the reservation."""
     out = {}
     nic = thread(NIC_THREAD)
     for name, pid in (("nic_thread", nic and nic["pid"]),
-                      ("ksoftirqd", _ksoftirqd(setup["nic_cpu"]))):
+                      ("ksoftirqd", _ksoftirqd(setup["nic_cpu"])), ("player", player_pid)):
         st = read(f"/proc/{pid}/schedstat") if pid else None
         out[name] = int(st.split()[0]) if st else None
+    # where the NIC's CPU spent its time (USER_HZ ticks: user nice system idle iowait
+    # irq softirq steal), to find time no recorded thread accounts for
+    cpu = f"cpu{setup['nic_cpu']} "
+    line = next((x for x in (read("/proc/stat") or "").splitlines() if x.startswith(cpu)), "")
+    for name, v in zip(("user", "nice", "system", "idle", "iowait", "irq", "softirq",
+                        "steal"), line.split()[1:9], strict=False):
+        out[f"stat_{name}"] = int(v) * 1_000_000_000 // os.sysconf("SC_CLK_TCK")
     return out
 
 
@@ -302,10 +309,10 @@ def _loaded_player(setup: dict, nic: dict | None, port: int, seconds: int, perio
     pl = player(setup["nic_cpu"], period_ns, work_ns, frames, chrt, times, nic, delay_ns)
     if before_player:
         before_player(pl)
-    c0, t0, cpu0 = rx_counters(), time.monotonic_ns(), cpu_times(setup)
+    c0, t0, cpu0 = rx_counters(), time.monotonic_ns(), cpu_times(setup, pl.pid)
     snd = sender(setup, port, flood_period_ns, count, size)
     snd_out, _ = snd.communicate(timeout=7200)
-    c1, t1, cpu1 = rx_counters(), time.monotonic_ns(), cpu_times(setup)
+    c1, t1, cpu1 = rx_counters(), time.monotonic_ns(), cpu_times(setup, pl.pid)
     pl_out, _ = pl.communicate(timeout=7200)
     rx_out, _ = rx.communicate(timeout=7200)
     d = _delta(c0, c1)
