@@ -30,6 +30,7 @@ def _irqresd_state() -> str:
 
 
 _SETUP: dict = {}
+REFUSALS: list[str] = []  # irqres apply refusals seen (see nic_reserved)
 
 
 def hub_setup() -> dict:
@@ -118,7 +119,17 @@ def nic_reserved(runtime_ns: int, period_ns: int) -> dict | None:
     through the running irqresd, then ``irqres set-budget``."""
     if _irqresd_state() != "active":
         raise RuntimeError(f"irqresd is not active:\n{_journal()}")
-    a = sh("irqres apply /etc/irqres/profile.yaml", timeout=120)
+    # irqresd sometimes refuses the first apply after a restore (SCHED_DEADLINE EPERM
+    # right after it re-created the partition: the kernel's root domains not yet
+    # rebuilt); the refusal is logged in the result and the apply tried again
+    refusals = []
+    for _ in range(3):
+        a = sh("irqres apply /etc/irqres/profile.yaml", timeout=120)
+        if a["rc"] == 0:
+            break
+        refusals.append((a["err"] or a["out"])[-400:])
+        time.sleep(0.5)
+    REFUSALS.extend(refusals)
     r = sh(f"irqres set-budget nic {runtime_ns}ns {period_ns}ns")
     t, _ = wait_for(lambda: (x := thread(NIC_THREAD)) and x["sched"]
                     and x["sched"]["policy"] == "deadline"
@@ -192,7 +203,8 @@ def scenario_seeds_latency(runs: int, seconds: int, flood_period_ns: int, size: 
             mark(f"latency run {run} {label}: max {h['max_us']} us avg {h['avg_us']} us "
                  f"cycles {h['cycles']}; {snd_out.strip()}; {rx_out.strip()}")
     nic_fifo50()
-    return {"setup": setup, "results": results, "interrupts": read("/proc/interrupts"),
+    return {"setup": setup, "results": results, "apply_refusals": REFUSALS,
+            "interrupts": read("/proc/interrupts"),
             "uptime": read("/proc/uptime")}
 
 
