@@ -1,30 +1,42 @@
 # irqres: top-level build. `make demo` and `make test` are the two commands a new
-# Debian 12 machine needs; both install what they need first.
+# Debian 12 machine needs; both install what they need first. `make && make install` is
+# the RT box's path: build dependencies, then the program and its runtime dependencies.
 prefix ?= /usr/local
 PREFIX ?= $(prefix)
 sbindir ?= $(PREFIX)/sbin
 bindir ?= $(PREFIX)/bin
 datadir ?= $(PREFIX)/share
+mandir ?= $(datadir)/man
 sysconfdir ?= /etc
 unitdir ?= /lib/systemd/system
 DESTDIR ?=
+# PYTHON builds and tests (a virtualenv is fine); SYSTEM_PYTHON is the interpreter the
+# installed `irqres` runs on: the system's python3, whatever the build machine uses.
 PYTHON ?= python3
+SYSTEM_PYTHON ?= /usr/bin/python3
+# Where SYSTEM_PYTHON looks for packages of PREFIX (Debian: dist-packages).
+pythondir ?= $(if $(filter /usr,$(PREFIX)),/usr/lib/python3/dist-packages,$(PREFIX)/lib/$(shell \
+	$(SYSTEM_PYTHON) -c 'import sys; print("python%d.%d" % sys.version_info[:2])')/dist-packages)
 PYTEST ?= $(PYTHON) -m pytest
+INSTALL_DEPS ?= bash scripts/install-deps.sh
 
 export PYTHON
 
 all: daemon python
 
-deps: build/.deps-stamp
-build/.deps-stamp: scripts/install-deps.sh
-	bash scripts/install-deps.sh
+# One stamp per dependency set of scripts/install-deps.sh (build, runtime, test, vm, deb).
+DEP_SETS := build runtime test vm deb
+deps: $(addprefix deps-,$(DEP_SETS))
+$(addprefix deps-,$(DEP_SETS)): deps-%: build/.deps-%-stamp
+build/.deps-%-stamp: scripts/install-deps.sh
+	$(INSTALL_DEPS) $*
 	@mkdir -p build && touch $@
 
-daemon: deps
+daemon: deps-build
 	$(MAKE) -C daemon
 
 # The Python package, installed in development mode (builds the trace reader extension).
-python: deps build/.python-stamp
+python: deps-build build/.python-stamp
 build/.python-stamp: pyproject.toml $(wildcard setup.py) $(wildcard analysis/irqres/*/*.c)
 	$(PYTHON) -m pip install -q --disable-pip-version-check --root-user-action=ignore \
 		--no-build-isolation -e .
@@ -32,23 +44,23 @@ build/.python-stamp: pyproject.toml $(wildcard setup.py) $(wildcard analysis/irq
 
 test check: all lint test-c test-asan test-valgrind test-fuzz test-py test-vm
 
-lint: deps
+lint: deps-test
 	$(PYTHON) -m ruff check analysis tests bench
 
-test-c: daemon
+test-c: daemon deps-test
 	$(MAKE) -C daemon check
 
 test-asan: daemon
 	ASAN_OPTIONS=detect_leaks=1 $(MAKE) -C daemon BUILD=../build/daemon-asan SAN=1 check
 
 # The C suites under valgrind's memcheck (no sanitizer build: valgrind sees the plain one).
-test-valgrind: daemon
+test-valgrind: daemon deps-test
 	$(MAKE) -C daemon valgrind
 
 # The kept fuzz inputs (seeds and every crash ever found), then FUZZ_CHECK_SECONDS of
 # each libFuzzer harness (tests/fuzz/).
 FUZZ_CHECK_SECONDS ?= 10
-test-fuzz: deps
+test-fuzz: deps-build deps-test
 	$(MAKE) -C tests/fuzz check FUZZ_CHECK_SECONDS=$(FUZZ_CHECK_SECONDS)
 
 # Fuzz every harness FUZZ_SECONDS in turn (the corpora grow under build/fuzz/), then mutate
@@ -60,22 +72,33 @@ fuzz: all
 	$(PYTHON) tests/fuzz/traces/tracefuzz.py --count 1000000 --duration $(FUZZ_SECONDS) \
 		--analyze-args "--period 5ms" --findings build/fuzz/trace-findings.txt
 
-test-py: all
+test-py: all deps-test deps-runtime
 	$(PYTEST) tests/python tests/integration
 
-test-vm: all
+test-vm: all deps-test deps-vm
 	$(PYTEST) tests/vm
 
-demo: all
+demo: all deps-vm
 	bash tests/vm/demo.sh
 
 bench: all
 	bash bench/run-all.sh
 
-install: daemon
+# Installs the runtime only. With DESTDIR (staging, packaging) the files alone; into the
+# live system also the runtime's Debian packages, never the test or VM tools.
+# The Python package is built by SYSTEM_PYTHON (its ABI, its dist-packages for PREFIX);
+# the `irqres` script is written here, with SYSTEM_PYTHON on its #! line.
+PY_BUILD := build/python-install
+install: daemon $(if $(DESTDIR),,deps-runtime)
 	$(MAKE) -C daemon install DESTDIR=$(DESTDIR) sbindir=$(sbindir)
-	$(PYTHON) -m pip install -q --disable-pip-version-check --root-user-action=ignore \
-		--no-build-isolation --no-deps --ignore-installed $(if $(DESTDIR),--root $(DESTDIR)) --prefix $(PREFIX) .
+	@mkdir -p $(PY_BUILD)
+	$(SYSTEM_PYTHON) setup.py build --build-base $(PY_BUILD) \
+		install_lib --install-dir=$(DESTDIR)$(pythondir) --no-compile \
+		install_egg_info --install-dir=$(DESTDIR)$(pythondir) \
+		>$(PY_BUILD).log 2>&1 || { cat $(PY_BUILD).log; exit 1; }
+	install -d $(DESTDIR)$(bindir)
+	sed 's|@PYTHON@|$(SYSTEM_PYTHON)|' scripts/irqres.in >$(DESTDIR)$(bindir)/irqres
+	chmod 0755 $(DESTDIR)$(bindir)/irqres
 	install -d $(DESTDIR)$(sysconfdir)/irqres $(DESTDIR)$(datadir)/irqres/profiles
 	install -m 0644 profiles/*.yaml $(DESTDIR)$(datadir)/irqres/profiles/
 	install -d $(DESTDIR)$(unitdir) $(DESTDIR)$(datadir)/doc/irqres
@@ -91,5 +114,5 @@ clean:
 	$(MAKE) -C tests/fuzz clean
 	rm -rf build analysis/*.egg-info
 
-.PHONY: all deps daemon python test check lint test-c test-asan test-valgrind test-fuzz fuzz test-py \
-	test-vm demo bench install clean
+.PHONY: all deps $(addprefix deps-,$(DEP_SETS)) daemon python test check lint test-c test-asan \
+	test-valgrind test-fuzz fuzz test-py test-vm demo bench install clean

@@ -1,37 +1,144 @@
 #!/usr/bin/env bash
-# Install what irqres needs to build, test and run its demo on Debian 12.
+# Install what irqres needs on Debian 12, by purpose:
+#
+#   build    compile irqresd and the trace reader, generate the man pages and completion
+#   runtime  run the installed irqresd and irqres (the system python3's Debian packages)
+#   test     the C, Python and host integration suites, lint, the man page checks
+#   vm       the PREEMPT_RT VM suite and the demo: QEMU, the guest image, the .deb
+#   deb      build the Debian package (make deb) and check it with lintian
+#
+# usage: install-deps.sh [--list] [SET...]     (no SET: all of them)
+#   --list  print the Debian packages of the sets, one a line, and install nothing
+#
+# `make` installs build, `make install` runtime (never test or vm: a production box gets
+# no compilers' test tools, QEMU or pytest), `make test` and `make demo` everything they
+# use. Python modules go to $PYTHON (the interpreter that builds and tests): by pip, or,
+# when $PYTHON is Debian's own externally managed python3, as Debian packages. The
+# runtime set is always Debian's, for the system python3 the installed `irqres` runs on.
 # Idempotent and quick when everything is already there.
 set -euo pipefail
 
-APT_PACKAGES=(
-	build-essential pkg-config
-	libyaml-dev libsystemd-dev libcmocka-dev
-	libtracecmd-dev libtracefs-dev libtraceevent-dev trace-cmd
-	qemu-system-x86 qemu-utils debootstrap e2fsprogs zstd cpio
-	iproute2 procps util-linux rt-tests valgrind
-	clang libclang-rt-14-dev
+declare -A APT=(
+	[build]="build-essential pkg-config libyaml-dev libsystemd-dev libtracecmd-dev
+		libtracefs-dev libtraceevent-dev python3 python3-dev python3-setuptools"
+	[runtime]="libyaml-0-2 libsystemd0 libtracecmd1 libtracefs1 libtraceevent1 trace-cmd
+		python3 python3-numpy python3-scipy python3-click python3-yaml"
+	[test]="libcmocka-dev valgrind iproute2 procps util-linux rt-tests man-db groff-base
+		bash-completion zsh clang libclang-rt-14-dev"
+	[vm]="qemu-system-x86 qemu-utils debootstrap e2fsprogs zstd cpio iproute2"
+	[deb]="debhelper dh-python dpkg-dev fakeroot lintian python3-dev python3-setuptools
+		python3-numpy python3-scipy python3-click python3-yaml"
 )
-PIP_PACKAGES=(numpy scipy click pyyaml matplotlib pytest hypothesis wheel ruff prometheus-client)
+# Python modules $PYTHON needs per set: module:pip name:Debian package ("-": none in 12)
+declare -A PYMOD=(
+	[build]="click:click:python3-click numpy:numpy:python3-numpy scipy:scipy:python3-scipy
+		yaml:pyyaml:python3-yaml setuptools:setuptools:python3-setuptools"
+	[runtime]=""
+	[test]="matplotlib:matplotlib:python3-matplotlib pytest:pytest:python3-pytest
+		hypothesis:hypothesis:python3-hypothesis wheel:wheel:python3-wheel ruff:ruff:-
+		prometheus_client:prometheus-client:python3-prometheus-client"
+	[vm]=""
+	[deb]=""
+)
+ALL_SETS=(build runtime test vm deb)
 
 PYTHON=${PYTHON:-python3}
-
-missing=()
-for p in "${APT_PACKAGES[@]}"; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+list=0
+sets=()
+for a in "$@"; do
+	case $a in
+	--list) list=1 ;;
+	-h | --help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	*)
+		[[ -v APT[$a] ]] || { echo "install-deps: unknown set '$a' (sets: ${ALL_SETS[*]})" >&2; exit 2; }
+		sets+=("$a") ;;
+	esac
 done
-if ((${#missing[@]})); then
-	echo "install-deps: apt packages: ${missing[*]}" >&2
-	SUDO=; [ "$(id -u)" -eq 0 ] || SUDO=sudo
-	$SUDO apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+((${#sets[@]})) || sets=("${ALL_SETS[@]}")
+
+# Is $PYTHON Debian's externally managed interpreter (PEP 668)? Then its modules come
+# from apt, like the runtime's.
+externally_managed() {
+	"$PYTHON" - <<'PY' 2>/dev/null
+import os, sys, sysconfig
+sys.exit(0 if os.path.exists(os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED"))
+         and sys.prefix == sys.base_prefix else 1)
+PY
+}
+
+apt_pkgs=()
+mods=()
+for s in "${sets[@]}"; do
+	read -r -a words <<<"${APT[$s]//$'\n'/ }"
+	apt_pkgs+=("${words[@]}")
+	read -r -a more <<<"${PYMOD[$s]//$'\n'/ }"
+	mods+=("${more[@]}")
+done
+
+# Sorts the modules $PYTHON lacks into py_apt (Debian's python3: its packages), pip_pkgs
+# (any other interpreter) and pip_system (Debian's python3, a module Debian 12 lacks).
+# One interpreter start for all of them; no interpreter yet means every one is missing.
+py_apt=() pip_pkgs=() pip_system=()
+plan_python() {
+	((${#mods[@]})) || return 0
+	local debian_python=0 absent m mod pipname deb
+	externally_managed && debian_python=1
+	absent=" $("$PYTHON" - "${mods[@]}" <<'PY' 2>/dev/null || printf '%s ' "${mods[@]%%:*}"
+import importlib.util, sys
+print(" ".join(m for m in (a.split(":")[0] for a in sys.argv[1:])
+               if importlib.util.find_spec(m) is None))
+PY
+) "
+	for m in "${mods[@]}"; do
+		IFS=: read -r mod pipname deb <<<"$m"
+		[[ $absent == *" $mod "* ]] || continue
+		if ((debian_python)) && [[ $deb != - ]]; then
+			py_apt+=("$deb")
+		elif ((debian_python)); then
+			pip_system+=("$pipname")
+		else
+			pip_pkgs+=("$pipname")
+		fi
+	done
+	((${#pip_system[@]})) && py_apt+=(python3-pip)
+	return 0
+}
+
+SUDO=; [ "$(id -u)" -eq 0 ] || SUDO=sudo
+updated=0
+apt_install() {
+	local p missing=()
+	for p in "$@"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+			missing+=("$p")
+	done
+	((${#missing[@]})) || return 0
+	echo "install-deps (${sets[*]}): apt packages: ${missing[*]}" >&2
+	((updated)) || $SUDO apt-get update -qq
+	updated=1
+	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
+		"${missing[@]}" >/dev/null
+}
+
+if ((list)); then
+	plan_python
+	printf '%s\n' "${apt_pkgs[@]}" "${py_apt[@]}" | awk 'NF && !seen[$0]++'
+	exit 0
 fi
 
-if ! "$PYTHON" - <<'PY' 2>/dev/null
-import click, numpy, scipy, yaml, matplotlib, pytest, hypothesis, wheel, ruff, prometheus_client
-PY
-then
-	echo "install-deps: pip packages: ${PIP_PACKAGES[*]}" >&2
-	"$PYTHON" -m pip install -q --disable-pip-version-check --root-user-action=ignore "${PIP_PACKAGES[@]}"
+apt_install "${apt_pkgs[@]}"    # first: it may bring python3 itself
+plan_python
+apt_install "${py_apt[@]}"
+if ((${#pip_pkgs[@]})); then
+	echo "install-deps (${sets[*]}): pip packages for $PYTHON: ${pip_pkgs[*]}" >&2
+	"$PYTHON" -m pip install -q --disable-pip-version-check --root-user-action=ignore \
+		"${pip_pkgs[@]}"
+fi
+if ((${#pip_system[@]})); then
+	# Only standalone tools with no Python dependencies (ruff): Debian's modules stay intact.
+	echo "install-deps (${sets[*]}): pip packages Debian 12 lacks: ${pip_system[*]}" >&2
+	$SUDO "$PYTHON" -m pip install -q --disable-pip-version-check --root-user-action=ignore \
+		--break-system-packages "${pip_system[@]}"
 fi
 
 # The seeds' testbed (bench/seeds/, tests/vm/test_seeds.py): QEMU 10 from
