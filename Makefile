@@ -7,6 +7,8 @@ sbindir ?= $(PREFIX)/sbin
 bindir ?= $(PREFIX)/bin
 datadir ?= $(PREFIX)/share
 mandir ?= $(datadir)/man
+bashcompdir ?= $(datadir)/bash-completion/completions
+zshcompdir ?= $(if $(filter /usr,$(PREFIX)),$(datadir)/zsh/vendor-completions,$(datadir)/zsh/site-functions)
 sysconfdir ?= /etc
 unitdir ?= /lib/systemd/system
 DESTDIR ?=
@@ -22,7 +24,7 @@ INSTALL_DEPS ?= bash scripts/install-deps.sh
 
 export PYTHON
 
-all: daemon python
+all: daemon python man
 
 # One stamp per dependency set of scripts/install-deps.sh (build, runtime, test, vm, deb).
 DEP_SETS := build runtime test vm deb
@@ -42,10 +44,18 @@ build/.python-stamp: pyproject.toml $(wildcard setup.py) $(wildcard analysis/irq
 		--no-build-isolation -e .
 	@mkdir -p build && touch $@
 
+# Manual pages and shell completion, generated from what they describe (scripts/mkman.py):
+# irqres.1 from the click commands, irqresd.8 from man/irqresd.8.md and irqresd --help,
+# irqres-profile.5 from docs/profile.md.
+# Regenerated on every build (about a second): it cannot miss a change of the CLI.
+man: daemon python
+	$(PYTHON) scripts/mkman.py --irqresd build/daemon/irqresd --out build/man \
+		--completion-out build/completion
+
 test check: all lint test-c test-asan test-valgrind test-fuzz test-py test-vm
 
 lint: deps-test
-	$(PYTHON) -m ruff check analysis tests bench
+	$(PYTHON) -m ruff check analysis tests bench scripts
 
 test-c: daemon deps-test
 	$(MAKE) -C daemon check
@@ -89,7 +99,7 @@ bench: all
 # The Python package is built by SYSTEM_PYTHON (its ABI, its dist-packages for PREFIX);
 # the `irqres` script is written here, with SYSTEM_PYTHON on its #! line.
 PY_BUILD := build/python-install
-install: daemon $(if $(DESTDIR),,deps-runtime)
+install: daemon man $(if $(DESTDIR),,deps-runtime)
 	$(MAKE) -C daemon install DESTDIR=$(DESTDIR) sbindir=$(sbindir)
 	@mkdir -p $(PY_BUILD)
 	$(SYSTEM_PYTHON) setup.py build --build-base $(PY_BUILD) \
@@ -101,8 +111,15 @@ install: daemon $(if $(DESTDIR),,deps-runtime)
 	chmod 0755 $(DESTDIR)$(bindir)/irqres
 	install -d $(DESTDIR)$(sysconfdir)/irqres $(DESTDIR)$(datadir)/irqres/profiles
 	install -m 0644 profiles/*.yaml $(DESTDIR)$(datadir)/irqres/profiles/
-	install -d $(DESTDIR)$(unitdir) $(DESTDIR)$(datadir)/doc/irqres
+	install -d $(DESTDIR)$(unitdir) $(DESTDIR)$(datadir)/doc/irqres/examples
 	install -m 0644 docs/*.md $(DESTDIR)$(datadir)/doc/irqres/
+	install -m 0644 profiles/example.yaml $(DESTDIR)$(datadir)/doc/irqres/examples/profile.yaml
+	install -d $(DESTDIR)$(mandir)/man1 $(DESTDIR)$(mandir)/man5 $(DESTDIR)$(mandir)/man8
+	install -m 0644 build/man/irqres.1 $(DESTDIR)$(mandir)/man1/
+	install -m 0644 build/man/irqres-profile.5 $(DESTDIR)$(mandir)/man5/
+	install -m 0644 build/man/irqresd.8 $(DESTDIR)$(mandir)/man8/
+	install -D -m 0644 build/completion/irqres.bash $(DESTDIR)$(bashcompdir)/irqres
+	install -D -m 0644 build/completion/_irqres $(DESTDIR)$(zshcompdir)/_irqres
 	for u in irqresd.service irqres-tune.service; do \
 		sed -e 's|/usr/local/sbin/|$(sbindir)/|g' -e 's|/usr/local/bin/|$(bindir)/|g' \
 		    -e 's|/usr/local/share/|$(datadir)/|g' systemd/$$u > $(DESTDIR)$(unitdir)/$$u && \
@@ -114,5 +131,5 @@ clean:
 	$(MAKE) -C tests/fuzz clean
 	rm -rf build analysis/*.egg-info
 
-.PHONY: all deps $(addprefix deps-,$(DEP_SETS)) daemon python test check lint test-c test-asan \
-	test-valgrind test-fuzz fuzz test-py test-vm demo bench install clean
+.PHONY: all deps $(addprefix deps-,$(DEP_SETS)) daemon python man test check lint test-c \
+	test-asan test-valgrind test-fuzz fuzz test-py test-vm demo bench install clean

@@ -90,3 +90,22 @@ def test_installed_script_runs_on_the_system_python(installed):
                             "print(t.__file__)"], cwd="/", env=env, capture_output=True,
                            text=True)
     assert where.stdout.startswith(str(site)), where.stdout + where.stderr
+
+
+def test_install_puts_pages_completion_and_example_where_tools_look(installed):
+    share = installed / "usr/local/share"
+    for page in ("man1/irqres.1", "man5/irqres-profile.5", "man8/irqresd.8"):
+        assert (share / "man" / page).is_file(), page
+    # bash-completion searches $XDG_DATA_DIRS (/usr/local/share first), zsh's fpath has
+    # /usr/local/share/zsh/site-functions on Debian
+    assert "_irqres_completion" in (share / "bash-completion/completions/irqres").read_text()
+    assert (share / "zsh/site-functions/_irqres").read_text().startswith("#compdef irqres")
+    example = share / "doc/irqres/examples/profile.yaml"
+    # irqresd's own parser accepts it: 0 or 1 (nothing to match on this host), never 2
+    r = subprocess.run([str(installed / "usr/local/sbin/irqresd"), "--dry-run", "-p",
+                        str(example)], capture_output=True, text=True)
+    assert r.returncode in (0, 1), r.stdout + r.stderr
+    assert "profile.yaml:" not in r.stderr or "matches no thread" in r.stderr, r.stderr
+    for unit in ("irqresd.service", "irqres-tune.service"):
+        body = (installed / "lib/systemd/system" / unit).read_text()
+        assert "Documentation=man:" in body, unit
