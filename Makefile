@@ -48,7 +48,7 @@ build/.python-stamp: pyproject.toml $(wildcard setup.py) $(wildcard analysis/irq
 # irqres.1 from the click commands, irqresd.8 from man/irqresd.8.md and irqresd --help,
 # irqres-profile.5 from docs/profile.md.
 # Regenerated on every build (about a second): it cannot miss a change of the CLI.
-man: daemon python
+man: daemon
 	$(PYTHON) scripts/mkman.py --irqresd build/daemon/irqresd --out build/man \
 		--completion-out build/completion
 
@@ -126,10 +126,29 @@ install: daemon man $(if $(DESTDIR),,deps-runtime)
 		chmod 0644 $(DESTDIR)$(unitdir)/$$u || exit 1; \
 	done
 
+# The Debian package (debian/): built from a copy of the checkout's files in build/deb,
+# so that dpkg-buildpackage's clean never touches this tree's build; then lintian, whose
+# report is kept in build/deb/lintian.txt and whose errors fail the target.
+DEB_VERSION = $(shell sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' debian/changelog)
+DEB_ARCH = $(shell dpkg --print-architecture)
+DEB = build/deb/irqres_$(DEB_VERSION)_$(DEB_ARCH).deb
+deb: deb-package
+	lintian --fail-on error --info --display-level '>=pedantic' $(DEB) >build/deb/lintian.txt 2>&1; \
+		rc=$$?; cat build/deb/lintian.txt; exit $$rc
+
+deb-package: deps-deb
+	rm -rf build/deb && mkdir -p build/deb/irqres-$(DEB_VERSION)
+	git ls-files -z --cached --others --exclude-standard | \
+		(cd $(CURDIR) && tar --null --ignore-failed-read -T - -cf -) | \
+		tar -C build/deb/irqres-$(DEB_VERSION) -xf -
+	cd build/deb/irqres-$(DEB_VERSION) && dpkg-buildpackage -b -us -uc >../build.log 2>&1 || \
+		{ tail -n 40 ../build.log; exit 1; }
+	@echo $(DEB)
+
 clean:
 	$(MAKE) -C daemon clean
 	$(MAKE) -C tests/fuzz clean
 	rm -rf build analysis/*.egg-info
 
 .PHONY: all deps $(addprefix deps-,$(DEP_SETS)) daemon python man test check lint test-c \
-	test-asan test-valgrind test-fuzz fuzz test-py test-vm demo bench install clean
+	test-asan test-valgrind test-fuzz fuzz test-py test-vm demo bench install deb deb-package clean
