@@ -85,10 +85,10 @@ fuzz: all
 test-py: all deps-test deps-runtime
 	$(PYTEST) tests/python tests/integration
 
-test-vm: all deps-test deps-vm
+test-vm: all deps-test deps-vm deps-deb
 	$(PYTEST) tests/vm
 
-demo: all deps-vm
+demo: all deps-vm deps-deb
 	bash tests/vm/demo.sh
 
 bench: all

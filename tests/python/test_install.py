@@ -38,8 +38,8 @@ def test_make_install_installs_runtime_never_test_or_vm():
     assert sorted(dep_sets("install")) == ["build", "runtime"]
     # staging or packaging (DESTDIR): files only, the package manager brings the rest
     assert dep_sets("install", "DESTDIR=/tmp/x") == ["build"]
-    assert {"build", "test", "vm", "runtime"} <= set(dep_sets("test"))
-    assert {"build", "vm"} <= set(dep_sets("demo"))
+    assert {"build", "test", "vm", "runtime", "deb"} <= set(dep_sets("test"))
+    assert {"build", "vm", "deb"} <= set(dep_sets("demo"))  # the guest installs the .deb
 
 
 def test_dependency_sets_are_split_by_purpose():

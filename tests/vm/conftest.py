@@ -43,7 +43,7 @@ def image() -> vmrunner.Image:
 def stage(tmp_path_factory: pytest.TempPathFactory) -> vmrunner.Stage:
     t0 = time.monotonic()
     st = vmrunner.stage_checkout(tmp_path_factory.mktemp("stage") / "root")
-    _TIMES.append(("make install (staging)", time.monotonic() - t0))
+    _TIMES.append(("make deb-package", time.monotonic() - t0))
     for m in st.missing:
         vmrunner.say(f"staging: missing {m}")
     return st

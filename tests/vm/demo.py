@@ -49,7 +49,7 @@ def main() -> int:
     workdir = Path(os.environ.get("IRQRES_VM_WORKDIR", "/var/tmp/irqres-vm")) / "demo"
     say("step 1/5: the Debian 12 PREEMPT_RT guest image (built once, then cached)")
     image = vmrunner.ensure_image()
-    say("step 2/5: make install of this checkout into a staging tree for the guest")
+    say("step 2/5: the Debian package of this checkout, for the guest to install")
     stage = vmrunner.stage_checkout(workdir / "stage")
     for m in stage.missing:
         say(f"  not installed: {m}")

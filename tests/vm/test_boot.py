@@ -19,8 +19,14 @@ def test_rt_kernel_nic_thread_and_python_stack(boot, image):
     numpy_v, scipy_v = d["versions"][:2]
     assert numpy_v.startswith("1.24"), d["versions"]
     assert scipy_v.startswith("1.10"), d["versions"]
-    # the checkout, installed by make install, imports with them
+    # the checkout's Debian package, installed by dpkg with only the image's packages to
+    # meet its Depends, imports with them and runs on the system python3
+    install_log = (res.out / "install.log").read_text()
+    assert d["package"]["out"].startswith("install ok installed"), (d["package"], install_log)
+    assert d["which"] == {"irqres": "/usr/bin/irqres", "irqresd": "/usr/sbin/irqresd"}, d
+    assert d["shebang"] == "#!/usr/bin/python3"
     assert d["import_units"]["rc"] == 0, d["import_units"]
-    assert "/usr/local/lib/python3" in d["import_units"]["out"]
+    assert "/usr/lib/python3/dist-packages/irqres/" in d["import_units"]["out"]
+    assert d["cli_version"]["rc"] == 0 and "irqres, version" in d["cli_version"]["out"]
     assert "cpuset" in (d["cgroup_controllers"] or "")
     assert "10.0.2.15" in d["eth0"]["out"]

@@ -3,8 +3,8 @@
 The pieces, in the order a run uses them:
 
 * :func:`ensure_image` builds or reuses the cached Debian 12 image (build-image.sh).
-* :func:`stage_checkout` runs ``make install DESTDIR=<stage> PREFIX=/usr/local`` once.
-* :class:`VM` writes a small ext4 *payload* disk (the staged checkout, the guest scenario
+* :func:`stage_checkout` builds the checkout's Debian package (``make deb-package``) once.
+* :class:`VM` writes a small ext4 *payload* disk (the package, the guest scenario
   library, the profile, the scenario name), boots QEMU with the root disk in snapshot
   mode (the cached image is never modified), serves the guest's requests on a second
   serial port (``ttyS1``: load generation, progress marks), and after power-off copies
@@ -121,7 +121,7 @@ def ensure_image() -> Image:
 
 @dataclass
 class Stage:
-    """A ``make install`` tree of the checkout, and what it lacked."""
+    """The checkout's Debian package, in ``root``, as the guest installs it."""
 
     root: Path
     missing: list[str] = field(default_factory=list)
@@ -129,43 +129,23 @@ class Stage:
 
 
 def stage_checkout(dest: Path) -> Stage:
-    """Install the checkout into ``dest`` as the guest will see it (PREFIX=/usr/local).
+    """Build the checkout's .deb (``make deb-package``) and put it in ``dest``.
 
-    The host's python3 builds the package (host and guest share Python 3.11's ABI); the
-    guest's install.sh points its python3 at the staged site-packages and fixes the
-    scripts' interpreter line. When the top-level ``make install`` fails (parts of the
-    project not written yet), each part is staged on its own and the parts that could
-    not be are listed.
+    The guest installs it with dpkg (guest/install.sh): its Depends must be met by the
+    Debian 12 image alone, its maintainer scripts enable irqresd.service. A package
+    that does not build is listed in ``missing``; the guest then has no irqres.
     """
     dest.mkdir(parents=True, exist_ok=True)
-    python = os.environ.get("PYTHON", sys.executable)
-    env = dict(os.environ, PYTHON=python)
-    cmd = ["make", "-s", "-C", str(REPO), "install", f"DESTDIR={dest}", "PREFIX=/usr/local"]
+    env = dict(os.environ, PYTHON=os.environ.get("PYTHON", sys.executable))
+    cmd = ["make", "-s", "-C", str(REPO), "deb-package"]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
     stage = Stage(dest, log=proc.stdout + proc.stderr)
-    if proc.returncode == 0:
+    debs = sorted((REPO / "build" / "deb").glob("irqres_*.deb"))
+    if proc.returncode != 0 or len(debs) != 1:
+        stage.missing.append(f"irqres .deb: make deb-package failed with status "
+                             f"{proc.returncode}: {stage.log.strip()[-600:]}")
         return stage
-    say("make install failed; staging the parts one by one")
-    parts = {
-        "daemon": ["make", "-s", "-C", str(REPO / "daemon"), "install", f"DESTDIR={dest}",
-                   "sbindir=/usr/local/sbin"],
-        "python package": [python, "-m", "pip", "install", "-q", "--disable-pip-version-check",
-                           "--root-user-action=ignore", "--no-build-isolation", "--no-deps",
-                           "--root", str(dest), "--prefix", "/usr/local", str(REPO)],
-    }
-    for name, part in parts.items():
-        p = subprocess.run(part, env=env, capture_output=True, text=True, check=False)
-        stage.log += p.stdout + p.stderr
-        if p.returncode != 0:
-            stage.missing.append(f"{name}: {(p.stderr or p.stdout).strip()[-300:]}")
-    for src, dst in (("profiles", "usr/local/share/irqres/profiles"),
-                     ("systemd", "lib/systemd/system")):
-        files = sorted((REPO / src).glob("*.yaml" if src == "profiles" else "*.service"))
-        if not files:
-            stage.missing.append(f"{src}/: nothing to install")
-        for f in files:
-            (dest / dst).mkdir(parents=True, exist_ok=True)
-            shutil.copy2(f, dest / dst / f.name)
+    shutil.copy2(debs[0], dest / debs[0].name)
     return stage
 
 

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Runs inside the guest from the irqres-vm-payload generator, before systemd loads units.
 # $1: where the payload disk is mounted; $2: the generator's output directory.
-# Installs the checkout's `make install` tree, the profile and the scenario unit.
+# Installs the checkout's Debian package, the profile and the scenario unit.
 set -u
 p=$1
 gen=$2
@@ -38,38 +38,30 @@ UNIT
 mkdir -p "$gen/multi-user.target.wants"
 ln -sf ../irqres-vm-scenario.service "$gen/multi-user.target.wants/irqres-vm-scenario.service"
 
-if [ -d "$p/stage" ]; then
-	# tar keeps the guest's merged-/usr symlinks (/lib -> usr/lib) where cp -a fails
-	if tar -C "$p/stage" -cf - . | tar -C / -xf - --keep-directory-symlink --no-same-owner; then
-		echo "installed the staged checkout:"
-		(cd "$p/stage" && find . -type f | grep -v __pycache__ | head -n 60)
+# The checkout's Debian package, installed by dpkg as on any Debian 12 box: dpkg refuses
+# it if the image lacks one of its Depends. This runs inside a systemd generator, before
+# systemd has loaded a unit, so the maintainer scripts must not call systemctl (it would
+# wait for systemd, which waits for this generator): with /run/systemd/system hidden they
+# act as in a chroot, enabling irqresd.service by its symlink and starting nothing.
+for deb in "$p"/stage/irqres_*.deb; do
+	[ -f "$deb" ] || { echo "install.sh: no irqres package on the payload"; break; }
+	echo "dpkg -i $(basename "$deb"): $(date -u +%T.%N | cut -c1-12)"
+	if unshare -m sh -c 'mount -t tmpfs tmpfs /run/systemd/system && dpkg -i "$1"' sh "$deb"; then
+		echo "installed $(dpkg-query -W -f='${Package} ${Version} ${Status}' irqres): $(date -u +%T.%N | cut -c1-12)"
 	else
-		echo "install.sh failed: copying the staged checkout"
+		echo "install.sh: dpkg -i $deb failed"
 	fi
-fi
-# pip may have used the site-packages scheme; Debian's python3 reads dist-packages.
-dist=/usr/local/lib/python3.11/dist-packages
-mkdir -p "$dist"
-for d in /usr/local/lib/python3*/site-packages; do
-	[ -d "$d" ] && echo "$d" >"$dist/irqres-stage.pth"
 done
-for f in /usr/local/bin/irqres; do
-	[ -f "$f" ] && sed -i '1s|^#!.*python.*$|#!/usr/bin/python3|' "$f"
-done
-ldconfig
 if [ -f "$p/profile.yaml" ]; then
 	mkdir -p /etc/irqres
 	cp "$p/profile.yaml" /etc/irqres/profile.yaml
 fi
 
-# irqresd at boot, as an installed system has it, when the scenario asks for it.
+# irqresd at boot as the package enabled it, or not at all when the scenario starts it
+# itself (or does without).
 if [ -f "$p/enable-irqresd" ]; then
-	for unit in /lib/systemd/system/irqresd.service /usr/local/lib/systemd/system/irqresd.service; do
-		if [ -f "$unit" ]; then
-			ln -sf "$unit" "$gen/multi-user.target.wants/irqresd.service"
-			echo "enabled $unit"
-			break
-		fi
-	done
+	echo "irqresd.service enabled by the package: $(ls /etc/systemd/system/multi-user.target.wants/irqresd.service 2>&1)"
+else
+	rm -f /etc/systemd/system/multi-user.target.wants/irqresd.service
 fi
 echo "payload install done: $(date -u +%T)"

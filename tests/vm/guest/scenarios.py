@@ -76,6 +76,10 @@ def scenario_boot_basics() -> dict:
         "import_units": sh("cd / && python3 -c 'import irqres.units, irqres; "
                            "print(irqres.__file__)'"),
         "cli_version": sh("irqres --version"),
+        "package": sh("dpkg-query -W -f='${Status} ${Version}' irqres"),
+        "which": {c: shutil.which(c) for c in ("irqres", "irqresd")},
+        "shebang": read("/usr/bin/irqres").splitlines()[0] if os.path.exists(
+            "/usr/bin/irqres") else None,
         "cgroup_controllers": read("/sys/fs/cgroup/cgroup.controllers"),
         "eth0": sh("ip -br addr show eth0"),
     }
