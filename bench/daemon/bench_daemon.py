@@ -10,6 +10,10 @@ rescan-only (--no-netlink) side by side.
 Idle cost: irqresd with a profile in force and nothing to do, CPU time (utime + stime of
 /proc/PID/stat) and VmRSS over a window.
 
+With --unit FILE: event-driven reaction only, irqresd run with exactly the scheduling
+the unit gives it (CPUSchedulingPolicy/Priority/ResetOnFork, LimitRTTIME, Nice) and at
+SCHED_OTHER, in alternating rounds so that both arms see the same host load.
+
 Prints a Markdown report on stdout.
 """
 
@@ -21,6 +25,7 @@ import os
 import platform
 import random
 import re
+import resource
 import signal
 import statistics
 import subprocess
@@ -47,12 +52,63 @@ def policy_of(pid: int) -> int:
     return int.from_bytes(attr_buf.raw[4:8], "little")
 
 
+SCHED_POLICIES = {"other": os.SCHED_OTHER, "batch": os.SCHED_BATCH, "idle": os.SCHED_IDLE,
+                  "fifo": os.SCHED_FIFO, "rr": os.SCHED_RR}
+
+
+class UnitSched:
+    """The scheduling a systemd unit gives its processes, applied the way systemd does
+    (in the child, before exec): policy and priority (with SCHED_RESET_ON_FORK),
+    RLIMIT_RTTIME, nice."""
+
+    def __init__(self, path: Path | None):
+        """``path`` None: what a process gets without any of these keys (SCHED_OTHER)."""
+        self.path = path
+        self.keys: dict[str, str] = {}
+        section = ""
+        for raw in path.read_text().splitlines() if path else []:
+            line = raw.strip()
+            if line.startswith("["):
+                section = line
+            elif section == "[Service]" and "=" in line and not line.startswith("#"):
+                k, v = line.split("=", 1)
+                if k in ("CPUSchedulingPolicy", "CPUSchedulingPriority", "LimitRTTIME",
+                         "CPUSchedulingResetOnFork", "Nice"):
+                    self.keys[k] = v.strip()
+        self.policy = SCHED_POLICIES[self.keys.get("CPUSchedulingPolicy", "other")]
+        self.priority = int(self.keys.get("CPUSchedulingPriority", "0"))
+        self.reset_on_fork = self.keys.get("CPUSchedulingResetOnFork", "no") in ("yes", "true")
+        self.nice = int(self.keys.get("Nice", "0"))
+        self.rttime = None
+        if "LimitRTTIME" in self.keys:
+            soft, _, hard = self.keys["LimitRTTIME"].partition(":")
+            self.rttime = (self._us(soft), self._us(hard or soft))
+
+    def _us(self, v: str) -> int:
+        m = re.fullmatch(r"(\d+)(us|ms|s|)", v)
+        if not m:
+            sys.exit(f"{self.path}: LimitRTTIME={v}: not a time this benchmark reads")
+        return int(m[1]) * {"us": 1, "ms": 1000, "s": 1_000_000, "": 1}[m[2]]
+
+    def describe(self) -> str:
+        return ", ".join(f"{k}={v}" for k, v in self.keys.items())
+
+    def apply(self) -> None:  # in the child, between fork and exec
+        if self.nice:
+            os.nice(self.nice)
+        if self.rttime:
+            resource.setrlimit(resource.RLIMIT_RTTIME, self.rttime)
+        flags = os.SCHED_RESET_ON_FORK if self.reset_on_fork else 0
+        os.sched_setscheduler(0, self.policy | flags, os.sched_param(self.priority))
+
+
 def start_daemon(tmp: Path, profile: Path, args: list[str], nice: int = 0,
-                 fifo: int = 0) -> subprocess.Popen:
+                 fifo: int = 0, sched: UnitSched | None = None) -> subprocess.Popen:
     run = tmp / "run"
     with open(tmp / "irqresd.log", "ab") as log:  # the child keeps its own copy
         p = subprocess.Popen([str(IRQRESD), "-p", str(profile), "--run-dir", str(run), *args],
-                             stdout=log, stderr=subprocess.STDOUT)
+                             stdout=log, stderr=subprocess.STDOUT,
+                             preexec_fn=sched.apply if sched else None)
     if nice:
         os.setpriority(os.PRIO_PROCESS, p.pid, nice)
     if fifo:  # one above the measuring loop, so that it is never kept waiting by it
@@ -105,6 +161,12 @@ def one_sample(comm: bytes, timeout_s: float) -> int | None:
     return None if t1 is None else t1 - t0
 
 
+def commit() -> str:
+    git = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+                         capture_output=True, text=True, check=False)
+    return git.stdout.strip() or "unknown"
+
+
 def count_threads() -> int:
     return sum(1 for _ in Path("/proc").glob("[0-9]*/task/[0-9]*"))
 
@@ -114,17 +176,26 @@ def pct(xs: list[int], q: float) -> float:
     return xs[min(len(xs) - 1, round(q * (len(xs) - 1)))]
 
 
-def reaction(tmp: Path, mode: str, n: int, rescan_ms: int, nice: int, fifo: int) -> dict:
+def reaction(tmp: Path, mode: str, n: int, rescan_ms: int, nice: int, fifo: int,
+             sched: UnitSched | None = None, seed: int = 1) -> dict:
     anchor = subprocess.Popen(["sleep", "100000"])
     comm = f"rb{os.getpid() % 10000}"
     # event-driven: the default fallback rescan (1 s); rescan-only: every rescan_ms
     args = ["--rescan", "1s"] if mode == "events" else ["--rescan", f"{rescan_ms}ms",
                                                          "--no-netlink"]
     (tmp / "irqresd.log").unlink(missing_ok=True)
-    d = start_daemon(tmp, write_profile(tmp, anchor.pid, comm), [*args, "-v"], nice, fifo)
+    d = start_daemon(tmp, write_profile(tmp, anchor.pid, comm), [*args, "-v"], nice, fifo,
+                     sched)
     samples, lost = [], 0
-    rng = random.Random(1)
+    rng = random.Random(seed)
     try:
+        if sched is not None:  # the benchmark measures what it says it does
+            got = os.sched_getscheduler(d.pid)
+            want = sched.policy | (os.SCHED_RESET_ON_FORK if sched.reset_on_fork else 0)
+            prio = os.sched_getparam(d.pid).sched_priority
+            if got != want or prio != sched.priority:
+                sys.exit(f"irqresd runs at policy {got} priority {prio}, not the unit's "
+                         f"{want}/{sched.priority}")
         for i in range(n):
             v = one_sample(f"{comm}-{i}".encode()[:15], timeout_s=5.0)
             if v is None:
@@ -143,6 +214,7 @@ def reaction(tmp: Path, mode: str, n: int, rescan_ms: int, nice: int, fifo: int)
         r"read and matched in (\d+) us, applied in (\d+) us",
         (tmp / "irqresd.log").read_text())]
     return {"mode": mode, "args": " ".join(args), "n": len(samples), "lost": lost,
+            "samples": samples, "inside_us": inside,
             "inside": f"{statistics.median(inside):.0f} / {pct(inside, 0.99):.0f} us"
             if inside else "-",
             "median_us": statistics.median(samples) / 1e3, "p99_us": pct(samples, 0.99) / 1e3,
@@ -177,6 +249,47 @@ def idle(tmp: Path, seconds: int) -> dict:
             "cpu_pct": 100 * (c1 - c0) / (t1 - t0), "rss_kib": rss}
 
 
+def unit_comparison(unit: Path, rounds: int, n: int, fifo: int) -> None:
+    """The unit's scheduling against SCHED_OTHER, event-driven, alternating rounds."""
+    sched = UnitSched(unit)
+    arms = {"SCHED_OTHER": UnitSched(None), "unit": sched}
+    print(f"irqresd arms: SCHED_OTHER, and as {unit.name} runs it: {sched.describe()}  ")
+    print(f"Measuring loop (and the children it forks): "
+          f"{f'SCHED_FIFO {fifo}' if fifo else 'SCHED_OTHER'}, the same in both arms\n")
+    if fifo:
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(fifo))
+    pooled: dict[str, list[int]] = {a: [] for a in arms}
+    inside: dict[str, list[int]] = {a: [] for a in arms}
+    medians: dict[str, list[float]] = {a: [] for a in arms}
+    lost = dict.fromkeys(arms, 0)
+    for r in range(rounds):
+        order = list(arms) if r % 2 == 0 else list(reversed(arms))
+        for arm in order:
+            with tempfile.TemporaryDirectory(dir=RUN_BASE) as t:
+                res = reaction(Path(t), "events", n, 100, 0, 0, arms[arm], seed=r + 1)
+            pooled[arm] += res["samples"]
+            inside[arm] += res["inside_us"]
+            medians[arm].append(res["median_us"])
+            lost[arm] += res["lost"]
+            print(f"round {r + 1} {arm}: median {res['median_us']:.0f} us, "
+                  f"load {os.getloadavg()[0]:.2f}", file=sys.stderr, flush=True)
+    if fifo:
+        os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+    print("| irqresd scheduling | samples | missed | median of round medians (range) "
+          "| pooled median | p90 | p99 | max | in irqresd: median / p99 |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for arm in arms:
+        xs, ms = pooled[arm], medians[arm]
+        label = "SCHED_OTHER" if arm == "SCHED_OTHER" else f"unit: {sched.describe()}"
+        print(f"| {label} | {len(xs)} | {lost[arm]} | {statistics.median(ms):.0f} us "
+              f"({min(ms):.0f}..{max(ms):.0f}) | {statistics.median(xs) / 1e3:.0f} us | "
+              f"{pct(xs, 0.90) / 1e3:.0f} us | {pct(xs, 0.99) / 1e3:.0f} us | "
+              f"{max(xs) / 1e3:.0f} us | {statistics.median(inside[arm]):.0f} / "
+              f"{pct(inside[arm], 0.99):.0f} us |")
+    ratio = statistics.median(pooled["SCHED_OTHER"]) / statistics.median(pooled["unit"])
+    print(f"\nSCHED_OTHER / unit, pooled medians: {ratio:.2f}x\n")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("-n", type=int, default=200, help="samples per mode")
@@ -188,9 +301,24 @@ def main() -> None:
                     help="run the measuring loop (and the children it forks) at SCHED_FIFO "
                          "PRIO and irqresd at PRIO+1 during the reaction runs; only these "
                          "processes, never the host's threads")
+    ap.add_argument("--unit", type=Path, metavar="FILE",
+                    help="compare irqresd with this unit's scheduling and at SCHED_OTHER "
+                         "(event-driven reaction only; -n samples per arm and round)")
+    ap.add_argument("--rounds", type=int, default=4, help="with --unit: alternating rounds")
     a = ap.parse_args()
     if os.geteuid() != 0:
         sys.exit("needs root")
+    if a.unit:
+        print(f"## irqresd reaction: {a.unit} vs SCHED_OTHER, "
+              f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}\n")
+        print(f"Command: `python3 bench/daemon/bench_daemon.py --unit {a.unit} -n {a.n} "
+              f"--rounds {a.rounds}{f' --fifo {a.fifo}' if a.fifo else ''}`  ")
+        print(f"Host: {os.cpu_count()} CPUs, kernel {platform.release()}, {count_threads()} "
+              f"threads, load average {os.getloadavg()[0]:.2f} at the start; "
+              f"commit {commit()}\n")
+        unit_comparison(a.unit, a.rounds, a.n, a.fifo)
+        print(f"At the end: load average {os.getloadavg()[0]:.2f}")
+        return
     if not 0 <= a.fifo < 99:
         sys.exit("--fifo: a priority of 1..98 (0: off)")
     if a.nice:

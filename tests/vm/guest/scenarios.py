@@ -85,12 +85,31 @@ def scenario_boot_basics() -> dict:
     }
 
 
+def _daemon_sched() -> dict:
+    """How the unit made irqresd's main process run: policy, priority, RLIMIT_RTTIME."""
+    pid = int(_irqresd().get("MainPID", "0") or 0)
+    if pid <= 0:
+        return {"pid": pid}
+    policy = os.sched_getscheduler(pid)
+    limits = read(f"/proc/{pid}/limits") or ""
+    rttime = next((line.split()[3:5] for line in limits.splitlines()
+                   if line.startswith("Max realtime timeout")), None)
+    return {"pid": pid, "fifo": policy & ~os.SCHED_RESET_ON_FORK == os.SCHED_FIFO,
+            "reset_on_fork": bool(policy & os.SCHED_RESET_ON_FORK),
+            "priority": os.sched_getparam(pid).sched_priority, "rttime_us": rttime,
+            "chrt": sh(f"chrt -p {pid}")["out"]}
+
+
 def scenario_daemon_boot() -> dict:
     """irqresd started by the boot transaction with /etc/irqres/profile.yaml."""
     # Type=notify: ActiveState=active only after READY=1.
     _, waited = wait_for(lambda: _irqresd().get("ActiveState") in ("active", "failed"), 60, 0.2)
     return {
         "snapshot": _snapshot("after boot"),
+        "daemon_sched": _daemon_sched(),
+        "unit_verify": sh("systemd-analyze verify --man=no /lib/systemd/system/irqresd.service "
+                          "/lib/systemd/system/irqres-tune.service"),
+        "is_enabled": sh("systemctl is-enabled irqresd.service irqres-tune.service"),
         "profile": read("/etc/irqres/profile.yaml"),
         "status_json": sh("irqres status --json"),
         "status_text": sh("irqres status"),
