@@ -136,14 +136,23 @@ deb: deb-package
 	lintian --fail-on error --info --display-level '>=pedantic' $(DEB) >build/deb/lintian.txt 2>&1; \
 		rc=$$?; cat build/deb/lintian.txt; exit $$rc
 
+# Rebuilt only when a file of the checkout is newer than the package, so that make test's
+# package checks and the VM suite share one build (file names with ':' rule out make's
+# own prerequisites here).
 deb-package: deps-deb
+	@newest=$$(git ls-files -z --cached --others --exclude-standard | \
+		xargs -0 stat -c %Y 2>/dev/null | sort -n | tail -n 1); \
+	if [ -f $(DEB) ] && [ "$$(stat -c %Y $(DEB))" -gt "$${newest:-0}" ]; then \
+		echo "$(DEB): up to date"; \
+	else $(MAKE) --no-print-directory deb-build; fi
+
+deb-build: deps-deb
 	rm -rf build/deb && mkdir -p build/deb/irqres-$(DEB_VERSION)
 	git ls-files -z --cached --others --exclude-standard | \
 		(cd $(CURDIR) && tar --null --ignore-failed-read -T - -cf -) | \
 		tar -C build/deb/irqres-$(DEB_VERSION) -xf -
 	cd build/deb/irqres-$(DEB_VERSION) && dpkg-buildpackage -b -us -uc >../build.log 2>&1 || \
 		{ tail -n 40 ../build.log; exit 1; }
-	@echo $(DEB)
 
 clean:
 	$(MAKE) -C daemon clean
@@ -151,4 +160,5 @@ clean:
 	rm -rf build analysis/*.egg-info
 
 .PHONY: all deps $(addprefix deps-,$(DEP_SETS)) daemon python man test check lint test-c \
-	test-asan test-valgrind test-fuzz fuzz test-py test-vm demo bench install deb deb-package clean
+	test-asan test-valgrind test-fuzz fuzz test-py test-vm demo bench install deb deb-package \
+	deb-build clean

@@ -41,13 +41,17 @@ ln -sf ../irqres-vm-scenario.service "$gen/multi-user.target.wants/irqres-vm-sce
 # The checkout's Debian package, installed by dpkg as on any Debian 12 box: dpkg refuses
 # it if the image lacks one of its Depends. This runs inside a systemd generator, before
 # systemd has loaded a unit, so the maintainer scripts must not call systemctl (it would
-# wait for systemd, which waits for this generator): with /run/systemd/system hidden they
-# act as in a chroot, enabling irqresd.service by its symlink and starting nothing.
+# wait for systemd, which waits for this generator): with /run/systemd hidden they act as
+# in a chroot, enabling irqresd.service by its symlink and starting nothing. The disk is
+# a throwaway snapshot, so dpkg need not fsync every file (--force-unsafe-io).
+now() { date -u +%T.%N | cut -c1-12; }
 for deb in "$p"/stage/irqres_*.deb; do
 	[ -f "$deb" ] || { echo "install.sh: no irqres package on the payload"; break; }
-	echo "dpkg -i $(basename "$deb"): $(date -u +%T.%N | cut -c1-12)"
-	if unshare -m sh -c 'mount -t tmpfs tmpfs /run/systemd/system && dpkg -i "$1"' sh "$deb"; then
-		echo "installed $(dpkg-query -W -f='${Package} ${Version} ${Status}' irqres): $(date -u +%T.%N | cut -c1-12)"
+	echo "dpkg --unpack $(basename "$deb"): $(now)"
+	if unshare -m sh -c 'mount -t tmpfs tmpfs /run/systemd &&
+		dpkg --force-unsafe-io --unpack "$1" && echo "dpkg --configure: $(date -u +%T.%N | cut -c1-12)" &&
+		dpkg --force-unsafe-io --configure irqres' sh "$deb"; then
+		echo "installed $(dpkg-query -W -f='${Package} ${Version} ${Status}' irqres): $(now)"
 	else
 		echo "install.sh: dpkg -i $deb failed"
 	fi
