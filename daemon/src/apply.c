@@ -273,6 +273,34 @@ static int partition_ready(const struct plan_item *it, struct state *st, struct 
 }
 
 /* The thread part of one item: record, move, sched_setattr. 1 when the thread is gone. */
+/*
+ * The kernel checks a SCHED_DEADLINE request against the root domain of the CPU the
+ * thread last ran on (6.1 and 6.12 alike, docs/vm.md): a sleeping thread just moved into
+ * a partition is refused with EPERM until it has run there once. An IRQ thread runs at
+ * its next interrupt - soon for a busy device, and the reason a freshly hotplugged
+ * thread, or one that ran elsewhere after a restore, is refused when irqresd is quick.
+ * Give it that chance for at most APPLY_MOVED_WAIT_US before reporting the refusal.
+ */
+#define APPLY_MOVED_WAIT_US 1000000u
+
+static int dl_set_after_move(const struct thread_info *ti, const struct plan_item *it)
+{
+	unsigned int delay_us = 1000, waited_us = 0;
+	int rc = dl_set_deadline(ti->pid, it->runtime_ns, it->deadline_ns, it->period_ns);
+
+	while (rc == -EPERM && waited_us < APPLY_MOVED_WAIT_US) {
+		usleep(delay_us);
+		waited_us += delay_us;
+		if (delay_us < 128000)
+			delay_us *= 2;
+		rc = dl_set_deadline(ti->pid, it->runtime_ns, it->deadline_ns, it->period_ns);
+	}
+	if (waited_us && !rc)
+		pr_info("%s (pid %d): accepted after %u ms, once it had run in %s", ti->comm,
+			(int)ti->pid, waited_us / 1000, it->partition);
+	return rc;
+}
+
 static int apply_item(const struct plan *plan, const struct plan_item *it, struct state *st,
 		      struct undo_log *u, char *err, size_t errlen)
 {
@@ -343,7 +371,10 @@ static int apply_item(const struct plan *plan, const struct plan_item *it, struc
 		}
 	}
 
-	rc = dl_set_deadline(ti->pid, it->runtime_ns, it->deadline_ns, it->period_ns);
+	if (it->needs_partition)
+		rc = dl_set_after_move(ti, it);
+	else
+		rc = dl_set_deadline(ti->pid, it->runtime_ns, it->deadline_ns, it->period_ns);
 	units_format_duration(it->runtime_ns, q, sizeof(q));
 	units_format_duration(it->period_ns, t, sizeof(t));
 	switch (-rc) {
@@ -368,9 +399,11 @@ static int apply_item(const struct plan *plan, const struct plan_item *it, struc
 		if (it->needs_partition)
 			snprintf(err, errlen, "%s (pid %d): SCHED_DEADLINE refused: EPERM: thread "
 				 "pinned to CPUs %s was moved into cpuset partition %s, yet the kernel "
-				 "still sees a larger root domain (does %s/cpuset.cpus.partition read "
+				 "still sees a larger root domain after %ums (has the thread not run "
+				 "there since - no interrupt? does %s/cpuset.cpus.partition read "
 				 "\"root\"?); the other way out is admission_control: disable",
-				 ti->comm, (int)ti->pid, a, it->partition, it->partition);
+				 ti->comm, (int)ti->pid, a, it->partition, APPLY_MOVED_WAIT_US / 1000,
+				 it->partition);
 		else
 			snprintf(err, errlen, "%s (pid %d): SCHED_DEADLINE refused: EPERM: thread "
 				 "pinned to CPUs %s, root domain spans %s; it needs a cpuset partition "
