@@ -45,11 +45,11 @@ def _children(pid: int) -> list[int]:
 
 def anon_kb(pid: int) -> int:
     """RssAnon + RssShmem of ``pid`` and its descendants."""
-    total, todo = 0, [pid]
-    while todo:
-        p = todo.pop()
+    total, stack = 0, [pid]
+    while stack:
+        p = stack.pop()
         total += _own_kb(p)
-        todo += _children(p)
+        stack += _children(p)
     return total
 
 

@@ -287,13 +287,13 @@ class Tuner:
         (the loop's may have been cut mid-request). Best effort: a refusal is logged and
         the next target is tried; with irqresd gone there is nothing to put back (it
         restores its threads itself). Returns target -> runtime_ns put back."""
-        todo = {name: q for name, q in self.baseline.items()
-                if name in self.targets and self.targets[name].runtime_ns != q}
-        if not todo:
+        to_restore = {name: q for name, q in self.baseline.items()
+                      if name in self.targets and self.targets[name].runtime_ns != q}
+        if not to_restore:
             return {}
         try:
             with Client(self.socket) as client:
-                for name, q in todo.items():
+                for name, q in to_restore.items():
                     try:
                         reply = client.set_budget(name, q)
                     except DaemonUnreachable:

@@ -31,7 +31,7 @@ import warnings
 from ..errors import TraceError
 
 _FRAME = struct.Struct("<Q")
-_COLUMN = "\0column"  # the key of a placeholder {_COLUMN: (offset, nbytes)}
+_COLUMN = "\0column"  # the key of a stand-in {_COLUMN: (offset, nbytes)}
 _ALIGN = 64
 
 
@@ -73,7 +73,7 @@ def _messages(fd: int):
 
 
 def _stow(obj, memfd: int, end: list[int], column_type):
-    """``obj`` with each column written to ``memfd`` and replaced by a placeholder; the
+    """``obj`` with each column written to ``memfd`` and replaced by a stand-in; the
     columns are dropped as they are written so that only one copy is alive at a time."""
     if isinstance(obj, dict):
         for key in list(obj):
