@@ -84,14 +84,15 @@ class ThreadStats:
 
     def table(self) -> str:
         """The reference-style table as text."""
-        head = f"{'':24}{'count':>9}{'mean':>11}{'std':>11}{'min':>11}{'max':>11}"
+        # exact durations run to 11 characters and more (21.478378ms): a blank before each
+        head = f"{'':24}{'count':>9}{'mean':>14}{'std':>14}{'min':>14}{'max':>14}"
         lines = [head]
         for label, s in (("inter-arrival (activ.)", self.interarrival),
                          ("inter-arrival (IRQ)", self.irq_interarrival),
                          ("execution time", self.exec),
                          ("response time", self.response)):
             r = s.row()
-            lines.append(f"{label:24}{r[0]:>9}{r[1]:>11}{r[2]:>11}{r[3]:>11}{r[4]:>11}")
+            lines.append(f"{label:24}{r[0]:>9} {r[1]:>13} {r[2]:>13} {r[3]:>13} {r[4]:>13}")
         lines.append(
             f"IRQ rate {self.irq_rate_hz:.1f}/s ({self.irq_requests} requests, "
             f"{self.merged_irqs} merged into running activations); activations "
