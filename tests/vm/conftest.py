@@ -88,7 +88,7 @@ def boot(image, stage, kernel, request):
         vm = vmrunner.VM(image, stage, scenario, name=request.node.name,
                          workdir=workdir, kernel=kernel, **kw)
         res = vm.run()
-        _TIMES.append((request.node.name, res.wall_s))
+        _TIMES.append((vmrunner.timing_label(res), res.wall_s))
         if "error" in res.data:
             pytest.fail(f"{scenario}: the guest scenario raised {res.data['error']}\n"
                         f"{res.data.get('traceback', '')}\nconsole tail:\n"

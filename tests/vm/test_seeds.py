@@ -74,7 +74,7 @@ def test_seeds_shapes(image, stage, icount_qemu, tmp_path, request):
                                            "flood_period_ns": 100_000, "size": 1400,
                                            "tests": [[20 * MS, 18 * MS]]}})
     res = vm.run()
-    conftest._TIMES.append((request.node.name, res.wall_s))
+    conftest._TIMES.append((vmrunner.timing_label(res), res.wall_s))
     if "error" in res.data:
         pytest.fail(f"seeds_shapes: the guest scenario raised {res.data['error']}\n"
                     f"{res.data.get('traceback', '')}\nconsole tail:\n"
