@@ -424,15 +424,12 @@ int apply_plan(const struct plan *plan, struct state *st, char *err, size_t errl
 	int rc = 0;
 
 	if (!plan->feasible) {
-		for (size_t i = 0; i < plan->n_items; i++) {
-			const struct plan_item *it = &plan->items[i];
+		const struct plan_item *it = plan_first_refusal(plan);
 
-			if (it->ok)
-				continue;
+		if (it) {
 			snprintf(err, errlen, "%s (pid %d): SCHED_DEADLINE refused: %s",
 				 it->thread.comm, (int)it->thread.pid, it->verdict);
-			return strncmp(it->verdict, "EBUSY", 5) == 0 ? -EBUSY :
-			       strncmp(it->verdict, "EPERM", 5) == 0 ? -EPERM : -EINVAL;
+			return -it->refusal;
 		}
 		snprintf(err, errlen, "%s", plan->n_errors ? plan->errors[0] :
 			 "the plan is not feasible");
@@ -496,18 +493,127 @@ int apply_thread(const struct profile *prof, const struct match *m, struct state
 	return rc;
 }
 
-/* A one-target profile for a new budget, to check it with the plan's admission rule. */
+/* ---- set-budget ---- */
+
+/* The threads a new budget is for, as they are now: what the plan needs, and their
+ * attributes to put back on a refusal. */
+static int budget_threads(struct state *st, const pid_t *pids, size_t n,
+			  struct thread_info *ti, struct dl_attr *prev, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct state_thread *rec = state_find_thread(st, pids[i]);
+		int rc;
+
+		if (!rec) {
+			snprintf(err, errlen, "pid %d: not a thread irqresd manages", (int)pids[i]);
+			return -ENOENT;
+		}
+		rc = dl_get(pids[i], &prev[i]);
+		if (!rc && sched_getaffinity(pids[i], sizeof(ti[i].affinity), &ti[i].affinity) < 0)
+			rc = -errno;
+		if (rc) {
+			snprintf(err, errlen, "%s (pid %d): %s", rec->comm, (int)pids[i],
+				 rc == -ESRCH ? "gone" : strerror(-rc));
+			return rc;
+		}
+		ti[i].pid = pids[i];
+		ti[i].irq = -1;
+		ti[i].policy = (int)prev[i].sched_policy;
+		snprintf(ti[i].comm, sizeof(ti[i].comm), "%s", rec->comm);
+	}
+	return 0;
+}
+
+/*
+ * The plan's admission rule for the new budget of every thread at once. No scan of every
+ * thread for SCHED_DEADLINE ones (tens of ms with many tasks, and the controller calls
+ * this every few periods): the plan checks the new budgets against the capacity, the
+ * kernel checks the rest, and a refusal rolls back.
+ */
+static int budget_admitted(const struct thread_info *ti, size_t n, const struct dl_attr *b,
+			   char *err, size_t errlen)
+{
+	const struct plan_item *it;
+	struct plan_env env;
+	struct plan plan;
+	int rc = plan_env_read(&env, false);
+
+	if (rc) {
+		snprintf(err, errlen, "set-budget: cannot read the system's CPUs and limits: %s",
+			 strerror(-rc));
+		return rc;
+	}
+	rc = plan_build_budget(ti, n, b->sched_runtime, b->sched_deadline, b->sched_period, &env,
+			       &plan);
+	plan_env_free(&env);
+	if (rc)
+		return rc;
+	it = plan_first_refusal(&plan);
+	if (it) {
+		snprintf(err, errlen, "%s (pid %d): new budget refused: %s", it->thread.comm,
+			 (int)it->thread.pid, it->verdict);
+		rc = -it->refusal;
+	}
+	plan_free(&plan);
+	return rc;
+}
+
+/* Why the kernel gave EBUSY for the new budget b of thread ti (old: what it had). */
+static void budget_ebusy(const struct thread_info *ti, const struct dl_attr *old,
+			 const struct dl_attr *b, size_t n, char *err, size_t errlen)
+{
+	char q[UNITS_FMT_LEN], t[UNITS_FMT_LEN];
+	/* Q/T <= Q0/T0, in integers: a budget that asks for less bandwidth */
+	bool smaller = old->sched_policy == SCHED_DEADLINE && old->sched_period &&
+		(unsigned __int128)b->sched_runtime * old->sched_period <=
+		(unsigned __int128)old->sched_runtime * b->sched_period;
+
+	units_format_duration(b->sched_runtime, q, sizeof(q));
+	units_format_duration(b->sched_period, t, sizeof(t));
+	if (smaller)
+		snprintf(err, errlen, "%s (pid %d): new budget refused: EBUSY: the kernel refused "
+			 "%s/%s although it asks for less bandwidth than the budget in force: its "
+			 "SCHED_DEADLINE accounting for this root domain holds less than this "
+			 "thread's own reservation (a kernel accounting error); every thread keeps "
+			 "its budget", ti->comm, (int)ti->pid, q, t);
+	else
+		snprintf(err, errlen, "%s (pid %d): new budget refused: EBUSY: admission control: "
+			 "%s/%s for %zu thread(s) does not fit beside the SCHED_DEADLINE tasks "
+			 "already present; every thread keeps its budget", ti->comm, (int)ti->pid,
+			 q, t, n);
+}
+
+/* Gives every thread budget b; on the first refusal puts back those already changed. */
+static int budget_write(const struct thread_info *ti, const struct dl_attr *prev, size_t n,
+			const struct dl_attr *b, char *err, size_t errlen)
+{
+	size_t done;
+	int rc = 0;
+
+	for (done = 0; done < n; done++) {
+		rc = dl_set_deadline(ti[done].pid, b->sched_runtime, b->sched_deadline,
+				     b->sched_period);
+		if (rc)
+			break;
+	}
+	if (rc == -EBUSY)
+		budget_ebusy(&ti[done], &prev[done], b, n, err, errlen);
+	else if (rc)
+		snprintf(err, errlen, "%s (pid %d): new budget refused by the kernel: %s: %s",
+			 ti[done].comm, (int)ti[done].pid, errname(-rc), strerror(-rc));
+	if (rc)
+		while (done-- > 0)
+			dl_set(ti[done].pid, &prev[done]);
+	return rc;
+}
+
 int apply_set_budget(struct state *st, const pid_t *pids, size_t n, uint64_t runtime_ns,
 		     uint64_t deadline_ns, uint64_t period_ns, char *err, size_t errlen)
 {
-	struct target tg = { .name = "set-budget", .runtime_ns = runtime_ns,
-			     .period_ns = period_ns };
-	struct profile prof = { .path = "set-budget", .targets = &tg, .n_targets = 1 };
-	struct match_list ml = { 0 };
+	struct dl_attr b = { .sched_runtime = runtime_ns, .sched_deadline = deadline_ns,
+			     .sched_period = period_ns };
+	struct thread_info *ti = NULL;
 	struct dl_attr *prev = NULL;
-	struct plan_env env;
-	struct plan plan;
-	size_t done = 0;
 	int rc;
 
 	if (n == 0 || runtime_ns == 0 || period_ns == 0 || runtime_ns > period_ns ||
@@ -516,118 +622,28 @@ int apply_set_budget(struct state *st, const pid_t *pids, size_t n, uint64_t run
 			 "one thread");
 		return -EINVAL;
 	}
-	ml.v = calloc(n, sizeof(*ml.v));
+	ti = calloc(n, sizeof(*ti));
 	prev = calloc(n, sizeof(*prev));
-	if (!ml.v || !prev) {
-		rc = -ENOMEM;
-		goto out_free;
-	}
-	for (size_t i = 0; i < n; i++) {
-		const struct state_thread *rec = state_find_thread(st, pids[i]);
-		struct thread_info *ti = &ml.v[i].thread;
-
-		if (!rec) {
-			snprintf(err, errlen, "pid %d: not a thread irqresd manages", (int)pids[i]);
-			rc = -ENOENT;
-			goto out_free;
-		}
-		rc = dl_get(pids[i], &prev[i]);
-		if (!rc && sched_getaffinity(pids[i], sizeof(ti->affinity), &ti->affinity) < 0)
-			rc = -errno;
-		if (rc) {
-			snprintf(err, errlen, "%s (pid %d): %s", rec->comm, (int)pids[i],
-				 rc == -ESRCH ? "gone" : strerror(-rc));
-			goto out_free;
-		}
-		ti->pid = pids[i];
-		ti->irq = -1;
-		ti->policy = (int)prev[i].sched_policy;
-		snprintf(ti->comm, sizeof(ti->comm), "%s", rec->comm);
-	}
-	ml.n = ml.cap = n;
-	if (!deadline_ns) {
-		/* keep the deadline's ratio to the period (of the first thread) */
-		uint64_t d = prev[0].sched_deadline, p = prev[0].sched_period;
-
-		deadline_ns = period_ns;
-		if (prev[0].sched_policy == SCHED_DEADLINE && p && d < p)
-			deadline_ns = (uint64_t)((unsigned __int128)period_ns * d / p);
-		if (deadline_ns < runtime_ns)
-			deadline_ns = runtime_ns;
-	}
-	tg.deadline_ns = deadline_ns;
-
-	/* No scan of every thread for SCHED_DEADLINE ones (tens of ms with many tasks, and
-	 * the controller calls this every few periods): the plan checks the new budgets
-	 * against the capacity, the kernel checks the rest, and a refusal rolls back. */
-	rc = plan_env_read(&env, false);
-	if (rc) {
-		snprintf(err, errlen, "set-budget: cannot read the system's CPUs and limits: %s",
-			 strerror(-rc));
-		goto out_free;
-	}
-	rc = plan_build_env(&prof, &ml, &env, &plan);
-	plan_env_free(&env);
+	rc = ti && prev ? budget_threads(st, pids, n, ti, prev, err, errlen) : -ENOMEM;
 	if (rc)
 		goto out_free;
-	for (size_t i = 0; i < plan.n_items && !plan.feasible; i++) {
-		const struct plan_item *it = &plan.items[i];
+	if (!deadline_ns) {	/* the deadline keeps its ratio to the period (first thread's) */
+		bool dl = prev[0].sched_policy == SCHED_DEADLINE;
 
-		if (it->ok)
-			continue;
-		snprintf(err, errlen, "%s (pid %d): new budget refused: %s", it->thread.comm,
-			 (int)it->thread.pid, it->verdict);
-		rc = strncmp(it->verdict, "EBUSY", 5) == 0 ? -EBUSY : -EPERM;
-		break;
+		b.sched_deadline = dl_deadline_rescale(dl ? prev[0].sched_deadline : 0,
+						       dl ? prev[0].sched_period : 0, period_ns);
+		if (b.sched_deadline < runtime_ns)
+			b.sched_deadline = runtime_ns;
 	}
-	plan_free(&plan);
-	if (rc)
-		goto out_free;
-	for (done = 0; done < n; done++) {
-		rc = dl_set_deadline(pids[done], runtime_ns, deadline_ns, period_ns);
-		if (rc == -EBUSY) {
-			char q[UNITS_FMT_LEN], t[UNITS_FMT_LEN];
-			const struct dl_attr *old = &prev[done];
-			/* Q/T <= Q0/T0, in integers: a budget that asks for less bandwidth */
-			bool smaller = old->sched_policy == SCHED_DEADLINE && old->sched_period &&
-				(unsigned __int128)runtime_ns * old->sched_period <=
-				(unsigned __int128)old->sched_runtime * period_ns;
-
-			units_format_duration(runtime_ns, q, sizeof(q));
-			units_format_duration(period_ns, t, sizeof(t));
-			if (smaller)
-				snprintf(err, errlen, "%s (pid %d): new budget refused: EBUSY: the "
-					 "kernel refused %s/%s although it asks for less bandwidth "
-					 "than the budget in force: its SCHED_DEADLINE accounting for "
-					 "this root domain holds less than this thread's own "
-					 "reservation (a kernel accounting error); every thread keeps "
-					 "its budget", ml.v[done].thread.comm, (int)pids[done], q, t);
-			else
-				snprintf(err, errlen, "%s (pid %d): new budget refused: EBUSY: "
-					 "admission control: %s/%s for %zu thread(s) does not fit "
-					 "beside the SCHED_DEADLINE tasks already present; every "
-					 "thread keeps its budget", ml.v[done].thread.comm,
-					 (int)pids[done], q, t, n);
-			break;
-		}
-		if (rc) {
-			snprintf(err, errlen, "%s (pid %d): new budget refused by the kernel: %s: %s",
-				 ml.v[done].thread.comm, (int)pids[done], errname(-rc),
-				 strerror(-rc));
-			break;
-		}
-	}
-	if (rc) {
-		while (done-- > 0)
-			dl_set(pids[done], &prev[done]);
-	} else {
+	rc = budget_admitted(ti, n, &b, err, errlen);
+	if (!rc)
+		rc = budget_write(ti, prev, n, &b, err, errlen);
+	if (!rc)
 		pr_info("new budget %llu/%llu/%llu ns for %zu thread(s)",
-			(unsigned long long)runtime_ns, (unsigned long long)deadline_ns,
+			(unsigned long long)runtime_ns, (unsigned long long)b.sched_deadline,
 			(unsigned long long)period_ns, n);
-	}
-
 out_free:
-	free(ml.v);
+	free(ti);
 	free(prev);
 	return rc;
 }

@@ -95,20 +95,18 @@ out:
 /* The first reason an infeasible plan gives. */
 static void plan_first_problem(const struct plan *plan, char *err, size_t errlen)
 {
-	size_t i;
+	const struct plan_item *it;
 
 	if (plan->n_errors) {
 		snprintf(err, errlen, "%s", plan->errors[0]);
 		return;
 	}
-	for (i = 0; i < plan->n_items; i++) {
-		if (!plan->items[i].ok) {
-			snprintf(err, errlen, "%s (pid %d): %s", plan->items[i].thread.comm,
-				 (int)plan->items[i].thread.pid, plan->items[i].verdict);
-			return;
-		}
-	}
-	snprintf(err, errlen, "the plan is not feasible");
+	it = plan_first_refusal(plan);
+	if (it)
+		snprintf(err, errlen, "%s (pid %d): %s", it->thread.comm, (int)it->thread.pid,
+			 it->verdict);
+	else
+		snprintf(err, errlen, "the plan is not feasible");
 }
 
 /* ---- managed threads ---- */

@@ -74,6 +74,16 @@ uint64_t dl_to_ratio(uint64_t period_ns, uint64_t runtime_ns)
 	return (uint64_t)(((unsigned __int128)runtime_ns << DL_BW_SHIFT) / period_ns);
 }
 
+uint64_t dl_deadline_rescale(uint64_t deadline_ns, uint64_t period_ns, uint64_t new_period_ns)
+{
+	unsigned __int128 v;
+
+	if (period_ns == 0 || period_ns == new_period_ns)
+		return deadline_ns == 0 ? new_period_ns : deadline_ns;
+	v = (unsigned __int128)deadline_ns * new_period_ns / period_ns;
+	return v > new_period_ns ? new_period_ns : (uint64_t)v;
+}
+
 static const struct {
 	int policy;
 	const char *name;

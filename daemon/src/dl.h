@@ -47,6 +47,11 @@ int dl_set_policy(pid_t pid, int policy, int priority, int nice);
 /* The kernel's to_ratio(): (runtime << 20) / period; 0 when period is 0. */
 uint64_t dl_to_ratio(uint64_t period_ns, uint64_t runtime_ns);
 
+/* The deadline for a new period: D keeps its ratio to T (D' = D·T'/T, at most T'); T'
+ * itself when there was no deadline or no period. The one rule for set-budget and the
+ * adaptive controller's requests. */
+uint64_t dl_deadline_rescale(uint64_t deadline_ns, uint64_t period_ns, uint64_t new_period_ns);
+
 /* "other", "fifo", "rr", "batch", "idle", "deadline"; "unknown" otherwise. */
 const char *dl_policy_name(int policy);
 /* A thread's scheduling for people: "deadline 2ms/10ms/10ms" (runtime/deadline/period),

@@ -360,6 +360,7 @@ static int place_item(struct plan *plan, struct plan_item *it, const struct plan
 	cpu_set_t want, both;
 
 	if (d < 0) {
+		it->refusal = EPERM;
 		snprintf(it->verdict, sizeof(it->verdict), "EPERM: CPUs %s are in no root "
 			 "domain (offline or isolated)", list(&it->cpus, aff, sizeof(aff)));
 		return 0;
@@ -393,6 +394,7 @@ static int place_item(struct plan *plan, struct plan_item *it, const struct plan
 #define REFUSE(...) do { \
 		char why_[384]; \
 		snprintf(why_, sizeof(why_), __VA_ARGS__); \
+		it->refusal = EPERM; \
 		snprintf(it->verdict, sizeof(it->verdict), "EPERM: thread pinned to CPU%s %s, " \
 			 "root domain spans %s; %s", CPU_COUNT(&want) > 1 ? "s" : "", aff, span, \
 			 why_); \
@@ -423,37 +425,48 @@ static int place_item(struct plan *plan, struct plan_item *it, const struct plan
 #undef REFUSE
 }
 
+/* An item for thread with budget runtime/deadline/period (deadline 0: the period). */
+static void item_init(struct plan_item *it, const struct thread_info *thread,
+		      uint64_t runtime_ns, uint64_t deadline_ns, uint64_t period_ns)
+{
+	cpu_set_t cpus;
+
+	it->thread = *thread;
+	it->runtime_ns = runtime_ns;
+	it->period_ns = period_ns;
+	it->deadline_ns = deadline_ns ? deadline_ns : period_ns;
+	it->bw = dl_to_ratio(it->period_ns, it->runtime_ns);
+	it->domain = -1;
+	it->cpus = it->thread.affinity;
+	if (it->thread.irq >= 0 && thread_irq_cpus(it->thread.irq, &cpus) >= 0)
+		it->cpus = cpus;
+	it->no_setaffinity = cpuset_pid_movable(it->thread.pid) == 0;
+}
+
+static int items_alloc(struct plan *plan, size_t n)
+{
+	plan->items = calloc(n ? n : 1, sizeof(*plan->items));
+	if (!plan->items)
+		return -ENOMEM;
+	plan->n_items = n;
+	return 0;
+}
+
 static int build_items(struct plan *plan, const struct profile *prof,
 		       const struct match_list *matches, const struct plan_env *env)
 {
-	plan->items = calloc(matches->n ? matches->n : 1, sizeof(*plan->items));
-	if (!plan->items)
-		return -ENOMEM;
-	plan->n_items = matches->n;
-	for (size_t i = 0; i < matches->n; i++) {
+	int rc = items_alloc(plan, matches->n);
+
+	for (size_t i = 0; !rc && i < matches->n; i++) {
 		struct plan_item *it = &plan->items[i];
 		const struct target *t = &prof->targets[matches->v[i].target];
-		cpu_set_t cpus;
-		int rc;
 
 		it->target = matches->v[i].target;
-		it->thread = matches->v[i].thread;
-		it->runtime_ns = t->runtime_ns;
-		it->period_ns = t->period_ns;
-		it->deadline_ns = t->deadline_ns ? t->deadline_ns : t->period_ns;
-		it->bw = dl_to_ratio(it->period_ns, it->runtime_ns);
-		it->domain = -1;
-		it->cpus = it->thread.affinity;
-		if (it->thread.irq >= 0 && thread_irq_cpus(it->thread.irq, &cpus) >= 0)
-			it->cpus = cpus;
+		item_init(it, &matches->v[i].thread, t->runtime_ns, t->deadline_ns, t->period_ns);
 		it->buffer_check = profile_buffer_check(t, it->runtime_ns, it->period_ns);
-		rc = cpuset_pid_movable(it->thread.pid);
-		it->no_setaffinity = rc == 0;
 		rc = place_item(plan, it, env);
-		if (rc)
-			return rc;
 	}
-	return 0;
+	return rc;
 }
 
 static int cpu_first(const cpu_set_t *cpus)
@@ -634,8 +647,10 @@ static void verdicts(struct plan *plan, const struct plan_env *env)
 		units_format_duration(it->runtime_ns, q, sizeof(q));
 		units_format_duration(it->period_ns, t, sizeof(t));
 		if (!d) {
+			it->refusal = EINVAL;
 			snprintf(it->verdict, sizeof(it->verdict), "no root domain");
 		} else if (!d->unlimited && env->rt_runtime_us == 0) {
+			it->refusal = EPERM;
 			snprintf(it->verdict, sizeof(it->verdict), "EPERM: sched_rt_runtime_us is 0: "
 				 "no bandwidth at all for SCHED_DEADLINE");
 		} else if (!d->ok) {
@@ -643,6 +658,7 @@ static void verdicts(struct plan *plan, const struct plan_env *env)
 			bw_str(d->existing_bw + d->new_bw - it->bw, b, sizeof(b));
 			snprintf(c, sizeof(c), "%.2f", d->capacity);
 			bw_str(d->existing_bw, e, sizeof(e));
+			it->refusal = EBUSY;
 			snprintf(it->verdict, sizeof(it->verdict), "EBUSY: admission: %s/%s = %s more "
 				 "bandwidth on CPUs %s, in use %s of %s (%s by SCHED_DEADLINE tasks "
 				 "already present)", q, t, a, list(&d->cpus, cpus, sizeof(cpus)), b, c,
@@ -652,6 +668,7 @@ static void verdicts(struct plan *plan, const struct plan_env *env)
 			char p[UNITS_FMT_LEN];
 
 			units_format_duration(tg->min_interarrival_ns, p, sizeof(p));
+			it->refusal = EINVAL;
 			snprintf(it->verdict, sizeof(it->verdict), "buffering check violated: "
 				 "(T - Q)/P = (%s - %s)/%s >= N_c = %u: the device would drop "
 				 "interrupts", t, q, p, tg->buffer);
@@ -662,22 +679,14 @@ static void verdicts(struct plan *plan, const struct plan_env *env)
 	}
 }
 
-int plan_build_env(const struct profile *prof, const struct match_list *matches,
-		   const struct plan_env *env, struct plan *plan)
+/* Everything after the items are placed: partitions, admission, verdicts, messages. */
+static int plan_finish(struct plan *plan, const struct plan_env *env)
 {
 	char cpus[64];
-	int rc;
+	int rc = keep_default_cpus(plan);
 
-	memset(plan, 0, sizeof(*plan));
-	plan->prof = prof;
-	plan->admission_off = prof->admission_off;
-	rc = base_domains(plan, env);
-	if (!rc)
-		rc = build_items(plan, prof, matches, env);
-	if (!rc)
-		rc = keep_default_cpus(plan);
 	if (rc)
-		goto out_free;
+		return rc;
 	carve_partitions(plan);
 	admission(plan, env);
 	verdicts(plan, env);
@@ -692,7 +701,7 @@ int plan_build_env(const struct profile *prof, const struct match_list *matches,
 		rc = add_msg(&plan->errors, &plan->n_errors, "%s (pid %d): %s", it->thread.comm,
 			     (int)it->thread.pid, it->verdict);
 		if (rc)
-			goto out_free;
+			return rc;
 	}
 	if (plan->admission_off)
 		rc = add_msg(&plan->warnings, &plan->n_warnings, "admission_control: disable: "
@@ -705,13 +714,54 @@ int plan_build_env(const struct profile *prof, const struct match_list *matches,
 				     "the root cgroup (all that are in no partition) will no "
 				     "longer run there", plan->domains[i].partition,
 				     list(&plan->domains[i].cpus, cpus, sizeof(cpus)));
-	if (rc)
-		goto out_free;
-	return 0;
-
-out_free:
-	plan_free(plan);
 	return rc;
+}
+
+int plan_build_env(const struct profile *prof, const struct match_list *matches,
+		   const struct plan_env *env, struct plan *plan)
+{
+	int rc;
+
+	memset(plan, 0, sizeof(*plan));
+	plan->prof = prof;
+	plan->admission_off = prof->admission_off;
+	rc = base_domains(plan, env);
+	if (!rc)
+		rc = build_items(plan, prof, matches, env);
+	if (!rc)
+		rc = plan_finish(plan, env);
+	if (rc)
+		plan_free(plan);
+	return rc;
+}
+
+int plan_build_budget(const struct thread_info *threads, size_t n, uint64_t runtime_ns,
+		      uint64_t deadline_ns, uint64_t period_ns, const struct plan_env *env,
+		      struct plan *plan)
+{
+	int rc;
+
+	memset(plan, 0, sizeof(*plan));
+	rc = base_domains(plan, env);
+	if (!rc)
+		rc = items_alloc(plan, n);
+	for (size_t i = 0; !rc && i < n; i++) {
+		item_init(&plan->items[i], &threads[i], runtime_ns, deadline_ns, period_ns);
+		rc = place_item(plan, &plan->items[i], env);
+	}
+	if (!rc)
+		rc = plan_finish(plan, env);
+	if (rc)
+		plan_free(plan);
+	return rc;
+}
+
+const struct plan_item *plan_first_refusal(const struct plan *plan)
+{
+	for (size_t i = 0; i < plan->n_items; i++)
+		if (!plan->items[i].ok)
+			return &plan->items[i];
+	return NULL;
 }
 
 int plan_build(const struct profile *prof, const struct match_list *matches, struct plan *plan)

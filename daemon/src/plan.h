@@ -104,6 +104,9 @@ struct plan_item {
 	char partition[CPUSET_NAME_MAX];	/* partition it goes to, "" none */
 	enum profile_buffer_verdict buffer_check;
 	bool ok;
+	int refusal;			/* 0 when ok, else the errno the kernel would give:
+					 * EPERM (root domain), EBUSY (admission), EINVAL
+					 * (buffering check, no root domain) */
 	char verdict[640];		/* "ok" or why the kernel will refuse it */
 };
 
@@ -134,7 +137,16 @@ void plan_limits_changed(void);
 int plan_build(const struct profile *prof, const struct match_list *matches, struct plan *plan);
 int plan_build_env(const struct profile *prof, const struct match_list *matches,
 		   const struct plan_env *env, struct plan *plan);
+/* New budgets for threads found already (set-budget): their CPUs, root domains and
+ * admission exactly as plan_build_env() decides them, with no profile behind them (no
+ * buffering check, plan->prof NULL). */
+int plan_build_budget(const struct thread_info *threads, size_t n, uint64_t runtime_ns,
+		      uint64_t deadline_ns, uint64_t period_ns, const struct plan_env *env,
+		      struct plan *plan);
 void plan_free(struct plan *plan);
+/* The first item the kernel would refuse (its refusal and verdict say why), NULL when
+ * there is none. */
+const struct plan_item *plan_first_refusal(const struct plan *plan);
 
 /* "kernel" or "counted". */
 const char *plan_bw_source_name(enum plan_bw_source src);

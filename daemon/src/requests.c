@@ -179,17 +179,6 @@ static int req_stats(struct daemon *d, struct json *j)
 	return 0;
 }
 
-/* deadline keeping its ratio to the period: D' = D * T' / T, without overflow */
-static uint64_t scale_deadline(uint64_t d, uint64_t t, uint64_t t_new)
-{
-	unsigned __int128 v;
-
-	if (t == 0 || t == t_new)
-		return d == 0 ? t_new : d;
-	v = (unsigned __int128)d * t_new / t;
-	return v > t_new ? t_new : (uint64_t)v;
-}
-
 static int req_set_budget(struct daemon *d, const struct ctl_request *req, struct json *j,
 			  char *err, size_t errlen)
 {
@@ -226,7 +215,7 @@ static int req_set_budget(struct daemon *d, const struct ctl_request *req, struc
 		old_deadline = t->deadline_ns;
 	}
 	period = req->period_ns ? req->period_ns : old_period;
-	deadline = scale_deadline(old_deadline, old_period, period);
+	deadline = dl_deadline_rescale(old_deadline, old_period, period);
 	units_format_duration(req->runtime_ns, q, sizeof(q));
 	units_format_duration(deadline, dl, sizeof(dl));
 	units_format_duration(period, tp, sizeof(tp));

@@ -22,6 +22,20 @@ static void test_to_ratio(void **unused)
 	assert_int_equal(dl_to_ratio(UINT64_MAX, UINT64_MAX), DL_BW_UNIT);
 }
 
+static void test_deadline_rescale(void **unused)
+{
+	/* D keeps its ratio to T: 2.5/10 of 40ms */
+	assert_int_equal(dl_deadline_rescale(2500000, 10000000, 40000000), 10000000);
+	/* same period: kept; none before: the new period */
+	assert_int_equal(dl_deadline_rescale(7, 10, 10), 7);
+	assert_int_equal(dl_deadline_rescale(0, 0, 40), 40);
+	assert_int_equal(dl_deadline_rescale(0, 10, 10), 10);
+	/* never past the new period, no overflow for the largest values */
+	assert_int_equal(dl_deadline_rescale(20, 10, 30), 30);
+	assert_int_equal(dl_deadline_rescale(UINT64_MAX, UINT64_MAX, UINT64_MAX / 2),
+			 UINT64_MAX / 2);
+}
+
 static void test_policy_names(void **unused)
 {
 	const char *names[] = { "other", "fifo", "rr", "batch", "idle", "deadline" };
@@ -107,6 +121,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_to_ratio),
+		cmocka_unit_test(test_deadline_rescale),
 		cmocka_unit_test(test_policy_names),
 		cmocka_unit_test(test_bad_arguments),
 		cmocka_unit_test(test_gone),

@@ -122,6 +122,8 @@ static void test_admission_boundary(void **unused)
 	assert_int_equal(plan.domains[0].new_bw, 1048576);
 	assert_true(plan.domains[0].ok);
 	assert_string_equal(plan.items[0].verdict, "ok");
+	assert_int_equal(plan.items[0].refusal, 0);
+	assert_null(plan_first_refusal(&plan));
 	assert_false(plan.items[0].needs_partition);
 	plan_free(&plan);
 
@@ -132,10 +134,43 @@ static void test_admission_boundary(void **unused)
 	assert_false(plan.domains[0].ok);
 	assert_false(plan.items[1].ok);
 	assert_non_null(strstr(plan.items[1].verdict, "EBUSY: admission: "));
+	assert_int_equal(plan.items[1].refusal, EBUSY);
+	assert_ptr_equal(plan_first_refusal(&plan), &plan.items[0]);
 	assert_non_null(strstr(plan.items[1].verdict, "= 0.50 more bandwidth on CPUs 0-1, in use "
 			       "1.40 of 1.90"));
 	assert_int_equal(plan.n_errors, 2);
 	assert_non_null(strstr(plan.errors[1], "player2 (pid 502): EBUSY"));
+	plan_free(&plan);
+}
+
+/* set-budget's plan: the same admission rule for threads with no profile behind them */
+static void test_budget_plan(void **unused)
+{
+	struct thread_info ti[2] = { 0 };
+	struct plan plan;
+
+	add_dl(900, both, 2, 9 * MS, 10 * MS);
+	for (int i = 0; i < 2; i++) {
+		ti[i].pid = 501 + i;
+		ti[i].irq = -1;
+		CPU_SET(0, &ti[i].affinity);
+		CPU_SET(1, &ti[i].affinity);
+		snprintf(ti[i].comm, sizeof(ti[i].comm), "player%d", i);
+	}
+	assert_int_equal(plan_build_budget(ti, 2, 20 * MS, 0, 40 * MS, &env, &plan), 0);
+	assert_true(plan.feasible);
+	assert_null(plan.prof);
+	assert_int_equal(plan.items[0].deadline_ns, 40 * MS);
+	assert_int_equal(plan.domains[0].new_bw, 1048576);
+	plan_free(&plan);
+
+	assert_int_equal(plan_build_budget(ti, 2, 20 * MS + 100, 30 * MS, 40 * MS, &env, &plan),
+			 0);
+	assert_false(plan.feasible);
+	assert_int_equal(plan.items[0].deadline_ns, 30 * MS);
+	assert_ptr_equal(plan_first_refusal(&plan), &plan.items[0]);
+	assert_int_equal(plan.items[0].refusal, EBUSY);
+	assert_non_null(strstr(plan.items[0].verdict, "EBUSY: admission: "));
 	plan_free(&plan);
 }
 
@@ -270,6 +305,7 @@ static void test_no_setaffinity_and_admission_off(void **unused)
 	assert_true(plan.items[0].no_setaffinity);
 	assert_non_null(strstr(plan.items[0].verdict, "EPERM: thread pinned to CPU 0, root domain "
 			       "spans 0-1; it is marked PF_NO_SETAFFINITY"));
+	assert_int_equal(plan.items[0].refusal, EPERM);
 	assert_non_null(strstr(plan.items[0].verdict, "admission_control: disable"));
 	plan_free(&plan);
 
@@ -299,6 +335,7 @@ static void test_buffering_and_empty(void **unused)
 	assert_false(plan.feasible);
 	assert_int_equal(plan.items[0].buffer_check, PROFILE_BUFFER_VIOLATED);
 	assert_non_null(strstr(plan.items[0].verdict, "buffering check violated"));
+	assert_int_equal(plan.items[0].refusal, EINVAL);
 	plan_free(&plan);
 
 	targets[1].buffer = 161;
@@ -776,6 +813,7 @@ int main(void)
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 	const struct CMUnitTest tests[] = {
 		T(test_admission_boundary),
+		T(test_budget_plan),
 		T(test_replaced_threads_not_counted),
 		T(test_pinned_no_partition),
 		T(test_pinned_with_partition),
