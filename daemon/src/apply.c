@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* apply.c - plans into the kernel, all or nothing, and back out; see apply.h. */
 #include "apply.h"
+#include "array.h"
 #include "cpuset.h"
 #include "discover.h"
 #include "dl.h"
+#include "fileio.h"
 #include "log.h"
 #include "units.h"
 
@@ -34,19 +36,16 @@ struct undo {
 
 struct undo_log {
 	struct undo *v;
-	size_t n;
+	size_t n, cap;
 };
 
 static struct undo *undo_push(struct undo_log *u, enum undo_kind kind)
 {
-	struct undo *v = realloc(u->v, (u->n + 1) * sizeof(*v));
-
-	if (!v)
+	if (ARRAY_RESERVE(u->v, u->cap, u->n + 1))
 		return NULL;
-	u->v = v;
-	memset(&v[u->n], 0, sizeof(v[u->n]));
-	v[u->n].kind = kind;
-	return &v[u->n++];
+	memset(&u->v[u->n], 0, sizeof(u->v[u->n]));
+	u->v[u->n].kind = kind;
+	return &u->v[u->n++];
 }
 
 static const char *errname(int err)
@@ -75,37 +74,21 @@ static int rt_runtime_path(char *buf, size_t len)
 static int rt_runtime_read(long long *us)
 {
 	char path[PATH_MAX];
-	FILE *f;
 	int rc = rt_runtime_path(path, sizeof(path));
 
-	if (rc)
-		return rc;
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	if (fscanf(f, "%lld", us) != 1)
-		rc = -EINVAL;
-	fclose(f);
-	return rc;
+	return rc ? rc : fileio_read_ll(path, us);
 }
 
 static int rt_runtime_write(long long us)
 {
 	char path[PATH_MAX], val[32];
-	int fd, rc = rt_runtime_path(path, sizeof(path));
-	int len = snprintf(val, sizeof(val), "%lld", us);
+	int rc = rt_runtime_path(path, sizeof(path));
 
 	if (rc)
 		return rc;
+	snprintf(val, sizeof(val), "%lld", us);
 	plan_limits_changed();
-	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, val, (size_t)len) != len)
-		rc = -errno;
-	if (close(fd) < 0 && !rc)
-		rc = -errno;
-	return rc;
+	return fileio_write(path, val, false);
 }
 
 /* The state record of a thread as the kernel has it now. */
@@ -181,7 +164,7 @@ static void undo_all(struct undo_log *u, struct state *st)
 	}
 	free(u->v);
 	u->v = NULL;
-	u->n = 0;
+	u->n = u->cap = 0;
 }
 
 /* ---- apply ---- */

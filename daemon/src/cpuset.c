@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* cpuset.c - cgroup v2 cpuset partitions owned by irqres; see cpuset.h. */
 #include "cpuset.h"
+#include "array.h"
+#include "fileio.h"
 #include "irqres.h"
 #include "log.h"
 
@@ -14,53 +16,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#define PF_NO_SETAFFINITY 0x04000000u	/* include/linux/sched.h */
-
-/* Reads a small file into buf (NUL-terminated, trailing newline stripped). */
-static int read_small(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-	int errsave;
-
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, len - 1);
-	errsave = errno;
-	close(fd);
-	if (n < 0)
-		return -errsave;
-	buf[n] = '\0';
-	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
-		buf[--n] = '\0';
-	return 0;
-}
-
-/* Writes s in one write(2): cgroup files take one value per write. O_CREAT serves
- * fixture trees of plain files; cgroupfs cannot create files and answers a missing one
- * with EACCES then, so the open is retried without it for the real errno. */
-static int write_small(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	size_t len = strlen(s);
-	ssize_t n;
-	int errsave;
-
-	if (fd < 0 && errno == EACCES)
-		fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = write(fd, s, len);
-	errsave = errno;
-	if (close(fd) < 0 && n >= 0) {
-		errsave = errno;
-		n = -1;
-	}
-	if (n < 0)
-		return -errsave;
-	return (size_t)n == len ? 0 : -EIO;
-}
 
 int cpuset_list_parse(const char *s, cpu_set_t *set)
 {
@@ -129,7 +84,7 @@ int cpuset_list_format(const cpu_set_t *set, char *buf, size_t len)
 int cpuset_list_read(const char *path, cpu_set_t *set)
 {
 	char buf[4096];
-	int rc = read_small(path, buf, sizeof(buf));
+	int rc = fileio_read_value(path, buf, sizeof(buf));
 
 	if (rc)
 		return rc;
@@ -156,7 +111,7 @@ int cpuset_check(char *err, size_t errlen)
 	int rc;
 
 	snprintf(path, sizeof(path), "%s/cgroup.controllers", irqres_paths.cgroup);
-	rc = read_small(path, buf, sizeof(buf));
+	rc = fileio_read_value(path, buf, sizeof(buf));
 	if (rc == -ENOENT) {
 		snprintf(err, errlen, "no cgroup v2 at %s (%s missing): cpuset partitions need "
 			 "the unified hierarchy (boot with systemd.unified_cgroup_hierarchy=1)",
@@ -185,14 +140,14 @@ int cpuset_enable(bool *added, char *err, size_t errlen)
 	if (rc)
 		return rc;
 	snprintf(path, sizeof(path), "%s/cgroup.subtree_control", irqres_paths.cgroup);
-	rc = read_small(path, buf, sizeof(buf));
+	rc = fileio_read_value(path, buf, sizeof(buf));
 	if (rc) {
 		snprintf(err, errlen, "cannot read %s: %s", path, strerror(-rc));
 		return rc;
 	}
 	if (has_word(buf, "cpuset"))
 		return 0;
-	rc = write_small(path, "+cpuset");
+	rc = fileio_write(path, "+cpuset", true);
 	if (rc) {
 		snprintf(err, errlen, "cannot enable the cpuset controller (+cpuset into %s): %s",
 			 path, strerror(-rc));
@@ -209,7 +164,7 @@ int cpuset_disable(void)
 	int rc;
 
 	snprintf(path, sizeof(path), "%s/cgroup.subtree_control", irqres_paths.cgroup);
-	rc = write_small(path, "-cpuset");
+	rc = fileio_write(path, "-cpuset", true);
 	if (rc)
 		pr_warn("cannot take the cpuset controller back out of %s: %s", path,
 			strerror(-rc));
@@ -259,7 +214,7 @@ static int read_partition(const char *name, char *buf, size_t len)
 	char path[PATH_MAX];
 	int rc = group_file(name, "cpuset.cpus.partition", path, sizeof(path));
 
-	return rc ? rc : read_small(path, buf, len);
+	return rc ? rc : fileio_read_value(path, buf, len);
 }
 
 static bool partition_valid(const char *state)
@@ -311,7 +266,7 @@ int cpuset_partition_create(const cpu_set_t *cpus, char *name, size_t namelen, b
 	}
 
 	snprintf(path, sizeof(path), "%s/cpuset.mems.effective", irqres_paths.cgroup);
-	if (read_small(path, mems, sizeof(mems)) || !mems[0])
+	if (fileio_read_value(path, mems, sizeof(mems)) || !mems[0])
 		snprintf(mems, sizeof(mems), "0");
 
 	const char *step = "cpuset.cpus";
@@ -319,18 +274,18 @@ int cpuset_partition_create(const cpu_set_t *cpus, char *name, size_t namelen, b
 
 	rc = group_file(name, step, path, sizeof(path));
 	if (!rc)
-		rc = write_small(path, value);
+		rc = fileio_write(path, value, true);
 	if (!rc) {
 		step = "cpuset.mems";
 		value = mems;
 		group_file(name, step, path, sizeof(path));
-		rc = write_small(path, value);
+		rc = fileio_write(path, value, true);
 	}
 	if (!rc) {
 		step = "cpuset.cpus.partition";
 		value = "root";
 		group_file(name, step, path, sizeof(path));
-		rc = write_small(path, value);
+		rc = fileio_write(path, value, true);
 	}
 	if (rc) {
 		snprintf(err, errlen, "cpuset partition %s could not be created: writing \"%s\" "
@@ -368,7 +323,7 @@ int cpuset_partition_remove(const char *name)
 	rc = group_file(name, "cgroup.procs", path, sizeof(path));
 	if (rc)
 		return rc;
-	if (read_small(path, buf, sizeof(buf)) == 0 && buf[0])
+	if (fileio_read_value(path, buf, sizeof(buf)) == 0 && buf[0])
 		return -EBUSY;
 	if (cpuset_group_dir(name, path, sizeof(path)))
 		return -ENAMETOOLONG;
@@ -385,7 +340,7 @@ int cpuset_partitions_scan(struct cpuset_part **parts, size_t *n)
 {
 	DIR *d = opendir(irqres_paths.cgroup);
 	struct cpuset_part *v = NULL;
-	size_t cnt = 0;
+	size_t cnt = 0, cap = 0;
 	struct dirent *de;
 	int rc = 0;
 
@@ -408,13 +363,9 @@ int cpuset_partitions_scan(struct cpuset_part **parts, size_t *n)
 		p.owned = strncmp(p.name, CPUSET_PREFIX, strlen(CPUSET_PREFIX)) == 0;
 		if (group_cpus(p.name, &p.cpus))
 			CPU_ZERO(&p.cpus);
-		struct cpuset_part *nv = realloc(v, (cnt + 1) * sizeof(*v));
-
-		if (!nv) {
-			rc = -ENOMEM;
+		rc = ARRAY_RESERVE(v, cap, cnt + 1);
+		if (rc)
 			break;
-		}
-		v = nv;
 		v[cnt++] = p;
 	}
 	closedir(d);
@@ -427,25 +378,18 @@ int cpuset_partitions_scan(struct cpuset_part **parts, size_t *n)
 	return 0;
 }
 
-/* PF_NO_SETAFFINITY of pid from /proc/PID/stat field 9: 1 set, 0 not, -errno. */
+/* PF_NO_SETAFFINITY of pid from /proc/PID/stat: 1 set, 0 not, -errno. */
 static int pid_no_setaffinity(pid_t pid)
 {
-	char path[PATH_MAX], buf[1024];
-	unsigned long flags;
-	char *p;
+	char path[PATH_MAX];
+	struct fileio_stat st;
 	int rc;
 
 	snprintf(path, sizeof(path), "%s/%d/stat", irqres_paths.proc, (int)pid);
-	rc = read_small(path, buf, sizeof(buf));
+	rc = fileio_stat_read(path, &st);
 	if (rc)
 		return rc;
-	p = strrchr(buf, ')');
-	if (!p)
-		return -EINVAL;
-	/* after ") ": state ppid pgrp session tty_nr tpgid flags */
-	if (sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %lu", &flags) != 1)
-		return -EINVAL;
-	return (flags & PF_NO_SETAFFINITY) ? 1 : 0;
+	return (st.flags & FILEIO_PF_NO_SETAFFINITY) ? 1 : 0;
 }
 
 int cpuset_pid_movable(pid_t pid)
@@ -464,7 +408,7 @@ int cpuset_move(pid_t pid, const char *cgpath, char *err, size_t errlen)
 		return rc;
 	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
 	snprintf(val, sizeof(val), "%d", (int)pid);
-	rc = write_small(path, val);
+	rc = fileio_write(path, val, true);
 	if (rc == 0) {
 		pr_debug("pid %d moved into %s", (int)pid, dir);
 		return 0;

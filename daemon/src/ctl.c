@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* ctl.c - the control socket: request parser, non-blocking server, reply framing. */
 #include "ctl.h"
+#include "array.h"
 
 #include "log.h"
 #include "profile.h"
@@ -505,9 +506,6 @@ void ctl_fini(struct ctl_server *srv)
 /* Queues bytes for the client; false (client to be dropped) when it reads too slowly. */
 static bool client_queue(struct client *c, const char *s, size_t n)
 {
-	size_t cap;
-	char *p;
-
 	if (c->out_off == c->out_len)
 		c->out_off = c->out_len = 0;
 	if (c->out_len - c->out_off + n > CTL_OUT_MAX)
@@ -518,16 +516,8 @@ static bool client_queue(struct client *c, const char *s, size_t n)
 			c->out_len -= c->out_off;
 			c->out_off = 0;
 		}
-		cap = c->out_cap ? c->out_cap : 1024;
-		while (cap < c->out_len + n)
-			cap *= 2;
-		if (cap != c->out_cap) {
-			p = realloc(c->out, cap);
-			if (!p)
-				return false;
-			c->out = p;
-			c->out_cap = cap;
-		}
+		if (ARRAY_RESERVE(c->out, c->out_cap, c->out_len + n))
+			return false;
 	}
 	memcpy(c->out + c->out_len, s, n);
 	c->out_len += n;

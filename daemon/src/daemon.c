@@ -7,9 +7,11 @@
 #include "daemon.h"
 
 #include "apply.h"
+#include "array.h"
 #include "cpuset.h"
 #include "discover.h"
 #include "dl.h"
+#include "fileio.h"
 #include "log.h"
 #include "notify.h"
 #include "stats.h"
@@ -128,15 +130,8 @@ static int managed_add(struct daemon *d, size_t target, const struct thread_info
 
 	m = daemon_managed_find(d, ti->pid);
 	if (!m) {
-		if (d->n_m == d->cap_m) {
-			size_t cap = d->cap_m ? d->cap_m * 2 : 16;
-
-			m = realloc(d->m, cap * sizeof(*m));
-			if (!m)
-				return -ENOMEM;
-			d->m = m;
-			d->cap_m = cap;
-		}
+		if (ARRAY_RESERVE(d->m, d->cap_m, d->n_m + 1))
+			return -ENOMEM;
 		m = &d->m[d->n_m++];
 	}
 	m->target = target;
@@ -361,16 +356,11 @@ static bool may_match(struct daemon *d, pid_t pid)
 {
 	char path[300], comm[COMM_MAX + 2];
 	bool irq_targets = false, all_globs = true;
-	size_t i, n;
-	FILE *f;
+	size_t i;
 
 	snprintf(path, sizeof(path), "%s/%d/comm", irqres_paths.proc, (int)pid);
-	f = fopen(path, "re");
-	if (!f)
+	if (fileio_read(path, comm, sizeof(comm)) < 0)
 		return false;	/* gone already */
-	n = fread(comm, 1, sizeof(comm) - 1, f);
-	fclose(f);
-	comm[n] = '\0';
 	comm[strcspn(comm, "\n")] = '\0';
 	for (i = 0; i < d->prof.n_targets; i++) {
 		const struct target *t = &d->prof.targets[i];

@@ -8,8 +8,10 @@
  * thread.  Without that file it walks /proc and reads every process's stat.
  */
 #include "discover.h"
+#include "array.h"
 #include "cpuset.h"
 #include "dl.h"
+#include "fileio.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -23,51 +25,10 @@
 
 #define PF_KTHREAD 0x00200000
 #define KTHREADD_PID 2
-#define STAT_BUF 1024
 #define STATUS_BUF 4096
 #define CHILDREN_BUF 65536
 #define DIR_LEN 320		/* a thread's directory: proc root + /PID/task/TID */
 #define PATH_LEN (DIR_LEN + 64)
-
-/* The fields of /proc/PID/stat that a thread_info needs. */
-struct stat_fields {
-	char comm[COMM_MAX];
-	pid_t ppid;
-	unsigned long flags;
-	int nice;
-	int num_threads;
-	unsigned long long starttime;
-	int rt_priority;
-	int policy;
-};
-
-/* Reads a whole small file into @buf (NUL-terminated).  Returns its length or -errno. */
-static ssize_t read_small(const char *path, char *buf, size_t len)
-{
-	size_t got = 0;
-	int fd, err;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	while (got + 1 < len) {
-		ssize_t n = read(fd, buf + got, len - 1 - got);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			err = errno;
-			close(fd);
-			return -err;
-		}
-		if (!n)
-			break;
-		got += (size_t)n;
-	}
-	close(fd);
-	buf[got] = '\0';
-	return (ssize_t)got;
-}
 
 /* A thread that vanished between listing and reading is ESRCH, not an error. */
 static int gone(ssize_t rc)
@@ -75,64 +36,13 @@ static int gone(ssize_t rc)
 	return rc == -ENOENT ? -ESRCH : (int)rc;
 }
 
-/*
- * Parses "pid (comm) state ppid ... " where comm may hold blanks and ')': the comm ends
- * at the last ')'.  Field numbers are those of proc(5).
- */
-static int parse_stat(char *buf, struct stat_fields *sf)
-{
-	char *open_paren = strchr(buf, '('), *close_paren = strrchr(buf, ')'), *p, *save = NULL;
-	size_t n;
-	int field;
-
-	memset(sf, 0, sizeof(*sf));
-	if (!open_paren || !close_paren || close_paren < open_paren)
-		return -EINVAL;
-	n = (size_t)(close_paren - open_paren - 1);
-	if (n >= COMM_MAX)
-		n = COMM_MAX - 1;
-	memcpy(sf->comm, open_paren + 1, n);
-	field = 3;
-	for (p = strtok_r(close_paren + 1, " \n", &save); p; p = strtok_r(NULL, " \n", &save),
-	     field++) {
-		switch (field) {
-		case 4:
-			sf->ppid = (pid_t)strtol(p, NULL, 10);
-			break;
-		case 9:
-			sf->flags = strtoul(p, NULL, 10);
-			break;
-		case 19:
-			sf->nice = (int)strtol(p, NULL, 10);
-			break;
-		case 20:
-			sf->num_threads = (int)strtol(p, NULL, 10);
-			break;
-		case 22:
-			sf->starttime = strtoull(p, NULL, 10);
-			break;
-		case 40:
-			sf->rt_priority = (int)strtol(p, NULL, 10);
-			break;
-		case 41:
-			sf->policy = (int)strtol(p, NULL, 10);
-			return 0;
-		}
-	}
-	return field > 22 ? 0 : -EINVAL;	/* very old kernels stop before field 41 */
-}
-
 /* @dir is the thread's directory: /proc/TID or /proc/PID/task/TID. */
-static int read_stat(const char *dir, struct stat_fields *sf)
+static int read_stat(const char *dir, struct fileio_stat *sf)
 {
-	char path[PATH_LEN], buf[STAT_BUF];
-	ssize_t rc;
+	char path[PATH_LEN];
 
 	snprintf(path, sizeof(path), "%s/stat", dir);
-	rc = read_small(path, buf, sizeof(buf));
-	if (rc < 0)
-		return gone(rc);
-	return parse_stat(buf, sf);
+	return gone(fileio_stat_read(path, sf));
 }
 
 int thread_parse_irq_comm(const char *comm, int *irq, bool *secondary)
@@ -154,33 +64,6 @@ int thread_parse_irq_comm(const char *comm, int *irq, bool *secondary)
 	return 0;
 }
 
-/* "0-3,8,10-11" into @set.  Returns 0 or -EINVAL. */
-static int parse_cpu_list(const char *s, cpu_set_t *set)
-{
-	CPU_ZERO(set);
-	while (*s && *s != '\n') {
-		char *end;
-		unsigned long lo = strtoul(s, &end, 10), hi = lo;
-
-		if (end == s)
-			return -EINVAL;
-		s = end;
-		if (*s == '-') {
-			hi = strtoul(s + 1, &end, 10);
-			if (end == s + 1 || hi < lo)
-				return -EINVAL;
-			s = end;
-		}
-		for (; lo <= hi && lo < CPU_SETSIZE; lo++)
-			CPU_SET(lo, set);
-		if (*s == ',')
-			s++;
-		else if (*s && *s != '\n')
-			return -EINVAL;
-	}
-	return 0;
-}
-
 /* Tgid and Cpus_allowed_list of /proc/PID/status. */
 static int read_status(const char *dir, struct thread_info *ti)
 {
@@ -188,7 +71,7 @@ static int read_status(const char *dir, struct thread_info *ti)
 	ssize_t rc;
 
 	snprintf(path, sizeof(path), "%s/status", dir);
-	rc = read_small(path, buf, sizeof(buf));
+	rc = fileio_read(path, buf, sizeof(buf));
 	if (rc < 0)
 		return gone(rc);
 	ti->tgid = ti->pid;
@@ -201,7 +84,7 @@ static int read_status(const char *dir, struct thread_info *ti)
 	line += strlen("\nCpus_allowed_list:");
 	while (*line == ' ' || *line == '\t')
 		line++;
-	return parse_cpu_list(line, &ti->affinity);
+	return cpuset_list_parse(line, &ti->affinity);
 }
 
 /* The cgroup v2 path: the "0::" line of /proc/PID/cgroup. */
@@ -212,7 +95,7 @@ static int read_cgroup(const char *dir, struct thread_info *ti)
 
 	ti->cgroup[0] = '\0';
 	snprintf(path, sizeof(path), "%s/cgroup", dir);
-	rc = read_small(path, buf, sizeof(buf));
+	rc = fileio_read(path, buf, sizeof(buf));
 	if (rc < 0)
 		return gone(rc);
 	line = !strncmp(buf, "0::", 3) ? buf : strstr(buf, "\n0::");
@@ -251,7 +134,7 @@ int thread_irq_actions(int irq, char *buf, size_t len)
 
 	buf[0] = '\0';
 	snprintf(path, sizeof(path), "%s/kernel/irq/%d/actions", irqres_paths.sys, irq);
-	rc = read_small(path, buf, len);
+	rc = fileio_read(path, buf, len);
 	if (rc >= 0) {
 		char *nl = strchr(buf, '\n');
 
@@ -335,7 +218,7 @@ static bool real_proc(void)
  * and a known @tgid, sched_getaffinity() replaces reading /proc/TID/status, which costs
  * several times more.
  */
-static int read_rest(const char *dir, pid_t pid, pid_t tgid, const struct stat_fields *sf,
+static int read_rest(const char *dir, pid_t pid, pid_t tgid, const struct fileio_stat *sf,
 		     struct thread_info *ti)
 {
 	int rc;
@@ -403,7 +286,7 @@ static void thread_dir(char *buf, size_t len, pid_t pid)
 int thread_read(pid_t pid, struct thread_info *ti)
 {
 	char dir[DIR_LEN];
-	struct stat_fields sf;
+	struct fileio_stat sf;
 	int rc;
 
 	if (pid <= 0)
@@ -418,7 +301,7 @@ int thread_read(pid_t pid, struct thread_info *ti)
 int thread_still_same(const struct thread_info *ti)
 {
 	char dir[DIR_LEN];
-	struct stat_fields sf;
+	struct fileio_stat sf;
 
 	thread_dir(dir, sizeof(dir), ti->pid);
 	return !read_stat(dir, &sf) && sf.starttime == ti->starttime;
@@ -432,15 +315,8 @@ static int skip_or_fail(int rc)
 
 int thread_list_push(struct thread_list *list, const struct thread_info *ti)
 {
-	if (list->n == list->cap) {
-		size_t cap = list->cap ? list->cap * 2 : 64;
-		struct thread_info *v = realloc(list->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		list->v = v;
-		list->cap = cap;
-	}
+	if (ARRAY_RESERVE(list->v, list->cap, list->n + 1))
+		return -ENOMEM;
 	list->v[list->n++] = *ti;
 	return 0;
 }
@@ -456,7 +332,7 @@ void thread_list_free(struct thread_list *list)
 static int consider_irq_thread(pid_t pid, struct thread_list *list)
 {
 	char dir[DIR_LEN];
-	struct stat_fields sf;
+	struct fileio_stat sf;
 	struct thread_info ti;
 	bool secondary;
 	int irq, rc;
@@ -507,7 +383,7 @@ static int scan_irq_children(struct thread_list *list, const char *path)
 
 	if (!buf)
 		return -ENOMEM;
-	n = read_small(path, buf, CHILDREN_BUF);
+	n = fileio_read(path, buf, CHILDREN_BUF);
 	if (n < 0) {
 		rc = (int)n;
 		goto out;
@@ -565,7 +441,7 @@ int threads_scan_irq(struct thread_list *list)
 static int scan_process_tasks(pid_t pid, struct thread_list *list)
 {
 	char dir[DIR_LEN], tdir[DIR_LEN + 16];
-	struct stat_fields sf;
+	struct fileio_stat sf;
 	struct dirent *de;
 	int rc;
 	DIR *d;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* json.c - a small JSON writer into a growable buffer. */
 #include "json.h"
+#include "array.h"
 
 #include "utf8.h"
 
@@ -53,28 +54,16 @@ size_t json_len(const struct json *j)
 
 static bool reserve(struct json *j, size_t n)
 {
-	size_t want, cap;
-	char *p;
-
 	if (j->err)
 		return false;
 	if (n > SIZE_MAX / 2 - j->len) {
 		j->err = -ENOMEM;
 		return false;
 	}
-	want = j->len + n + 1;
-	if (want <= j->cap)
-		return true;
-	cap = j->cap ? j->cap : 256;
-	while (cap < want)
-		cap *= 2;
-	p = realloc(j->buf, cap);
-	if (!p) {
+	if (ARRAY_RESERVE(j->buf, j->cap, j->len + n + 1)) {
 		j->err = -ENOMEM;
 		return false;
 	}
-	j->buf = p;
-	j->cap = cap;
 	return true;
 }
 

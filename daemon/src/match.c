@@ -20,7 +20,9 @@
  *   task pid P    the thread P, or every thread of process P.
  */
 #include "match.h"
+#include "array.h"
 #include "discover.h"
+#include "fileio.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -74,36 +76,15 @@ static bool path_fmt(char *buf, size_t len, const char *fmt, ...)
 	return n >= 0 && (size_t)n < len;
 }
 
-/*
- * Makes room for one more element in array @v of @n used, @*cap allocated.  Returns
- * the array (maybe moved), or NULL when out of memory (@v is then still valid).
- */
-static void *grow(void *v, size_t *cap, size_t n, size_t elem)
-{
-	size_t ncap;
-	void *nv;
-
-	if (n < *cap)
-		return v;
-	ncap = *cap ? *cap * 2 : 16;
-	nv = realloc(v, ncap * elem);
-	if (nv)
-		*cap = ncap;
-	return nv;
-}
-
 static int set_add(struct int_set *s, int v)
 {
 	size_t i;
-	int *nv;
 
 	for (i = 0; i < s->n; i++)
 		if (s->v[i] == v)
 			return 0;
-	nv = grow(s->v, &s->cap, s->n, sizeof(*s->v));
-	if (!nv)
+	if (ARRAY_RESERVE(s->v, s->cap, s->n + 1))
 		return -ENOMEM;
-	s->v = nv;
 	s->v[s->n++] = v;
 	return 0;
 }
@@ -158,15 +139,8 @@ static int add_dir_irqs(const char *path, struct int_set *s, bool *found)
 static int read_int_file(const char *path)
 {
 	char buf[32];
-	FILE *f = fopen(path, "re");
-	int v = -1;
 
-	if (!f)
-		return -1;
-	if (fgets(buf, sizeof(buf), f))
-		v = parse_irq(buf);
-	fclose(f);
-	return v;
+	return fileio_read(path, buf, sizeof(buf)) < 0 ? -1 : parse_irq(buf);
 }
 
 /* The basename of symlink @path into @out; "" when it is no link. */
@@ -259,14 +233,10 @@ static int resolve_interface(const char *ifname, struct resolved *r)
 
 static int driver_map_add(struct driver_map *m, int irq, const char *driver)
 {
-	struct irq_driver *v;
-
 	if (!driver[0])
 		return 0;
-	v = grow(m->v, &m->cap, m->n, sizeof(*m->v));
-	if (!v)
+	if (ARRAY_RESERVE(m->v, m->cap, m->n + 1))
 		return -ENOMEM;
-	m->v = v;
 	m->v[m->n].irq = irq;
 	snprintf(m->v[m->n].driver, sizeof(m->v[m->n].driver), "%s", driver);
 	m->n++;
@@ -606,12 +576,8 @@ static int two_targets(const struct profile *prof, const struct thread_info *ti,
 
 static int match_list_push(struct match_list *l, size_t target, const struct thread_info *ti)
 {
-	struct match *v;
-
-	v = grow(l->v, &l->cap, l->n, sizeof(*l->v));
-	if (!v)
+	if (ARRAY_RESERVE(l->v, l->cap, l->n + 1))
 		return -ENOMEM;
-	l->v = v;
 	l->v[l->n].target = target;
 	l->v[l->n].thread = *ti;
 	l->n++;
@@ -689,14 +655,10 @@ int match_profile(const struct profile *prof, const struct thread_list *irq_thre
 	for (i = 0; !rc && i < found.n; i++)
 		rc = match_list_push(matches, found.v[i].target, &found.v[i].thread);
 	if (!rc && unmatched && n_none) {
-		size_t *v = realloc(unmatched->v, (unmatched->n + n_none) * sizeof(*v));
-
-		if (v) {
-			unmatched->v = v;
-			memcpy(v + unmatched->n, none, n_none * sizeof(*v));
+		rc = ARRAY_RESERVE(unmatched->v, unmatched->cap, unmatched->n + n_none);
+		if (!rc) {
+			memcpy(unmatched->v + unmatched->n, none, n_none * sizeof(*none));
 			unmatched->n += n_none;
-		} else {
-			rc = -ENOMEM;
 		}
 	}
 	if (rc)

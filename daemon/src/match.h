@@ -21,7 +21,7 @@
 
 struct match_unmatched {
 	size_t *v;		/* indexes of targets that matched no thread */
-	size_t n;
+	size_t n, cap;
 };
 
 /*

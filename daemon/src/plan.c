@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* plan.c - root domains, admission and per-thread verdicts; see plan.h. */
 #include "plan.h"
+#include "array.h"
 #include "discover.h"
 #include "dl.h"
+#include "fileio.h"
 #include "log.h"
 #include "match.h"
 #include "units.h"
@@ -20,26 +22,10 @@
 
 /* ---- the environment ---- */
 
-static int read_ll(const char *path, long long *v)
-{
-	FILE *f = fopen(path, "re");
-	int rc = 0;
-
-	if (!f)
-		return -errno;
-	if (fscanf(f, "%lld", v) != 1)
-		rc = -EINVAL;
-	fclose(f);
-	return rc;
-}
-
 static int dl_push(struct plan_env *env, const struct plan_dltask *t)
 {
-	struct plan_dltask *v = realloc(env->dl, (env->n_dl + 1) * sizeof(*v));
-
-	if (!v)
+	if (ARRAY_RESERVE(env->dl, env->dl_cap, env->n_dl + 1))
 		return -ENOMEM;
-	env->dl = v;
 	env->dl[env->n_dl++] = *t;
 	return 0;
 }
@@ -121,10 +107,10 @@ static int read_limits(struct plan_env *env, bool fresh)
 		return 0;
 	}
 	snprintf(path, sizeof(path), "%s/sys/kernel/sched_rt_runtime_us", irqres_paths.proc);
-	rc = read_ll(path, &env->rt_runtime_us);
+	rc = fileio_read_ll(path, &env->rt_runtime_us);
 	if (!rc) {
 		snprintf(path, sizeof(path), "%s/sys/kernel/sched_rt_period_us", irqres_paths.proc);
-		rc = read_ll(path, &env->rt_period_us);
+		rc = fileio_read_ll(path, &env->rt_period_us);
 	}
 	if (rc || env->rt_period_us <= 0) {
 		pr_err("cannot read %s: %s", path, rc ? strerror(-rc) : "not a period");
@@ -152,11 +138,11 @@ static void read_servers(struct plan_env *env)
 			continue;
 		snprintf(path, sizeof(path), "%s/kernel/debug/sched/fair_server/cpu%d/runtime",
 			 irqres_paths.sys, cpu);
-		if (read_ll(path, &runtime))
+		if (fileio_read_ll(path, &runtime))
 			continue;
 		snprintf(path, sizeof(path), "%s/kernel/debug/sched/fair_server/cpu%d/period",
 			 irqres_paths.sys, cpu);
-		if (read_ll(path, &period) || runtime < 0 || period <= 0)
+		if (fileio_read_ll(path, &period) || runtime < 0 || period <= 0)
 			continue;
 		env->server_bw[cpu] = dl_to_ratio((uint64_t)period, (uint64_t)runtime);
 	}
@@ -251,41 +237,19 @@ void plan_env_free(struct plan_env *env)
 	free(env->dl);
 	env->parts = NULL;
 	env->dl = NULL;
-	env->n_parts = env->n_dl = 0;
+	env->n_parts = env->n_dl = env->dl_cap = 0;
 }
 
 /* ---- building ---- */
 
-static int add_msg(char ***v, size_t *n, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static int add_msg(char ***v, size_t *n, const char *fmt, ...)
-{
-	char **nv = realloc(*v, (*n + 1) * sizeof(**v));
-	va_list ap;
-	int rc;
-
-	if (!nv)
-		return -ENOMEM;
-	*v = nv;
-	va_start(ap, fmt);
-	rc = vasprintf(&nv[*n], fmt, ap);
-	va_end(ap);
-	if (rc < 0)
-		return -ENOMEM;
-	(*n)++;
-	return 0;
-}
-
 static int add_domain(struct plan *plan, const cpu_set_t *cpus, const char *partition,
 		      bool is_new)
 {
-	struct plan_domain *v = realloc(plan->domains, (plan->n_domains + 1) * sizeof(*v));
 	struct plan_domain *d;
 
-	if (!v)
+	if (ARRAY_RESERVE(plan->domains, plan->domains_cap, plan->n_domains + 1))
 		return -ENOMEM;
-	plan->domains = v;
-	d = &v[plan->n_domains++];
+	d = &plan->domains[plan->n_domains++];
 	memset(d, 0, sizeof(*d));
 	d->cpus = *cpus;
 	d->ncpus = CPU_COUNT(cpus);
@@ -521,7 +485,7 @@ static int keep_default_cpus(struct plan *plan)
 		}
 	}
 	list(&n_cpus, cpus, sizeof(cpus));
-	return add_msg(&plan->warnings, &plan->n_warnings, "CPU%s %s stay%s in the default root "
+	return array_printf(&plan->warnings, &plan->n_warnings, &plan->warnings_cap, "CPU%s %s stay%s in the default root "
 		       "domain (no cpuset partition %s): partitions for every CPU would leave the "
 		       "root cgroup's tasks none, which the kernel refuses; the threads pinned "
 		       "there then cover the default domain and need no partition",
@@ -698,18 +662,18 @@ static int plan_finish(struct plan *plan, const struct plan_env *env)
 		if (it->ok)
 			continue;
 		plan->feasible = false;
-		rc = add_msg(&plan->errors, &plan->n_errors, "%s (pid %d): %s", it->thread.comm,
+		rc = array_printf(&plan->errors, &plan->n_errors, &plan->errors_cap, "%s (pid %d): %s", it->thread.comm,
 			     (int)it->thread.pid, it->verdict);
 		if (rc)
 			return rc;
 	}
 	if (plan->admission_off)
-		rc = add_msg(&plan->warnings, &plan->n_warnings, "admission_control: disable: "
+		rc = array_printf(&plan->warnings, &plan->n_warnings, &plan->warnings_cap, "admission_control: disable: "
 			     "the kernel's SCHED_DEADLINE admission control will be turned off "
 			     "(sched_rt_runtime_us = -1) until irqres restores it");
 	for (size_t i = 0; !rc && i < plan->n_domains; i++)
 		if (plan->domains[i].is_new)
-			rc = add_msg(&plan->warnings, &plan->n_warnings, "cpuset partition %s "
+			rc = array_printf(&plan->warnings, &plan->n_warnings, &plan->warnings_cap, "cpuset partition %s "
 				     "will take CPUs %s out of the default root domain: tasks of "
 				     "the root cgroup (all that are in no partition) will no "
 				     "longer run there", plan->domains[i].partition,
@@ -780,12 +744,8 @@ int plan_build(const struct profile *prof, const struct match_list *matches, str
 
 void plan_free(struct plan *plan)
 {
-	for (size_t i = 0; i < plan->n_warnings; i++)
-		free(plan->warnings[i]);
-	for (size_t i = 0; i < plan->n_errors; i++)
-		free(plan->errors[i]);
-	free(plan->warnings);
-	free(plan->errors);
+	array_free_strings(&plan->warnings, &plan->n_warnings, &plan->warnings_cap);
+	array_free_strings(&plan->errors, &plan->n_errors, &plan->errors_cap);
 	free(plan->items);
 	free(plan->domains);
 	memset(plan, 0, sizeof(*plan));
@@ -839,7 +799,7 @@ int plan_add_match_notes(struct plan *plan, const struct profile *prof,
 
 		n = match_selector_problems(t, probs, sizeof(probs) / sizeof(probs[0]));
 		for (int k = 0; !rc && k < n; k++)
-			rc = add_msg(&plan->warnings, &plan->n_warnings, "%s:%d: target '%s': "
+			rc = array_printf(&plan->warnings, &plan->n_warnings, &plan->warnings_cap, "%s:%d: target '%s': "
 				     "selector problem: %s", prof->path, probs[k].line, t->name,
 				     probs[k].text);
 	}
@@ -847,10 +807,10 @@ int plan_add_match_notes(struct plan *plan, const struct profile *prof,
 		const struct target *t = &prof->targets[un->v[i]];
 
 		if (plan->n_items == 0)
-			rc = add_msg(&plan->errors, &plan->n_errors, "%s:%d:%d: target '%s' "
+			rc = array_printf(&plan->errors, &plan->n_errors, &plan->errors_cap, "%s:%d:%d: target '%s' "
 				     "matches no thread", prof->path, t->line, t->col, t->name);
 		else
-			rc = add_msg(&plan->warnings, &plan->n_warnings, "%s:%d:%d: target '%s' "
+			rc = array_printf(&plan->warnings, &plan->n_warnings, &plan->warnings_cap, "%s:%d:%d: target '%s' "
 				     "matches no thread yet; its threads are reserved when they "
 				     "appear", prof->path, t->line, t->col, t->name);
 	}
@@ -864,17 +824,15 @@ int plan_add_match_notes(struct plan *plan, const struct profile *prof,
 struct table {
 	size_t ncols, nrows;
 	char **cells;			/* nrows * ncols, row-major */
+	size_t cap;
 };
 
 static int table_row(struct table *tb, const char *const *row)
 {
-	char **v = realloc(tb->cells, (tb->nrows + 1) * tb->ncols * sizeof(*v));
-
-	if (!v)
+	if (ARRAY_RESERVE(tb->cells, tb->cap, (tb->nrows + 1) * tb->ncols))
 		return -ENOMEM;
-	tb->cells = v;
 	for (size_t c = 0; c < tb->ncols; c++)
-		v[tb->nrows * tb->ncols + c] = strdup(row[c] ? row[c] : "");
+		tb->cells[tb->nrows * tb->ncols + c] = strdup(row[c] ? row[c] : "");
 	tb->nrows++;
 	return 0;
 }
@@ -915,7 +873,7 @@ static void table_print(struct table *tb, FILE *f)
 		free(tb->cells[i]);
 	free(tb->cells);
 	tb->cells = NULL;
-	tb->nrows = 0;
+	tb->nrows = tb->cap = 0;
 }
 
 static void fmt_bw(double bw, char *buf, size_t len)

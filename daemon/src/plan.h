@@ -51,7 +51,7 @@ struct plan_env {
 	struct cpuset_part *parts;	/* partition roots present now */
 	size_t n_parts;
 	struct plan_dltask *dl;
-	size_t n_dl;
+	size_t n_dl, dl_cap;
 	/* Bandwidth the kernel's own deadline servers hold per CPU (Linux 6.12+ fair_server,
 	 * read from debugfs when mounted), to_ratio units; 0 elsewhere. */
 	uint64_t server_bw[CPU_SETSIZE];
@@ -117,11 +117,11 @@ struct plan {
 	struct plan_item *items;
 	size_t n_items;
 	struct plan_domain *domains;
-	size_t n_domains;
+	size_t n_domains, domains_cap;
 	char **warnings;
-	size_t n_warnings;
+	size_t n_warnings, warnings_cap;
 	char **errors;
-	size_t n_errors;
+	size_t n_errors, errors_cap;
 };
 
 /* Reads online/isolated CPUs, sched_rt_{runtime,period}_us, the partitions present and,

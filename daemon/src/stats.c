@@ -16,6 +16,7 @@
  * trees, from /proc/PID/status.
  */
 #include "stats.h"
+#include "array.h"
 
 #include "irqres.h"
 #include "log.h"
@@ -81,15 +82,9 @@ static ssize_t read_whole(int fd)
 	for (;;) {
 		ssize_t r;
 
-		if (S.buf_cap - len < 2) {
-			size_t cap = S.buf_cap ? S.buf_cap * 2 : 4096;
-			char *b = realloc(S.buf, cap);
-
-			if (!b)
-				return -ENOMEM;
-			S.buf = b;
-			S.buf_cap = cap;
-		}
+		/* pages at a time: /proc/interrupts takes a few */
+		if (S.buf_cap - len < 2 && ARRAY_RESERVE(S.buf, S.buf_cap, len + 4096))
+			return -ENOMEM;
 		r = pread(fd, S.buf + len, S.buf_cap - len - 1, (off_t)len);
 		if (r < 0) {
 			if (errno == EINTR)
@@ -301,15 +296,8 @@ static struct kept *kept_get(pid_t pid)
 		S.max = kept_max();
 	if (S.n >= S.max)
 		return NULL;
-	if (S.n == S.cap) {
-		size_t cap = S.cap ? S.cap * 2 : 32;
-		struct kept *k = realloc(S.k, cap * sizeof(*k));
-
-		if (!k)
-			return NULL;
-		S.k = k;
-		S.cap = cap;
-	}
+	if (ARRAY_RESERVE(S.k, S.cap, S.n + 1))
+		return NULL;
 	S.k[S.n].pid = pid;
 	for (f = 0; f < F_NUM; f++)
 		S.k[S.n].fd[f] = -1;
@@ -457,20 +445,13 @@ void stats_fini(void)
 
 static int counts_push(struct irq_counts *ic, int irq, uint64_t count)
 {
-	if (ic->n == ic->cap) {
-		size_t cap = ic->cap ? ic->cap * 2 : 64;
-		int *irqs = realloc(ic->irq, cap * sizeof(*irqs));
-		uint64_t *counts;
+	size_t irq_cap = ic->cap, count_cap = ic->cap;
 
-		if (!irqs)
-			return -ENOMEM;
-		ic->irq = irqs;
-		counts = realloc(ic->count, cap * sizeof(*counts));
-		if (!counts)
-			return -ENOMEM;
-		ic->count = counts;
-		ic->cap = cap;
-	}
+	/* two arrays, one capacity: it grows once both have */
+	if (ARRAY_RESERVE(ic->irq, irq_cap, ic->n + 1) ||
+	    ARRAY_RESERVE(ic->count, count_cap, ic->n + 1))
+		return -ENOMEM;
+	ic->cap = irq_cap;
 	ic->irq[ic->n] = irq;
 	ic->count[ic->n] = count;
 	ic->n++;

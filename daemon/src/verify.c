@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* verify.c - compares the running system with a profile; see verify.h. */
 #include "verify.h"
+#include "array.h"
 
 #include "daemon.h"
 #include "dl.h"
@@ -8,29 +9,8 @@
 #include "units.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int add_diff(struct verify_result *res, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-static int add_diff(struct verify_result *res, const char *fmt, ...)
-{
-	char **v = realloc(res->diffs, (res->n_diffs + 1) * sizeof(*v));
-	va_list ap;
-	int rc;
-
-	if (!v)
-		return -ENOMEM;
-	res->diffs = v;
-	va_start(ap, fmt);
-	rc = vasprintf(&v[res->n_diffs], fmt, ap);
-	va_end(ap);
-	if (rc < 0)
-		return -ENOMEM;
-	res->n_diffs++;
-	return 0;
-}
 
 static void now_text(const struct thread_info *ti, char *buf, size_t len)
 {
@@ -65,13 +45,15 @@ static int check_item(const struct plan *plan, const struct plan_item *it,
 	if (ti->policy != SCHED_DEADLINE || !runtime_ok || ti->dl_deadline_ns != t->deadline_ns ||
 	    ti->dl_period_ns != t->period_ns) {
 		now_text(ti, now, sizeof(now));
-		rc = add_diff(res, "target '%s': %s (pid %d): scheduling is %s, the profile says %s",
-			      t->name, ti->comm, (int)ti->pid, now, want);
+		rc = array_printf(&res->diffs, &res->n_diffs, &res->diffs_cap, "target '%s': %s "
+				  "(pid %d): scheduling is %s, the profile says %s", t->name,
+				  ti->comm, (int)ti->pid, now, want);
 	}
 	if (!rc && it->needs_partition)
-		rc = add_diff(res, "target '%s': %s (pid %d): cgroup is %s, its reservation needs "
-			      "cpuset partition %s", t->name, ti->comm, (int)ti->pid,
-			      ti->cgroup[0] ? ti->cgroup : "unknown", it->partition);
+		rc = array_printf(&res->diffs, &res->n_diffs, &res->diffs_cap, "target '%s': %s "
+				  "(pid %d): cgroup is %s, its reservation needs cpuset partition "
+				  "%s", t->name, ti->comm, (int)ti->pid,
+				  ti->cgroup[0] ? ti->cgroup : "unknown", it->partition);
 	return rc;
 }
 
@@ -97,7 +79,7 @@ int verify_profile(const struct profile *prof, struct verify_result *res, char *
 						    : plan.warnings[i - plan.n_errors];
 
 		if (strstr(msg, " matches no thread"))
-			rc = add_diff(res, "%s", msg);
+			rc = array_printf(&res->diffs, &res->n_diffs, &res->diffs_cap, "%s", msg);
 	}
 	plan_free(&plan);
 	match_list_free(&matches);
@@ -110,9 +92,7 @@ int verify_profile(const struct profile *prof, struct verify_result *res, char *
 
 void verify_result_free(struct verify_result *res)
 {
-	for (size_t i = 0; i < res->n_diffs; i++)
-		free(res->diffs[i]);
-	free(res->diffs);
+	array_free_strings(&res->diffs, &res->n_diffs, &res->diffs_cap);
 	memset(res, 0, sizeof(*res));
 }
 

@@ -19,7 +19,7 @@
 struct verify_result {
 	size_t checked;			/* threads the profile selects */
 	char **diffs;			/* one message per difference */
-	size_t n_diffs;
+	size_t n_diffs, diffs_cap;
 };
 
 /* 0 with the result (differences or none), or -errno with a message in err. */
