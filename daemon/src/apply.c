@@ -120,27 +120,45 @@ static int snapshot(const struct thread_info *ti, const char *partition,
 
 /* ---- undo ---- */
 
-static void undo_all(struct undo_log *u, struct state *st)
+/* Puts sched_rt_runtime_us back and forgets it; 0 or -errno. */
+static int rt_runtime_restore(struct state *st, long long us)
+{
+	int rc = rt_runtime_write(us);
+
+	if (rc) {
+		pr_err("cannot put sched_rt_runtime_us back to %lld: %s", us, strerror(-rc));
+		return rc;
+	}
+	pr_info("admission control back on (sched_rt_runtime_us = %lld)", us);
+	state_clear_rt_runtime(st);
+	return 0;
+}
+
+static void undo_thread(const struct undo *x, struct state *st)
 {
 	char err[512];
+	int rc;
 
+	if (x->attr_set && (rc = dl_set(x->pid, &x->prev)) && rc != -ESRCH)
+		pr_err("pid %d: cannot put its scheduling policy back: %s", (int)x->pid,
+		       strerror(-rc));
+	if (x->moved && x->prev_cgroup[0] &&
+	    (rc = cpuset_move(x->pid, x->prev_cgroup, err, sizeof(err))) && rc != -ESRCH)
+		pr_err("%s", err);
+	if (x->new_record)
+		state_forget_thread(st, x->pid);
+	if (x->attr_set || x->moved)
+		pr_info("pid %d put back as it was", (int)x->pid);
+}
+
+static void undo_all(struct undo_log *u, struct state *st)
+{
 	for (size_t i = u->n; i-- > 0;) {
 		struct undo *x = &u->v[i];
-		int rc;
 
 		switch (x->kind) {
 		case UNDO_THREAD:
-			if (x->attr_set && (rc = dl_set(x->pid, &x->prev)) && rc != -ESRCH)
-				pr_err("pid %d: cannot put its scheduling policy back: %s", (int)x->pid,
-				       strerror(-rc));
-			if (x->moved && x->prev_cgroup[0] &&
-			    (rc = cpuset_move(x->pid, x->prev_cgroup, err, sizeof(err))) &&
-			    rc != -ESRCH)
-				pr_err("%s", err);
-			if (x->new_record)
-				state_forget_thread(st, x->pid);
-			if (x->attr_set || x->moved)
-				pr_info("pid %d put back as it was", (int)x->pid);
+			undo_thread(x, st);
 			break;
 		case UNDO_PARTITION:
 			if (x->created)
@@ -152,13 +170,8 @@ static void undo_all(struct undo_log *u, struct state *st)
 			state_clear_cpuset_added(st);
 			break;
 		case UNDO_RT_RUNTIME:
-			if ((rc = rt_runtime_write(x->rt_runtime_us)))
-				pr_err("cannot put sched_rt_runtime_us back to %lld: %s",
-				       x->rt_runtime_us, strerror(-rc));
-			else
-				pr_info("admission control back on (sched_rt_runtime_us = %lld)",
-					x->rt_runtime_us);
-			state_clear_rt_runtime(st);
+			if (rt_runtime_restore(st, x->rt_runtime_us))
+				state_clear_rt_runtime(st);
 			break;
 		}
 	}
@@ -255,7 +268,6 @@ static int partition_ready(const struct plan_item *it, struct state *st, struct 
 	return rc;
 }
 
-/* The thread part of one item: record, move, sched_setattr. 1 when the thread is gone. */
 /*
  * The kernel checks a SCHED_DEADLINE request against the root domain of the CPU the
  * thread last ran on (6.1 and 6.12 alike, docs/vm.md): a sleeping thread just moved into
@@ -284,92 +296,29 @@ static int dl_set_after_move(const struct thread_info *ti, const struct plan_ite
 	return rc;
 }
 
-static int apply_item(const struct plan *plan, const struct plan_item *it, struct state *st,
-		      struct undo_log *u, char *err, size_t errlen)
+/* The item's CPUs and those of its root domain ("?" for none), for messages. */
+static void item_cpus(const struct plan *plan, const struct plan_item *it, char *a,
+		      char *span, size_t len)
+{
+	cpuset_list_format(&it->cpus, a, len);
+	if (it->domain >= 0)
+		cpuset_list_format(&plan->domains[it->domain].cpus, span, len);
+	else
+		snprintf(span, len, "?");
+}
+
+/* Why the kernel refused SCHED_DEADLINE for item (rc < 0), naming the way out. */
+static void item_refusal(const struct plan *plan, const struct plan_item *it, int rc,
+			 char *err, size_t errlen)
 {
 	const struct thread_info *ti = &it->thread;
 	const struct plan_domain *d = it->domain >= 0 ? &plan->domains[it->domain] : NULL;
-	char why[512] = "", a[64], span[64], q[UNITS_FMT_LEN], t[UNITS_FMT_LEN];
-	struct state_thread rec;
-	struct dl_attr now;
-	struct undo *x;
-	int rc, part_rc = 0;
+	char a[64], span[64], q[UNITS_FMT_LEN], t[UNITS_FMT_LEN];
 
-	if (!thread_still_same(ti)) {
-		pr_notice("%s (pid %d) is gone: skipped", ti->comm, (int)ti->pid);
-		return 1;
-	}
-	rc = snapshot(ti, it->needs_partition ? it->partition : "", &rec, &now);
-	if (rc == -ESRCH) {
-		pr_notice("%s (pid %d) is gone: skipped", ti->comm, (int)ti->pid);
-		return 1;
-	}
-	if (rc) {
-		snprintf(err, errlen, "%s (pid %d): cannot read its scheduling attributes: %s",
-			 ti->comm, (int)ti->pid, strerror(-rc));
-		return rc;
-	}
-	/* the partition's own undo entries first: x must not move afterwards */
-	if (it->needs_partition)
-		part_rc = partition_ready(it, st, u, why, sizeof(why));
-	x = undo_push(u, UNDO_THREAD);
-	if (!x)
-		return -ENOMEM;
-	x->pid = ti->pid;
-	x->prev = now;
-	x->new_record = !state_find_thread(st, ti->pid);
-	rc = state_add_thread(st, &rec);
-	if (rc) {
-		x->new_record = false;
-		snprintf(err, errlen, "%s (pid %d): cannot record its original attributes in %s: %s",
-			 ti->comm, (int)ti->pid, st->path, strerror(-rc));
-		return rc;
-	}
-	cpuset_list_format(&it->cpus, a, sizeof(a));
-	if (d)
-		cpuset_list_format(&d->cpus, span, sizeof(span));
-	else
-		snprintf(span, sizeof(span), "?");
-
-	if (it->needs_partition) {
-		char cg[CPUSET_NAME_MAX + 2];
-
-		snprintf(cg, sizeof(cg), "/%s", it->partition);
-		snprintf(x->prev_cgroup, sizeof(x->prev_cgroup), "%s", rec.cgroup);
-		rc = part_rc;
-		if (!rc) {
-			rc = cpuset_move(ti->pid, cg, why, sizeof(why));
-			x->moved = rc == 0;
-		}
-		if (rc == -ESRCH) {
-			pr_notice("%s (pid %d) is gone: skipped", ti->comm, (int)ti->pid);
-			return 1;
-		}
-		if (rc) {
-			snprintf(err, errlen, "%s (pid %d): SCHED_DEADLINE refused: EPERM: thread "
-				 "pinned to CPUs %s, root domain spans %s; cpuset partition %s could "
-				 "not be used: %s", ti->comm, (int)ti->pid, a, span, it->partition,
-				 why);
-			return rc;
-		}
-	}
-
-	if (it->needs_partition)
-		rc = dl_set_after_move(ti, it);
-	else
-		rc = dl_set_deadline(ti->pid, it->runtime_ns, it->deadline_ns, it->period_ns);
+	item_cpus(plan, it, a, span, sizeof(a));
 	units_format_duration(it->runtime_ns, q, sizeof(q));
 	units_format_duration(it->period_ns, t, sizeof(t));
-	switch (-rc) {
-	case 0:
-		x->attr_set = true;
-		pr_info("%s (pid %d): SCHED_DEADLINE %s/%s%s%s", ti->comm, (int)ti->pid, q, t,
-			it->needs_partition ? " in " : "", it->needs_partition ? it->partition : "");
-		return 0;
-	case ESRCH:
-		pr_notice("%s (pid %d) is gone: skipped", ti->comm, (int)ti->pid);
-		return 1;
-	case EBUSY:
+	if (rc == -EBUSY)
 		snprintf(err, errlen, "%s (pid %d): SCHED_DEADLINE refused: EBUSY: admission "
 			 "control: %s/%s = %.2f more bandwidth on CPUs %s, the plan counted %.2f of "
 			 "%.2f in use (other SCHED_DEADLINE tasks took the rest meanwhile?); lower "
@@ -377,27 +326,128 @@ static int apply_item(const struct plan *plan, const struct plan_item *it, struc
 			 (double)it->bw / DL_BW_UNIT, span,
 			 d ? (double)(d->existing_bw + d->new_bw) / DL_BW_UNIT : 0.0,
 			 d ? (double)d->cap_bw / DL_BW_UNIT : 0.0);
-		return rc;
-	case EPERM:
-		if (it->needs_partition)
-			snprintf(err, errlen, "%s (pid %d): SCHED_DEADLINE refused: EPERM: thread "
-				 "pinned to CPUs %s was moved into cpuset partition %s, yet the kernel "
-				 "still sees a larger root domain after %ums (has the thread not run "
-				 "there since - no interrupt? does %s/cpuset.cpus.partition read "
-				 "\"root\"?); the other way out is admission_control: disable",
-				 ti->comm, (int)ti->pid, a, it->partition, APPLY_MOVED_WAIT_US / 1000,
-				 it->partition);
-		else
-			snprintf(err, errlen, "%s (pid %d): SCHED_DEADLINE refused: EPERM: thread "
-				 "pinned to CPUs %s, root domain spans %s; it needs a cpuset partition "
-				 "of its own (cgroup v2 with the cpuset controller) or "
-				 "admission_control: disable", ti->comm, (int)ti->pid, a, span);
-		return rc;
-	default:
+	else if (rc == -EPERM && it->needs_partition)
+		snprintf(err, errlen, "%s (pid %d): SCHED_DEADLINE refused: EPERM: thread "
+			 "pinned to CPUs %s was moved into cpuset partition %s, yet the kernel "
+			 "still sees a larger root domain after %ums (has the thread not run "
+			 "there since - no interrupt? does %s/cpuset.cpus.partition read "
+			 "\"root\"?); the other way out is admission_control: disable",
+			 ti->comm, (int)ti->pid, a, it->partition, APPLY_MOVED_WAIT_US / 1000,
+			 it->partition);
+	else if (rc == -EPERM)
+		snprintf(err, errlen, "%s (pid %d): SCHED_DEADLINE refused: EPERM: thread "
+			 "pinned to CPUs %s, root domain spans %s; it needs a cpuset partition "
+			 "of its own (cgroup v2 with the cpuset controller) or "
+			 "admission_control: disable", ti->comm, (int)ti->pid, a, span);
+	else
 		snprintf(err, errlen, "%s (pid %d): SCHED_DEADLINE %s/%s refused: %s: %s", ti->comm,
 			 (int)ti->pid, q, t, errname(-rc), strerror(-rc));
+}
+
+/* Records the thread's attributes in the state and the undo log (*xp its entry), after
+ * readying its partition (the outcome in *part_rc). 1 when the thread is gone. */
+static int item_record(const struct plan_item *it, struct state *st, struct undo_log *u,
+		       char *why, size_t whylen, int *part_rc, struct undo **xp, char *err,
+		       size_t errlen)
+{
+	const struct thread_info *ti = &it->thread;
+	struct state_thread rec;
+	struct dl_attr now;
+	struct undo *x;
+	int rc = snapshot(ti, it->needs_partition ? it->partition : "", &rec, &now);
+
+	if (rc == -ESRCH)
+		return 1;
+	if (rc) {
+		snprintf(err, errlen, "%s (pid %d): cannot read its scheduling attributes: %s",
+			 ti->comm, (int)ti->pid, strerror(-rc));
 		return rc;
 	}
+	/* the partition's own undo entries first: x must not move afterwards */
+	if (it->needs_partition)
+		*part_rc = partition_ready(it, st, u, why, whylen);
+	x = undo_push(u, UNDO_THREAD);
+	if (!x)
+		return -ENOMEM;
+	x->pid = ti->pid;
+	x->prev = now;
+	x->new_record = !state_find_thread(st, ti->pid);
+	snprintf(x->prev_cgroup, sizeof(x->prev_cgroup), "%s", rec.cgroup);
+	*xp = x;
+	rc = state_add_thread(st, &rec);
+	if (rc) {
+		x->new_record = false;
+		snprintf(err, errlen, "%s (pid %d): cannot record its original attributes in %s: %s",
+			 ti->comm, (int)ti->pid, st->path, strerror(-rc));
+	}
+	return rc;
+}
+
+/* Moves the thread into its partition, once that is ready (part_rc 0). */
+static int item_move(const struct plan *plan, const struct plan_item *it, int part_rc,
+		     struct undo *x, char *why, size_t whylen, char *err, size_t errlen)
+{
+	char cg[CPUSET_NAME_MAX + 2], a[64], span[64];
+	int rc = part_rc;
+
+	snprintf(cg, sizeof(cg), "/%s", it->partition);
+	if (!rc) {
+		rc = cpuset_move(it->thread.pid, cg, why, whylen);
+		x->moved = rc == 0;
+	}
+	if (rc && rc != -ESRCH) {
+		item_cpus(plan, it, a, span, sizeof(a));
+		snprintf(err, errlen, "%s (pid %d): SCHED_DEADLINE refused: EPERM: thread pinned "
+			 "to CPUs %s, root domain spans %s; cpuset partition %s could not be "
+			 "used: %s", it->thread.comm, (int)it->thread.pid, a, span, it->partition,
+			 why);
+	}
+	return rc;
+}
+
+static int item_gone(const struct thread_info *ti)
+{
+	pr_notice("%s (pid %d) is gone: skipped", ti->comm, (int)ti->pid);
+	return 1;
+}
+
+/* One item: record, partition, move, sched_setattr. 1 when the thread is gone. */
+static int apply_item(const struct plan *plan, const struct plan_item *it, struct state *st,
+		      struct undo_log *u, char *err, size_t errlen)
+{
+	const struct thread_info *ti = &it->thread;
+	char why[512] = "", q[UNITS_FMT_LEN], t[UNITS_FMT_LEN];
+	struct undo *x = NULL;
+	int rc, part_rc = 0;
+
+	if (!thread_still_same(ti))
+		return item_gone(ti);
+	rc = item_record(it, st, u, why, sizeof(why), &part_rc, &x, err, errlen);
+	if (rc == 1)
+		return item_gone(ti);
+	if (rc)
+		return rc;
+	if (it->needs_partition) {
+		rc = item_move(plan, it, part_rc, x, why, sizeof(why), err, errlen);
+		if (!rc)
+			rc = dl_set_after_move(ti, it);
+		else if (rc != -ESRCH)
+			return rc;
+	} else {
+		rc = dl_set_deadline(ti->pid, it->runtime_ns, it->deadline_ns, it->period_ns);
+	}
+	if (rc == -ESRCH)
+		return item_gone(ti);
+	if (rc) {
+		item_refusal(plan, it, rc, err, errlen);
+		return rc;
+	}
+	x->attr_set = true;
+	pr_info("%s (pid %d): SCHED_DEADLINE %s/%s%s%s", ti->comm, (int)ti->pid,
+		units_format_duration(it->runtime_ns, q, sizeof(q)),
+		units_format_duration(it->period_ns, t, sizeof(t)),
+		it->needs_partition ? " in " : "", it->needs_partition ? it->partition : "");
+	return 0;
 }
 
 int apply_plan(const struct plan *plan, struct state *st, char *err, size_t errlen)
@@ -590,6 +640,15 @@ static int budget_write(const struct thread_info *ti, const struct dl_attr *prev
 	return rc;
 }
 
+/* 0 < runtime <= deadline <= period (deadline 0: chosen later) for at least one thread */
+static bool budget_valid(size_t n, const struct dl_attr *b)
+{
+	if (n == 0 || b->sched_runtime == 0 || b->sched_period < b->sched_runtime)
+		return false;
+	return !b->sched_deadline || (b->sched_deadline >= b->sched_runtime &&
+				      b->sched_deadline <= b->sched_period);
+}
+
 int apply_set_budget(struct state *st, const pid_t *pids, size_t n, uint64_t runtime_ns,
 		     uint64_t deadline_ns, uint64_t period_ns, char *err, size_t errlen)
 {
@@ -599,8 +658,7 @@ int apply_set_budget(struct state *st, const pid_t *pids, size_t n, uint64_t run
 	struct dl_attr *prev = NULL;
 	int rc;
 
-	if (n == 0 || runtime_ns == 0 || period_ns == 0 || runtime_ns > period_ns ||
-	    (deadline_ns && (deadline_ns < runtime_ns || deadline_ns > period_ns))) {
+	if (!budget_valid(n, &b)) {
 		snprintf(err, errlen, "set-budget: need runtime <= deadline <= period and at least "
 			 "one thread");
 		return -EINVAL;
@@ -675,10 +733,43 @@ void apply_partitions_sweep(struct state *st)
 	}
 }
 
+/* The attributes a record says the thread had. */
+static void recorded_attr(const struct state_thread *t, struct dl_attr *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->sched_policy = (uint32_t)t->policy;
+	a->sched_flags = t->flags & SCHED_FLAG_RESET_ON_FORK;
+	if (t->policy == SCHED_FIFO || t->policy == SCHED_RR) {
+		a->sched_priority = (uint32_t)t->priority;
+	} else if (t->policy == SCHED_DEADLINE) {
+		a->sched_runtime = t->dl_runtime_ns;
+		a->sched_deadline = t->dl_deadline_ns;
+		a->sched_period = t->dl_period_ns;
+	} else {
+		a->sched_nice = t->nice;
+	}
+}
+
+/* Back into its cgroup of before, or the root cgroup when that is gone. */
+static int recorded_cgroup(const struct state_thread *t, pid_t pid)
+{
+	char err[512];
+	int rc = cpuset_move(pid, t->cgroup, err, sizeof(err));
+
+	if (rc == -ENOENT) {
+		pr_warn("%s (pid %d): its cgroup %s is gone; it goes to the root cgroup", t->comm,
+			(int)pid, t->cgroup);
+		rc = cpuset_move(pid, "/", err, sizeof(err));
+	}
+	if (rc && rc != -ESRCH)
+		pr_err("%s (pid %d): %s", t->comm, (int)pid, err);
+	return rc;
+}
+
 int apply_restore_thread(struct state *st, pid_t pid)
 {
 	struct state_thread *t = state_find_thread(st, pid);
-	char part[CPUSET_NAME_MAX], err[512];
+	char part[CPUSET_NAME_MAX];
 	struct dl_attr a;
 	int rc;
 
@@ -693,18 +784,7 @@ int apply_restore_thread(struct state *st, pid_t pid)
 		partition_release(st, part, false);
 		return 0;
 	}
-	memset(&a, 0, sizeof(a));
-	a.sched_policy = (uint32_t)t->policy;
-	a.sched_flags = t->flags & SCHED_FLAG_RESET_ON_FORK;
-	if (t->policy == SCHED_FIFO || t->policy == SCHED_RR)
-		a.sched_priority = (uint32_t)t->priority;
-	else if (t->policy == SCHED_DEADLINE) {
-		a.sched_runtime = t->dl_runtime_ns;
-		a.sched_deadline = t->dl_deadline_ns;
-		a.sched_period = t->dl_period_ns;
-	} else {
-		a.sched_nice = t->nice;
-	}
+	recorded_attr(t, &a);
 	/* the policy first: a DL thread could not leave its partition with its bandwidth */
 	rc = dl_set(pid, &a);
 	if (rc && rc != -ESRCH) {
@@ -713,16 +793,9 @@ int apply_restore_thread(struct state *st, pid_t pid)
 		return rc;
 	}
 	if (!rc && part[0] && t->cgroup[0]) {
-		rc = cpuset_move(pid, t->cgroup, err, sizeof(err));
-		if (rc == -ENOENT) {
-			pr_warn("%s (pid %d): its cgroup %s is gone; it goes to the root cgroup",
-				t->comm, (int)pid, t->cgroup);
-			rc = cpuset_move(pid, "/", err, sizeof(err));
-		}
-		if (rc && rc != -ESRCH) {
-			pr_err("%s (pid %d): %s", t->comm, (int)pid, err);
+		rc = recorded_cgroup(t, pid);
+		if (rc && rc != -ESRCH)
 			return rc;
-		}
 	}
 	if (rc == 0)
 		pr_info("%s (pid %d): restored to %s", t->comm, (int)pid, dl_policy_name(t->policy));
@@ -733,51 +806,51 @@ int apply_restore_thread(struct state *st, pid_t pid)
 	return rc == 0 ? 1 : 0;
 }
 
+/* Removes the partitions irqres created and forgets them; -errno of the first failure. */
+static int partitions_restore(struct state *st)
+{
+	int first = 0;
+
+	for (size_t i = st->n_parts; i-- > 0;) {
+		struct state_partition *p = &st->parts[i];
+		char name[CPUSET_NAME_MAX];
+		int rc = 0;
+
+		snprintf(name, sizeof(name), "%s", p->name);
+		if (p->created)
+			rc = cpuset_partition_remove(name);
+		if (rc && rc != -ENOENT) {
+			if (!first)
+				first = rc;
+			continue;
+		}
+		state_forget_partition(st, name);
+	}
+	return first;
+}
+
 int apply_restore_all(struct state *st)
 {
-	int restored = 0, first = 0;
+	int restored = 0, first = 0, rc;
 
 	for (size_t i = st->n_threads; i-- > 0;) {
-		int rc = i < st->n_threads ? apply_restore_thread(st, st->threads[i].pid) : 0;
-
+		rc = i < st->n_threads ? apply_restore_thread(st, st->threads[i].pid) : 0;
 		if (rc > 0)
 			restored++;
 		else if (rc < 0 && !first)
 			first = rc;
 	}
-	for (size_t i = st->n_parts; i-- > 0;) {
-		struct state_partition *p = &st->parts[i];
-		char name[CPUSET_NAME_MAX];
-
-		snprintf(name, sizeof(name), "%s", p->name);
-		if (p->created) {
-			int rc = cpuset_partition_remove(name);
-
-			if (rc && rc != -ENOENT) {
-				if (!first)
-					first = rc;
-				continue;
-			}
-		}
-		state_forget_partition(st, name);
-	}
+	rc = partitions_restore(st);
+	if (rc && !first)
+		first = rc;
 	if (st->cpuset_added && st->n_parts == 0) {
 		cpuset_disable();
 		state_clear_cpuset_added(st);
 	}
 	if (st->rt_runtime_saved) {
-		int rc = rt_runtime_write(st->rt_runtime_us);
-
-		if (rc) {
-			pr_err("cannot put sched_rt_runtime_us back to %lld: %s", st->rt_runtime_us,
-			       strerror(-rc));
-			if (!first)
-				first = rc;
-		} else {
-			pr_info("admission control back on (sched_rt_runtime_us = %lld)",
-				st->rt_runtime_us);
-			state_clear_rt_runtime(st);
-		}
+		rc = rt_runtime_restore(st, st->rt_runtime_us);
+		if (rc && !first)
+			first = rc;
 	}
 	if (state_empty(st))
 		state_remove(st);
