@@ -147,15 +147,13 @@ static int parse_duration(const char *what, const struct word *w, uint64_t *ns, 
 	return 0;
 }
 
-int ctl_parse(const char *line, size_t len, struct ctl_request *req, char *err, size_t errlen)
+/* The request line's words, blank-separated, each valid UTF-8; their number or -EINVAL. */
+static int split_words(const char *line, size_t len, struct word *w, char *err,
+		       size_t errlen)
 {
-	struct word w[CTL_WORDS_MAX + 1];
-	size_t n = 0, i = 0, nargs, v;
-	char show[48], a[UNITS_FMT_LEN], b[UNITS_FMT_LEN];
+	size_t n = 0, i = 0;
+	char show[48];
 
-	memset(req, 0, sizeof(*req));
-	if (len > 0 && line[len - 1] == '\r')
-		len--;
 	while (i < len) {
 		while (i < len && (line[i] == ' ' || line[i] == '\t'))
 			i++;
@@ -171,11 +169,6 @@ int ctl_parse(const char *line, size_t len, struct ctl_request *req, char *err, 
 		w[n].n = (size_t)(line + i - w[n].s);
 		n++;
 	}
-	if (n == 0) {
-		snprintf(err, errlen, "empty request: try ping, status, stats, set-budget, plan, "
-			 "apply, restore, reload or verify");
-		return -EINVAL;
-	}
 	/* the protocol is UTF-8 text; other bytes would reach replies and file names */
 	for (i = 0; i < n; i++) {
 		size_t bad = utf8_check(w[i].s, w[i].n);
@@ -187,16 +180,100 @@ int ctl_parse(const char *line, size_t len, struct ctl_request *req, char *err, 
 			return -EINVAL;
 		}
 	}
-	for (v = 0; v < sizeof(verb_names) / sizeof(verb_names[0]); v++)
-		if (strlen(verb_names[v]) == w[0].n && memcmp(verb_names[v], w[0].s, w[0].n) == 0)
-			break;
-	if (v == sizeof(verb_names) / sizeof(verb_names[0])) {
-		snprintf(err, errlen, "unknown request '%s': try ping, status, stats, set-budget, "
-			 "plan, apply, restore, reload or verify", word_show(&w[0], show, sizeof(show)));
+	return (int)n;
+}
+
+/* set-budget <target> <runtime> [<period>] */
+static int parse_set_budget(const struct word *w, size_t nargs, struct ctl_request *req,
+			    char *err, size_t errlen)
+{
+	char a[UNITS_FMT_LEN], b[UNITS_FMT_LEN];
+
+	if (parse_target(&w[1], req, err, errlen) < 0 ||
+	    parse_duration("runtime", &w[2], &req->runtime_ns, err, errlen) < 0 ||
+	    (nargs == 3 && parse_duration("period", &w[3], &req->period_ns, err, errlen) < 0))
+		return -EINVAL;
+	if (req->runtime_ns < PROFILE_RUNTIME_MIN_NS) {
+		snprintf(err, errlen, "set-budget %s: runtime %s is below the kernel's minimum of "
+			 "1024ns", req->target, units_format_duration(req->runtime_ns, a, sizeof(a)));
 		return -EINVAL;
 	}
+	if (nargs == 3 && req->runtime_ns > req->period_ns) {
+		snprintf(err, errlen, "set-budget %s: runtime %s is larger than the period %s",
+			 req->target, units_format_duration(req->runtime_ns, a, sizeof(a)),
+			 units_format_duration(req->period_ns, b, sizeof(b)));
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* <name> <length>: a profile whose text follows the request line (plan, apply, verify) */
+static int parse_body(const char *verb, const struct word *w, struct ctl_request *req,
+		      char *err, size_t errlen)
+{
+	char show[48];
+	size_t i;
+
+	if (w[1].n >= sizeof(req->name)) {
+		snprintf(err, errlen, "%s: profile name longer than %zu bytes", verb,
+			 sizeof(req->name) - 1);
+		return -EINVAL;
+	}
+	if (memchr(w[1].s, '\0', w[1].n)) {
+		snprintf(err, errlen, "%s: profile name contains a NUL byte", verb);
+		return -EINVAL;
+	}
+	memcpy(req->name, w[1].s, w[1].n);
+	req->name[w[1].n] = '\0';
+	for (i = 0; i < w[2].n && req->body_len <= CTL_BODY_MAX; i++) {
+		if (!isdigit((unsigned char)w[2].s[i]))
+			break;
+		req->body_len = req->body_len * 10 + (size_t)(w[2].s[i] - '0');
+	}
+	if (i < w[2].n || req->body_len == 0 || req->body_len > CTL_BODY_MAX) {
+		snprintf(err, errlen, "%s %s: length '%s': not a number of bytes in 1..%d (the "
+			 "profile's text follows the request line)", verb, req->name,
+			 word_show(&w[2], show, sizeof(show)), CTL_BODY_MAX);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The verb named by word w, or -EINVAL. */
+static int find_verb(const struct word *w, char *err, size_t errlen)
+{
+	char show[48];
+
+	for (size_t v = 0; v < sizeof(verb_names) / sizeof(verb_names[0]); v++)
+		if (strlen(verb_names[v]) == w->n && memcmp(verb_names[v], w->s, w->n) == 0)
+			return (int)v;
+	snprintf(err, errlen, "unknown request '%s': try ping, status, stats, set-budget, plan, "
+		 "apply, restore, reload or verify", word_show(w, show, sizeof(show)));
+	return -EINVAL;
+}
+
+int ctl_parse(const char *line, size_t len, struct ctl_request *req, char *err, size_t errlen)
+{
+	struct word w[CTL_WORDS_MAX + 1];
+	size_t nargs;
+	int n, v;
+
+	memset(req, 0, sizeof(*req));
+	if (len > 0 && line[len - 1] == '\r')
+		len--;
+	n = split_words(line, len, w, err, errlen);
+	if (n < 0)
+		return n;
+	if (n == 0) {
+		snprintf(err, errlen, "empty request: try ping, status, stats, set-budget, plan, "
+			 "apply, restore, reload or verify");
+		return -EINVAL;
+	}
+	v = find_verb(&w[0], err, errlen);
+	if (v < 0)
+		return v;
 	req->verb = (enum ctl_verb)v;
-	nargs = n - 1;
+	nargs = (size_t)n - 1;
 	if (nargs < verb_args[v].min || nargs > verb_args[v].max) {
 		snprintf(err, errlen, "%s: %s arguments: usage: %s", verb_names[v],
 			 nargs < verb_args[v].min ? "missing" : "too many", verb_args[v].usage);
@@ -204,64 +281,22 @@ int ctl_parse(const char *line, size_t len, struct ctl_request *req, char *err, 
 	}
 	switch (req->verb) {
 	case CTL_SET_BUDGET:
-		if (parse_target(&w[1], req, err, errlen) < 0 ||
-		    parse_duration("runtime", &w[2], &req->runtime_ns, err, errlen) < 0 ||
-		    (nargs == 3 && parse_duration("period", &w[3], &req->period_ns, err, errlen) < 0))
-			return -EINVAL;
-		if (req->runtime_ns < PROFILE_RUNTIME_MIN_NS) {
-			snprintf(err, errlen, "set-budget %s: runtime %s is below the kernel's "
-				 "minimum of 1024ns", req->target,
-				 units_format_duration(req->runtime_ns, a, sizeof(a)));
-			return -EINVAL;
-		}
-		if (nargs == 3 && req->runtime_ns > req->period_ns) {
-			snprintf(err, errlen, "set-budget %s: runtime %s is larger than the period %s",
-				 req->target, units_format_duration(req->runtime_ns, a, sizeof(a)),
-				 units_format_duration(req->period_ns, b, sizeof(b)));
-			return -EINVAL;
-		}
-		break;
+		return parse_set_budget(w, nargs, req, err, errlen);
 	case CTL_VERIFY:
 		if (nargs == 0)
-			break;	/* the profile in force */
+			return 0;	/* the profile in force */
 		if (nargs == 1) {
 			snprintf(err, errlen, "verify: give <name> <length> (the profile's text "
 				 "follows) or nothing (the profile in force)");
 			return -EINVAL;
 		}
-		/* fall through */
+		return parse_body(verb_names[v], w, req, err, errlen);
 	case CTL_PLAN:
 	case CTL_APPLY:
-		if (w[1].n >= sizeof(req->name)) {
-			snprintf(err, errlen, "%s: profile name longer than %zu bytes", verb_names[v],
-				 sizeof(req->name) - 1);
-			return -EINVAL;
-		}
-		for (i = 0; i < w[1].n; i++) {
-			if (w[1].s[i] == '\0') {
-				snprintf(err, errlen, "%s: profile name contains a NUL byte",
-					 verb_names[v]);
-				return -EINVAL;
-			}
-		}
-		memcpy(req->name, w[1].s, w[1].n);
-		req->name[w[1].n] = '\0';
-		for (i = 0; i < w[2].n && req->body_len <= CTL_BODY_MAX; i++) {
-			if (!isdigit((unsigned char)w[2].s[i]))
-				break;
-			req->body_len = req->body_len * 10 + (size_t)(w[2].s[i] - '0');
-		}
-		if (i < w[2].n || req->body_len == 0 || req->body_len > CTL_BODY_MAX) {
-			snprintf(err, errlen, "%s %s: length '%s': not a number of bytes in 1..%d "
-				 "(the profile's text follows the request line)", verb_names[v],
-				 req->name, word_show(&w[2], show, sizeof(show)), CTL_BODY_MAX);
-			return -EINVAL;
-		}
-		break;
+		return parse_body(verb_names[v], w, req, err, errlen);
 	default:
-		break;
+		return 0;
 	}
-	return 0;
 }
 
 static void reply_error(struct json *out, const char *msg)
@@ -659,13 +694,45 @@ void ctl_set_timeouts(struct ctl_server *srv, const struct ctl_timeouts *to)
 	srv->to = *to;
 }
 
+/* A free client slot, else one evicted; NULL when every client is busy. */
+static struct client *client_slot(struct ctl_server *srv)
+{
+	for (int i = 0; i < CTL_CLIENTS_MAX; i++)
+		if (srv->clients[i].fd < 0)
+			return &srv->clients[i];
+	return client_evict(srv);
+}
+
+/* Whether the peer of c may control irqresd (root or irqresd's uid); c closed if not. */
+static bool client_allowed(struct ctl_server *srv, struct client *c)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	char msg[160];
+
+	if (getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
+		pr_warn("control socket: SO_PEERCRED: %m; client refused");
+		client_close(c);
+		return false;
+	}
+	if (cred.uid != 0 && cred.uid != geteuid()) {
+		pr_warn("control socket: refused pid %d: uid %u is neither root nor irqresd's",
+			(int)cred.pid, (unsigned)cred.uid);
+		snprintf(msg, sizeof(msg), "permission denied: uid %u may not control irqresd",
+			 (unsigned)cred.uid);
+		if (!client_error_close(c, msg, &srv->reply) || !client_flush(c))
+			client_close(c);
+		return false;
+	}
+	pr_debug("control client pid %d connected (fd %d)", (int)cred.pid, c->fd);
+	return true;
+}
+
 static void client_accept(struct ctl_server *srv)
 {
 	char msg[160];
-	struct ucred cred;
-	socklen_t len = sizeof(cred);
-	struct client *c = NULL, tmp;
-	int fd, i;
+	struct client *c, tmp;
+	int fd;
 
 	for (;;) {
 		fd = accept4(srv->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -674,15 +741,7 @@ static void client_accept(struct ctl_server *srv)
 				pr_warn("control socket %s: accept: %m", srv->path);
 			return;
 		}
-		c = NULL;
-		for (i = 0; i < CTL_CLIENTS_MAX; i++) {
-			if (srv->clients[i].fd < 0) {
-				c = &srv->clients[i];
-				break;
-			}
-		}
-		if (!c)
-			c = client_evict(srv);
+		c = client_slot(srv);
 		if (!c) {	/* refuse with a reply, best effort */
 			memset(&tmp, 0, sizeof(tmp));
 			tmp.fd = fd;
@@ -696,21 +755,7 @@ static void client_accept(struct ctl_server *srv)
 		memset(c, 0, sizeof(*c));
 		c->fd = fd;
 		c->idle_ms = c->out_ms = now_ms();
-		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
-			pr_warn("control socket: SO_PEERCRED: %m; client refused");
-			client_close(c);
-			continue;
-		}
-		if (cred.uid != 0 && cred.uid != geteuid()) {
-			pr_warn("control socket: refused pid %d: uid %u is neither root nor irqresd's",
-				(int)cred.pid, (unsigned)cred.uid);
-			snprintf(msg, sizeof(msg), "permission denied: uid %u may not control irqresd",
-				 (unsigned)cred.uid);
-			if (!client_error_close(c, msg, &srv->reply) || !client_flush(c))
-				client_close(c);
-			continue;
-		}
-		pr_debug("control client pid %d connected (fd %d)", (int)cred.pid, fd);
+		client_allowed(srv, c);
 	}
 }
 
@@ -724,6 +769,48 @@ static bool client_reply(struct ctl_server *srv, struct client *c)
  * Handles the complete requests in c->in: a line, or a line and the body it announces
  * (which passes through c->in into c->body). False when the client must be dropped now.
  */
+/* Takes body bytes from c->in at *start; once the body is whole, answers the request.
+ * 1: answered, 0: more bytes needed, -1: the client must be dropped. */
+static int client_body(struct ctl_server *srv, struct client *c, size_t *start)
+{
+	size_t k = c->in_len - *start, need = c->req.body_len - c->body_got;
+
+	if (k > need)
+		k = need;
+	memcpy(c->body + c->body_got, c->in + *start, k);
+	c->body_got += k;
+	*start += k;
+	if (c->body_got < c->req.body_len)
+		return 0;
+	c->req.body = c->body;
+	ctl_handle_request(&c->req, srv->handler, srv->ctx, &srv->reply);
+	free(c->body);
+	c->body = NULL;
+	c->req.body = NULL;
+	return client_reply(srv, c) ? 1 : -1;
+}
+
+/* Handles the line of n bytes at *start: answers it, or waits for the body it announces.
+ * False when the client must be dropped. */
+static bool client_line(struct ctl_server *srv, struct client *c, size_t *start, size_t n)
+{
+	char err[512] = "";
+	const char *line = c->in + *start;
+
+	*start += n + 1;
+	if (ctl_parse(line, n, &c->req, err, sizeof(err)) == 0 && c->req.body_len) {
+		c->body = malloc(c->req.body_len);
+		c->body_got = 0;
+		return c->body != NULL;
+	}
+	ctl_handle_line(line, n, srv->handler, srv->ctx, &srv->reply);
+	return client_reply(srv, c);
+}
+
+/*
+ * Handles the complete requests in c->in: a line, or a line and the body it announces
+ * (which passes through c->in into c->body). False when the client must be dropped now.
+ */
 static bool client_process(struct ctl_server *srv, struct client *c)
 {
 	size_t start = 0;
@@ -731,42 +818,18 @@ static bool client_process(struct ctl_server *srv, struct client *c)
 
 	while (!c->closing) {
 		if (c->body) {
-			size_t k = c->in_len - start, need = c->req.body_len - c->body_got;
+			int rc = client_body(srv, c, &start);
 
-			if (k > need)
-				k = need;
-			memcpy(c->body + c->body_got, c->in + start, k);
-			c->body_got += k;
-			start += k;
-			if (c->body_got < c->req.body_len)
-				break;
-			c->req.body = c->body;
-			ctl_handle_request(&c->req, srv->handler, srv->ctx, &srv->reply);
-			free(c->body);
-			c->body = NULL;
-			c->req.body = NULL;
-			if (!client_reply(srv, c))
+			if (rc < 0)
 				return false;
+			if (rc == 0)
+				break;
 			continue;
 		}
 		nl = memchr(c->in + start, '\n', c->in_len - start);
 		if (!nl)
 			break;
-		size_t n = (size_t)(nl - (c->in + start));
-		char err[512] = "";
-
-		if (ctl_parse(c->in + start, n, &c->req, err, sizeof(err)) == 0 &&
-		    c->req.body_len) {
-			start += n + 1;
-			c->body = malloc(c->req.body_len);
-			c->body_got = 0;
-			if (!c->body)
-				return false;
-			continue;
-		}
-		ctl_handle_line(c->in + start, n, srv->handler, srv->ctx, &srv->reply);
-		start += n + 1;
-		if (!client_reply(srv, c))
+		if (!client_line(srv, c, &start, (size_t)(nl - (c->in + start))))
 			return false;
 	}
 	if (start) {
@@ -833,33 +896,43 @@ size_t ctl_pollfds(struct ctl_server *srv, struct pollfd *fds, size_t max)
 	return n;
 }
 
+static struct client *client_of_fd(struct ctl_server *srv, int fd)
+{
+	struct client *c = NULL;
+
+	for (int i = 0; i < CTL_CLIENTS_MAX; i++)
+		if (srv->clients[i].fd == fd)
+			c = &srv->clients[i];
+	return c;
+}
+
+/* What poll() said about client c; false when it is to be closed. */
+static bool client_events(struct ctl_server *srv, struct client *c, short revents)
+{
+	bool keep = true;
+
+	if (revents & POLLOUT)
+		keep = client_flush(c);
+	if (keep && (revents & (POLLIN | POLLHUP)) && !(c->out_len > c->out_off))
+		keep = client_read(srv, c);
+	if (keep && (revents & (POLLERR | POLLNVAL)))
+		keep = false;
+	if (keep && c->out_len > c->out_off)
+		keep = client_flush(c);
+	else if (keep && c->closing)
+		keep = false;
+	return keep;
+}
+
 void ctl_dispatch(struct ctl_server *srv, const struct pollfd *fds, size_t n)
 {
-	size_t k;
-	int i;
-
-	for (k = 0; k < n; k++) {
-		struct client *c = NULL;
-		bool keep = true;
+	for (size_t k = 0; k < n; k++) {
+		struct client *c;
 
 		if (!fds[k].revents || fds[k].fd == srv->fd)
 			continue;
-		for (i = 0; i < CTL_CLIENTS_MAX; i++)
-			if (srv->clients[i].fd == fds[k].fd)
-				c = &srv->clients[i];
-		if (!c)
-			continue;
-		if (fds[k].revents & POLLOUT)
-			keep = client_flush(c);
-		if (keep && (fds[k].revents & (POLLIN | POLLHUP)) && !(c->out_len > c->out_off))
-			keep = client_read(srv, c);
-		if (keep && (fds[k].revents & (POLLERR | POLLNVAL)))
-			keep = false;
-		if (keep && c->out_len > c->out_off)
-			keep = client_flush(c);
-		else if (keep && c->closing)
-			keep = false;
-		if (!keep)
+		c = client_of_fd(srv, fds[k].fd);
+		if (c && !client_events(srv, c, fds[k].revents))
 			client_close(c);
 	}
 	/* new clients last: an fd closed above and reused by accept() keeps no old revents */
