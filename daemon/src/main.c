@@ -140,61 +140,75 @@ static int set_root(int opt, const char *val)
 	return 0;
 }
 
-/* Returns 0, 1 when the program should exit 0 now (--help, --version), or -EINVAL. */
-static int parse_options(int argc, char **argv, struct options *o, char *socket_path)
-{
-	const char *why;
-	int c;
+/* The options that only set a flag of struct options. */
+static const struct {
+	int opt;
+	size_t off;
+	bool value;
+} flag_opts[] = {
+	{ 'n', offsetof(struct options, dry_run), true },
+	{ 'v', offsetof(struct options, verbose), true },
+	{ OPT_JSON, offsetof(struct options, json), true },
+	{ OPT_ONCE, offsetof(struct options, once), true },
+	{ OPT_RESTORE, offsetof(struct options, restore), true },
+	{ OPT_RELOAD, offsetof(struct options, reload), true },
+	{ OPT_VERIFY, offsetof(struct options, verify), true },
+	{ OPT_STATUS, offsetof(struct options, status), true },
+	{ OPT_NO_NETLINK, offsetof(struct options, netlink), false },
+};
 
-	memset(o, 0, sizeof(*o));
-	o->netlink = true;
-	o->rescan_ns = NS_PER_S;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":p:nvh", long_opts, NULL)) != -1) {
-		switch (c) {
-		case 'p': o->profile = optarg; break;
-		case 'n': o->dry_run = true; break;
-		case 'v': o->verbose = true; irqres_debug = true; break;
-		case 'h': usage(stdout); return 1;
-		case OPT_VERSION: printf("irqresd %s\n", IRQRES_VERSION); return 1;
-		case OPT_JSON: o->json = true; break;
-		case OPT_ONCE: o->once = true; break;
-		case OPT_RESTORE: o->restore = true; break;
-		case OPT_RELOAD: o->reload = true; break;
-		case OPT_VERIFY: o->verify = true; break;
-		case OPT_STATUS: o->status = true; break;
-		case OPT_NO_NETLINK: o->netlink = false; break;
-		case OPT_SOCKET: o->socket = optarg; break;
-		case OPT_RESCAN:
-			if (units_parse_duration(optarg, &o->rescan_ns, &why) < 0) {
-				pr_err("--rescan '%s': %s", optarg, why);
-				return -EINVAL;
-			}
-			if (o->rescan_ns > RESCAN_MAX_NS) {
-				pr_err("--rescan '%s': longer than 1h (0 turns rescans off)", optarg);
-				return -EINVAL;
-			}
-			break;
-		case OPT_RUN_DIR:
-		case OPT_PROC:
-		case OPT_SYS:
-		case OPT_CGROUP:
-			if (set_root(c, optarg))
-				return -EINVAL;
-			break;
-		case ':':
-			pr_err("option '%s' needs an argument (see --help)", argv[optind - 1]);
-			return -EINVAL;
-		default:
-			pr_err("unknown option '%s' (see --help)", argv[optind - 1]);
-			return -EINVAL;
+static bool flag_option(int c, struct options *o)
+{
+	for (size_t i = 0; i < sizeof(flag_opts) / sizeof(flag_opts[0]); i++) {
+		if (flag_opts[i].opt == c) {
+			*(bool *)((char *)o + flag_opts[i].off) = flag_opts[i].value;
+			return true;
 		}
 	}
-	if (optind < argc) {
-		pr_err("unexpected argument '%s' (the profile goes after -p; see --help)",
-		       argv[optind]);
+	return false;
+}
+
+static int rescan_option(const char *val, struct options *o)
+{
+	const char *why;
+
+	if (units_parse_duration(val, &o->rescan_ns, &why) < 0) {
+		pr_err("--rescan '%s': %s", val, why);
 		return -EINVAL;
 	}
+	if (o->rescan_ns > RESCAN_MAX_NS) {
+		pr_err("--rescan '%s': longer than 1h (0 turns rescans off)", val);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* One option with a value, or a mistake; 1 for --help and --version. */
+static int value_option(int c, int argc, char **argv, struct options *o)
+{
+	switch (c) {
+	case 'p': o->profile = optarg; return 0;
+	case 'h': usage(stdout); return 1;
+	case OPT_VERSION: printf("irqresd %s\n", IRQRES_VERSION); return 1;
+	case OPT_SOCKET: o->socket = optarg; return 0;
+	case OPT_RESCAN: return rescan_option(optarg, o);
+	case OPT_RUN_DIR:
+	case OPT_PROC:
+	case OPT_SYS:
+	case OPT_CGROUP:
+		return set_root(c, optarg) ? -EINVAL : 0;
+	case ':':
+		pr_err("option '%s' needs an argument (see --help)", argv[optind - 1]);
+		return -EINVAL;
+	default:
+		pr_err("unknown option '%s' (see --help)", argv[optind - 1]);
+		return -EINVAL;
+	}
+}
+
+/* The modes exclude each other; --verify needs a profile, --status and --reload none. */
+static int check_modes(const struct options *o)
+{
 	if ((int)o->dry_run + (int)o->once + (int)o->restore + (int)o->reload + (int)o->verify +
 	    (int)o->status > 1) {
 		pr_err("--dry-run, --once, --restore, --reload, --verify and --status exclude each "
@@ -213,6 +227,12 @@ static int parse_options(int argc, char **argv, struct options *o, char *socket_
 		pr_err("--reload takes no profile: the daemon re-reads its own");
 		return -EINVAL;
 	}
+	return 0;
+}
+
+/* --json only with a report; --dry-run and --once need a profile, --restore none. */
+static int check_mode_args(const struct options *o)
+{
 	if (o->json && !o->dry_run && !o->verify && !o->status) {
 		pr_err("--json goes with --dry-run, --verify or --status");
 		return -EINVAL;
@@ -225,15 +245,41 @@ static int parse_options(int argc, char **argv, struct options *o, char *socket_
 		pr_err("--restore takes no profile");
 		return -EINVAL;
 	}
-	if (o->socket) {
-		if (strlen(o->socket) >= PATH_MAX) {
-			pr_err("--socket: path too long");
-			return -EINVAL;
-		}
-		snprintf(socket_path, PATH_MAX, "%s", o->socket);
-	} else {
-		snprintf(socket_path, PATH_MAX, "%s/irqresd.sock", irqres_paths.run);
+	return 0;
+}
+
+/* Returns 0, 1 when the program should exit 0 now (--help, --version), or -EINVAL. */
+static int parse_options(int argc, char **argv, struct options *o, char *socket_path)
+{
+	int c, rc;
+
+	memset(o, 0, sizeof(*o));
+	o->netlink = true;
+	o->rescan_ns = NS_PER_S;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":p:nvh", long_opts, NULL)) != -1) {
+		if (flag_option(c, o))
+			continue;
+		rc = value_option(c, argc, argv, o);
+		if (rc)
+			return rc;
 	}
+	irqres_debug = irqres_debug || o->verbose;
+	if (optind < argc) {
+		pr_err("unexpected argument '%s' (the profile goes after -p; see --help)",
+		       argv[optind]);
+		return -EINVAL;
+	}
+	if (check_modes(o) || check_mode_args(o))
+		return -EINVAL;
+	if (o->socket && strlen(o->socket) >= PATH_MAX) {
+		pr_err("--socket: path too long");
+		return -EINVAL;
+	}
+	if (o->socket)
+		snprintf(socket_path, PATH_MAX, "%s", o->socket);
+	else
+		snprintf(socket_path, PATH_MAX, "%s/irqresd.sock", irqres_paths.run);
 	return 0;
 }
 
@@ -292,34 +338,35 @@ out:
  * daemon's answer, so a refused reload fails the reload job instead of being a line in
  * the journal only. Exit 0 done, 1 refused or no daemon.
  */
-static int run_reload(struct daemon *d)
+/* Sends "reload" to the daemon at path and reads its one-line answer into reply; 0 or
+ * an exit code, the failure logged. */
+static int reload_ask(const char *path, char *reply, size_t len)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	char reply[ERRLEN * 2], *msg;
 	size_t got = 0;
 	int fd, e;
 
-	if (strlen(d->socket_path) >= sizeof(sa.sun_path)) {
-		pr_err("%s: socket path too long", d->socket_path);
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		pr_err("%s: socket path too long", path);
 		return EXIT_REFUSED;
 	}
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", d->socket_path);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 		e = errno;
-		pr_err("reload: no irqresd answers on %s: %s", d->socket_path, strerror(e));
+		pr_err("reload: no irqresd answers on %s: %s", path, strerror(e));
 		if (fd >= 0)
 			close(fd);
 		return EXIT_REFUSED;
 	}
 	if (write(fd, "reload\n", 7) != 7) {
 		e = errno;
-		pr_err("reload: %s: %s", d->socket_path, strerror(e));
+		pr_err("reload: %s: %s", path, strerror(e));
 		close(fd);
 		return EXIT_REFUSED;
 	}
-	while (got < sizeof(reply) - 1 && !memchr(reply, '\n', got)) {
-		ssize_t n = read(fd, reply + got, sizeof(reply) - 1 - got);
+	while (got < len - 1 && !memchr(reply, '\n', got)) {
+		ssize_t n = read(fd, reply + got, len - 1 - got);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -330,6 +377,16 @@ static int run_reload(struct daemon *d)
 	close(fd);
 	reply[got] = '\0';
 	reply[strcspn(reply, "\n")] = '\0';
+	return 0;
+}
+
+static int run_reload(struct daemon *d)
+{
+	char reply[ERRLEN * 2], *msg;
+	int code = reload_ask(d->socket_path, reply, sizeof(reply));
+
+	if (code)
+		return code;
 	if (strncmp(reply, "{\"ok\":true", 10) == 0) {
 		pr_info("reload: done: %s", reply);
 		return 0;
@@ -397,10 +454,59 @@ static int run_verify(struct daemon *d)
  * hold it), each thread with its scheduling now. How `irqres status` shows the
  * reservations irqresd --once left when no daemon answers.
  */
+/* One recorded thread as --status --json shows it, with its scheduling now. */
+static void status_thread_json(const struct state_thread *t, struct json *j)
+{
+	char cpus[256];
+	struct thread_info ti;
+	struct dl_attr a;
+	bool same = thread_read(t->pid, &ti) == 0 && ti.starttime == t->starttime;
+
+	json_obj_begin(j);
+	json_kv_int(j, "pid", t->pid);
+	json_kv_str(j, "comm", t->comm);
+	json_kv_bool(j, "alive", same);
+	if (same && dl_get(t->pid, &a) == 0) {
+		json_kv_str(j, "policy", dl_policy_name((int)a.sched_policy));
+		json_kv_uint(j, "runtime_ns", a.sched_runtime);
+		json_kv_uint(j, "deadline_ns", a.sched_deadline);
+		json_kv_uint(j, "period_ns", a.sched_period);
+	} else {
+		json_kv_str(j, "policy", "gone");
+	}
+	json_kv_str(j, "orig_policy", dl_policy_name(t->policy));
+	json_kv_int(j, "orig_priority", t->priority);
+	if (cpuset_list_format(&t->affinity, cpus, sizeof(cpus)) < 0)
+		cpus[0] = '\0';
+	json_kv_str(j, "cpus", cpus);
+	json_kv_str(j, "partition", t->partition[0] ? t->partition : NULL);
+	json_obj_end(j);
+}
+
+static void status_json(const struct state *st, const char *path, bool exists,
+			struct json *j)
+{
+	json_obj_begin(j);
+	json_kv_str(j, "state_file", path);
+	json_kv_bool(j, "exists", exists);
+	json_kv_str(j, "admission_control", st->rt_runtime_saved ? "disabled by irqres" : "keep");
+	json_key(j, "threads");
+	json_arr_begin(j);
+	for (size_t i = 0; i < st->n_threads; i++)
+		status_thread_json(&st->threads[i], j);
+	json_arr_end(j);
+	json_key(j, "partitions");
+	json_arr_begin(j);
+	for (size_t i = 0; i < st->n_parts; i++)
+		json_str(j, st->parts[i].name);
+	json_arr_end(j);
+	json_obj_end(j);
+}
+
 static int run_status(struct daemon *d)
 {
 	struct state st;
-	char err[ERRLEN] = "", path[sizeof(irqres_paths.run) + 8], cpus[256];
+	char err[ERRLEN] = "", path[sizeof(irqres_paths.run) + 8];
 	struct json j;
 	int rc;
 
@@ -413,45 +519,7 @@ static int run_status(struct daemon *d)
 		return EXIT_REFUSED;
 	}
 	json_init(&j);
-	json_obj_begin(&j);
-	json_kv_str(&j, "state_file", path);
-	json_kv_bool(&j, "exists", rc != -ENOENT);
-	json_kv_str(&j, "admission_control", st.rt_runtime_saved ? "disabled by irqres" : "keep");
-	json_key(&j, "threads");
-	json_arr_begin(&j);
-	for (size_t i = 0; i < st.n_threads; i++) {
-		const struct state_thread *t = &st.threads[i];
-		struct thread_info ti;
-		struct dl_attr a;
-		bool same = thread_read(t->pid, &ti) == 0 && ti.starttime == t->starttime;
-
-		json_obj_begin(&j);
-		json_kv_int(&j, "pid", t->pid);
-		json_kv_str(&j, "comm", t->comm);
-		json_kv_bool(&j, "alive", same);
-		if (same && dl_get(t->pid, &a) == 0) {
-			json_kv_str(&j, "policy", dl_policy_name((int)a.sched_policy));
-			json_kv_uint(&j, "runtime_ns", a.sched_runtime);
-			json_kv_uint(&j, "deadline_ns", a.sched_deadline);
-			json_kv_uint(&j, "period_ns", a.sched_period);
-		} else {
-			json_kv_str(&j, "policy", "gone");
-		}
-		json_kv_str(&j, "orig_policy", dl_policy_name(t->policy));
-		json_kv_int(&j, "orig_priority", t->priority);
-		if (cpuset_list_format(&t->affinity, cpus, sizeof(cpus)) < 0)
-			cpus[0] = '\0';
-		json_kv_str(&j, "cpus", cpus);
-		json_kv_str(&j, "partition", t->partition[0] ? t->partition : NULL);
-		json_obj_end(&j);
-	}
-	json_arr_end(&j);
-	json_key(&j, "partitions");
-	json_arr_begin(&j);
-	for (size_t i = 0; i < st.n_parts; i++)
-		json_str(&j, st.parts[i].name);
-	json_arr_end(&j);
-	json_obj_end(&j);
+	status_json(&st, path, rc != -ENOENT, &j);
 	if (d->opt.json) {
 		print_json(&j);
 	} else if (rc == -ENOENT) {
@@ -630,6 +698,103 @@ static int serve(struct daemon *d)
 	return 0;
 }
 
+/* The modes that answer and exit (--dry-run, --reload, --verify, --status): the exit
+ * code, or -1 for none of them. */
+static int run_oneshot(struct daemon *d)
+{
+	if (d->opt.dry_run)
+		return run_dry(d);
+	if (d->opt.reload)
+		return run_reload(d);
+	if (d->opt.verify)
+		return run_verify(d);
+	if (d->opt.status)
+		return run_status(d);
+	return -1;
+}
+
+/* Opens the state file and restores what an earlier run left there. False when that is
+ * all there is to do (--restore, or a failure), with *code the exit code. */
+static bool state_start(struct daemon *d, int *code)
+{
+	char err[ERRLEN] = "";
+	int rc = state_open(&d->st, err, sizeof(err));
+
+	if (rc < 0) {
+		pr_err("%s", err[0] ? err : strerror(-rc));
+		*code = EXIT_REFUSED;
+		return false;
+	}
+	if (!state_empty(&d->st)) {
+		pr_warn("%s: state of an earlier run found (it did not stop cleanly): "
+			"restoring it first", d->st.path);
+		rc = daemon_restore_everything(d);
+		if (!d->opt.restore)
+			return true;
+		if (rc >= 0)
+			printf("restored %d thread%s from %s\n", rc, rc == 1 ? "" : "s", d->st.path);
+		*code = rc < 0 ? EXIT_REFUSED : 0;
+		return false;
+	}
+	if (!d->opt.restore)
+		return true;
+	pr_info("%s: nothing to restore", d->st.path);
+	printf("nothing to restore: no state file %s (irqres changed nothing here)\n",
+	       d->st.path);
+	return false;
+}
+
+/* The daemon proper: signals, control socket, hotplug, rescan timer and the loop, torn
+ * down in reverse order. Returns the exit code; the caller restores. */
+static int run_daemon(struct daemon *d)
+{
+	char err[ERRLEN] = "";
+	int rc, code = 0;
+
+	rc = setup_signals(d);
+	if (rc < 0) {
+		pr_err("signals: %s", strerror(-rc));
+		return EXIT_REFUSED;
+	}
+	rc = ctl_init(&d->ctl, d->socket_path, requests_handle, d, err, sizeof(err));
+	if (rc < 0) {
+		pr_err("control socket: %s", err);
+		code = EXIT_REFUSED;
+		goto out_signals;
+	}
+	/* without the connector (no CAP_NET_ADMIN, no kernel support) rescans carry on alone */
+	hotplug_init(&d->hp, d->opt.netlink, daemon_on_hotplug, d);
+	if (!d->hp) {
+		pr_err("hotplug: %s", strerror(ENOMEM));
+		code = EXIT_REFUSED;
+		goto out_ctl;
+	}
+	rc = setup_timer(d);
+	if (rc < 0) {
+		pr_err("timerfd: %s", strerror(-rc));
+		code = EXIT_REFUSED;
+		goto out_hotplug;
+	}
+	/* threads that appeared between the apply and the subscription: one full rescan */
+	d->rescan_now = d->events_lost = true;
+	if (hotplug_fd(d->hp) < 0 && !d->rescan_ns)
+		pr_warn("no proc connector and --rescan 0: new threads will not be reserved");
+	pr_info("listening on %s%s", d->socket_path, d->have_prof ? "" : " (no profile)");
+	notify_ready(d->have_prof ? "reservations in force" : "no profile");
+	if (serve(d) < 0)
+		code = EXIT_REFUSED;
+	notify_stopping();
+
+	close(d->timerfd);
+out_hotplug:
+	hotplug_fini(d->hp);
+out_ctl:
+	ctl_fini(d->ctl);
+out_signals:
+	close(d->sigfd);
+	return code;
+}
+
 int main(int argc, char **argv)
 {
 	struct daemon d;
@@ -642,15 +807,10 @@ int main(int argc, char **argv)
 	rc = parse_options(argc, argv, &d.opt, d.socket_path);
 	if (rc)
 		return rc > 0 ? 0 : EXIT_USAGE;
-
-	if (d.opt.dry_run)
-		return run_dry(&d);
-	if (d.opt.reload)
-		return run_reload(&d);
-	if (d.opt.verify)
-		return run_verify(&d);
-	if (d.opt.status)
-		return run_status(&d);
+	code = run_oneshot(&d);
+	if (code >= 0)
+		return code;
+	code = 0;
 
 	d.lockfd = instance_lock(err, sizeof(err));
 	if (d.lockfd < 0) {
@@ -658,29 +818,8 @@ int main(int argc, char **argv)
 		return EXIT_REFUSED;
 	}
 	state_init(&d.st);
-	rc = state_open(&d.st, err, sizeof(err));
-	if (rc < 0) {
-		pr_err("%s", err[0] ? err : strerror(-rc));
-		code = EXIT_REFUSED;
+	if (!state_start(&d, &code))
 		goto out_state;
-	}
-	if (!state_empty(&d.st)) {
-		pr_warn("%s: state of an earlier run found (it did not stop cleanly): "
-			"restoring it first", d.st.path);
-		rc = daemon_restore_everything(&d);
-		if (d.opt.restore) {
-			if (rc >= 0)
-				printf("restored %d thread%s from %s\n", rc, rc == 1 ? "" : "s",
-				       d.st.path);
-			code = rc < 0 ? EXIT_REFUSED : 0;
-			goto out_state;
-		}
-	} else if (d.opt.restore) {
-		pr_info("%s: nothing to restore", d.st.path);
-		printf("nothing to restore: no state file %s (irqres changed nothing here)\n",
-		       d.st.path);
-		goto out_state;
-	}
 
 	rc = notify_init();
 	if (d.opt.profile) {
@@ -695,53 +834,9 @@ int main(int argc, char **argv)
 		pr_info("--once: reservations stay; undo them with irqresd --restore");
 		goto out_notify;
 	}
-
-	rc = setup_signals(&d);
-	if (rc < 0) {
-		pr_err("signals: %s", strerror(-rc));
-		code = EXIT_REFUSED;
-		goto out_restore;
-	}
-	rc = ctl_init(&d.ctl, d.socket_path, requests_handle, &d, err, sizeof(err));
-	if (rc < 0) {
-		pr_err("control socket: %s", err);
-		code = EXIT_REFUSED;
-		goto out_signals;
-	}
-	/* without the connector (no CAP_NET_ADMIN, no kernel support) rescans carry on alone */
-	hotplug_init(&d.hp, d.opt.netlink, daemon_on_hotplug, &d);
-	if (!d.hp) {
-		pr_err("hotplug: %s", strerror(ENOMEM));
-		code = EXIT_REFUSED;
-		goto out_ctl;
-	}
-	rc = setup_timer(&d);
-	if (rc < 0) {
-		pr_err("timerfd: %s", strerror(-rc));
-		code = EXIT_REFUSED;
-		goto out_hotplug;
-	}
-	/* threads that appeared between the apply and the subscription: one full rescan */
-	d.rescan_now = d.events_lost = true;
-	if (hotplug_fd(d.hp) < 0 && !d.rescan_ns)
-		pr_warn("no proc connector and --rescan 0: new threads will not be reserved");
-	pr_info("listening on %s%s", d.socket_path, d.have_prof ? "" : " (no profile)");
-	notify_ready(d.have_prof ? "reservations in force" : "no profile");
-	if (serve(&d) < 0)
-		code = EXIT_REFUSED;
-	notify_stopping();
-
-	close(d.timerfd);
-out_hotplug:
-	hotplug_fini(d.hp);
-out_ctl:
-	ctl_fini(d.ctl);
-out_signals:
-	close(d.sigfd);
-out_restore:
+	code = run_daemon(&d);
 	if (daemon_restore_everything(&d) < 0 && code == 0)
 		code = EXIT_REFUSED;
-	daemon_drop_profile(&d);
 out_notify:
 	daemon_drop_profile(&d);
 	notify_fini();
@@ -752,4 +847,3 @@ out_state:
 	log_fini();
 	return code;
 }
-
