@@ -52,6 +52,13 @@ int cpuset_list_parse(const char *s, cpu_set_t *set)
 	return 0;
 }
 
+const char *cpuset_list_str(const cpu_set_t *set, char *buf, size_t len)
+{
+	if (cpuset_list_format(set, buf, len))
+		snprintf(buf, len, "?");
+	return buf;
+}
+
 int cpuset_list_format(const cpu_set_t *set, char *buf, size_t len)
 {
 	size_t off = 0;

@@ -33,6 +33,8 @@ struct cpuset_part {
 int cpuset_list_parse(const char *s, cpu_set_t *set);
 /* Writes the cpulist of set into buf ("" for an empty set); returns 0 or -ENOSPC. */
 int cpuset_list_format(const cpu_set_t *set, char *buf, size_t len);
+/* cpuset_list_format() for messages: buf, "?" when the list does not fit. */
+const char *cpuset_list_str(const cpu_set_t *set, char *buf, size_t len);
 /* Reads a cpulist file (e.g. /sys/devices/system/cpu/online); empty file = empty set. */
 int cpuset_list_read(const char *path, cpu_set_t *set);
 

@@ -5,6 +5,7 @@
  * connector and the periodic rescan.
  */
 #include "daemon.h"
+#include "plan_report.h"
 
 #include "apply.h"
 #include "array.h"

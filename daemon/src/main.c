@@ -15,6 +15,7 @@
 #include "log.h"
 #include "notify.h"
 #include "plan.h"
+#include "plan_report.h"
 #include "profile.h"
 #include "requests.h"
 #include "state.h"

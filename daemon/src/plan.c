@@ -13,7 +13,6 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -277,13 +276,6 @@ static int domain_of(const struct plan *plan, const cpu_set_t *cpus)
 	return best;
 }
 
-static const char *list(const cpu_set_t *cpus, char *buf, size_t len)
-{
-	if (cpuset_list_format(cpus, buf, len))
-		snprintf(buf, len, "?");
-	return buf;
-}
-
 /* Domains as they are now: valid partitions, and the default one (online - isolated -
  * partitions). */
 static int base_domains(struct plan *plan, const struct plan_env *env)
@@ -326,7 +318,7 @@ static int place_item(struct plan *plan, struct plan_item *it, const struct plan
 	if (d < 0) {
 		it->refusal = EPERM;
 		snprintf(it->verdict, sizeof(it->verdict), "EPERM: CPUs %s are in no root "
-			 "domain (offline or isolated)", list(&it->cpus, aff, sizeof(aff)));
+			 "domain (offline or isolated)", cpuset_list_str(&it->cpus, aff, sizeof(aff)));
 		return 0;
 	}
 	dom = &plan->domains[d];
@@ -351,8 +343,8 @@ static int place_item(struct plan *plan, struct plan_item *it, const struct plan
 
 	it->needs_partition = true;
 	want = both;
-	list(&want, aff, sizeof(aff));
-	list(&dom->cpus, span, sizeof(span));
+	cpuset_list_str(&want, aff, sizeof(aff));
+	cpuset_list_str(&dom->cpus, span, sizeof(span));
 	cpuset_partition_name(&want, name, sizeof(name));
 	snprintf(it->partition, sizeof(it->partition), "%s", name);
 #define REFUSE(...) do { \
@@ -484,7 +476,7 @@ static int keep_default_cpus(struct plan *plan)
 			it->partition[0] = '\0';
 		}
 	}
-	list(&n_cpus, cpus, sizeof(cpus));
+	cpuset_list_str(&n_cpus, cpus, sizeof(cpus));
 	return array_printf(&plan->warnings, &plan->n_warnings, &plan->warnings_cap, "CPU%s %s stay%s in the default root "
 		       "domain (no cpuset partition %s): partitions for every CPU would leave the "
 		       "root cgroup's tasks none, which the kernel refuses; the threads pinned "
@@ -530,7 +522,9 @@ static void bw_str(uint64_t bw, char *buf, size_t len)
 	snprintf(buf, len, "%.2f", (double)bw / (double)DL_BW_UNIT);
 }
 
-static void admission(struct plan *plan, const struct plan_env *env)
+/* Each domain's capacity, its deadline servers, and where its existing count comes from:
+ * the kernel's own for a root domain the plan leaves alone, else counted. */
+static void domains_capacity(struct plan *plan, const struct plan_env *env)
 {
 	uint64_t per_cpu = dl_to_ratio((uint64_t)env->rt_period_us * 1000,
 				       (uint64_t)(env->rt_runtime_us < 0 ? 0 : env->rt_runtime_us) *
@@ -538,20 +532,14 @@ static void admission(struct plan *plan, const struct plan_env *env)
 
 	for (size_t i = 0; i < plan->n_domains; i++) {
 		struct plan_domain *d = &plan->domains[i];
+		int cpu = cpu_first(&d->cpus);
 
 		d->unlimited = plan->admission_off || env->rt_runtime_us < 0;
 		d->cap_bw = per_cpu * (uint64_t)d->ncpus;
 		d->capacity = (double)env->rt_runtime_us / (double)env->rt_period_us * d->ncpus;
-	}
-	for (size_t i = 0; i < plan->n_domains; i++)
-		for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
-			if (CPU_ISSET(cpu, &plan->domains[i].cpus))
-				plan->domains[i].servers_bw += env->server_bw[cpu];
-	for (size_t i = 0; i < plan->n_domains; i++) {
-		struct plan_domain *d = &plan->domains[i];
-		int cpu = cpu_first(&d->cpus);
-
-		/* a root domain the plan leaves alone: the kernel's own count */
+		for (int c = 0; c < CPU_SETSIZE; c++)
+			if (CPU_ISSET(c, &d->cpus))
+				d->servers_bw += env->server_bw[c];
 		if (!d->is_new && !d->shrunk && cpu < CPU_SETSIZE &&
 		    CPU_ISSET(cpu, &env->kernel_bw_cpus) && env->kernel_total_bw[cpu] >= 0) {
 			d->source = PLAN_BW_KERNEL;
@@ -560,17 +548,22 @@ static void admission(struct plan *plan, const struct plan_env *env)
 			d->source = PLAN_BW_COUNTED;
 		}
 	}
-	for (size_t i = 0; i < env->n_dl; i++) {
-		int d = domain_of(plan, &env->dl[i].cpus);
+}
 
-		if (d < 0)
+/* The SCHED_DEADLINE tasks present: counted where the plan keeps them; taken out of the
+ * kernel's count where the plan's new value replaces them. */
+static void domains_existing(struct plan *plan, const struct plan_env *env)
+{
+	for (size_t i = 0; i < env->n_dl; i++) {
+		int di = domain_of(plan, &env->dl[i].cpus);
+		struct plan_domain *d = di >= 0 ? &plan->domains[di] : NULL;
+
+		if (!d)
 			continue;
 		if (!replaced(plan, env->dl[i].pid))
-			plan->domains[d].tasks_bw += env->dl[i].bw;
-		else if (plan->domains[d].source == PLAN_BW_KERNEL)
-			/* counted by the kernel now; the plan's new value replaces it */
-			plan->domains[d].kernel_bw -= plan->domains[d].kernel_bw < env->dl[i].bw ?
-				plan->domains[d].kernel_bw : env->dl[i].bw;
+			d->tasks_bw += env->dl[i].bw;
+		else if (d->source == PLAN_BW_KERNEL)
+			d->kernel_bw -= d->kernel_bw < env->dl[i].bw ? d->kernel_bw : env->dl[i].bw;
 	}
 	for (size_t i = 0; i < plan->n_domains; i++) {
 		struct plan_domain *d = &plan->domains[i];
@@ -578,6 +571,11 @@ static void admission(struct plan *plan, const struct plan_env *env)
 		d->existing_bw = d->source == PLAN_BW_KERNEL ? d->kernel_bw :
 				 d->servers_bw + d->tasks_bw;
 	}
+}
+
+/* The domain of each item still without a verdict, and the bandwidth it adds there. */
+static void items_domains(struct plan *plan)
+{
 	for (size_t i = 0; i < plan->n_items; i++) {
 		struct plan_item *it = &plan->items[i];
 
@@ -590,6 +588,13 @@ static void admission(struct plan *plan, const struct plan_env *env)
 		if (it->domain >= 0)
 			plan->domains[it->domain].new_bw += it->bw;
 	}
+}
+
+static void admission(struct plan *plan, const struct plan_env *env)
+{
+	domains_capacity(plan, env);
+	domains_existing(plan, env);
+	items_domains(plan);
 	for (size_t i = 0; i < plan->n_domains; i++) {
 		struct plan_domain *d = &plan->domains[i];
 
@@ -625,7 +630,7 @@ static void verdicts(struct plan *plan, const struct plan_env *env)
 			it->refusal = EBUSY;
 			snprintf(it->verdict, sizeof(it->verdict), "EBUSY: admission: %s/%s = %s more "
 				 "bandwidth on CPUs %s, in use %s of %s (%s by SCHED_DEADLINE tasks "
-				 "already present)", q, t, a, list(&d->cpus, cpus, sizeof(cpus)), b, c,
+				 "already present)", q, t, a, cpuset_list_str(&d->cpus, cpus, sizeof(cpus)), b, c,
 				 e);
 		} else if (it->buffer_check == PROFILE_BUFFER_VIOLATED) {
 			const struct target *tg = &plan->prof->targets[it->target];
@@ -677,7 +682,7 @@ static int plan_finish(struct plan *plan, const struct plan_env *env)
 				     "will take CPUs %s out of the default root domain: tasks of "
 				     "the root cgroup (all that are in no partition) will no "
 				     "longer run there", plan->domains[i].partition,
-				     list(&plan->domains[i].cpus, cpus, sizeof(cpus)));
+				     cpuset_list_str(&plan->domains[i].cpus, cpus, sizeof(cpus)));
 	return rc;
 }
 
@@ -751,43 +756,6 @@ void plan_free(struct plan *plan)
 	memset(plan, 0, sizeof(*plan));
 }
 
-/* ---- output ---- */
-
-static const char *target_name(const struct plan *plan, const struct plan_item *it)
-{
-	return plan->prof && it->target < plan->prof->n_targets ?
-	       plan->prof->targets[it->target].name : "?";
-}
-
-static void old_policy_str(const struct thread_info *ti, char *buf, size_t len)
-{
-	if (ti->policy == SCHED_FIFO || ti->policy == SCHED_RR)
-		snprintf(buf, len, "%s %d", dl_policy_name(ti->policy), ti->priority);
-	else if (ti->policy == SCHED_DEADLINE)
-		snprintf(buf, len, "deadline");
-	else
-		snprintf(buf, len, "%s nice %d", dl_policy_name(ti->policy), ti->nice);
-}
-
-static double bw_double(uint64_t bw)
-{
-	return (double)bw / (double)DL_BW_UNIT;
-}
-
-/* A bandwidth for JSON: the kernel's 2^-20 steps rounded to 6 decimals (0.2, not
- * 0.19999980926513672). */
-static double bw_json(double v)
-{
-	return (double)(long long)(v * 1e6 + 0.5) / 1e6;	/* v >= 0 */
-}
-
-const char *plan_summary(const struct plan *plan)
-{
-	if (plan->n_items == 0)
-		return "REFUSED: the profile matches no thread";
-	return plan->feasible ? "the kernel will accept it" : "the kernel will NOT accept it";
-}
-
 int plan_add_match_notes(struct plan *plan, const struct profile *prof,
 			 const struct match_unmatched *un)
 {
@@ -815,294 +783,4 @@ int plan_add_match_notes(struct plan *plan, const struct profile *prof,
 				     "appear", prof->path, t->line, t->col, t->name);
 	}
 	return rc;
-}
-
-/* ---- the text report: a table whose columns are as wide as their widest cell ---- */
-
-#define TABLE_COLS_MAX 16
-
-struct table {
-	size_t ncols, nrows;
-	char **cells;			/* nrows * ncols, row-major */
-	size_t cap;
-};
-
-static int table_row(struct table *tb, const char *const *row)
-{
-	if (ARRAY_RESERVE(tb->cells, tb->cap, (tb->nrows + 1) * tb->ncols))
-		return -ENOMEM;
-	for (size_t c = 0; c < tb->ncols; c++)
-		tb->cells[tb->nrows * tb->ncols + c] = strdup(row[c] ? row[c] : "");
-	tb->nrows++;
-	return 0;
-}
-
-/* Cells left-aligned, two blanks apart, trailing blanks dropped (the client's table()). */
-static void table_print(struct table *tb, FILE *f)
-{
-	size_t w[TABLE_COLS_MAX] = { 0 };
-
-	for (size_t r = 0; r < tb->nrows; r++)
-		for (size_t c = 0; c < tb->ncols; c++) {
-			const char *cell = tb->cells[r * tb->ncols + c];
-			size_t n = cell ? strlen(cell) : 0;
-
-			if (n > w[c])
-				w[c] = n;
-		}
-	for (size_t r = 0; r < tb->nrows; r++) {
-		char line[4096];
-		size_t used = 0;
-
-		for (size_t c = 0; c < tb->ncols && used < sizeof(line); c++) {
-			const char *cell = tb->cells[r * tb->ncols + c];
-			int n = snprintf(line + used, sizeof(line) - used, "%s%-*s", c ? "  " : "",
-					 (int)w[c], cell ? cell : "");
-
-			if (n < 0)
-				break;
-			used += (size_t)n;
-		}
-		if (used >= sizeof(line))
-			used = sizeof(line) - 1;
-		while (used && line[used - 1] == ' ')
-			used--;
-		fprintf(f, "%.*s\n", (int)used, line);
-	}
-	for (size_t i = 0; i < tb->nrows * tb->ncols; i++)
-		free(tb->cells[i]);
-	free(tb->cells);
-	tb->cells = NULL;
-	tb->nrows = tb->cap = 0;
-}
-
-static void fmt_bw(double bw, char *buf, size_t len)
-{
-	snprintf(buf, len, "%.3f", bw);
-}
-
-const char *plan_bw_source_name(enum plan_bw_source src)
-{
-	return src == PLAN_BW_KERNEL ? "kernel" : "counted";
-}
-
-/* Where each domain's numbers come from, in the kernel's units (1 CPU = 2^20). */
-static void plan_print_sources(const struct plan *plan, FILE *f)
-{
-	if (!plan->n_domains)
-		return;
-	fprintf(f, "\nWhere the numbers come from (bandwidth in 2^-20 CPU, the kernel's unit): "
-		"capacity = to_ratio(sched_rt_period_us, sched_rt_runtime_us) x CPUs from "
-		"%s/sys/kernel; fair servers from %s/kernel/debug/sched/fair_server/cpuN/"
-		"{runtime,period}; tasks by sched_getattr of every thread in %s; the kernel's "
-		"own count is dl_bw->total_bw in %s/kernel/debug/sched/debug\n",
-		irqres_paths.proc, irqres_paths.sys, irqres_paths.proc, irqres_paths.sys);
-	for (size_t i = 0; i < plan->n_domains; i++) {
-		const struct plan_domain *dm = &plan->domains[i];
-		char cpus[64];
-
-		list(&dm->cpus, cpus, sizeof(cpus));
-		if (dm->source == PLAN_BW_KERNEL)
-			fprintf(f, "  CPUs %s: existing %" PRIu64 " = the kernel's dl_bw->total_bw "
-				"less the threads this plan replaces (fair servers %" PRIu64
-				" + tasks %" PRIu64 " counted)", cpus, dm->existing_bw,
-				dm->servers_bw, dm->tasks_bw);
-		else
-			fprintf(f, "  CPUs %s: existing %" PRIu64 " = fair servers %" PRIu64
-				" + tasks %" PRIu64 " (%s: at most what the kernel counts in the "
-				"root domain it builds)", cpus, dm->existing_bw, dm->servers_bw,
-				dm->tasks_bw, dm->is_new ? "a new partition" : "shrinks");
-		if (dm->unlimited)
-			fprintf(f, ", new %" PRIu64 ", capacity unlimited\n", dm->new_bw);
-		else
-			fprintf(f, ", new %" PRIu64 ", capacity %" PRIu64 ": %s\n", dm->new_bw,
-				dm->cap_bw, dm->ok ? "admitted" : "refused (EBUSY)");
-	}
-}
-
-/* The sources paragraph as text ("" when there is none): printed by plan_print_text()
- * and carried in the JSON, so that every renderer shows the same. Caller frees. */
-static char *plan_sources_text(const struct plan *plan)
-{
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
-
-	if (!f)
-		return NULL;
-	if (plan->n_items)
-		plan_print_sources(plan, f);
-	if (fclose(f) != 0) {
-		free(text);
-		return NULL;
-	}
-	return text;
-}
-
-void plan_print_text(const struct plan *plan, FILE *f)
-{
-	static const char *const item_head[] = {
-		"TARGET", "THREAD", "PID", "IRQ", "CPUS", "NOW", "RUNTIME", "DEADLINE", "PERIOD",
-		"BW", "PARTITION", "BUFFER", "VERDICT",
-	};
-	static const char *const dom_head[] = {
-		"ROOT DOMAIN", "PARTITION", "CAPACITY", "EXISTING", "NEW", "TOTAL", "OK",
-	};
-	struct table tb = { .ncols = sizeof(item_head) / sizeof(item_head[0]) };
-	char *sources;
-
-	fprintf(f, "Plan for %s: %s\n\n", plan->prof && plan->prof->path ? plan->prof->path :
-		"the profile", plan_summary(plan));
-	if (plan->n_items == 0) {
-		fprintf(f, "no thread matched\n");
-	} else {
-		table_row(&tb, item_head);
-	}
-	for (size_t i = 0; i < plan->n_items; i++) {
-		const struct plan_item *it = &plan->items[i];
-		char q[UNITS_FMT_LEN], d[UNITS_FMT_LEN], t[UNITS_FMT_LEN], pid[16], irq[16];
-		char old[32], cpus[64], bw[16];
-		const char *row[] = {
-			target_name(plan, it), it->thread.comm, pid, irq,
-			list(&it->cpus, cpus, sizeof(cpus)), old,
-			units_format_duration(it->runtime_ns, q, sizeof(q)),
-			units_format_duration(it->deadline_ns, d, sizeof(d)),
-			units_format_duration(it->period_ns, t, sizeof(t)), bw,
-			it->needs_partition && it->partition[0] ? it->partition : "-",
-			profile_buffer_verdict_name(it->buffer_check), it->verdict,
-		};
-
-		snprintf(pid, sizeof(pid), "%d", (int)it->thread.pid);
-		snprintf(irq, sizeof(irq), it->thread.irq >= 0 ? "%d" : "-", it->thread.irq);
-		old_policy_str(&it->thread, old, sizeof(old));
-		fmt_bw(bw_json(bw_double(it->bw)), bw, sizeof(bw));
-		table_row(&tb, row);
-	}
-	table_print(&tb, f);
-	if (plan->n_domains && plan->n_items) {
-		tb.ncols = sizeof(dom_head) / sizeof(dom_head[0]);
-		fprintf(f, "\n");
-		table_row(&tb, dom_head);
-	}
-	for (size_t i = 0; plan->n_items && i < plan->n_domains; i++) {
-		const struct plan_domain *dm = &plan->domains[i];
-		char cpus[64], part[CPUSET_NAME_MAX + 16], cap[24], e[16], n[16], tot[16];
-		const char *row[] = { list(&dm->cpus, cpus, sizeof(cpus)), part, cap, e, n, tot,
-				      dm->ok ? "yes" : "NO" };
-
-		snprintf(part, sizeof(part), "%s%s", dm->partition[0] ? dm->partition : "(default)",
-			 dm->is_new ? " (new)" : "");
-		if (dm->unlimited)
-			snprintf(cap, sizeof(cap), "unlimited");
-		else
-			fmt_bw(bw_json(dm->capacity), cap, sizeof(cap));
-		fmt_bw(bw_json(bw_double(dm->existing_bw)), e, sizeof(e));
-		fmt_bw(bw_json(bw_double(dm->new_bw)), n, sizeof(n));
-		fmt_bw(bw_json(bw_double(dm->existing_bw + dm->new_bw)), tot, sizeof(tot));
-		table_row(&tb, row);
-	}
-	if (plan->n_domains && plan->n_items) {
-		table_print(&tb, f);
-		fprintf(f, "(bandwidth in CPUs: the kernel admits while existing + new <= "
-			"capacity)\n");
-	}
-	sources = plan_sources_text(plan);
-	if (sources)
-		fputs(sources, f);
-	free(sources);
-	for (size_t i = 0; i < plan->n_warnings; i++)
-		fprintf(f, "%swarning: %s\n", i ? "" : "\n", plan->warnings[i]);
-	for (size_t i = 0; i < plan->n_errors; i++)
-		fprintf(f, "%serror: %s\n", i || plan->n_warnings ? "" : "\n", plan->errors[i]);
-}
-
-void plan_write_json(const struct plan *plan, struct json *j)
-{
-	char *sources;
-
-	json_obj_begin(j);
-	json_kv_str(j, "profile", plan->prof && plan->prof->path ? plan->prof->path : NULL);
-	json_kv_bool(j, "feasible", plan->feasible);
-	json_kv_str(j, "summary", plan_summary(plan));
-	json_key(j, "items");
-	json_arr_begin(j);
-	for (size_t i = 0; i < plan->n_items; i++) {
-		const struct plan_item *it = &plan->items[i];
-		char cpus[256], dir[CGROUP_PATH_MAX];
-
-		json_obj_begin(j);
-		json_kv_str(j, "target", target_name(plan, it));
-		json_kv_int(j, "pid", it->thread.pid);
-		json_kv_str(j, "comm", it->thread.comm);
-		if (it->thread.irq >= 0)
-			json_kv_int(j, "irq", it->thread.irq);
-		else
-			json_kv_null(j, "irq");
-		json_kv_str(j, "cpus", list(&it->cpus, cpus, sizeof(cpus)));
-		json_kv_str(j, "old_policy", dl_policy_name(it->thread.policy));
-		json_kv_int(j, "old_priority", it->thread.priority);
-		json_kv_int(j, "old_nice", it->thread.nice);
-		json_kv_str(j, "new_policy", "deadline");
-		json_kv_uint(j, "runtime_ns", it->runtime_ns);
-		json_kv_uint(j, "deadline_ns", it->deadline_ns);
-		json_kv_uint(j, "period_ns", it->period_ns);
-		json_kv_double(j, "bw", bw_json(bw_double(it->bw)));
-		json_kv_bool(j, "needs_partition", it->needs_partition);
-		json_kv_str(j, "partition", it->needs_partition && it->partition[0] ?
-			    it->partition : NULL);
-		if (it->needs_partition && it->partition[0] &&
-		    cpuset_group_dir(it->partition, dir, sizeof(dir)) == 0)
-			json_kv_str(j, "cpuset", dir);
-		else
-			json_kv_null(j, "cpuset");
-		json_kv_str(j, "buffer_check", profile_buffer_verdict_name(it->buffer_check));
-		json_kv_str(j, "verdict", it->verdict);
-		json_obj_end(j);
-	}
-	json_arr_end(j);
-	json_key(j, "domains");
-	json_arr_begin(j);
-	for (size_t i = 0; i < plan->n_domains; i++) {
-		const struct plan_domain *dm = &plan->domains[i];
-		char cpus[256];
-
-		json_obj_begin(j);
-		json_kv_str(j, "cpus", list(&dm->cpus, cpus, sizeof(cpus)));
-		json_kv_str(j, "partition", dm->partition[0] ? dm->partition : NULL);
-		json_kv_bool(j, "new", dm->is_new);
-		if (dm->unlimited)
-			json_kv_null(j, "capacity");	/* admission control off */
-		else
-			json_kv_double(j, "capacity", bw_json(dm->capacity));
-		json_kv_double(j, "existing_bw", bw_json(bw_double(dm->existing_bw)));
-		json_kv_double(j, "new_bw", bw_json(bw_double(dm->new_bw)));
-		/* the same exactly, in the kernel's unit (2^-20 CPU), and their sources */
-		if (dm->unlimited)
-			json_kv_null(j, "cap_bw_units");
-		else
-			json_kv_uint(j, "cap_bw_units", dm->cap_bw);
-		json_kv_uint(j, "existing_bw_units", dm->existing_bw);
-		json_kv_uint(j, "new_bw_units", dm->new_bw);
-		json_kv_str(j, "existing_source", plan_bw_source_name(dm->source));
-		json_kv_uint(j, "servers_bw_units", dm->servers_bw);
-		json_kv_uint(j, "tasks_bw_units", dm->tasks_bw);
-		json_kv_double(j, "total_bw", bw_json(bw_double(dm->existing_bw + dm->new_bw)));
-		json_kv_bool(j, "ok", dm->ok);
-		json_obj_end(j);
-	}
-	json_arr_end(j);
-	sources = plan_sources_text(plan);
-	json_kv_str(j, "sources", sources ? sources : "");
-	free(sources);
-	json_key(j, "warnings");
-	json_arr_begin(j);
-	for (size_t i = 0; i < plan->n_warnings; i++)
-		json_str(j, plan->warnings[i]);
-	json_arr_end(j);
-	json_key(j, "errors");
-	json_arr_begin(j);
-	for (size_t i = 0; i < plan->n_errors; i++)
-		json_str(j, plan->errors[i]);
-	json_arr_end(j);
-	json_obj_end(j);
 }

@@ -148,8 +148,6 @@ void plan_free(struct plan *plan);
  * there is none. */
 const struct plan_item *plan_first_refusal(const struct plan *plan);
 
-/* "kernel" or "counted". */
-const char *plan_bw_source_name(enum plan_bw_source src);
 /*
  * Warnings and errors about the profile's selectors and matches (match.h): each
  * selector naming an interface, IRQ or driver this machine does not have, and each
@@ -157,13 +155,5 @@ const char *plan_bw_source_name(enum plan_bw_source src);
  */
 int plan_add_match_notes(struct plan *plan, const struct profile *prof,
 			 const struct match_unmatched *un);
-/* One line on the plan as a whole: "the kernel will accept it", ... */
-const char *plan_summary(const struct plan *plan);
-
-/* The human report (irqresd --dry-run); analysis/irqres/plan.py renders the same text
- * from plan_write_json()'s JSON, so both change together. */
-void plan_print_text(const struct plan *plan, FILE *f);
-/* PLAN of docs/protocol.md as one JSON value into j (the caller checks json_error()). */
-void plan_write_json(const struct plan *plan, struct json *j);
 
 #endif /* IRQRES_PLAN_H */

@@ -3,6 +3,7 @@
  * requests.c - the control socket's request handlers and the JSON they reply with.
  */
 #include "requests.h"
+#include "plan_report.h"
 
 #include "apply.h"
 #include "cpuset.h"

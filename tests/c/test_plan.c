@@ -17,6 +17,7 @@
 #include "irqres.h"
 #include "json.h"
 #include "plan.h"
+#include "plan_report.h"
 
 #define MS 1000000ULL
 
