@@ -243,11 +243,60 @@ static int group_cpus(const char *name, cpu_set_t *cpus)
 	return rc ? rc : cpuset_list_read(path, cpus);
 }
 
+/* The group's mkdir: *created when it is new; 1 when it exists already as a valid
+ * partition of exactly these CPUs (nothing to write), 0 to set it up, or -errno. */
+static int partition_dir(const char *name, const cpu_set_t *cpus, const char *dir,
+			 bool *created, char *err, size_t errlen)
+{
+	char state[256];
+	cpu_set_t have;
+	int rc;
+
+	if (mkdir(dir, 0755) == 0) {
+		*created = true;
+		return 0;
+	}
+	if (errno != EEXIST) {
+		rc = -errno;
+		snprintf(err, errlen, "cpuset partition %s could not be created: mkdir %s: %s",
+			 name, dir, strerror(-rc));
+		return rc;
+	}
+	return read_partition(name, state, sizeof(state)) == 0 && partition_valid(state) &&
+	       group_cpus(name, &have) == 0 && CPU_EQUAL(&have, cpus);
+}
+
+/* cpuset.cpus, cpuset.mems, then cpuset.cpus.partition = root: the kernel's order. */
+static int partition_write(const char *name, const char *list, char *err, size_t errlen)
+{
+	char path[PATH_MAX], mems[256];
+	const char *steps[][2] = {
+		{ "cpuset.cpus", list }, { "cpuset.mems", mems }, { "cpuset.cpus.partition", "root" },
+	};
+	int rc = 0;
+
+	snprintf(path, sizeof(path), "%s/cpuset.mems.effective", irqres_paths.cgroup);
+	if (fileio_read_value(path, mems, sizeof(mems)) || !mems[0])
+		snprintf(mems, sizeof(mems), "0");
+	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		rc = group_file(name, steps[i][0], path, sizeof(path));
+		if (!rc)
+			rc = fileio_write(path, steps[i][1], true);
+		if (rc) {
+			snprintf(err, errlen, "cpuset partition %s could not be created: writing "
+				 "\"%s\" to %s: %s%s", name, steps[i][1], steps[i][0], strerror(-rc),
+				 rc == -EINVAL && i == 2 ? " (the CPUs must be exclusive and the root "
+				 "must keep at least one)" : "");
+			return rc;
+		}
+	}
+	return 0;
+}
+
 int cpuset_partition_create(const cpu_set_t *cpus, char *name, size_t namelen, bool *created,
 			    char *err, size_t errlen)
 {
-	char dir[PATH_MAX], path[PATH_MAX], list[CPUSET_NAME_MAX], mems[256], state[256];
-	cpu_set_t have;
+	char dir[PATH_MAX], list[CPUSET_NAME_MAX], state[256];
 	int rc;
 
 	*created = false;
@@ -259,49 +308,14 @@ int cpuset_partition_create(const cpu_set_t *cpus, char *name, size_t namelen, b
 	cpuset_list_format(cpus, list, sizeof(list));
 	if (cpuset_group_dir(name, dir, sizeof(dir)))
 		return -ENAMETOOLONG;
-	if (mkdir(dir, 0755) == 0) {
-		*created = true;
-	} else if (errno != EEXIST) {
-		rc = -errno;
-		snprintf(err, errlen, "cpuset partition %s could not be created: mkdir %s: %s",
-			 name, dir, strerror(-rc));
-		return rc;
-	} else if (read_partition(name, state, sizeof(state)) == 0 && partition_valid(state) &&
-		   group_cpus(name, &have) == 0 && CPU_EQUAL(&have, cpus)) {
+	rc = partition_dir(name, cpus, dir, created, err, errlen);
+	if (rc == 1)
 		pr_debug("reusing cpuset partition %s (CPUs %s)", name, list);
-		return 0;
-	}
-
-	snprintf(path, sizeof(path), "%s/cpuset.mems.effective", irqres_paths.cgroup);
-	if (fileio_read_value(path, mems, sizeof(mems)) || !mems[0])
-		snprintf(mems, sizeof(mems), "0");
-
-	const char *step = "cpuset.cpus";
-	const char *value = list;
-
-	rc = group_file(name, step, path, sizeof(path));
-	if (!rc)
-		rc = fileio_write(path, value, true);
-	if (!rc) {
-		step = "cpuset.mems";
-		value = mems;
-		group_file(name, step, path, sizeof(path));
-		rc = fileio_write(path, value, true);
-	}
-	if (!rc) {
-		step = "cpuset.cpus.partition";
-		value = "root";
-		group_file(name, step, path, sizeof(path));
-		rc = fileio_write(path, value, true);
-	}
-	if (rc) {
-		snprintf(err, errlen, "cpuset partition %s could not be created: writing \"%s\" "
-			 "to %s: %s%s", name, value, step, strerror(-rc),
-			 rc == -EINVAL && strcmp(step, "cpuset.cpus.partition") == 0 ?
-			 " (the CPUs must be exclusive and the root must keep at least one)" :
-			 "");
+	if (rc)
+		return rc < 0 ? rc : 0;
+	rc = partition_write(name, list, err, errlen);
+	if (rc)
 		goto out_remove;
-	}
 	rc = read_partition(name, state, sizeof(state));
 	if (rc || !partition_valid(state)) {
 		snprintf(err, errlen, "cpuset partition %s is invalid: cpuset.cpus.partition "

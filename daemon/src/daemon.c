@@ -201,13 +201,83 @@ int daemon_restore_everything(struct daemon *d)
  * reload), a profile that matches no thread yet is put in force with a warning, and
  * hotplug fills it. With plan_out (a reply object), its "plan" member is written there.
  */
+/* The plan of a resolved profile into the kernel (rc: daemon_resolve()'s). */
+static int apply_resolved(struct daemon *d, int rc, struct plan *plan, bool may_wait,
+			  char *err, size_t errlen)
+{
+	for (size_t i = 0; (rc == 0 || rc == -ENOENT) && i < plan->n_warnings; i++)
+		pr_warn("%s", plan->warnings[i]);
+	if (rc == -ENOENT && may_wait) {
+		/* at boot a NIC's IRQ thread appears only when the link goes up */
+		pr_warn("%s; irqresd waits for them to appear", err);
+		err[0] = '\0';
+		return 0;
+	}
+	if (rc)
+		return rc;
+	if (!plan->feasible) {
+		plan_first_problem(plan, err, errlen);
+		return -EBUSY;
+	}
+	return apply_plan(plan, &d->st, err, errlen);
+}
+
+/* The old profile's threads that the new one (matches) does not take go back as found. */
+static void restore_left_out(struct daemon *d, const struct match_list *matches)
+{
+	for (size_t i = 0; i < d->n_m; i++) {
+		size_t k;
+		int r;
+
+		for (k = 0; k < matches->n; k++)
+			if (matches->v[k].thread.pid == d->m[i].thread.pid)
+				break;
+		if (k < matches->n)
+			continue;
+		r = apply_restore_thread(&d->st, d->m[i].thread.pid);
+		if (r < 0)
+			pr_warn("%s (pid %d): cannot restore: %s", d->m[i].thread.comm,
+				(int)d->m[i].thread.pid, strerror(-r));
+	}
+}
+
+/* The new profile in force (taken from *prof) and its threads managed. */
+static int take_profile(struct daemon *d, const char *path, struct profile *prof,
+			const struct match_list *matches, char *err, size_t errlen)
+{
+	daemon_drop_profile(d);
+	d->prof = *prof;
+	memset(prof, 0, sizeof(*prof));
+	d->have_prof = true;
+	for (size_t k = 0; k < matches->n; k++) {
+		int rc = managed_add(d, matches->v[k].target, &matches->v[k].thread);
+
+		if (rc < 0) {
+			snprintf(err, errlen, "%s: %s", path, strerror(-rc));
+			return rc;
+		}
+	}
+	pr_info("%s: applied, %zu thread%s reserved", path, matches->n,
+		matches->n == 1 ? "" : "s");
+	notify_status("%s: %zu thread%s reserved", path, matches->n,
+		      matches->n == 1 ? "" : "s");
+	return 0;
+}
+
+/*
+ * Applies a profile, all or nothing: the file path (irqresd's own, -p) when text is NULL,
+ * else the text a client sent (path only names it). The threads of the profile in force
+ * that the new one does not take are restored. On success the new profile is in force;
+ * on failure nothing changed. With may_wait (the daemon's own profile, at start and on
+ * reload), a profile that matches no thread yet is put in force with a warning, and
+ * hotplug fills it. With plan_out (a reply object), its "plan" member is written there.
+ */
 int daemon_apply(struct daemon *d, const char *path, const char *text, size_t len,
 		 bool may_wait, struct json *plan_out, char *err, size_t errlen)
 {
 	struct profile prof = { 0 };
 	struct match_list matches = { 0 };
 	struct plan plan;
-	size_t i, k;
 	int rc;
 
 	err[0] = '\0';
@@ -216,50 +286,12 @@ int daemon_apply(struct daemon *d, const char *path, const char *text, size_t le
 	if (rc < 0)
 		return rc;
 	rc = daemon_resolve(&prof, &matches, &plan, err, errlen);
-	for (i = 0; (rc == 0 || rc == -ENOENT) && i < plan.n_warnings; i++)
-		pr_warn("%s", plan.warnings[i]);
-	if (rc == -ENOENT && may_wait) {
-		/* at boot a NIC's IRQ thread appears only when the link goes up */
-		pr_warn("%s; irqresd waits for them to appear", err);
-		err[0] = '\0';
-		rc = 0;
-	} else if (rc == 0 && !plan.feasible) {
-		plan_first_problem(&plan, err, errlen);
-		rc = -EBUSY;
-	} else if (rc == 0) {
-		rc = apply_plan(&plan, &d->st, err, errlen);
+	rc = apply_resolved(d, rc, &plan, may_wait, err, errlen);
+	if (rc >= 0) {
+		restore_left_out(d, &matches);
+		rc = take_profile(d, path, &prof, &matches, err, errlen);
+		plan.prof = &d->prof;	/* the plan's reply below names the targets */
 	}
-	if (rc < 0)
-		goto out;
-	/* the old profile's threads that the new one does not take go back as found */
-	for (i = 0; i < d->n_m; i++) {
-		for (k = 0; k < matches.n; k++)
-			if (matches.v[k].thread.pid == d->m[i].thread.pid)
-				break;
-		if (k == matches.n) {
-			int r = apply_restore_thread(&d->st, d->m[i].thread.pid);
-
-			if (r < 0)
-				pr_warn("%s (pid %d): cannot restore: %s", d->m[i].thread.comm,
-					(int)d->m[i].thread.pid, strerror(-r));
-		}
-	}
-	daemon_drop_profile(d);
-	d->prof = prof;
-	plan.prof = &d->prof;	/* the plan's reply below names the targets */
-	memset(&prof, 0, sizeof(prof));
-	d->have_prof = true;
-	for (k = 0; k < matches.n; k++) {
-		rc = managed_add(d, matches.v[k].target, &matches.v[k].thread);
-		if (rc < 0) {
-			snprintf(err, errlen, "%s: %s", path, strerror(-rc));
-			goto out;
-		}
-	}
-	pr_info("%s: applied, %zu thread%s reserved", path, matches.n,
-		matches.n == 1 ? "" : "s");
-	notify_status("%s: %zu thread%s reserved", path, matches.n, matches.n == 1 ? "" : "s");
-out:
 	if (plan_out && rc == 0) {
 		json_key(plan_out, "plan");
 		plan_write_json(&plan, plan_out);
@@ -284,31 +316,60 @@ static bool irq_cpus_known(const struct thread_info *ti)
 	return thread_irq_cpus(ti->irq, &cpus) != 1;
 }
 
+/* Whether a new IRQ thread is to be looked at later: the kernel has not finished it. */
+static bool irq_thread_unfinished(const struct thread_info *ti)
+{
+	/* kthread_create() names the thread (a COMM event) just before the kernel makes it
+	 * SCHED_FIFO itself: a reservation given in between would be overwritten */
+	if (ti->policy == SCHED_OTHER)
+		return true;
+	return !irq_cpus_known(ti);	/* never started: the rescan plans with smp_affinity */
+}
+
+/* Reserves thread ti for target; logs and remembers a refusal. */
+static void reserve_thread(struct daemon *d, const struct thread_info *ti, int target,
+			   bool from_rescan, uint64_t t0)
+{
+	struct match m = { .target = (size_t)target, .thread = *ti };
+	uint64_t t_read = daemon_now_ns(), t_apply;
+	char err[ERRLEN] = "";
+	int rc = apply_thread(&d->prof, &m, &d->st, err, sizeof(err));
+
+	t_apply = daemon_now_ns();
+	if (rc < 0) {
+		pr_warn("%s (pid %d), target '%s': not reserved: %s", ti->comm, (int)ti->pid,
+			d->prof.targets[target].name, err[0] ? err : strerror(-rc));
+		refused_add(d, ti);
+		return;
+	}
+	rc = managed_add(d, (size_t)target, ti);
+	if (rc < 0)
+		pr_err("%s (pid %d): %s", ti->comm, (int)ti->pid, strerror(-rc));
+	pr_info("%s (pid %d): new thread reserved for target '%s'%s", ti->comm, (int)ti->pid,
+		d->prof.targets[target].name, from_rescan ? " (rescan)" : "");
+	pr_debug("pid %d: read and matched in %" PRIu64 " us, applied in %" PRIu64 " us",
+		 (int)ti->pid, (t_read - t0) / 1000, (t_apply - t_read) / 1000);
+}
+
 /* One new or renamed thread: reserve it when the profile selects it. */
 static enum hotplug_verdict check_thread(struct daemon *d, pid_t pid, bool from_rescan)
 {
-	uint64_t t0 = daemon_now_ns(), t_read, t_apply;
+	uint64_t t0 = daemon_now_ns();
 	struct thread_info ti;
-	struct match m;
 	char err[ERRLEN] = "";
-	int rc, target;
+	int target;
 
 	if (!d->have_prof || daemon_managed_find(d, pid))
 		return HOTPLUG_DONE;
-	rc = thread_read(pid, &ti);
-	if (rc < 0)
+	if (thread_read(pid, &ti) < 0)
 		return HOTPLUG_DONE;	/* gone already */
 	/* a kernel thread is named right after kthreadd forks it */
 	if (ti.kthread && strcmp(ti.comm, "kthreadd") == 0 && pid != 2)
 		return HOTPLUG_AGAIN;
 	if (refused_has(d, &ti))
 		return HOTPLUG_DONE;
-	/* kthread_create() names the thread (a COMM event) just before the kernel makes it
-	 * SCHED_FIFO itself: a reservation given in between would be overwritten */
-	if (!from_rescan && ti.is_irq && ti.policy == SCHED_OTHER)
+	if (!from_rescan && ti.is_irq && irq_thread_unfinished(&ti))
 		return HOTPLUG_AGAIN;
-	if (!from_rescan && ti.is_irq && !irq_cpus_known(&ti))
-		return HOTPLUG_AGAIN;	/* never started: the rescan plans with smp_affinity */
 	target = match_find_target(&d->prof, &ti, err, sizeof(err));
 	if (target == -ENOENT)
 		return HOTPLUG_DONE;
@@ -317,24 +378,7 @@ static enum hotplug_verdict check_thread(struct daemon *d, pid_t pid, bool from_
 		refused_add(d, &ti);
 		return HOTPLUG_DONE;
 	}
-	m.target = (size_t)target;
-	m.thread = ti;
-	t_read = daemon_now_ns();
-	rc = apply_thread(&d->prof, &m, &d->st, err, sizeof(err));
-	t_apply = daemon_now_ns();
-	if (rc < 0) {
-		pr_warn("%s (pid %d), target '%s': not reserved: %s", ti.comm, (int)pid,
-			d->prof.targets[target].name, err[0] ? err : strerror(-rc));
-		refused_add(d, &ti);
-		return HOTPLUG_DONE;
-	}
-	rc = managed_add(d, (size_t)target, &ti);
-	if (rc < 0)
-		pr_err("%s (pid %d): %s", ti.comm, (int)pid, strerror(-rc));
-	pr_info("%s (pid %d): new thread reserved for target '%s'%s", ti.comm, (int)pid,
-		d->prof.targets[target].name, from_rescan ? " (rescan)" : "");
-	pr_debug("pid %d: read and matched in %" PRIu64 " us, applied in %" PRIu64 " us",
-		 (int)pid, (t_read - t0) / 1000, (t_apply - t_read) / 1000);
+	reserve_thread(d, &ti, target, from_rescan, t0);
 	return HOTPLUG_DONE;
 }
 

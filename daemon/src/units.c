@@ -54,13 +54,68 @@ static int fail(const char **why, enum units_error *cls, enum units_error e)
 	return e == UNITS_ERR_RANGE ? -ERANGE : -EINVAL;
 }
 
+/* A decimal number as written: whole and fractional part, exactly. */
+struct number {
+	unsigned __int128 whole, frac, frac_div;
+	bool digits;		/* any digit at all */
+	bool overflow;		/* whole part past UNITS_NS_MAX */
+	bool sub_ns;		/* a nonzero digit beyond 10^-18 */
+};
+
+/* Reads "123.456" from *pp on, leaving *pp after it. */
+static void scan_number(const char **pp, struct number *n)
+{
+	const char *p = *pp;
+
+	memset(n, 0, sizeof(*n));
+	n->frac_div = 1;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		n->digits = true;
+		n->whole = n->whole * 10 + (unsigned)(*p - '0');
+		if (n->whole > UNITS_NS_MAX) {
+			n->overflow = true;
+			n->whole = (unsigned __int128)UNITS_NS_MAX + 1;
+		}
+	}
+	if (*p == '.') {
+		for (p++; *p >= '0' && *p <= '9'; p++) {
+			n->digits = true;
+			/* Beyond 10^-18 no unit can turn a digit into whole ns: keep it exact
+			 * by remembering only whether a nonzero digit follows. */
+			if (n->frac_div < (unsigned __int128)1000000000000000000ULL) {
+				n->frac = n->frac * 10 + (unsigned)(*p - '0');
+				n->frac_div *= 10;
+			} else if (*p != '0') {
+				n->sub_ns = true;
+			}
+		}
+	}
+	*pp = p;
+}
+
+/* The unit that p is (blanks after it allowed): its scale, or 0 for none. */
+static uint64_t scan_unit(const char *p)
+{
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		size_t n = strlen(units[i].name);
+		const char *q = p + n;
+
+		if (strncmp(p, units[i].name, n) != 0)
+			continue;
+		while (is_blank(*q))
+			q++;
+		if (!*q)
+			return units[i].scale;
+	}
+	return 0;
+}
+
 int units_parse(const char *s, uint64_t *ns, const char **why, enum units_error *cls)
 {
 	const char *p = s;
-	unsigned __int128 whole = 0, frac = 0, frac_div = 1, value;
-	bool digits = false, overflow = false, sub_ns = false, unit = false;
+	struct number n;
+	unsigned __int128 value;
 	uint64_t scale = 1;
-	size_t i;
 
 	if (!s)
 		return fail(why, cls, UNITS_ERR_SYNTAX);
@@ -68,59 +123,24 @@ int units_parse(const char *s, uint64_t *ns, const char **why, enum units_error 
 		p++;
 	if (*p == '-')
 		return fail(why, cls, UNITS_ERR_NEGATIVE);
-	for (; *p >= '0' && *p <= '9'; p++) {
-		digits = true;
-		whole = whole * 10 + (unsigned)(*p - '0');
-		if (whole > UNITS_NS_MAX) {
-			overflow = true;
-			whole = (unsigned __int128)UNITS_NS_MAX + 1;
-		}
-	}
-	if (*p == '.') {
-		for (p++; *p >= '0' && *p <= '9'; p++) {
-			digits = true;
-			/* Beyond 10^-18 no unit can turn a digit into whole ns: keep it exact
-			 * by remembering only whether a nonzero digit follows. */
-			if (frac_div < (unsigned __int128)1000000000000000000ULL) {
-				frac = frac * 10 + (unsigned)(*p - '0');
-				frac_div *= 10;
-			} else if (*p != '0') {
-				sub_ns = true;
-			}
-		}
-	}
-	if (!digits)
+	scan_number(&p, &n);
+	if (!n.digits)
 		return fail(why, cls, UNITS_ERR_SYNTAX);
 	while (is_blank(*p))
 		p++;
 	if (*p) {
-		for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-			size_t n = strlen(units[i].name);
-
-			if (strncmp(p, units[i].name, n) == 0) {
-				const char *q = p + n;
-
-				while (is_blank(*q))
-					q++;
-				if (!*q) {
-					scale = units[i].scale;
-					unit = true;
-					p = q;
-					break;
-				}
-			}
-		}
-		if (!unit)
+		scale = scan_unit(p);
+		if (!scale)
 			return fail(why, cls, UNITS_ERR_SYNTAX);
-	}
-	/* a bare number: only an exact "0" (with blanks) is a duration */
-	if (!unit && (whole || frac || sub_ns || overflow || strchr(s, '.')))
+	} else if (n.whole || n.frac || n.sub_ns || n.overflow || strchr(s, '.')) {
+		/* a bare number: only an exact "0" (with blanks) is a duration */
 		return fail(why, cls, UNITS_ERR_UNIT);
-	if (overflow)
+	}
+	if (n.overflow)
 		return fail(why, cls, UNITS_ERR_RANGE);
-	if (sub_ns || (frac * scale) % frac_div)
+	if (n.sub_ns || (n.frac * scale) % n.frac_div)
 		return fail(why, cls, UNITS_ERR_FRACTION);
-	value = whole * scale + frac * scale / frac_div;
+	value = n.whole * scale + n.frac * scale / n.frac_div;
 	if (value > UNITS_NS_MAX)
 		return fail(why, cls, UNITS_ERR_RANGE);
 	*ns = (uint64_t)value;
