@@ -617,14 +617,56 @@ static int check_unique(const struct profile *prof, const struct match_list *m, 
 	return 0;
 }
 
+/* Every target's threads into found; the targets that found none into none[]. */
+static int collect_all(const struct profile *prof, const struct thread_list *irq_threads,
+		       const struct thread_list *task_threads, struct match_list *found,
+		       size_t *none, size_t *n_none)
+{
+	struct driver_map drivers = { 0 };
+	int rc = 0;
+
+	for (size_t i = 0; !rc && i < prof->n_targets; i++) {
+		const struct target *t = &prof->targets[i];
+		struct resolved r;
+		bool any = false;
+
+		rc = resolve(t, &r, &drivers);
+		if (!rc)
+			rc = collect(prof, i, &r, &drivers,
+				     t->kind == TARGET_IRQ ? irq_threads : task_threads, found, &any);
+		resolved_free(&r);
+		if (!rc && !any)
+			none[(*n_none)++] = i;
+	}
+	driver_map_free(&drivers);
+	return rc;
+}
+
+/* The found matches onto the caller's list, the unmatched targets onto theirs. */
+static int add_results(const struct match_list *found, const size_t *none, size_t n_none,
+		       struct match_list *matches, struct match_unmatched *unmatched)
+{
+	int rc = 0;
+
+	for (size_t i = 0; !rc && i < found->n; i++)
+		rc = match_list_push(matches, found->v[i].target, &found->v[i].thread);
+	if (rc || !unmatched || !n_none)
+		return rc;
+	rc = ARRAY_RESERVE(unmatched->v, unmatched->cap, unmatched->n + n_none);
+	if (!rc) {
+		memcpy(unmatched->v + unmatched->n, none, n_none * sizeof(*none));
+		unmatched->n += n_none;
+	}
+	return rc;
+}
+
 int match_profile(const struct profile *prof, const struct thread_list *irq_threads,
 		  const struct thread_list *task_threads, struct match_list *matches,
 		  struct match_unmatched *unmatched, char *err, size_t errlen)
 {
 	struct match_list found = { 0 };
-	struct driver_map drivers = { 0 };
-	size_t *none = NULL, n_none = 0, before = matches->n, i;
-	int rc = 0;
+	size_t *none = NULL, n_none = 0, before = matches->n;
+	int rc;
 
 	if (errlen)
 		err[0] = '\0';
@@ -636,31 +678,11 @@ int match_profile(const struct profile *prof, const struct thread_list *irq_thre
 	none = calloc(prof->n_targets ? prof->n_targets : 1, sizeof(*none));
 	if (!none)
 		return -ENOMEM;
-	for (i = 0; !rc && i < prof->n_targets; i++) {
-		const struct target *t = &prof->targets[i];
-		struct resolved r;
-		bool any = false;
-
-		rc = resolve(t, &r, &drivers);
-		if (!rc)
-			rc = collect(prof, i, &r, &drivers,
-				     t->kind == TARGET_IRQ ? irq_threads : task_threads, &found, &any);
-		resolved_free(&r);
-		if (!rc && !any)
-			none[n_none++] = i;
-	}
-	driver_map_free(&drivers);
+	rc = collect_all(prof, irq_threads, task_threads, &found, none, &n_none);
 	if (!rc)
 		rc = check_unique(prof, &found, 0, err, errlen);
-	for (i = 0; !rc && i < found.n; i++)
-		rc = match_list_push(matches, found.v[i].target, &found.v[i].thread);
-	if (!rc && unmatched && n_none) {
-		rc = ARRAY_RESERVE(unmatched->v, unmatched->cap, unmatched->n + n_none);
-		if (!rc) {
-			memcpy(unmatched->v + unmatched->n, none, n_none * sizeof(*none));
-			unmatched->n += n_none;
-		}
-	}
+	if (!rc)
+		rc = add_results(&found, none, n_none, matches, unmatched);
 	if (rc)
 		matches->n = before;	/* the caller's list as it was */
 	if (rc == -ENOMEM && errlen && !err[0])

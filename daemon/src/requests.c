@@ -180,41 +180,87 @@ static int req_stats(struct daemon *d, struct json *j)
 	return 0;
 }
 
+/* What a set-budget request names: one managed thread (*m) or a target (*ti >= 0), and
+ * the budget in force there. */
+static int budget_subject(struct daemon *d, const struct ctl_request *req,
+			  struct managed **m, int *ti, uint64_t *old_period,
+			  uint64_t *old_deadline, char *err, size_t errlen)
+{
+	if (!d->have_prof) {
+		snprintf(err, errlen, "set-budget %s: no profile is loaded", req->target);
+		return -ENOENT;
+	}
+	if (req->pid) {
+		*m = daemon_managed_find(d, req->pid);
+		if (!*m) {
+			snprintf(err, errlen, "set-budget %s: pid %d is not a thread irqresd manages",
+				 req->target, (int)req->pid);
+			return -ENOENT;
+		}
+		*old_period = (*m)->period_ns;
+		*old_deadline = (*m)->deadline_ns;
+		return 0;
+	}
+	*ti = profile_find_target(&d->prof, req->target);
+	if (*ti < 0) {
+		snprintf(err, errlen, "set-budget %s: no such target in %s", req->target,
+			 d->prof.path);
+		return -ENOENT;
+	}
+	*old_period = d->prof.targets[*ti].period_ns;
+	*old_deadline = d->prof.targets[*ti].deadline_ns;
+	return 0;
+}
+
+/* The new budget recorded for the threads that took it and, for a target, for the
+ * threads that appear later. */
+static void budget_commit(struct daemon *d, int ti, const pid_t *pids, size_t n,
+			  uint64_t runtime, uint64_t deadline, uint64_t period)
+{
+	if (ti >= 0) {
+		d->prof.targets[ti].runtime_ns = runtime;
+		d->prof.targets[ti].period_ns = period;
+		d->prof.targets[ti].deadline_ns = deadline;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct managed *x = daemon_managed_find(d, pids[i]);
+
+		x->runtime_ns = runtime;
+		x->period_ns = period;
+		x->deadline_ns = deadline;
+	}
+}
+
+static void budget_reply(const struct ctl_request *req, uint64_t period, uint64_t deadline,
+			 uint64_t old_deadline, const pid_t *pids, size_t n, struct json *j)
+{
+	json_kv_str(j, "target", req->target);
+	json_kv_uint(j, "runtime_ns", req->runtime_ns);
+	json_kv_uint(j, "period_ns", period);
+	json_kv_uint(j, "deadline_ns", deadline);
+	/* never silently: a new period moves the deadline with it (D keeps its ratio to T) */
+	json_kv_bool(j, "deadline_scaled", deadline != old_deadline);
+	json_kv_uint(j, "old_deadline_ns", old_deadline);
+	json_key(j, "pids");
+	json_arr_begin(j);
+	for (size_t i = 0; i < n; i++)
+		json_int(j, pids[i]);
+	json_arr_end(j);
+}
+
 static int req_set_budget(struct daemon *d, const struct ctl_request *req, struct json *j,
 			  char *err, size_t errlen)
 {
 	struct managed *m = NULL;
-	struct target *t = NULL;
 	uint64_t period, deadline, old_period, old_deadline;
 	char q[UNITS_FMT_LEN], dl[UNITS_FMT_LEN], tp[UNITS_FMT_LEN], odl[UNITS_FMT_LEN];
 	pid_t *pids = NULL;
 	size_t n = 0, i;
 	int rc, ti = -1;
 
-	if (!d->have_prof) {
-		snprintf(err, errlen, "set-budget %s: no profile is loaded", req->target);
-		return -ENOENT;
-	}
-	if (req->pid) {
-		m = daemon_managed_find(d, req->pid);
-		if (!m) {
-			snprintf(err, errlen, "set-budget %s: pid %d is not a thread irqresd manages",
-				 req->target, (int)req->pid);
-			return -ENOENT;
-		}
-		old_period = m->period_ns;
-		old_deadline = m->deadline_ns;
-	} else {
-		ti = profile_find_target(&d->prof, req->target);
-		if (ti < 0) {
-			snprintf(err, errlen, "set-budget %s: no such target in %s", req->target,
-				 d->prof.path);
-			return -ENOENT;
-		}
-		t = &d->prof.targets[ti];
-		old_period = t->period_ns;
-		old_deadline = t->deadline_ns;
-	}
+	rc = budget_subject(d, req, &m, &ti, &old_period, &old_deadline, err, errlen);
+	if (rc)
+		return rc;
 	period = req->period_ns ? req->period_ns : old_period;
 	deadline = dl_deadline_rescale(old_deadline, old_period, period);
 	units_format_duration(req->runtime_ns, q, sizeof(q));
@@ -234,42 +280,18 @@ static int req_set_budget(struct daemon *d, const struct ctl_request *req, struc
 	for (i = 0; i < d->n_m; i++)
 		if (m ? &d->m[i] == m : d->m[i].target == (size_t)ti)
 			pids[n++] = d->m[i].thread.pid;
-	if (n) {
-		rc = apply_set_budget(&d->st, pids, n, req->runtime_ns, deadline, period, err,
-				      errlen);
-		if (rc < 0) {
-			free(pids);
-			return rc;
-		}
+	rc = n ? apply_set_budget(&d->st, pids, n, req->runtime_ns, deadline, period, err,
+				  errlen) : 0;
+	if (rc < 0) {
+		free(pids);
+		return rc;
 	}
-	if (t) {	/* threads that appear later get the new budget too */
-		t->runtime_ns = req->runtime_ns;
-		t->period_ns = period;
-		t->deadline_ns = deadline;
-	}
-	for (i = 0; i < n; i++) {
-		struct managed *x = daemon_managed_find(d, pids[i]);
-
-		x->runtime_ns = req->runtime_ns;
-		x->period_ns = period;
-		x->deadline_ns = deadline;
-	}
+	budget_commit(d, ti, pids, n, req->runtime_ns, deadline, period);
 	pr_info("set-budget %s: runtime %s, deadline %s, period %s on %zu thread%s%s%s%s",
 		req->target, q, dl, tp, n, n == 1 ? "" : "s",
 		deadline != old_deadline ? " (deadline scaled with the period from " : "",
 		deadline != old_deadline ? odl : "", deadline != old_deadline ? ")" : "");
-	json_kv_str(j, "target", req->target);
-	json_kv_uint(j, "runtime_ns", req->runtime_ns);
-	json_kv_uint(j, "period_ns", period);
-	json_kv_uint(j, "deadline_ns", deadline);
-	/* never silently: a new period moves the deadline with it (D keeps its ratio to T) */
-	json_kv_bool(j, "deadline_scaled", deadline != old_deadline);
-	json_kv_uint(j, "old_deadline_ns", old_deadline);
-	json_key(j, "pids");
-	json_arr_begin(j);
-	for (i = 0; i < n; i++)
-		json_int(j, pids[i]);
-	json_arr_end(j);
+	budget_reply(req, period, deadline, old_deadline, pids, n, j);
 	free(pids);
 	return 0;
 }

@@ -464,10 +464,40 @@ static int counts_push(struct irq_counts *ic, int irq, uint64_t count)
  * Only lines whose label is a number are IRQs (NMI:, LOC:, ERR: ... are not).
  * The file is read whole, once per call, through a kept fd.
  */
+/* "  11:  10  20  IO-APIC ..." of /proc/interrupts: the IRQ and its count on ncpu CPUs;
+ * false for the lines of other interrupts (NMI:, LOC:, ...). */
+static bool interrupts_line(const char *line, int ncpu, int *irq, uint64_t *sum)
+{
+	const char *p = line;
+	char *end;
+	unsigned long n;
+
+	while (isspace((unsigned char)*p))
+		p++;
+	if (!isdigit((unsigned char)*p))
+		return false;
+	errno = 0;
+	n = strtoul(p, &end, 10);
+	if (*end != ':' || errno || n > INT32_MAX)
+		return false;
+	*irq = (int)n;
+	*sum = 0;
+	p = end + 1;
+	for (int i = 0; i < ncpu; i++) {
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (!isdigit((unsigned char)*p))
+			break;
+		*sum += strtoull(p, &end, 10);
+		p = end;
+	}
+	return true;
+}
+
 int stats_irq_counts_read(struct irq_counts *ic)
 {
-	char *line, *next, *p, *end;
-	int ncpu = 0, i, rc;
+	char *line, *next, *p;
+	int ncpu = 0, rc;
 	ssize_t r;
 
 	ic->n = 0;
@@ -491,36 +521,17 @@ int stats_irq_counts_read(struct irq_counts *ic)
 	if (ncpu == 0)
 		return -EINVAL;
 	for (line = next + 1; *line; line = next) {
-		unsigned long irq;
-		uint64_t sum = 0;
+		int irq;
+		uint64_t sum;
 
 		next = strchr(line, '\n');
 		if (next)
 			*next++ = '\0';
 		else
 			next = line + strlen(line);
-		p = line;
-		while (isspace((unsigned char)*p))
-			p++;
-		if (!isdigit((unsigned char)*p))
+		if (!interrupts_line(line, ncpu, &irq, &sum))
 			continue;
-		errno = 0;
-		irq = strtoul(p, &end, 10);
-		if (*end != ':' || errno || irq > INT32_MAX)
-			continue;
-		p = end + 1;
-		for (i = 0; i < ncpu; i++) {
-			unsigned long long c;
-
-			while (*p == ' ' || *p == '\t')
-				p++;
-			if (!isdigit((unsigned char)*p))
-				break;
-			c = strtoull(p, &end, 10);
-			sum += c;
-			p = end;
-		}
-		rc = counts_push(ic, (int)irq, sum);
+		rc = counts_push(ic, irq, sum);
 		if (rc < 0)
 			return rc;
 	}
