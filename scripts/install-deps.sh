@@ -36,7 +36,8 @@ declare -A PYMOD=(
 	[runtime]=""
 	[test]="matplotlib:matplotlib:python3-matplotlib pytest:pytest:python3-pytest
 		hypothesis:hypothesis:python3-hypothesis wheel:wheel:python3-wheel ruff:ruff:-
-		prometheus_client:prometheus-client:python3-prometheus-client"
+		prometheus_client:prometheus-client:python3-prometheus-client
+		lizard:lizard==1.24.3:-"
 	[vm]=""
 	[deb]=""
 )
@@ -135,7 +136,8 @@ if ((${#pip_pkgs[@]})); then
 		"${pip_pkgs[@]}"
 fi
 if ((${#pip_system[@]})); then
-	# Only standalone tools with no Python dependencies (ruff): Debian's modules stay intact.
+	# Only standalone tools (ruff; lizard, which adds pathspec beside Debian's pygments):
+	# Debian's modules stay intact.
 	echo "install-deps (${sets[*]}): pip packages Debian 12 lacks: ${pip_system[*]}" >&2
 	$SUDO "$PYTHON" -m pip install -q --disable-pip-version-check --root-user-action=ignore \
 		--break-system-packages "${pip_system[@]}"
