@@ -446,24 +446,10 @@ int cpuset_move(pid_t pid, const char *cgpath, char *err, size_t errlen)
 
 int cpuset_pid_cgroup(pid_t pid, char *path, size_t len)
 {
-	char file[PATH_MAX], line[CGROUP_PATH_MAX + 16];
-	FILE *f;
-	int rc = -ENOENT;
+	char file[PATH_MAX];
+	int rc;
 
 	snprintf(file, sizeof(file), "%s/%d/cgroup", irqres_paths.proc, (int)pid);
-	f = fopen(file, "re");
-	if (!f)
-		return errno == ENOENT ? -ESRCH : -errno;
-	while (fgets(line, sizeof(line), f)) {
-		if (strncmp(line, "0::", 3) != 0)
-			continue;
-		line[strcspn(line, "\n")] = '\0';
-		if ((size_t)snprintf(path, len, "%s", line + 3) >= len)
-			rc = -ENAMETOOLONG;
-		else
-			rc = 0;
-		break;
-	}
-	fclose(f);
-	return rc;
+	rc = fileio_cgroup_read(file, path, len);
+	return rc == -ENOENT ? -ESRCH : rc == -ENODATA ? -ENOENT : rc;
 }

@@ -90,23 +90,15 @@ static int read_status(const char *dir, struct thread_info *ti)
 /* The cgroup v2 path: the "0::" line of /proc/PID/cgroup. */
 static int read_cgroup(const char *dir, struct thread_info *ti)
 {
-	char path[PATH_LEN], buf[STATUS_BUF], *line, *end;
-	ssize_t rc;
+	char path[PATH_LEN];
+	int rc;
 
 	ti->cgroup[0] = '\0';
 	snprintf(path, sizeof(path), "%s/cgroup", dir);
-	rc = fileio_read(path, buf, sizeof(buf));
-	if (rc < 0)
-		return gone(rc);
-	line = !strncmp(buf, "0::", 3) ? buf : strstr(buf, "\n0::");
-	if (!line)
-		return 0;	/* cgroup v1 only: unknown */
-	line += line == buf ? 3 : 4;
-	end = strchr(line, '\n');
-	if (end)
-		*end = '\0';
-	snprintf(ti->cgroup, sizeof(ti->cgroup), "%s", line);
-	return 0;
+	rc = fileio_cgroup_read(path, ti->cgroup, sizeof(ti->cgroup));
+	if (rc == -ENODATA)
+		ti->cgroup[0] = '\0';	/* cgroup v1 only: unknown */
+	return rc == -ENODATA || rc == -ENAMETOOLONG ? 0 : gone(rc);
 }
 
 int thread_irq_cpus(int irq, cpu_set_t *cpus)

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -141,4 +142,21 @@ int fileio_stat_read(const char *path, struct fileio_stat *st)
 	if (n < 0)
 		return (int)n;
 	return fileio_stat_parse(buf, st);
+}
+
+int fileio_cgroup_read(const char *path, char *out, size_t len)
+{
+	char buf[4096], *line, *end;
+	ssize_t n = fileio_read(path, buf, sizeof(buf));
+
+	if (n < 0)
+		return (int)n;
+	line = !strncmp(buf, "0::", 3) ? buf : strstr(buf, "\n0::");
+	if (!line)
+		return -ENODATA;
+	line += line == buf ? 3 : 4;
+	end = strchr(line, '\n');
+	if (end)
+		*end = '\0';
+	return (size_t)snprintf(out, len, "%s", line) >= len ? -ENAMETOOLONG : 0;
 }

@@ -48,4 +48,9 @@ int fileio_stat_read(const char *path, struct fileio_stat *st);
 /* The parser alone, for buf as the kernel writes it; buf is cut into pieces. */
 int fileio_stat_parse(char *buf, struct fileio_stat *st);
 
+/* The cgroup v2 path (the "0::" line) of a /proc/PID/cgroup file into out: 0,
+ * -ENODATA when the file has no v2 line (cgroup v1 only), -ENAMETOOLONG when the path
+ * was cut to fit, or the read's -errno. */
+int fileio_cgroup_read(const char *path, char *out, size_t len);
+
 #endif /* IRQRES_FILEIO_H */

@@ -75,12 +75,31 @@ static void test_stat(void **unused)
 	assert_int_equal(fileio_stat_read(fixtree_path("none"), &st), -ENOENT);
 }
 
+static void test_cgroup(void **unused)
+{
+	char cg[16];
+
+	fixtree_file("cg", "12:cpuset:/v1\n0::/irqres.cpu0\n");
+	assert_int_equal(fileio_cgroup_read(fixtree_path("cg"), cg, sizeof(cg)), 0);
+	assert_string_equal(cg, "/irqres.cpu0");
+	fixtree_file("cg", "0::/\n");
+	assert_int_equal(fileio_cgroup_read(fixtree_path("cg"), cg, sizeof(cg)), 0);
+	assert_string_equal(cg, "/");
+	/* cgroup v1 only: no v2 path */
+	fixtree_file("cg", "12:cpuset:/v1\n");
+	assert_int_equal(fileio_cgroup_read(fixtree_path("cg"), cg, sizeof(cg)), -ENODATA);
+	fixtree_file("cg", "0::/system.slice/a-long-name.service\n");
+	assert_int_equal(fileio_cgroup_read(fixtree_path("cg"), cg, sizeof(cg)), -ENAMETOOLONG);
+	assert_int_equal(fileio_cgroup_read(fixtree_path("none"), cg, sizeof(cg)), -ENOENT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_read, fixtree_setup, fixtree_teardown),
 		cmocka_unit_test_setup_teardown(test_write, fixtree_setup, fixtree_teardown),
 		cmocka_unit_test_setup_teardown(test_stat, fixtree_setup, fixtree_teardown),
+		cmocka_unit_test_setup_teardown(test_cgroup, fixtree_setup, fixtree_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
