@@ -3,11 +3,11 @@
  * bench_discover.c - how long irqresd's thread discovery takes with many tasks present.
  *
  * Spawns N sleeping processes (or threads) of its own, then times, over several runs:
- *   threads_scan_irq    the IRQ-thread scan (kthreadd's children file: the normal path)
+ *   discover_scan_irq   the IRQ-thread scan (kthreadd's children file: the normal path)
  *   scan_irq_walk       the same scan when /proc/2/task/2/children is missing (the
  *                       fallback that walks /proc), on a view of /proc made of symlinks
- *   threads_scan_tasks  every user thread (what `task` targets need)
- *   thread_read         one thread (what a hotplug event costs)
+ *   discover_scan_tasks every user thread (what `task` targets need)
+ *   discover_read       one thread (what a hotplug event costs)
  * and prints median, p90, min and max in microseconds.  It only reads the host's /proc;
  * every process it spawns dies with it (PR_SET_PDEATHSIG) and is killed and reaped at
  * the end.
@@ -73,7 +73,7 @@ static int time_scan(const char *what, scan_fn fn, int runs)
 		rc = fn(&l);
 		ns[i] = now_ns() - t0;
 		found = l.n;
-		thread_list_free(&l);
+		discover_list_free(&l);
 	}
 	if (rc)
 		fprintf(stderr, "bench_discover: %s: %s\n", what, strerror(-rc));
@@ -86,9 +86,9 @@ static int time_scan(const char *what, scan_fn fn, int runs)
 static int read_self(struct thread_list *l)
 {
 	struct thread_info ti;
-	int rc = thread_read(getpid(), &ti);
+	int rc = discover_read(getpid(), &ti);
 
-	return rc ? rc : thread_list_push(l, &ti);
+	return rc ? rc : discover_list_push(l, &ti);
 }
 
 /*
@@ -241,24 +241,24 @@ int main(int argc, char **argv)
 			return 1;
 		started = spawn_processes(n, pids);
 	}
-	printf("spawned %d sleeping %s; tasks on this machine: see found by threads_scan_tasks\n",
+	printf("spawned %d sleeping %s; tasks on this machine: see found by discover_scan_tasks\n",
 	       started, threads ? "threads" : "processes");
 	if (started < n)
 		rc = 1;
 
 	irqres_paths_default();
 	if (!rc)
-		rc = time_scan("threads_scan_irq", threads_scan_irq, runs);
+		rc = time_scan("discover_scan_irq", discover_scan_irq, runs);
 	if (!rc)
-		rc = time_scan("threads_scan_tasks", threads_scan_tasks, runs / 5 + 1);
+		rc = time_scan("discover_scan_tasks", discover_scan_tasks, runs / 5 + 1);
 	if (!rc)
-		rc = time_scan("thread_read", read_self, runs);
+		rc = time_scan("discover_read", read_self, runs);
 	if (!rc) {
 		snprintf(view, sizeof(view), "/tmp/bench-discover.%d", getpid());
 		rc = make_walk_view(view);
 		if (!rc) {
 			snprintf(irqres_paths.proc, sizeof(irqres_paths.proc), "%s", view);
-			rc = time_scan("scan_irq_walk", threads_scan_irq, runs / 5 + 1);
+			rc = time_scan("scan_irq_walk", discover_scan_irq, runs / 5 + 1);
 			irqres_paths_default();
 		} else {
 			fprintf(stderr, "bench_discover: %s: %s\n", view, strerror(-rc));

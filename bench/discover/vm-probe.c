@@ -21,7 +21,7 @@ int main(int argc, char **argv)
 	size_t i;
 	int rc, a;
 
-	rc = threads_scan_irq(&irq);
+	rc = discover_scan_irq(&irq);
 	printf("scan_irq rc=%d n=%zu\n", rc, irq.n);
 	for (i = 0; i < irq.n; i++) {
 		struct thread_info *t = &irq.v[i];
@@ -29,7 +29,7 @@ int main(int argc, char **argv)
 		       "cpus %d cgroup '%s'\n", t->pid, t->comm, t->irq, t->secondary, t->actions,
 		       t->policy, t->priority, CPU_COUNT(&t->affinity), t->cgroup);
 	}
-	rc = threads_scan_tasks(&tasks);
+	rc = discover_scan_tasks(&tasks);
 	printf("scan_tasks rc=%d n=%zu\n", rc, tasks.n);
 	for (a = 1; a < argc; a++) {
 		if (profile_load(argv[a], &p, err, sizeof(err))) {
@@ -51,7 +51,7 @@ int main(int argc, char **argv)
 	}
 	match_list_free(&m);
 	match_unmatched_free(&u);
-	thread_list_free(&irq);
-	thread_list_free(&tasks);
+	discover_list_free(&irq);
+	discover_list_free(&tasks);
 	return 0;
 }

@@ -420,7 +420,7 @@ static int apply_item(const struct plan *plan, const struct plan_item *it, struc
 	struct undo *x = NULL;
 	int rc, part_rc = 0;
 
-	if (!thread_still_same(ti))
+	if (!discover_still_same(ti))
 		return item_gone(ti);
 	rc = item_record(it, st, u, why, sizeof(why), &part_rc, &x, err, errlen);
 	if (rc == 1)
@@ -776,7 +776,7 @@ int apply_restore_thread(struct state *st, pid_t pid)
 	if (!t)
 		return -ENOENT;
 	snprintf(part, sizeof(part), "%s", t->partition);
-	if (!thread_still_same(&(struct thread_info){ .pid = pid,
+	if (!discover_still_same(&(struct thread_info){ .pid = pid,
 						     .starttime = t->starttime })) {
 		pr_info("%s (pid %d) is gone (or its pid was reused): nothing to restore", t->comm,
 			(int)pid);

@@ -53,14 +53,14 @@ int daemon_resolve(const struct profile *prof, struct match_list *matches, struc
 	int rc;
 
 	memset(plan, 0, sizeof(*plan));
-	rc = threads_scan_irq(&irq);
+	rc = discover_scan_irq(&irq);
 	if (rc < 0) {
 		snprintf(err, errlen, "%s: cannot list IRQ threads: %s", irqres_paths.proc,
 			 strerror(-rc));
 		goto out;
 	}
 	if (match_needs_tasks(prof)) {
-		rc = threads_scan_tasks(&tasks);
+		rc = discover_scan_tasks(&tasks);
 		if (rc < 0) {
 			snprintf(err, errlen, "%s: cannot list tasks: %s", irqres_paths.proc,
 				 strerror(-rc));
@@ -90,8 +90,8 @@ int daemon_resolve(const struct profile *prof, struct match_list *matches, struc
 	}
 out:
 	match_unmatched_free(&un);
-	thread_list_free(&tasks);
-	thread_list_free(&irq);
+	discover_list_free(&tasks);
+	discover_list_free(&irq);
 	return rc;
 }
 
@@ -294,7 +294,7 @@ int daemon_apply(struct daemon *d, const char *path, const char *text, size_t le
 	}
 	if (plan_out && rc == 0) {
 		json_key(plan_out, "plan");
-		plan_write_json(&plan, plan_out);
+		plan_report_json(&plan, plan_out);
 	}
 	plan_free(&plan);
 	match_list_free(&matches);
@@ -313,7 +313,7 @@ static bool irq_cpus_known(const struct thread_info *ti)
 {
 	cpu_set_t cpus;
 
-	return thread_irq_cpus(ti->irq, &cpus) != 1;
+	return discover_irq_cpus(ti->irq, &cpus) != 1;
 }
 
 /* Whether a new IRQ thread is to be looked at later: the kernel has not finished it. */
@@ -361,7 +361,7 @@ static enum hotplug_verdict check_thread(struct daemon *d, pid_t pid, bool from_
 
 	if (!d->have_prof || daemon_managed_find(d, pid))
 		return HOTPLUG_DONE;
-	if (thread_read(pid, &ti) < 0)
+	if (discover_read(pid, &ti) < 0)
 		return HOTPLUG_DONE;	/* gone already */
 	/* a kernel thread is named right after kthreadd forks it */
 	if (ti.kthread && strcmp(ti.comm, "kthreadd") == 0 && pid != 2)
@@ -393,7 +393,7 @@ static void forget_thread(struct daemon *d, pid_t pid)
 
 /*
  * A cheap first look at an event's thread (its comm, one small read) so that the many
- * threads a busy machine forks are dropped before thread_read() reads all of /proc/PID:
+ * threads a busy machine forks are dropped before discover_read() reads all of /proc/PID:
  * an IRQ target can only take a thread named irq/... (or kthreadd, not named yet), and
  * when every task target has a comm glob, a task must match one of them.
  */
@@ -496,7 +496,7 @@ static int managed_reapply(struct daemon *d, struct managed *m, char *err, size_
 	struct match mt = { .target = 0 };
 	int rc;
 
-	rc = thread_read(m->thread.pid, &mt.thread);
+	rc = discover_read(m->thread.pid, &mt.thread);
 	if (rc < 0) {
 		snprintf(err, errlen, "cannot read it again: %s", strerror(-rc));
 		return rc;
@@ -573,16 +573,16 @@ void daemon_rescan(struct daemon *d)
 	d->events_lost = false;
 	d->n_rescans++;
 	for (i = 0; i < d->n_m;) {	/* threads gone while events were lost */
-		if (thread_still_same(&d->m[i].thread) == 1) {
+		if (discover_still_same(&d->m[i].thread) == 1) {
 			i++;
 			continue;
 		}
 		forget_thread(d, d->m[i].thread.pid);
 	}
 	daemon_check_drift(d);
-	rc = threads_scan_irq(&irq);
+	rc = discover_scan_irq(&irq);
 	if (rc == 0 && with_tasks)
-		rc = threads_scan_tasks(&tasks);
+		rc = discover_scan_tasks(&tasks);
 	if (rc == 0)	/* without the task list, task targets match nothing this time */
 		rc = match_profile(&d->prof, &irq, &tasks, &matches, NULL, err, sizeof(err));
 	if (rc < 0) {
@@ -595,8 +595,8 @@ void daemon_rescan(struct daemon *d)
 	pr_debug("rescan: %zu IRQ threads, %zu tasks, %" PRIu64 " us", irq.n, tasks.n,
 		 (daemon_now_ns() - t0) / 1000);
 	match_list_free(&matches);
-	thread_list_free(&tasks);
-	thread_list_free(&irq);
+	discover_list_free(&tasks);
+	discover_list_free(&irq);
 }
 
 int daemon_reload(struct daemon *d, char *err, size_t errlen)

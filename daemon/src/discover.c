@@ -45,7 +45,7 @@ static int read_stat(const char *dir, struct fileio_stat *sf)
 	return gone(fileio_stat_read(path, sf));
 }
 
-int thread_parse_irq_comm(const char *comm, int *irq, bool *secondary)
+int discover_parse_irq_comm(const char *comm, int *irq, bool *secondary)
 {
 	const char *p = comm + 4;
 	long n = 0;
@@ -101,7 +101,7 @@ static int read_cgroup(const char *dir, struct thread_info *ti)
 	return rc == -ENODATA || rc == -ENAMETOOLONG ? 0 : gone(rc);
 }
 
-int thread_irq_cpus(int irq, cpu_set_t *cpus)
+int discover_irq_cpus(int irq, cpu_set_t *cpus)
 {
 	char path[PATH_LEN];
 	int rc;
@@ -116,7 +116,7 @@ int thread_irq_cpus(int irq, cpu_set_t *cpus)
 	return rc == 0 ? 1 : 0;		/* empty effective affinity: not started yet */
 }
 
-int thread_irq_actions(int irq, char *buf, size_t len)
+int discover_irq_actions(int irq, char *buf, size_t len)
 {
 	char path[PATH_LEN];
 	struct dirent *de;
@@ -225,9 +225,9 @@ static int read_rest(const char *dir, pid_t pid, pid_t tgid, const struct fileio
 	ti->nice = sf->nice;
 	ti->irq = -1;
 	if (ti->kthread && sf->ppid == KTHREADD_PID &&
-	    !thread_parse_irq_comm(sf->comm, &ti->irq, &ti->secondary)) {
+	    !discover_parse_irq_comm(sf->comm, &ti->irq, &ti->secondary)) {
 		ti->is_irq = true;
-		if (!thread_irq_actions(ti->irq, ti->actions, sizeof(ti->actions)) &&
+		if (!discover_irq_actions(ti->irq, ti->actions, sizeof(ti->actions)) &&
 		    ti->actions[0]) {
 			own_actions(ti);
 		} else {
@@ -275,7 +275,7 @@ static void thread_dir(char *buf, size_t len, pid_t pid)
 	snprintf(buf, len, "%s/%d", irqres_paths.proc, pid);
 }
 
-int thread_read(pid_t pid, struct thread_info *ti)
+int discover_read(pid_t pid, struct thread_info *ti)
 {
 	char dir[DIR_LEN];
 	struct fileio_stat sf;
@@ -290,7 +290,7 @@ int thread_read(pid_t pid, struct thread_info *ti)
 	return read_rest(dir, pid, 0, &sf, ti);
 }
 
-int thread_still_same(const struct thread_info *ti)
+int discover_still_same(const struct thread_info *ti)
 {
 	char dir[DIR_LEN];
 	struct fileio_stat sf;
@@ -305,7 +305,7 @@ static int skip_or_fail(int rc)
 	return rc == -ESRCH || rc == -EINVAL ? 0 : rc;
 }
 
-int thread_list_push(struct thread_list *list, const struct thread_info *ti)
+int discover_list_push(struct thread_list *list, const struct thread_info *ti)
 {
 	if (ARRAY_RESERVE(list->v, list->cap, list->n + 1))
 		return -ENOMEM;
@@ -313,7 +313,7 @@ int thread_list_push(struct thread_list *list, const struct thread_info *ti)
 	return 0;
 }
 
-void thread_list_free(struct thread_list *list)
+void discover_list_free(struct thread_list *list)
 {
 	free(list->v);
 	list->v = NULL;
@@ -334,12 +334,12 @@ static int consider_irq_thread(pid_t pid, struct thread_list *list)
 	if (rc)
 		return skip_or_fail(rc);
 	if (!(sf.flags & PF_KTHREAD) || sf.ppid != KTHREADD_PID ||
-	    thread_parse_irq_comm(sf.comm, &irq, &secondary))
+	    discover_parse_irq_comm(sf.comm, &irq, &secondary))
 		return 0;
 	rc = read_rest(dir, pid, pid, &sf, &ti);
 	if (rc)
 		return skip_or_fail(rc);
-	return thread_list_push(list, &ti);
+	return discover_list_push(list, &ti);
 }
 
 static int by_pid(const void *a, const void *b)
@@ -397,7 +397,7 @@ out:
 	return rc;
 }
 
-int threads_scan_irq(struct thread_list *list)
+int discover_scan_irq(struct thread_list *list)
 {
 	char path[PATH_LEN];
 	struct dirent *de;
@@ -447,7 +447,7 @@ static int scan_process_tasks(pid_t pid, struct thread_list *list)
 		struct thread_info ti;
 
 		rc = read_rest(dir, pid, pid, &sf, &ti);
-		return rc ? skip_or_fail(rc) : thread_list_push(list, &ti);
+		return rc ? skip_or_fail(rc) : discover_list_push(list, &ti);
 	}
 	snprintf(dir, sizeof(dir), "%s/%d/task", irqres_paths.proc, pid);
 	d = opendir(dir);
@@ -464,7 +464,7 @@ static int scan_process_tasks(pid_t pid, struct thread_list *list)
 		if (!rc && !(sf.flags & PF_KTHREAD)) {
 			rc = read_rest(tdir, tid, pid, &sf, &ti);
 			if (!rc)
-				rc = thread_list_push(list, &ti);
+				rc = discover_list_push(list, &ti);
 		}
 		rc = skip_or_fail(rc);
 	}
@@ -472,7 +472,7 @@ static int scan_process_tasks(pid_t pid, struct thread_list *list)
 	return rc;
 }
 
-int threads_scan_tasks(struct thread_list *list)
+int discover_scan_tasks(struct thread_list *list)
 {
 	size_t start = list->n;
 	struct dirent *de;

@@ -23,33 +23,33 @@
  * exists, else walks /proc.  The new entries are in pid order.  Returns 0 or -errno
  * (-ENOMEM, or /proc unreadable).
  */
-int threads_scan_irq(struct thread_list *list);
+int discover_scan_irq(struct thread_list *list);
 
 /*
  * Appends every user thread (every /proc/PID/task/TID, kernel threads skipped) to @list.
  * Threads that exit during the scan are skipped silently; the new entries are in pid
  * order.  Returns 0 or -errno.
  */
-int threads_scan_tasks(struct thread_list *list);
+int discover_scan_tasks(struct thread_list *list);
 
 /*
  * Reads one thread (a tid; /proc/TID works for any thread) into *@ti: everything of
  * struct thread_info.  Returns 0, -ESRCH when it does not exist (or exited meanwhile),
  * or another -errno.
  */
-int thread_read(pid_t pid, struct thread_info *ti);
+int discover_read(pid_t pid, struct thread_info *ti);
 
 /* Returns 1 when @ti's thread still exists with the same starttime, 0 when not. */
-int thread_still_same(const struct thread_info *ti);
+int discover_still_same(const struct thread_info *ti);
 
 /*
  * Parses an IRQ-thread comm: "irq/11-eth0" -> irq 11, secondary false;
  * "irq/19-s-ehci_hcd" -> 19, true.  Returns 0, or -EINVAL when @comm is not of that form.
  */
-int thread_parse_irq_comm(const char *comm, int *irq, bool *secondary);
+int discover_parse_irq_comm(const char *comm, int *irq, bool *secondary);
 
 /* Full action names of IRQ @irq, comma separated, into @buf.  Returns 0 or -errno. */
-int thread_irq_actions(int irq, char *buf, size_t len);
+int discover_irq_actions(int irq, char *buf, size_t len);
 
 /*
  * The CPUs that IRQ @irq's handler runs on, which its thread is pinned to once it has
@@ -59,11 +59,11 @@ int thread_irq_actions(int irq, char *buf, size_t len);
  * empty (the IRQ is not started yet; *@cpus is then smp_affinity_list); or -errno when
  * neither file can be read.
  */
-int thread_irq_cpus(int irq, cpu_set_t *cpus);
+int discover_irq_cpus(int irq, cpu_set_t *cpus);
 
 /* Appends a copy of *@ti.  Returns 0 or -ENOMEM. */
-int thread_list_push(struct thread_list *list, const struct thread_info *ti);
+int discover_list_push(struct thread_list *list, const struct thread_info *ti);
 /* Frees the list's storage and leaves it empty. */
-void thread_list_free(struct thread_list *list);
+void discover_list_free(struct thread_list *list);
 
 #endif

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-bool irqres_debug;
+bool log_debug_enabled;
 
 static enum log_sink sink = LOG_SINK_STDERR;
 static const char *log_ident = "irqresd";
@@ -16,7 +16,7 @@ static const char *log_ident = "irqresd";
 void log_init(const char *ident, bool debug)
 {
 	log_ident = ident;
-	irqres_debug = debug;
+	log_debug_enabled = debug;
 	sink = getenv("JOURNAL_STREAM") ? LOG_SINK_JOURNAL : LOG_SINK_STDERR;
 }
 
@@ -36,7 +36,7 @@ void log_fini(void)
 	sink = LOG_SINK_STDERR;
 }
 
-void irqres_log(int prio, const char *fmt, ...)
+void log_write(int prio, const char *fmt, ...)
 {
 	static const char *const names[] = {
 		[LOG_EMERG] = "emergency", [LOG_ALERT] = "alert", [LOG_CRIT] = "critical",

@@ -265,7 +265,7 @@ static int parse_options(int argc, char **argv, struct options *o, char *socket_
 		if (rc)
 			return rc;
 	}
-	irqres_debug = irqres_debug || o->verbose;
+	log_debug_enabled = log_debug_enabled || o->verbose;
 	if (optind < argc) {
 		pr_err("unexpected argument '%s' (the profile goes after -p; see --help)",
 		       argv[optind]);
@@ -310,7 +310,7 @@ static int run_dry(struct daemon *d)
 	}
 	if (d->opt.json) {
 		json_init(&j);
-		plan_write_json(&plan, &j);
+		plan_report_json(&plan, &j);
 		json_raw(&j, "\n", 1);
 		if (json_error(&j) == 0)
 			fwrite(json_buf(&j), 1, json_len(&j), stdout);
@@ -318,7 +318,7 @@ static int run_dry(struct daemon *d)
 			pr_err("cannot write the plan as JSON: %s", strerror(-json_error(&j)));
 		json_fini(&j);
 	} else {
-		plan_print_text(&plan, stdout);
+		plan_report_text(&plan, stdout);
 	}
 	fflush(stdout);
 	if (rc == 1) {
@@ -461,7 +461,7 @@ static void status_thread_json(const struct state_thread *t, struct json *j)
 	char cpus[256];
 	struct thread_info ti;
 	struct dl_attr a;
-	bool same = thread_read(t->pid, &ti) == 0 && ti.starttime == t->starttime;
+	bool same = discover_read(t->pid, &ti) == 0 && ti.starttime == t->starttime;
 
 	json_obj_begin(j);
 	json_kv_int(j, "pid", t->pid);

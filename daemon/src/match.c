@@ -376,7 +376,7 @@ static bool irq_is_shared(int irq)
 {
 	char buf[ACTIONS_MAX];
 
-	return !thread_irq_actions(irq, buf, sizeof(buf)) && strchr(buf, ',');
+	return !discover_irq_actions(irq, buf, sizeof(buf)) && strchr(buf, ',');
 }
 
 static bool irq_target_selects(const struct target *t, const struct resolved *r,

@@ -25,8 +25,8 @@ struct match_unmatched {
 };
 
 /*
- * Resolves every target of @prof against @irq_threads (from threads_scan_irq) and
- * @task_threads (from threads_scan_tasks; may be NULL when match_needs_tasks() is false)
+ * Resolves every target of @prof against @irq_threads (from discover_scan_irq) and
+ * @task_threads (from discover_scan_tasks; may be NULL when match_needs_tasks() is false)
  * and appends one struct match per selected thread to @matches, in target order.
  * Targets that match nothing are listed in @unmatched (may be NULL); the caller decides
  * warning or error (docs/profile.md).  A thread selected by two targets is an error
@@ -37,11 +37,11 @@ int match_profile(const struct profile *prof, const struct thread_list *irq_thre
 		  const struct thread_list *task_threads, struct match_list *matches,
 		  struct match_unmatched *unmatched, char *err, size_t errlen);
 
-/* true when some target of @prof is a task target (threads_scan_tasks() is needed). */
+/* true when some target of @prof is a task target (discover_scan_tasks() is needed). */
 bool match_needs_tasks(const struct profile *prof);
 
 /*
- * Whether the single thread @ti (from thread_read, e.g. a hotplugged one) is selected by
+ * Whether the single thread @ti (from discover_read, e.g. a hotplugged one) is selected by
  * target @target of @prof.  Returns 1 yes, 0 no, or -errno.
  */
 int match_thread(const struct profile *prof, size_t target, const struct thread_info *ti);

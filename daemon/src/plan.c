@@ -394,7 +394,7 @@ static void item_init(struct plan_item *it, const struct thread_info *thread,
 	it->bw = dl_to_ratio(it->period_ns, it->runtime_ns);
 	it->domain = -1;
 	it->cpus = it->thread.affinity;
-	if (it->thread.irq >= 0 && thread_irq_cpus(it->thread.irq, &cpus) >= 0)
+	if (it->thread.irq >= 0 && discover_irq_cpus(it->thread.irq, &cpus) >= 0)
 		it->cpus = cpus;
 	it->no_setaffinity = cpuset_pid_movable(it->thread.pid) == 0;
 }

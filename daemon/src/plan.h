@@ -93,7 +93,7 @@ struct plan_item {
 	size_t target;			/* index into profile->targets */
 	struct thread_info thread;	/* as found */
 	cpu_set_t cpus;			/* the CPUs it runs on: an IRQ thread's are its IRQ's
-					 * effective affinity (discover.h: thread_irq_cpus()),
+					 * effective affinity (discover.h: discover_irq_cpus()),
 					 * which the kernel gives it only at its first interrupt;
 					 * other threads' their affinity */
 	uint64_t runtime_ns, deadline_ns, period_ns;

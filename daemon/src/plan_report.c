@@ -38,7 +38,7 @@ static double bw_json(double v)
 	return (double)(long long)(v * 1e6 + 0.5) / 1e6;	/* v >= 0 */
 }
 
-const char *plan_summary(const struct plan *plan)
+const char *plan_report_summary(const struct plan *plan)
 {
 	if (plan->n_items == 0)
 		return "REFUSED: the profile matches no thread";
@@ -109,7 +109,7 @@ static void fmt_bw(double bw, char *buf, size_t len)
 	snprintf(buf, len, "%.3f", bw);
 }
 
-const char *plan_bw_source_name(enum plan_bw_source src)
+const char *plan_report_bw_source(enum plan_bw_source src)
 {
 	return src == PLAN_BW_KERNEL ? "kernel" : "counted";
 }
@@ -148,7 +148,7 @@ static void plan_print_sources(const struct plan *plan, FILE *f)
 	}
 }
 
-/* The sources paragraph as text ("" when there is none): printed by plan_print_text()
+/* The sources paragraph as text ("" when there is none): printed by plan_report_text()
  * and carried in the JSON, so that every renderer shows the same. Caller frees. */
 static char *plan_sources_text(const struct plan *plan)
 {
@@ -220,7 +220,7 @@ static void print_notes(const struct plan *plan, FILE *f)
 		fprintf(f, "%serror: %s\n", i || plan->n_warnings ? "" : "\n", plan->errors[i]);
 }
 
-void plan_print_text(const struct plan *plan, FILE *f)
+void plan_report_text(const struct plan *plan, FILE *f)
 {
 	static const char *const item_head[] = {
 		"TARGET", "THREAD", "PID", "IRQ", "CPUS", "NOW", "RUNTIME", "DEADLINE", "PERIOD",
@@ -232,7 +232,7 @@ void plan_print_text(const struct plan *plan, FILE *f)
 	struct table tb = { .ncols = sizeof(item_head) / sizeof(item_head[0]) };
 
 	fprintf(f, "Plan for %s: %s\n\n", plan->prof && plan->prof->path ? plan->prof->path :
-		"the profile", plan_summary(plan));
+		"the profile", plan_report_summary(plan));
 	if (plan->n_items == 0)
 		fprintf(f, "no thread matched\n");
 	else
@@ -307,7 +307,7 @@ static void domain_json(const struct plan_domain *dm, struct json *j)
 		json_kv_uint(j, "cap_bw_units", dm->cap_bw);
 	json_kv_uint(j, "existing_bw_units", dm->existing_bw);
 	json_kv_uint(j, "new_bw_units", dm->new_bw);
-	json_kv_str(j, "existing_source", plan_bw_source_name(dm->source));
+	json_kv_str(j, "existing_source", plan_report_bw_source(dm->source));
 	json_kv_uint(j, "servers_bw_units", dm->servers_bw);
 	json_kv_uint(j, "tasks_bw_units", dm->tasks_bw);
 	json_kv_double(j, "total_bw", bw_json(bw_double(dm->existing_bw + dm->new_bw)));
@@ -324,14 +324,14 @@ static void strings_json(const char *key, char *const *v, size_t n, struct json 
 	json_arr_end(j);
 }
 
-void plan_write_json(const struct plan *plan, struct json *j)
+void plan_report_json(const struct plan *plan, struct json *j)
 {
 	char *sources;
 
 	json_obj_begin(j);
 	json_kv_str(j, "profile", plan->prof && plan->prof->path ? plan->prof->path : NULL);
 	json_kv_bool(j, "feasible", plan->feasible);
-	json_kv_str(j, "summary", plan_summary(plan));
+	json_kv_str(j, "summary", plan_report_summary(plan));
 	json_key(j, "items");
 	json_arr_begin(j);
 	for (size_t i = 0; i < plan->n_items; i++)

@@ -12,14 +12,14 @@
 #include <stdio.h>
 
 /* One line on the plan as a whole: "the kernel will accept it", ... */
-const char *plan_summary(const struct plan *plan);
+const char *plan_report_summary(const struct plan *plan);
 /* "kernel" or "counted". */
-const char *plan_bw_source_name(enum plan_bw_source src);
+const char *plan_report_bw_source(enum plan_bw_source src);
 
 /* The human report (irqresd --dry-run); analysis/irqres/plan.py renders the same text
- * from plan_write_json()'s JSON, so both change together. */
-void plan_print_text(const struct plan *plan, FILE *f);
+ * from plan_report_json()'s JSON, so both change together. */
+void plan_report_text(const struct plan *plan, FILE *f);
 /* PLAN of docs/protocol.md as one JSON value into j (the caller checks json_error()). */
-void plan_write_json(const struct plan *plan, struct json *j);
+void plan_report_json(const struct plan *plan, struct json *j);
 
 #endif /* IRQRES_PLAN_REPORT_H */

@@ -309,7 +309,7 @@ static int req_plan(const struct ctl_request *req, struct json *j, char *err, si
 	rc = daemon_resolve(&prof, &matches, &plan, err, errlen);
 	if (rc == 0 || rc == -ENOENT) {	/* nothing matches: the plan's errors say so */
 		json_key(j, "plan");
-		plan_write_json(&plan, j);
+		plan_report_json(&plan, j);
 		rc = 0;
 	}
 	plan_free(&plan);

@@ -135,9 +135,9 @@ static void test_discover_scan_irq_children(void **state)
 {
 	struct thread_list l = { 0 };
 
-	assert_int_equal(threads_scan_irq(&l), 0);
+	assert_int_equal(discover_scan_irq(&l), 0);
 	check_irq_threads(&l);
-	thread_list_free(&l);
+	discover_list_free(&l);
 	assert_null(l.v);
 	assert_int_equal(l.n, 0);
 }
@@ -148,9 +148,9 @@ static void test_discover_scan_irq_walk(void **state)
 	struct thread_list l = { 0 };
 
 	snprintf(irqres_paths.proc, sizeof(irqres_paths.proc), FIX "/proc-walk");
-	assert_int_equal(threads_scan_irq(&l), 0);
+	assert_int_equal(discover_scan_irq(&l), 0);
 	check_irq_threads(&l);
-	thread_list_free(&l);
+	discover_list_free(&l);
 }
 
 static void test_discover_scan_irq_no_proc(void **state)
@@ -158,9 +158,9 @@ static void test_discover_scan_irq_no_proc(void **state)
 	struct thread_list l = { 0 };
 
 	snprintf(irqres_paths.proc, sizeof(irqres_paths.proc), FIX "/missing");
-	assert_int_equal(threads_scan_irq(&l), -ENOENT);
+	assert_int_equal(discover_scan_irq(&l), -ENOENT);
 	assert_int_equal(l.n, 0);
-	thread_list_free(&l);
+	discover_list_free(&l);
 }
 
 static void test_discover_scan_tasks(void **state)
@@ -170,7 +170,7 @@ static void test_discover_scan_tasks(void **state)
 	const struct thread_info *t;
 	size_t i;
 
-	assert_int_equal(threads_scan_tasks(&l), 0);
+	assert_int_equal(discover_scan_tasks(&l), 0);
 	assert_int_equal(l.n, sizeof(want) / sizeof(want[0]));
 	for (i = 0; i < l.n; i++) {
 		assert_non_null(find(&l, want[i]));
@@ -194,39 +194,39 @@ static void test_discover_scan_tasks(void **state)
 	assert_string_equal(t->comm, "irq/13-x) S 2 0");
 	assert_false(t->kthread);
 	assert_int_equal(t->policy, SCHED_OTHER);
-	thread_list_free(&l);
+	discover_list_free(&l);
 }
 
 static void test_discover_thread_read(void **state)
 {
 	struct thread_info ti;
 
-	assert_int_equal(thread_read(50, &ti), 0);
+	assert_int_equal(discover_read(50, &ti), 0);
 	assert_true(ti.kthread);
 	assert_false(ti.is_irq);
 	assert_string_equal(ti.comm, "kworker/0:1");
 
-	assert_int_equal(thread_read(200, &ti), 0);
+	assert_int_equal(discover_read(200, &ti), 0);
 	assert_false(ti.kthread);
 	assert_false(ti.is_irq);
 	assert_int_equal(ti.irq, -1);
 
-	assert_int_equal(thread_read(201, &ti), 0);
+	assert_int_equal(discover_read(201, &ti), 0);
 	assert_false(ti.is_irq);
 
-	assert_int_equal(thread_read(110, &ti), 0);
+	assert_int_equal(discover_read(110, &ti), 0);
 	assert_true(ti.is_irq);
 	assert_int_equal(ti.irq, 45);
 	assert_string_equal(ti.actions, "eth0-TxRx-0");
-	assert_int_equal(thread_still_same(&ti), 1);
+	assert_int_equal(discover_still_same(&ti), 1);
 	ti.starttime++;
-	assert_int_equal(thread_still_same(&ti), 0);
+	assert_int_equal(discover_still_same(&ti), 0);
 	ti.pid = 999;
-	assert_int_equal(thread_still_same(&ti), 0);
+	assert_int_equal(discover_still_same(&ti), 0);
 
-	assert_int_equal(thread_read(999, &ti), -ESRCH);
-	assert_int_equal(thread_read(0, &ti), -EINVAL);
-	assert_int_equal(thread_read(-4, &ti), -EINVAL);
+	assert_int_equal(discover_read(999, &ti), -ESRCH);
+	assert_int_equal(discover_read(0, &ti), -EINVAL);
+	assert_int_equal(discover_read(-4, &ti), -EINVAL);
 }
 
 static void test_discover_parse_comm(void **state)
@@ -255,7 +255,7 @@ static void test_discover_parse_comm(void **state)
 		int irq = -7;
 		bool sec = false;
 
-		assert_int_equal(thread_parse_irq_comm(cases[i].comm, &irq, &sec), cases[i].rc);
+		assert_int_equal(discover_parse_irq_comm(cases[i].comm, &irq, &sec), cases[i].rc);
 		if (!cases[i].rc) {
 			assert_int_equal(irq, cases[i].irq);
 			assert_int_equal(sec, cases[i].secondary);
@@ -267,11 +267,11 @@ static void test_discover_irq_actions(void **state)
 {
 	char buf[ACTIONS_MAX];
 
-	assert_int_equal(thread_irq_actions(11, buf, sizeof(buf)), 0);
+	assert_int_equal(discover_irq_actions(11, buf, sizeof(buf)), 0);
 	assert_string_equal(buf, "eth2,uhci_hcd:usb3");
-	assert_int_equal(thread_irq_actions(128, buf, sizeof(buf)), 0);
+	assert_int_equal(discover_irq_actions(128, buf, sizeof(buf)), 0);
 	assert_string_equal(buf, "mlx5_comp0@pci:0000:af:00.0");
-	assert_int_equal(thread_irq_actions(77, buf, sizeof(buf)), -ENOENT);
+	assert_int_equal(discover_irq_actions(77, buf, sizeof(buf)), -ENOENT);
 }
 
 static void test_discover_list_push(void **state)
@@ -282,13 +282,13 @@ static void test_discover_list_push(void **state)
 
 	for (i = 0; i < 1000; i++) {
 		ti.pid = i + 1;
-		assert_int_equal(thread_list_push(&l, &ti), 0);
+		assert_int_equal(discover_list_push(&l, &ti), 0);
 	}
 	assert_int_equal(l.n, 1000);
 	assert_true(l.cap >= 1000);
 	assert_int_equal(l.v[999].pid, 1000);
-	thread_list_free(&l);
-	thread_list_free(&l);
+	discover_list_free(&l);
+	discover_list_free(&l);
 }
 
 /* A process of this test that names itself irq/11-eth0 and sleeps. */
@@ -323,7 +323,7 @@ static void reap(pid_t child)
 
 	kill(child, SIGKILL);
 	waitpid(child, &status, 0);
-	assert_int_equal(thread_read(child, &ti), -ESRCH);
+	assert_int_equal(discover_read(child, &ti), -ESRCH);
 }
 
 /*
@@ -337,7 +337,7 @@ static void test_discover_host_impostor(void **state)
 	pid_t child = spawn_impostor();
 	size_t i;
 
-	assert_int_equal(threads_scan_irq(&irq), 0);
+	assert_int_equal(discover_scan_irq(&irq), 0);
 	for (i = 0; i < irq.n; i++) {
 		assert_true(irq.v[i].is_irq);
 		assert_true(irq.v[i].kthread);
@@ -346,7 +346,7 @@ static void test_discover_host_impostor(void **state)
 	}
 	assert_null(find(&irq, child));
 
-	assert_int_equal(threads_scan_tasks(&tasks), 0);
+	assert_int_equal(discover_scan_tasks(&tasks), 0);
 	t = find(&tasks, child);
 	assert_non_null(t);
 	assert_string_equal(t->comm, "irq/11-eth0");
@@ -359,11 +359,11 @@ static void test_discover_host_impostor(void **state)
 	for (i = 0; i < tasks.n; i++)
 		assert_false(tasks.v[i].kthread);
 	reap(child);
-	thread_list_free(&irq);
-	thread_list_free(&tasks);
+	discover_list_free(&irq);
+	discover_list_free(&tasks);
 }
 
-/* thread_read sees a SCHED_DEADLINE reservation that this test gives its own child. */
+/* discover_read sees a SCHED_DEADLINE reservation that this test gives its own child. */
 static void test_discover_host_deadline(void **state)
 {
 	pid_t child = spawn_impostor();
@@ -378,7 +378,7 @@ static void test_discover_host_deadline(void **state)
 			      "DL parameters not checked\n", strerror(-rc));
 		skip();
 	}
-	assert_int_equal(thread_read(child, &ti), 0);
+	assert_int_equal(discover_read(child, &ti), 0);
 	assert_int_equal(ti.policy, SCHED_DEADLINE);
 	assert_int_equal(ti.dl_runtime_ns, 100000);
 	assert_int_equal(ti.dl_deadline_ns, 50000000);

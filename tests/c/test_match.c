@@ -26,7 +26,7 @@ static int setup(void **state)
 	memset(&w, 0, sizeof(w));
 	snprintf(irqres_paths.proc, sizeof(irqres_paths.proc), FIX "/proc");
 	snprintf(irqres_paths.sys, sizeof(irqres_paths.sys), FIX "/sys");
-	if (threads_scan_irq(&w.irq) || threads_scan_tasks(&w.tasks))
+	if (discover_scan_irq(&w.irq) || discover_scan_tasks(&w.tasks))
 		return -1;
 	*state = &w;
 	return 0;
@@ -36,8 +36,8 @@ static int teardown(void **state)
 {
 	struct world *w = *state;
 
-	thread_list_free(&w->irq);
-	thread_list_free(&w->tasks);
+	discover_list_free(&w->irq);
+	discover_list_free(&w->tasks);
 	irqres_paths_default();
 	return 0;
 }
@@ -216,15 +216,15 @@ static void test_match_twice(void **state)
 	assert_int_equal(u.n, 0);
 
 	/* hotplug: which target takes one new thread */
-	assert_int_equal(thread_read(101, &ti), 0);
+	assert_int_equal(discover_read(101, &ti), 0);
 	assert_int_equal(match_find_target(&p, &ti, err, sizeof(err)), -EEXIST);
 	assert_non_null(strstr(err, "target 'nic' (t.yaml:3:5) and by target 'legacy'"));
-	assert_int_equal(thread_read(112, &ti), 0);
+	assert_int_equal(discover_read(112, &ti), 0);
 	assert_int_equal(match_find_target(&p, &ti, err, sizeof(err)), 1);
 	assert_int_equal(match_thread(&p, 0, &ti), 0);
 	assert_int_equal(match_thread(&p, 1, &ti), 1);
 	assert_int_equal(match_thread(&p, 2, &ti), -EINVAL);
-	assert_int_equal(thread_read(200, &ti), 0);	/* the impostor */
+	assert_int_equal(discover_read(200, &ti), 0);	/* the impostor */
 	assert_int_equal(match_find_target(&p, &ti, err, sizeof(err)), -ENOENT);
 	profile_free(&p);
 }

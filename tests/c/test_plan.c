@@ -208,7 +208,7 @@ static void test_pinned_no_partition(void **unused)
 			    "/sys/fs/cgroup (test)");
 
 	json_init(&j);
-	plan_write_json(&plan, &j);
+	plan_report_json(&plan, &j);
 	assert_int_equal(json_error(&j), 0);
 	assert_non_null(strstr(json_buf(&j), "{\"profile\":\"test.yaml\",\"feasible\":false,"
 			       "\"summary\":\"the kernel will NOT accept it\",\"items\":[{"
@@ -263,7 +263,7 @@ static void test_pinned_with_partition(void **unused)
 			       "out of the default root domain: tasks of the root cgroup"));
 
 	f = open_memstream(&text, &len);
-	plan_print_text(&plan, f);
+	plan_report_text(&plan, f);
 	fclose(f);
 	assert_non_null(strstr(text, "Plan for test.yaml: the kernel will accept it"));
 	assert_non_null(strstr(text, "irq/11-eth0"));
@@ -352,9 +352,9 @@ static void test_buffering_and_empty(void **unused)
 	assert_int_equal(plan_add_match_notes(&plan, &prof, &(struct match_unmatched){
 		.v = (size_t[]){ 1 }, .n = 1 }), 0);
 	assert_string_equal(plan.errors[0], "test.yaml:9:5: target 'player' matches no thread");
-	assert_string_equal(plan_summary(&plan), "REFUSED: the profile matches no thread");
+	assert_string_equal(plan_report_summary(&plan), "REFUSED: the profile matches no thread");
 	f = open_memstream(&text, &len);
-	plan_print_text(&plan, f);
+	plan_report_text(&plan, f);
 	fclose(f);
 	assert_string_equal(text, "Plan for test.yaml: REFUSED: the profile matches no thread\n\n"
 			    "no thread matched\n\nerror: test.yaml:9:5: target 'player' matches "
@@ -414,7 +414,7 @@ static void test_irq_thread_planned_by_irq_affinity(void **unused)
 	/* not started yet (empty effective affinity): smp_affinity_list, and the hotplug
 	 * path waits (discover: 1) */
 	fixtree_file("proc/irq/11/effective_affinity_list", "\n");
-	assert_int_equal(thread_irq_cpus(11, &c), 1);
+	assert_int_equal(discover_irq_cpus(11, &c), 1);
 	assert_true(cpus_are(&c, both, 2));
 	assert_int_equal(plan_build_env(&prof, &ml, &env, &plan), 0);
 	assert_true(plan.feasible);
@@ -424,7 +424,7 @@ static void test_irq_thread_planned_by_irq_affinity(void **unused)
 	/* no effective affinity file (the kernel has none): smp_affinity_list */
 	unlink(fixtree_path("proc/irq/11/effective_affinity_list"));
 	fixtree_file("proc/irq/11/smp_affinity_list", "1\n");
-	assert_int_equal(thread_irq_cpus(11, &c), 0);
+	assert_int_equal(discover_irq_cpus(11, &c), 0);
 	assert_true(cpus_are(&c, (const int[]){ 1 }, 1));
 	assert_int_equal(plan_build_env(&prof, &ml, &env, &plan), 0);
 	assert_string_equal(plan.items[0].partition, "irqres.cpu1");
@@ -432,7 +432,7 @@ static void test_irq_thread_planned_by_irq_affinity(void **unused)
 
 	/* no /proc/irq/11 at all: the thread's own affinity */
 	unlink(fixtree_path("proc/irq/11/smp_affinity_list"));
-	assert_int_equal(thread_irq_cpus(11, &c), -ENOENT);
+	assert_int_equal(discover_irq_cpus(11, &c), -ENOENT);
 	assert_int_equal(plan_build_env(&prof, &ml, &env, &plan), 0);
 	assert_true(cpus_are(&plan.items[0].cpus, both, 2));
 	assert_false(plan.items[0].needs_partition);
@@ -497,7 +497,7 @@ static void test_partitions_leave_the_default_domain_a_cpu(void **unused)
 				     "the root cgroup's tasks none"));
 	assert_non_null(warning_with(&plan, "irqres.cpu1 will take CPUs 1 out"));
 	f = open_memstream(&text, &len);
-	plan_print_text(&plan, f);
+	plan_report_text(&plan, f);
 	fclose(f);
 	assert_non_null(strstr(text, "warning: CPU 0 stays in the default root domain"));
 	assert_non_null(strstr(text, "warning: cpuset partition irqres.cpu1 will take CPUs 1 out "

@@ -11,7 +11,7 @@
 
 #include "log.h"
 
-bool irqres_debug = true;	/* format the debug messages too */
+bool log_debug_enabled = true;	/* format the debug messages too */
 
 void log_init(const char *ident, bool debug)
 {
@@ -28,7 +28,7 @@ void log_fini(void)
 {
 }
 
-void irqres_log(int prio, const char *fmt, ...)
+void log_write(int prio, const char *fmt, ...)
 {
 	char buf[1024];
 	va_list ap;

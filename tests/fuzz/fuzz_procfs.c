@@ -134,19 +134,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	put(i, data + 1, size - 1);
 	last = (int)i;
 
-	if (thread_read(100, &ti) == 0) {
+	if (discover_read(100, &ti) == 0) {
 		if (memchr(ti.comm, '\0', sizeof(ti.comm)) == NULL ||
 		    memchr(ti.actions, '\0', sizeof(ti.actions)) == NULL ||
 		    memchr(ti.cgroup, '\0', sizeof(ti.cgroup)) == NULL)
 			abort();
 		if (ti.is_irq && ti.irq < 0)
 			abort();
-		thread_still_same(&ti);
+		discover_still_same(&ti);
 	}
-	thread_irq_actions(11, actions, sizeof(actions));
+	discover_irq_actions(11, actions, sizeof(actions));
 	if (memchr(actions, '\0', sizeof(actions)) == NULL)
 		abort();
-	thread_irq_cpus(11, &cpus);
+	discover_irq_cpus(11, &cpus);
 	stats_thread_read(100, &ts);
 	if (stats_irq_counts_read(&ic) == 0)
 		(void)stats_irq_count(&ic, 11);

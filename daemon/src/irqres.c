@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* paths.c - the filesystem roots every module reads and writes under. */
+/* irqres.c - what every module shares (irqres.h): the filesystem roots it reads and writes
+ * under. */
 #include "irqres.h"
 
 #include <stdio.h>
