@@ -28,8 +28,8 @@ from .pmf import Pmf, nice_granularity
 from .units import format_duration
 
 if TYPE_CHECKING:
-    from .measure.report import ThreadReport
     from .measure.stats import Summary
+    from .report import ThreadReport
 
 
 def _safe_name(comm: str, pid: int) -> str:

@@ -22,10 +22,12 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import yaml
 
+from .. import profiledoc
 from ..errors import ModelError
 from ..pmf import Pmf, as_ns_array, default_granularity
 from . import MODELS, buffering, format_exact
@@ -136,54 +138,61 @@ class Recommendation:
             "best": None if self.best is None else self.best.to_dict(),
         }
 
-    def profile_snippet(self, name: str, selector_yaml: str) -> str:
-        """A profile (docs/profile.md) holding the best reservation for one target.
+    def profile_target(self, name: str, selector: dict[str, Any]) -> dict[str, Any]:
+        """The best reservation as one target of a profile (docs/profile.md).
 
         Parameters
         ----------
         name
             The target's name, ``[A-Za-z0-9_.-]{1,63}``.
-        selector_yaml
-            The IRQ selector lines, e.g. ``"irq: [11]"`` or ``"interface: eth0"``.
+        selector
+            The selector keys, e.g. ``{"irq": [11]}`` or ``{"task": {"comm": "ctrl"}}``.
         """
         if not isinstance(name, str) or not _NAME_RE.match(name):
             raise ModelError(f"target name {name!r}: must match [A-Za-z0-9_.-]{{1,63}}")
-        try:
-            sel = yaml.safe_load(selector_yaml)
-        except yaml.YAMLError as exc:
-            raise ModelError(f"selector {selector_yaml!r}: not valid YAML: {exc}") from exc
-        if not isinstance(sel, dict) or not sel:
-            raise ModelError(f"selector {selector_yaml!r}: expected keys such as 'irq: [11]'")
-        unknown = sorted(set(map(str, sel)) - _SELECTOR_KEYS)
+        if not isinstance(selector, dict) or not selector:
+            raise ModelError(f"selector {selector!r}: expected keys such as 'irq: [11]'")
+        unknown = sorted(set(map(str, selector)) - _SELECTOR_KEYS)
         if unknown:
             raise ModelError(
                 f"selector: unknown key(s) {', '.join(unknown)}; "
                 f"use {', '.join(sorted(_SELECTOR_KEYS))}"
             )
+        best = self._best_or_raise()
+        target: dict[str, Any] = {"name": name, **selector,
+                                  "runtime": format_exact(best.runtime_ns),
+                                  "period": format_exact(best.period_ns)}
+        if self.buffer is not None and self.min_interarrival_ns is not None:
+            target["min_interarrival"] = format_exact(self.min_interarrival_ns)
+            target["buffer"] = self.buffer
+        return target
+
+    def profile_comment(self) -> str:
+        """What the best reservation achieves, for the line above its target."""
+        best = self._best_or_raise()
+        replay_prob = "n/a" if best.replay_prob is None else f"{best.replay_prob:.6f}"
+        return (f"P{{response <= {format_exact(best.deadline_ns)}}} >= {self.target_prob} "
+                f"({best.model} model {best.solver_prob:.6f}, replay {replay_prob})")
+
+    def profile_snippet(self, name: str, selector: dict[str, Any] | str) -> str:
+        """A profile (docs/profile.md) holding the best reservation for one target.
+
+        ``selector`` as in :meth:`profile_target`, or as YAML text (``"irq: [11]"``).
+        """
+        if isinstance(selector, str):
+            try:
+                selector = yaml.safe_load(selector)
+            except yaml.YAMLError as exc:
+                raise ModelError(f"selector {selector!r}: not valid YAML: {exc}") from exc
+        target = self.profile_target(name, selector)
+        return profiledoc.dump([(self.profile_comment(), target)])
+
+    def _best_or_raise(self) -> Candidate:
         best = self.best
         if best is None:
             reasons = "; ".join(f"{format_exact(r.period_ns)}: {r.reason}" for r in self.rows)
             raise ModelError(f"no candidate period meets the target ({reasons})")
-        lines = [
-            f"# P{{response <= {format_exact(best.deadline_ns)}}} >= {self.target_prob} "
-            f"({best.model} model {best.solver_prob:.6f}, replay "
-            + ("n/a" if best.replay_prob is None else f"{best.replay_prob:.6f}")
-            + ")",
-            "version: 1",
-            "targets:",
-            f"  - name: {name}",
-        ]
-        lines += [f"    {line}" for line in selector_yaml.strip().splitlines()]
-        lines += [
-            f"    runtime: {format_exact(best.runtime_ns)}",
-            f"    period: {format_exact(best.period_ns)}",
-        ]
-        if self.buffer is not None and self.min_interarrival_ns is not None:
-            lines += [
-                f"    min_interarrival: {format_exact(self.min_interarrival_ns)}",
-                f"    buffer: {self.buffer}",
-            ]
-        return "\n".join(lines) + "\n"
+        return best
 
 
 def default_periods(mean_interarrival_ns: float, count: int = 16) -> list[int]:
