@@ -15,8 +15,7 @@ import click
 from ..errors import IrqresError, SelectionError
 from ..model import MODELS
 from ..trace.reader import RECORD_COMMAND, Selection
-from .params import POSITIVE_DURATION
-from .status import cli_errors
+from .common import POSITIVE_DURATION, cli_errors
 
 
 class BufferParam(click.ParamType):

@@ -8,7 +8,7 @@ import click
 
 from ..client import Client, DaemonNotRunning, run_irqresd
 from ..errors import DaemonError
-from .status import cli_errors, echo_json, socket_option
+from .common import cli_errors, echo_json, socket_option
 
 # what `irqresd --restore` says on stderr (daemon/src/main.c, daemon.c)
 _NOTHING = re.compile(r": nothing to restore$")
