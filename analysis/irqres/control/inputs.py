@@ -126,10 +126,12 @@ def counters_from_stats(thread: dict, kind: str, interrupts: dict[int, int] | No
     try:
         pid = int(thread["pid"])
         if kind == "irq":
-            jobs = thread.get("irq_count")
-            if jobs is None and interrupts is not None:
-                jobs = sum(interrupts.get(int(i), 0) for i in thread.get("irqs") or [])
-            jobs = int(jobs)
+            count = thread.get("irq_count")
+            if count is None and interrupts is not None:
+                count = sum(interrupts.get(int(i), 0) for i in thread.get("irqs") or [])
+            if count is None:
+                raise KeyError("irq_count")
+            jobs = int(count)
         else:
             jobs = int(thread["voluntary_switches"]) + int(thread["involuntary_switches"])
         return Counters(pid, kind, jobs, int(thread["voluntary_switches"]),

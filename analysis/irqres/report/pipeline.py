@@ -215,5 +215,5 @@ def analyze(trace: Trace, options: Options | None = None) -> Report:
                 mc_jobs=opt.mc_jobs, model=opt.model)
         threads.append(ThreadReport(act, st, served, uncredited, exec_pmf, inter_pmf, p, src,
                                     rec, problem, deadline, d_src, warnings))
-    lines = line_requests(trace, sorted({a.thread.irq for a in acts if a.thread.is_irq}))
+    lines = line_requests(trace, sorted({a.thread.irq for a in acts if a.thread.irq is not None}))
     return Report(trace, opt, threads, gaps, lines)

@@ -15,6 +15,7 @@ from ..measure.accounting import format_served
 from ..measure.stats import Summary
 from ..model import buffering
 from ..model.recommend import Recommendation
+from ..tables import dur
 from ..trace.reader import Trace
 from ..units import format_duration
 
@@ -148,13 +149,10 @@ def _buffering_bounds(rec: Recommendation | None) -> list[dict] | None:
     """Per candidate period, the smallest runtime the buffering constraint allows."""
     if rec is None or rec.buffer is None or rec.min_interarrival_ns is None:
         return None
+    p, n = rec.min_interarrival_ns, rec.buffer
     return [{"period_ns": r.period_ns,
-             "min_runtime_ns": _buffer_min_runtime(rec, r.period_ns)} for r in rec.rows]
-
-
-def _buffer_min_runtime(rec: Recommendation, period_ns: int) -> int:
-    return buffering.check(period_ns, period_ns, rec.min_interarrival_ns,
-                           rec.buffer).min_runtime_for()
+             "min_runtime_ns": buffering.check(r.period_ns, r.period_ns, p, n).min_runtime_for()}
+            for r in rec.rows]
 
 
 def _pct(p: float | None) -> str:
@@ -181,15 +179,15 @@ def _thread_text(tr: ThreadReport) -> list[str]:
         return out
     if rec.buffer is not None:
         out.append(f"buffering check: N_c = {rec.buffer}, P = "
-                   f"{format_duration(rec.min_interarrival_ns)} ({tr.p_source})")
+                   f"{dur(rec.min_interarrival_ns)} ({tr.p_source})")
     out.append(f"recommendation: P{{response <= D}} >= {rec.target_prob}, D = "
-               f"{format_duration(tr.deadline_ns)} ({tr.deadline_source}), "
+               f"{dur(tr.deadline_ns)} ({tr.deadline_source}), "
                f"Q/T <= {rec.max_bandwidth:.0%}, Δ = {format_duration(rec.granularity_ns)}; "
                "* the least bandwidth that meets it")
     out.append(f"{'period':>10}{'runtime':>11}{'Q/T':>8}{'model':>12}{'P model':>10}{'±bound':>9}"
                f"{'Monte Carlo [95% CI]':>30}{'replay':>10}  buffering")
     for r in rec.rows:
-        if not r.feasible:
+        if r.runtime_ns is None:    # infeasible
             out.append(f"{format_duration(r.period_ns):>10}{'-':>11}{'-':>8}{r.model:>12}"
                        f"  infeasible: {r.reason}")
             continue
@@ -201,15 +199,16 @@ def _thread_text(tr: ThreadReport) -> list[str]:
             f"{r.buffer_check.buffer})"
             if r.buffer_check.ok else r.buffer_check.message)
         mark = " *" if r is rec.best else ""
+        bandwidth = r.runtime_ns / r.period_ns
         out.append(f"{format_duration(r.period_ns):>10}{format_duration(r.runtime_ns):>11}"
-                   f"{100 * r.bandwidth:>7.1f}%{r.model:>12}{_pct(r.solver_prob):>10}"
+                   f"{100 * bandwidth:>7.1f}%{r.model:>12}{_pct(r.solver_prob):>10}"
                    f"{r.error_bound:>9.1e}{mc:>30}{_pct(r.replay_prob):>10}  {buf}{mark}")
     if rec.best is None:
         out.append("warning: no candidate period meets the target; try a longer --deadline, "
                    "--period, a lower --target-prob or a larger --max-bandwidth")
     else:
         out += ["profile (* above):",
-                _snippet(tr).rstrip()]
+                (_snippet(tr) or "").rstrip()]
     return out
 
 
