@@ -6,10 +6,10 @@ import json
 
 import pytest
 from click.testing import CliRunner
+from fakes import fake_daemon
 from irqres.cli import main
 from irqres.plan import ITEM_COLUMNS
 from irqres.tables import RESERVATION_COLUMNS
-from test_client import fake_daemon
 
 
 @pytest.fixture
