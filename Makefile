@@ -54,8 +54,16 @@ man: daemon
 
 test check: all lint test-c test-asan test-valgrind test-fuzz test-py test-vm
 
-lint: deps-test
-	$(PYTHON) -m ruff check analysis tests bench scripts
+# ruff and mypy at the versions scripts/install-deps.sh pins, from the virtualenv its
+# test set makes (build/lint-venv: $(PYTHON) and its modules, plus the pinned linters).
+LINT_VENV := build/lint-venv
+$(LINT_VENV)/.made-from: scripts/install-deps.sh
+	$(INSTALL_DEPS) test
+	touch $@
+
+lint: deps-test $(LINT_VENV)/.made-from
+	$(LINT_VENV)/bin/python -m ruff check analysis tests bench scripts
+	$(LINT_VENV)/bin/python -m mypy
 
 # The daemon's size and complexity goals: at most 4 % of its functions with cyclomatic
 # complexity over 15, none over 100 lines, no C file over 1,000 lines (lizard, pinned in

@@ -24,7 +24,7 @@ declare -A APT=(
 	[runtime]="libyaml-0-2 libsystemd0 libtracecmd1 libtracefs1 libtraceevent1 trace-cmd
 		python3 python3-numpy python3-scipy python3-click python3-yaml"
 	[test]="libcmocka-dev valgrind iproute2 procps util-linux rt-tests man-db groff-base
-		bash-completion zsh clang libclang-rt-14-dev"
+		bash-completion zsh clang libclang-rt-14-dev python3-venv"
 	[vm]="qemu-system-x86 qemu-utils debootstrap e2fsprogs zstd cpio iproute2"
 	[deb]="debhelper dh-python dpkg-dev fakeroot lintian python3-dev python3-setuptools
 		python3-numpy python3-scipy python3-click python3-yaml"
@@ -35,13 +35,19 @@ declare -A PYMOD=(
 		yaml:pyyaml:python3-yaml setuptools:setuptools:python3-setuptools"
 	[runtime]=""
 	[test]="matplotlib:matplotlib:python3-matplotlib pytest:pytest:python3-pytest
-		hypothesis:hypothesis:python3-hypothesis wheel:wheel:python3-wheel ruff:ruff:-
+		hypothesis:hypothesis:python3-hypothesis wheel:wheel:python3-wheel
 		prometheus_client:prometheus-client:python3-prometheus-client
 		lizard:lizard==1.24.3:-"
 	[vm]=""
 	[deb]=""
 )
 ALL_SETS=(build runtime test vm deb)
+# The linters of `make lint`, pinned (the test set): a new release of either flags code
+# that passed before. They live in the virtualenv LINT_VENV, made from $PYTHON with its
+# modules visible (mypy checks the code against $PYTHON's numpy, scipy and click), so
+# that these versions hold whatever $PYTHON has, and Debian's python3 stays untouched.
+LINT_PINS=(ruff==0.17.6 mypy==2.4.1 types-PyYAML==6.0.12.20261113)
+LINT_VENV=${LINT_VENV:-$(cd "$(dirname "$0")/.." && pwd)/build/lint-venv}
 
 PYTHON=${PYTHON:-python3}
 list=0
@@ -136,11 +142,42 @@ if ((${#pip_pkgs[@]})); then
 		"${pip_pkgs[@]}"
 fi
 if ((${#pip_system[@]})); then
-	# Only standalone tools (ruff; lizard, which adds pathspec beside Debian's pygments):
+	# Only standalone tools (lizard, which adds pathspec beside Debian's pygments):
 	# Debian's modules stay intact.
 	echo "install-deps (${sets[*]}): pip packages Debian 12 lacks: ${pip_system[*]}" >&2
 	$SUDO "$PYTHON" -m pip install -q --disable-pip-version-check --root-user-action=ignore \
 		--break-system-packages "${pip_system[@]}"
+fi
+
+# The lint virtualenv: (re)made when it is missing, was made from another interpreter,
+# or lacks a pinned version.
+lint_venv_ok() {
+	[ -x "$LINT_VENV/bin/python" ] && [ -f "$LINT_VENV/.made-from" ] &&
+		[ "$(cat "$LINT_VENV/.made-from")" = "$("$PYTHON" -c 'import sys; print(sys.executable)')" ] &&
+		"$LINT_VENV/bin/python" - "${LINT_PINS[@]}" <<'PY' 2>/dev/null
+import sys
+from importlib.metadata import PackageNotFoundError, version
+for pin in sys.argv[1:]:
+    name, want = pin.split("==")
+    try:
+        ok = version(name) == want
+    except PackageNotFoundError:
+        ok = False
+    if not ok:
+        sys.exit(1)
+PY
+}
+if [[ " ${sets[*]} " == *" test "* ]] && ! lint_venv_ok; then
+	echo "install-deps (${sets[*]}): lint tools in $LINT_VENV: ${LINT_PINS[*]}" >&2
+	rm -rf "$LINT_VENV"
+	"$PYTHON" -m venv "$LINT_VENV"
+	# $PYTHON's module directories after the virtualenv's own (a .pth file): also those
+	# of a $PYTHON that is itself a virtualenv
+	"$PYTHON" -c 'import sys; print("\n".join(p for p in sys.path
+		if p.endswith(("site-packages", "dist-packages"))))' >"$("$LINT_VENV/bin/python" -c \
+		'import sysconfig; print(sysconfig.get_path("purelib"))')/irqres-python.pth"
+	"$LINT_VENV/bin/python" -m pip install -q --disable-pip-version-check "${LINT_PINS[@]}"
+	"$PYTHON" -c 'import sys; print(sys.executable)' >"$LINT_VENV/.made-from"
 fi
 
 # The seeds' testbed (bench/seeds/, tests/vm/test_seeds.py): QEMU 10 from

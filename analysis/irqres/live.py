@@ -46,11 +46,11 @@ def rows(prev: Snapshot | None, cur: Snapshot) -> list[Row]:
     dt = cur.time_ns - prev.time_ns if prev else 0
     drops: dict[str, float | None] = {}
     for (target, iface), c in cur.nic.items():
-        p = prev.nic.get((target, iface)) if prev else None
-        if p is None or dt <= 0 or not c:
+        was = prev.nic.get((target, iface)) if prev else None
+        if was is None or dt <= 0 or not c:
             drops.setdefault(target, None)
             continue
-        d = sum(c.values()) - sum(p.get(k, 0) for k in c)
+        d = sum(c.values()) - sum(was.get(k, 0) for k in c)
         drops[target] = (drops.get(target) or 0.0) + max(d, 0) * 1e9 / dt
     out = []
     for th in sorted(cur.threads, key=lambda t: (t.target, t.pid)):
@@ -64,13 +64,14 @@ def rows(prev: Snapshot | None, cur: Snapshot) -> list[Row]:
         assert p is not None
         d_cpu = th.cpu_time_ns - p.cpu_time_ns
         per_s = 1e9 / dt
-        dl = th.policy == "deadline" and th.period_ns and th.runtime_ns
-        used = d_cpu * th.period_ns // dt if dl else None          # type: ignore[operator]
+        q, t = th.runtime_ns, th.period_ns
+        dl = th.policy == "deadline" and bool(q) and bool(t)
+        used = d_cpu * t // dt if dl and t else None
         irq = None
         if th.irq_count is not None and p.irq_count is not None \
                 and th.irq_count >= p.irq_count:
             irq = (th.irq_count - p.irq_count) * per_s
-        out.append(Row(th, used, used / th.runtime_ns if dl and used is not None else None,
+        out.append(Row(th, used, used / q if used is not None and q else None,
                        d_cpu / dt, (th.wait_time_ns - p.wait_time_ns) / dt, irq,
                        (th.involuntary - p.involuntary) * per_s if dl else None,
                        drops.get(th.target)))

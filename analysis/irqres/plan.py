@@ -8,23 +8,14 @@ both, so the two change together (tests/integration/test_plan_report.py compares
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
-from .units import format_duration
+from .tables import RESERVATION_COLUMNS, reservation_cells, text_table
 
-ITEM_COLUMNS = ("TARGET", "THREAD", "PID", "IRQ", "CPUS", "NOW", "RUNTIME", "DEADLINE",
-                "PERIOD", "BW", "PARTITION", "BUFFER", "VERDICT")
+ITEM_COLUMNS = ("TARGET", "THREAD", "PID", "IRQ", "CPUS", "NOW", *RESERVATION_COLUMNS,
+                "BW", "PARTITION", "BUFFER", "VERDICT")
 DOMAIN_COLUMNS = ("ROOT DOMAIN", "PARTITION", "CAPACITY", "EXISTING", "NEW", "TOTAL", "OK")
 BANDWIDTH_NOTE = "(bandwidth in CPUs: the kernel admits while existing + new <= capacity)"
-
-
-def text_table(rows: Sequence[Sequence[object]]) -> list[str]:
-    """Rows (the first is the header) as lines: cells left-aligned, two blanks apart."""
-    cells = [[str(c) for c in r] for r in rows]
-    widths = [max(len(r[i]) for r in cells) for i in range(len(cells[0]))]
-    return ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
-            for r in cells]
 
 
 def _now(item: dict[str, Any]) -> str:
@@ -34,10 +25,6 @@ def _now(item: dict[str, Any]) -> str:
     if policy == "deadline":
         return "deadline"
     return f"{policy} nice {item.get('old_nice', 0)}"
-
-
-def _dur(ns: object) -> str:
-    return "-" if ns is None else format_duration(int(ns))  # type: ignore[call-overload]
 
 
 def _summary(plan: dict[str, Any]) -> str:
@@ -59,7 +46,7 @@ def format_plan(plan: dict[str, Any]) -> str:
         lines += text_table([ITEM_COLUMNS] + [[
             it.get("target"), it.get("comm"), it.get("pid"),
             "-" if it.get("irq") is None else it["irq"], it.get("cpus"), _now(it),
-            _dur(it.get("runtime_ns")), _dur(it.get("deadline_ns")), _dur(it.get("period_ns")),
+            *reservation_cells(it),
             f"{float(it.get('bw') or 0):.3f}", it.get("partition") or "-",
             it.get("buffer_check"), it.get("verdict")] for it in items])
         domains = plan.get("domains") or []

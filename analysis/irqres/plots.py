@@ -28,8 +28,8 @@ from .pmf import Pmf, nice_granularity
 from .units import format_duration
 
 if TYPE_CHECKING:
-    from .measure.report import ThreadReport
     from .measure.stats import Summary
+    from .report import ThreadReport
 
 
 def _safe_name(comm: str, pid: int) -> str:
@@ -126,7 +126,7 @@ def _response(ax, tr: ThreadReport) -> None:
     ax.step(resp / 1000.0, np.arange(1, resp.size + 1) / resp.size, where="post",
             color="tab:green", label="measured (as traced)")
     title = "response time"
-    if best is not None:
+    if rec is not None and best is not None and best.runtime_ns is not None:
         arr = joined_arrivals(tr.act)
         rep = replay(arr, tr.act.exec_ns, best.runtime_ns, best.period_ns)
         rr = np.sort(rep.response_ns)

@@ -3,7 +3,6 @@ under test and its control socket, profile text."""
 
 from __future__ import annotations
 
-import ctypes
 import json
 import os
 import platform
@@ -13,20 +12,20 @@ import subprocess
 import sys
 import time
 import uuid
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from irqres import schedattr
 
 ROOT = Path(__file__).resolve().parents[2]
 IRQRESD = Path(os.environ.get("IRQRESD", ROOT / "build" / "daemon" / "irqresd"))
 
-SCHED_OTHER = 0
-SCHED_FIFO = 1
-SCHED_DEADLINE = 6
-
-# sched_getattr's syscall number; the os module has no wrapper.
-_SYS_SCHED_GETATTR = {"x86_64": 315, "aarch64": 275}
+# sched_getattr and the policies: irqres.schedattr, the package's one struct sched_attr
+sched_getattr = schedattr.get
+Sched = schedattr.Sched
+SCHED_OTHER = schedattr.SCHED_OTHER
+SCHED_FIFO = schedattr.SCHED_FIFO
+SCHED_DEADLINE = schedattr.SCHED_DEADLINE
 
 
 def need_root_and_binary() -> None:
@@ -34,47 +33,8 @@ def need_root_and_binary() -> None:
         pytest.skip("irqresd integration tests need root (sched_setattr on spawned tasks)")
     if not IRQRESD.exists():
         pytest.fail(f"{IRQRESD} is missing: run `make` first")
-    if platform.machine() not in _SYS_SCHED_GETATTR:
+    if not schedattr.supported():
         pytest.skip(f"no sched_getattr syscall number known for {platform.machine()}")
-
-
-class _SchedAttr(ctypes.Structure):
-    _fields_ = [
-        ("size", ctypes.c_uint32),
-        ("sched_policy", ctypes.c_uint32),
-        ("sched_flags", ctypes.c_uint64),
-        ("sched_nice", ctypes.c_int32),
-        ("sched_priority", ctypes.c_uint32),
-        ("sched_runtime", ctypes.c_uint64),
-        ("sched_deadline", ctypes.c_uint64),
-        ("sched_period", ctypes.c_uint64),
-    ]
-
-
-_libc = ctypes.CDLL(None, use_errno=True)
-
-
-@dataclass(frozen=True)
-class Sched:
-    policy: int
-    priority: int
-    runtime_ns: int
-    deadline_ns: int
-    period_ns: int
-
-
-def sched_getattr(pid: int) -> Sched:
-    """The thread's scheduling attributes, read with the sched_getattr syscall."""
-    attr = _SchedAttr()
-    rc = _libc.syscall(
-        _SYS_SCHED_GETATTR[platform.machine()], pid, ctypes.byref(attr),
-        ctypes.sizeof(attr), 0,
-    )
-    if rc != 0:
-        err = ctypes.get_errno()
-        raise OSError(err, f"sched_getattr({pid}): {os.strerror(err)}")
-    return Sched(attr.sched_policy, attr.sched_priority, attr.sched_runtime,
-                 attr.sched_deadline, attr.sched_period)
 
 
 def dl_bandwidth_in_use() -> float:

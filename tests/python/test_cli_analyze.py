@@ -270,8 +270,8 @@ def test_plot_bars_merge_fine_pmfs_without_losing_mass():
 
 def test_plot_statistics_are_the_tables_and_the_response_panel_predicts_the_best_row():
     import matplotlib.pyplot as plt
-    from irqres.measure.report import Options, analyze
     from irqres.plots import stats_label, thread_figure
+    from irqres.report import Options, analyze
 
     rep = analyze(read_trace(FAKE), Options(mc_jobs=0))
     (tr,) = rep.threads

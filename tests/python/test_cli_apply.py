@@ -6,9 +6,9 @@ import json
 
 import pytest
 from click.testing import CliRunner
+from fakes import PLAN, fake_daemon
 from irqres.cli import main
 from irqres.plan import format_plan
-from test_client import PLAN, fake_daemon
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ import click
 import pytest
 from click.testing import CliRunner
 from irqres.cli import COMMANDS, main
-from irqres.cli.params import Duration
+from irqres.cli.common import Duration
 
 # a parameter whose name says it is a time
 TIME_NAME = re.compile(r"duration|period|interval(?!s)|job|runtime|deadline|granularity|"

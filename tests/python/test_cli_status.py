@@ -6,8 +6,10 @@ import json
 
 import pytest
 from click.testing import CliRunner
+from fakes import fake_daemon
 from irqres.cli import main
-from test_client import fake_daemon
+from irqres.plan import ITEM_COLUMNS
+from irqres.tables import RESERVATION_COLUMNS
 
 
 @pytest.fixture
@@ -32,8 +34,32 @@ def test_status_table(fake):
     r = run("status")
     assert r.exit_code == 0, r.output
     assert "profile /etc/irqres/profile.yaml" in r.output
-    assert "nic" in r.output and "2ms/10ms/10ms" in r.output and "fifo:50" in r.output
+    assert "nic" in r.output and "fifo:50" in r.output
     assert "irq/11-eth0" in r.output and "pid 105" in r.output
+    assert_reservation_columns(r.output, "2ms 10ms 10ms")
+
+
+def assert_reservation_columns(output: str, cells: str) -> None:
+    """The reservation in the plan report's columns and order (RUNTIME DEADLINE PERIOD),
+    under their headers."""
+    lines = output.splitlines()
+    (i, header), = [(i, ln) for i, ln in enumerate(lines) if "RUNTIME" in ln]
+    cols = [header.index(c) for c in RESERVATION_COLUMNS]
+    assert cols == sorted(cols)
+    assert [h for h in ITEM_COLUMNS if h in RESERVATION_COLUMNS] == list(RESERVATION_COLUMNS)
+    row = lines[i + 1]
+    assert " ".join(row[c:].split()[0] for c in cols) == cells, (header, row)
+
+
+def test_reservation_columns_in_the_plans_order(fake):
+    """runtime, deadline, period: a deadline shorter than the period shows in the middle."""
+    for t in fake.targets:
+        t["deadline_ns"] = 5_000_000
+        for th in t["threads"]:
+            th["deadline_ns"] = 5_000_000
+    fake.stats_threads[0]["deadline_ns"] = 5_000_000
+    assert_reservation_columns(run("status").output, "2ms 5ms 10ms")
+    assert_reservation_columns(run("stats").output, "2ms 5ms 10ms")
 
 
 def test_status_json_and_socket_option(fake, monkeypatch):

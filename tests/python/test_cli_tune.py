@@ -11,23 +11,12 @@ import time
 
 import pytest
 from click.testing import CliRunner
+from fakes import LoadModel as Model
 from irqres.cli import main
-from test_client import FakeDaemon, make_target
-from test_control_loop import ADAPTIVE, Model
 
 
 def run(*args):
     return CliRunner().invoke(main, list(args), catch_exceptions=False)
-
-
-@pytest.fixture
-def daemon(tmp_path, monkeypatch):
-    d = FakeDaemon(str(tmp_path / "irqresd.sock"),
-                   targets=[make_target("load", pid=777, runtime=2_000_000,
-                                        adaptive=ADAPTIVE, kind="task")]).start()
-    monkeypatch.setenv("IRQRES_SOCKET", d.path)
-    yield d
-    d.stop()
 
 
 def test_tune_runs_for_its_duration_and_logs(daemon, tmp_path):

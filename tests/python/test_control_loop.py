@@ -7,77 +7,12 @@ import threading
 import time
 
 import pytest
+from fakes import LOAD_ADAPTIVE as ADAPTIVE
+from fakes import LOAD_SAMPLE_NS as SAMPLE
+from fakes import FakeDaemon, make_target
+from fakes import LoadModel as Model
 from irqres.control import ControlError
 from irqres.control.loop import LOG_COLUMNS, Tuner, cpu_count
-from test_client import FakeDaemon, make_target
-
-SAMPLE = 2_000_000
-PERIOD = 10_000_000
-ADAPTIVE = {"sample_ns": SAMPLE, "gain": 0.25, "window": 100, "default_job_ns": 1_000_000,
-            "min_runtime_ns": 1_000_000, "max_runtime_ns": 9_000_000, "hysteresis_ns": 100_000}
-
-
-class Model:
-    """A task under SCHED_DEADLINE, one period per `stats` request: it wants ``load`` ns
-    per period, gets at most the budget irqresd holds, and carries what is left."""
-
-    def __init__(self, daemon: FakeDaemon, loads: list[tuple[int, int]], pid: int = 777):
-        self.d, self.loads, self.pid = daemon, loads, pid
-        daemon.stats_clock = lambda: self.calls * SAMPLE    # one sample per request
-        self.calls = 0
-        self.backlog = self.cpu = self.vol = self.invol = 0
-        self.budgets: list[int] = []
-        self.gone: range = range(0)
-        self.done = threading.Event()
-        self.done_at = 0
-
-    def load(self) -> int | None:
-        n = self.calls
-        for calls, load in self.loads:
-            if n < calls:
-                return load
-            n -= calls
-        return None
-
-    def __call__(self) -> list[dict]:
-        self.calls += 1
-        w = self.load()
-        if w is None:
-            if not self.done.is_set():
-                self.done_at = len(self.budgets)   # budgets after this are not the test's
-            self.done.set()
-            w = 0
-        if self.calls in self.gone:
-            return []
-        if self.calls == self.gone.stop:      # back, as a new thread
-            self.pid += 1
-            self.backlog = self.cpu = self.vol = self.invol = 0
-        q = self.d.target("load")["runtime_ns"]
-        self.budgets.append(q)
-        # per request the task gets the share of a 10 ms period that one sample covers
-        avail = self.backlog + w * SAMPLE // PERIOD
-        used = min(avail, q * SAMPLE // PERIOD)
-        self.backlog = min(avail - used, 5 * w)
-        self.cpu += used
-        if self.backlog:
-            self.invol += 1
-        else:
-            self.vol += 1
-        return [{"pid": self.pid, "comm": "load", "target": "load", "irqs": [],
-                 "irq_count": 0, "policy": "deadline", "runtime_ns": q,
-                 "period_ns": 10_000_000, "deadline_ns": 10_000_000, "cpu_time_ns": self.cpu,
-                 "wait_time_ns": 0, "timeslices": 0, "voluntary_switches": self.vol,
-                 "involuntary_switches": self.invol}]
-
-
-@pytest.fixture
-def daemon(tmp_path):
-    d = FakeDaemon(str(tmp_path / "irqresd.sock"),
-                   targets=[make_target("load", pid=777, runtime=2_000_000,
-                                        adaptive=ADAPTIVE, kind="task")],
-                   profile=None).start()
-    yield d
-    d.stop()
 
 
 def run_until_done(tuner: Tuner, model: Model, limit: float = 30.0) -> dict:

@@ -9,7 +9,6 @@ from click.testing import CliRunner
 from irqres import live
 from irqres.cli import main
 from irqres.metrics import Snapshot, ThreadSample
-from test_metrics import daemon  # noqa: F401  (the fake irqresd fixture)
 
 S = 1_000_000_000
 
@@ -81,7 +80,7 @@ def test_a_short_terminal_says_how_many_threads_it_hides():
     assert lines[-1].startswith("... 24 more")
 
 
-@pytest.mark.usefixtures("daemon")
+@pytest.mark.usefixtures("stats_daemon")
 def test_top_piped_prints_plain_tables():
     r = CliRunner().invoke(main, ["top", "--once", "-i", "50ms"])
     assert r.exit_code == 0, r.output

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import yaml
 from irqres.errors import ModelError
-from irqres.measure.report import Options, analyze
+from irqres.report import Options, analyze
 from irqres.trace.synthetic import TraceBuilder, irq_thread_trace
 
 US, MS = 1_000, 1_000_000

@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from irqres.measure.accounting import format_served, served_processes, uncredited_wakeups
 from irqres.measure.activations import activations
-from irqres.measure.report import Options, analyze
 from irqres.measure.stats import Summary, thread_stats
+from irqres.report import Options, analyze
 from irqres.trace import read_trace
 from irqres.trace.reader import FLAG_HARDIRQ, FLAG_NMI, FLAG_SOFTIRQ
 from irqres.trace.synthetic import irq_thread_trace

@@ -9,26 +9,13 @@ import stat
 
 import pytest
 from click.testing import CliRunner
+from fakes import STATS, STATUS
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from irqres import metrics
 from irqres.cli import main
 from prometheus_client.openmetrics.parser import text_string_to_metric_families as om_parse
 from prometheus_client.parser import text_string_to_metric_families as prom_parse
-from test_client import FakeDaemon, make_target
-
-STATUS = {"ok": True, "pid": 4242, "profile": "/etc/irqres/profile.yaml",
-          "targets": [make_target("nic", pid=105),
-                      make_target("load", pid=777, kind="task")]}
-NIC = {"pid": 105, "comm": "irq/11-eth0", "target": "nic", "irqs": [11], "irq_count": 1234,
-       "policy": "deadline", "runtime_ns": 2_000_000, "period_ns": 10_000_000,
-       "deadline_ns": 8_000_000, "cpu_time_ns": 1_234_567_891, "wait_time_ns": 5_000,
-       "timeslices": 3, "voluntary_switches": 10, "involuntary_switches": 2}
-TASK = {"pid": 777, "comm": 'lo"ad\\x', "target": "load", "irqs": [], "irq_count": 0,
-        "policy": "other", "runtime_ns": None, "period_ns": None, "deadline_ns": None,
-        "cpu_time_ns": 7, "wait_time_ns": 0, "timeslices": 1, "voluntary_switches": 1,
-        "involuntary_switches": 4}
-STATS = {"ok": True, "time_ns": 99, "threads": [NIC, TASK]}
 
 
 @pytest.fixture
@@ -147,16 +134,7 @@ def test_write_textfile_is_atomic_and_readable(tmp_path):
         metrics.write_textfile(str(tmp_path / "none"), "x")
 
 
-@pytest.fixture
-def daemon(tmp_path, monkeypatch):
-    d = FakeDaemon(str(tmp_path / "irqresd.sock"), targets=STATUS["targets"]).start()
-    d.stats_threads = [NIC, TASK]
-    monkeypatch.setenv("IRQRES_SOCKET", d.path)
-    yield d
-    d.stop()
-
-
-def test_stats_cli_openmetrics_and_textfile(daemon, tmp_path):
+def test_stats_cli_openmetrics_and_textfile(stats_daemon, tmp_path):
     r = CliRunner().invoke(main, ["stats", "--openmetrics"])
     assert r.exit_code == 0, r.output
     assert any(f.name == "irqres_thread_cpu_seconds" for f in om_parse(r.output))

@@ -174,7 +174,7 @@ def test_progress_is_reported_and_an_exception_in_it_stops_the_reading():
 ])
 def test_a_selection_keeps_exactly_what_the_analysis_of_those_threads_uses(name, pattern,
                                                                            tasks):
-    from irqres.measure.report import Options, analyze
+    from irqres.report import Options, analyze
     from irqres.trace import Selection
 
     full = read_trace(DATA / name)
@@ -203,7 +203,7 @@ def test_a_selection_keeps_exactly_what_the_analysis_of_those_threads_uses(name,
 def test_a_thread_that_renamed_itself_is_analysed_from_its_selected_name_on():
     # fake_irq.py's processes start as python3 and name themselves fake-*: a read that
     # selects fake-* keeps their rows from the rename on; the activations are the same
-    from irqres.measure.report import Options, analyze
+    from irqres.report import Options, analyze
     from irqres.trace import Selection
 
     tasks = ("fake-consumer", "fake-device")

@@ -8,7 +8,7 @@ import importlib.util
 import click
 
 from .. import __version__
-from .params import add_verbosity, set_verbosity
+from .common import add_verbosity, set_verbosity
 
 # name -> (module under irqres.cli, function name, one-line help)
 COMMANDS: dict[str, tuple[str, str, str]] = {

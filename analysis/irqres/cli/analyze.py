@@ -15,8 +15,7 @@ import click
 from ..errors import IrqresError, SelectionError
 from ..model import MODELS
 from ..trace.reader import RECORD_COMMAND, Selection
-from .params import POSITIVE_DURATION
-from .status import cli_errors
+from .common import POSITIVE_DURATION, cli_errors
 
 
 class BufferParam(click.ParamType):
@@ -81,7 +80,7 @@ needs gets no reservation, and a warning. Durations take units: 10us, 2ms, 1.5ms
 def _load_analysis() -> None:
     """Import what the analysis runs: the model, and the numpy subpackages (loaded on first
     use by numpy 2) that the solver and the Monte Carlo call."""
-    for name in ("irqres.measure.report", "numpy.fft", "numpy.random"):
+    for name in ("irqres.report", "numpy.fft", "numpy.random"):
         importlib.import_module(name)
 
 
@@ -168,7 +167,7 @@ def analyze_cmd(trace, pattern, tasks, granularity, buffers, min_interarrival, p
             loader.join()
             if progress is not None:
                 progress.done()
-        from ..measure.report import Options, analyze
+        from ..report import Options, analyze
 
         opts = Options(pattern=pattern, tasks=tuple(tasks), granularity_ns=granularity,
                        buffers=tuple(buffers),

@@ -14,8 +14,7 @@ import click
 from ..client import Client, DaemonNotRunning, irqresd_json, run_irqresd
 from ..errors import DaemonError
 from ..plan import format_plan, refusal
-from .params import POSITIVE_DURATION, Command
-from .status import cli_errors, dur, echo_json, socket_option
+from .common import POSITIVE_DURATION, Command, cli_errors, dur, echo_json, socket_option
 
 
 def _refused(profile: str, plan: dict) -> click.ClickException:

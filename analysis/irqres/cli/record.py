@@ -6,8 +6,7 @@ import click
 
 from ..errors import TraceError
 from ..units import format_duration
-from .params import POSITIVE_DURATION
-from .status import cli_errors
+from .common import POSITIVE_DURATION, cli_errors
 
 
 @click.command("record", context_settings={"ignore_unknown_options": True,

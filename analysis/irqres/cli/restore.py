@@ -3,19 +3,20 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import click
 
 from ..client import Client, DaemonNotRunning, run_irqresd
 from ..errors import DaemonError
-from .status import cli_errors, echo_json, socket_option
+from .common import cli_errors, echo_json, socket_option
 
 # what `irqresd --restore` says on stderr (daemon/src/main.c, daemon.c)
 _NOTHING = re.compile(r": nothing to restore$")
 _RESTORED = re.compile(r"\brestored (\d+) threads?$")
 
 
-def restore_without_daemon() -> dict:
+def restore_without_daemon() -> dict[str, Any]:
     """Run ``irqresd --restore`` and say what it did, from its own words: how many
     threads it put back (None when it did not say), or that its state file held none."""
     proc = run_irqresd("--restore")
@@ -44,6 +45,7 @@ def restore_cmd(socket_: str | None, as_json: bool) -> None:
     a daemon) left in its state file. --json prints {"by", "restored", "log"}:
     "restored" is the number of threads put back (null if irqresd did not say).
     """
+    result: dict[str, Any]
     with cli_errors():
         try:
             with Client(socket_) as c:

@@ -7,8 +7,7 @@ import click
 from ..control import ControllerConfig
 from ..control.loop import CsvLog
 from ..control.simulate import Workload, compare, simulate_adaptive
-from .params import POSITIVE_DURATION
-from .status import cli_errors, dur, echo_json, table
+from .common import POSITIVE_DURATION, cli_errors, dur, echo_json, table
 
 
 def _check_durations(interval_ns: int, job_ns: int, default_job_ns: int,

@@ -10,9 +10,24 @@ import click
 from .. import metrics
 from ..client import Client
 from ..errors import DaemonError
-from .status import cli_errors, echo_json, format_stats, json_option, socket_option
+from ..tables import RESERVATION_COLUMNS, reservation_cells
+from .common import cli_errors, dur, echo_json, json_option, socket_option, table
 
 logger = logging.getLogger(__name__)
+
+
+def format_stats(reply: dict) -> str:
+    """The ``irqres stats`` table: one row per thread under irqresd."""
+    threads = reply.get("threads") or []
+    if not threads:
+        return "no threads under irqresd"
+    rows = [[th.get("pid"), th.get("comm"), th.get("target"),
+             ",".join(str(i) for i in th.get("irqs") or []) or "-", th.get("irq_count"),
+             th.get("policy"), *reservation_cells(th), dur(th.get("cpu_time_ns")),
+             dur(th.get("wait_time_ns")), th.get("timeslices"), th.get("voluntary_switches"),
+             th.get("involuntary_switches")] for th in threads]
+    return table(["PID", "COMM", "TARGET", "IRQS", "IRQ COUNT", "POLICY", *RESERVATION_COLUMNS,
+                  "CPU TIME", "WAIT TIME", "SLICES", "VOL SW", "INVOL SW"], rows)
 
 
 @click.command("stats")

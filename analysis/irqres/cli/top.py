@@ -18,8 +18,7 @@ import click
 from .. import live, metrics
 from ..client import Client
 from ..errors import DaemonError
-from .params import POSITIVE_DURATION
-from .status import cli_errors, socket_option
+from .common import POSITIVE_DURATION, cli_errors, socket_option
 
 # plain ANSI/VT100: alternate screen, cursor off/on, home, erase to end of line/screen
 ENTER, LEAVE = "\x1b[?1049h\x1b[?25l", "\x1b[?25h\x1b[?1049l"

@@ -8,8 +8,7 @@ import sys
 import click
 
 from ..control.loop import Tuner
-from .params import POSITIVE_DURATION
-from .status import cli_errors, dur, socket_option, table
+from .common import POSITIVE_DURATION, cli_errors, dur, socket_option, table
 
 
 @click.command("tune")

@@ -8,8 +8,7 @@ import click
 
 from ..client import Client, DaemonNotRunning, irqresd_json
 from ..errors import DaemonError
-from .params import Command
-from .status import cli_errors, echo_json, socket_option
+from .common import Command, cli_errors, echo_json, socket_option
 
 
 def format_verify(reply: dict) -> str:

@@ -29,12 +29,11 @@ difference between two samples):
 
 from __future__ import annotations
 
-import ctypes
 import os
-import platform
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from .. import schedattr
 from ..errors import IrqresError
 
 NET_DROP_COUNTERS = ("rx_missed_errors", "rx_dropped")
@@ -126,10 +125,12 @@ def counters_from_stats(thread: dict, kind: str, interrupts: dict[int, int] | No
     try:
         pid = int(thread["pid"])
         if kind == "irq":
-            jobs = thread.get("irq_count")
-            if jobs is None and interrupts is not None:
-                jobs = sum(interrupts.get(int(i), 0) for i in thread.get("irqs") or [])
-            jobs = int(jobs)
+            count = thread.get("irq_count")
+            if count is None and interrupts is not None:
+                count = sum(interrupts.get(int(i), 0) for i in thread.get("irqs") or [])
+            if count is None:
+                raise KeyError("irq_count")
+            jobs = int(count)
         else:
             jobs = int(thread["voluntary_switches"]) + int(thread["involuntary_switches"])
         return Counters(pid, kind, jobs, int(thread["voluntary_switches"]),
@@ -174,16 +175,7 @@ def per_sample(iv: Interval, sample_ns: int, elapsed_ns: int) -> Interval:
     return Interval(scale(iv.n_pro), scale(iv.t_pro_ns), scale(iv.n_rmn))
 
 
-# SYS_sched_getattr; Python has no wrapper and glibc 2.36 none either.
-_SYS_SCHED_GETATTR = {"x86_64": 315, "aarch64": 275, "armv7l": 381, "i686": 352}
-SCHED_DEADLINE = 6
-
-
-class _SchedAttr(ctypes.Structure):
-    _fields_ = [("size", ctypes.c_uint32), ("policy", ctypes.c_uint32),
-                ("flags", ctypes.c_uint64), ("nice", ctypes.c_int32),
-                ("priority", ctypes.c_uint32), ("runtime", ctypes.c_uint64),
-                ("deadline", ctypes.c_uint64), ("period", ctypes.c_uint64)]
+SCHED_DEADLINE = schedattr.SCHED_DEADLINE
 
 
 @dataclass(frozen=True)
@@ -196,12 +188,8 @@ class DlParams:
 
 def read_dl_params(pid: int) -> DlParams:
     """The scheduling parameters in force for ``pid`` (sched_getattr; reads only)."""
-    nr = _SYS_SCHED_GETATTR.get(platform.machine())
-    if nr is None:
-        raise InputError(f"sched_getattr: no syscall number known for {platform.machine()}")
-    libc = ctypes.CDLL(None, use_errno=True)
-    attr = _SchedAttr()
-    if libc.syscall(nr, int(pid), ctypes.byref(attr), ctypes.sizeof(attr), 0) != 0:
-        err = ctypes.get_errno()
-        raise InputError(f"sched_getattr(pid {pid}): {os.strerror(err)}")
-    return DlParams(attr.policy, attr.runtime, attr.deadline, attr.period)
+    try:
+        s = schedattr.get(pid)
+    except OSError as exc:
+        raise InputError(exc.strerror) from exc
+    return DlParams(s.policy, s.runtime_ns, s.deadline_ns, s.period_ns)

@@ -263,12 +263,12 @@ def select_threads(trace: Trace, pattern: str | None = None,
         for th in found:
             chosen.setdefault(th.pid, th)
     if trace.selected_pids is not None:
-        _check_selection(trace, chosen, pattern, tasks)
+        _check_selection(trace, trace.selected_pids, chosen, pattern, tasks)
     return [chosen[pid] for pid in sorted(chosen)]
 
 
-def _check_selection(trace: Trace, chosen: dict[int, IrqThread], pattern: str | None,
-                     tasks) -> None:
+def _check_selection(trace: Trace, selected: frozenset[int], chosen: dict[int, IrqThread],
+                     pattern: str | None, tasks: tuple[str, ...] | list[str]) -> None:
     """A trace read with a selection holds the rows of a chosen thread from its first
     selected name on (the reader matches as this module does). A thread that took a
     selected name late (exec, prctl) is analysed from then on; one that dropped it again
@@ -285,7 +285,7 @@ def _check_selection(trace: Trace, chosen: dict[int, IrqThread], pattern: str | 
         names = trace.names_of(pid)
         verdicts = [kept(pid, c) for c in names]
         late_drop = True in verdicts and not all(verdicts[verdicts.index(True):])
-        if pid not in trace.selected_pids or late_drop:
+        if pid not in selected or late_drop:
             raise SelectionError(f"{trace.path}: pid {pid} ({', '.join(names)}) was not "
                                  "read whole with the selection; read the trace whole")
 
@@ -523,7 +523,8 @@ def line_requests(trace: Trace, irqs: list[int] | None = None) -> list[LineReque
     gaps = Gaps.from_trace(trace)
     threads_by_irq: dict[int, list[IrqThread]] = {}
     for th in find_irq_threads(trace):
-        threads_by_irq.setdefault(th.irq, []).append(th)
+        if th.irq is not None:      # always, for an IRQ thread
+            threads_by_irq.setdefault(th.irq, []).append(th)
     names_by_irq = _names_by_irq(trace)
     out = []
     entry = trace.table("irq_handler_entry")

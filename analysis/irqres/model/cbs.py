@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any, overload
 
 import numpy as np
 
@@ -109,6 +110,11 @@ class CbsResult:
         """Q/T."""
         return self.runtime_ns / self.period_ns
 
+    @overload
+    def prob_v_le(self, units: int) -> float | None: ...
+    @overload
+    def prob_v_le(self, units: np.ndarray) -> np.ndarray | None: ...
+
     def prob_v_le(self, units: np.ndarray | int) -> np.ndarray | float | None:
         """P{v <= x} for x in units of Δ (None when unstable)."""
         if self._backlog_cdf is None:
@@ -164,7 +170,8 @@ class CbsModel:
         g = exec_pmf.granularity_ns if granularity_ns is None else granularity_ns
         self.granularity_ns = _positive_int(g, "granularity")
         self.exec_pmf = exec_pmf
-        self.interarrival_pmf = interarrival_pmf
+        # None in the demand model, whose steps are periods, not arrivals
+        self.interarrival_pmf: Pmf | None = interarrival_pmf
         self._set_work(exec_pmf)
         self._z_cache: dict[int, tuple[np.ndarray, np.ndarray]] = {}
 
@@ -197,9 +204,12 @@ class CbsModel:
         t = _positive_int(period_ns, "period")
         hit = self._z_cache.get(t)
         if hit is None:
-            z = self.interarrival_pmf.values_ns // t
+            ia = self.interarrival_pmf
+            if ia is None:
+                raise ModelError("CBS model: no inter-arrival PMF")
+            z = ia.values_ns // t
             values, inverse = np.unique(z, return_inverse=True)
-            probs = np.bincount(inverse.ravel(), weights=self.interarrival_pmf.probs)
+            probs = np.bincount(inverse.ravel(), weights=ia.probs)
             hit = (values.astype(np.int64), probs)
             if len(self._z_cache) >= 256:
                 self._z_cache.clear()
@@ -234,7 +244,7 @@ class CbsModel:
         k_max = _positive_int(max_delta, "max_delta")
         zv, zp = self.z_pmf(period_ns)
         load = self.load(runtime_ns, period_ns)
-        base = {
+        base: dict[str, Any] = {
             "runtime_ns": int(runtime_ns),
             "period_ns": int(period_ns),
             "granularity_ns": self.granularity_ns,
@@ -282,6 +292,7 @@ class CbsModel:
             _backlog_cdf=fw,
         )
         prob = res.prob_v_le(np.arange(1, k_max + 1, dtype=np.int64) * q)
+        assert prob is not None     # stable: the backlog's CDF is set
         prob = np.maximum.accumulate(prob)  # remove FFT round-off wiggles (< error_bound)
         prob.setflags(write=False)
         object.__setattr__(res, "prob", prob)

@@ -22,10 +22,12 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import yaml
 
+from .. import profiledoc
 from ..errors import ModelError
 from ..pmf import Pmf, as_ns_array, default_granularity
 from . import MODELS, buffering, format_exact
@@ -115,7 +117,8 @@ class Recommendation:
 
     def __post_init__(self) -> None:
         ok = [r for r in self.rows if r.feasible]
-        best = min(ok, key=lambda r: (r.runtime_ns / r.period_ns, r.period_ns), default=None)
+        best = min(ok, key=lambda r: ((r.runtime_ns or 0) / r.period_ns, r.period_ns),
+                   default=None)
         object.__setattr__(self, "_best", best)
 
     @property
@@ -136,54 +139,63 @@ class Recommendation:
             "best": None if self.best is None else self.best.to_dict(),
         }
 
-    def profile_snippet(self, name: str, selector_yaml: str) -> str:
-        """A profile (docs/profile.md) holding the best reservation for one target.
+    def profile_target(self, name: str, selector: dict[str, Any]) -> dict[str, Any]:
+        """The best reservation as one target of a profile (docs/profile.md).
 
         Parameters
         ----------
         name
             The target's name, ``[A-Za-z0-9_.-]{1,63}``.
-        selector_yaml
-            The IRQ selector lines, e.g. ``"irq: [11]"`` or ``"interface: eth0"``.
+        selector
+            The selector keys, e.g. ``{"irq": [11]}`` or ``{"task": {"comm": "ctrl"}}``.
         """
         if not isinstance(name, str) or not _NAME_RE.match(name):
             raise ModelError(f"target name {name!r}: must match [A-Za-z0-9_.-]{{1,63}}")
-        try:
-            sel = yaml.safe_load(selector_yaml)
-        except yaml.YAMLError as exc:
-            raise ModelError(f"selector {selector_yaml!r}: not valid YAML: {exc}") from exc
-        if not isinstance(sel, dict) or not sel:
-            raise ModelError(f"selector {selector_yaml!r}: expected keys such as 'irq: [11]'")
-        unknown = sorted(set(map(str, sel)) - _SELECTOR_KEYS)
+        if not isinstance(selector, dict) or not selector:
+            raise ModelError(f"selector {selector!r}: expected keys such as 'irq: [11]'")
+        unknown = sorted(set(map(str, selector)) - _SELECTOR_KEYS)
         if unknown:
             raise ModelError(
                 f"selector: unknown key(s) {', '.join(unknown)}; "
                 f"use {', '.join(sorted(_SELECTOR_KEYS))}"
             )
+        best, runtime_ns = self._best_or_raise()
+        target: dict[str, Any] = {"name": name, **selector,
+                                  "runtime": format_exact(runtime_ns),
+                                  "period": format_exact(best.period_ns)}
+        if self.buffer is not None and self.min_interarrival_ns is not None:
+            target["min_interarrival"] = format_exact(self.min_interarrival_ns)
+            target["buffer"] = self.buffer
+        return target
+
+    def profile_comment(self) -> str:
+        """What the best reservation achieves, for the line above its target."""
+        best, _ = self._best_or_raise()
+        replay_prob = "n/a" if best.replay_prob is None else f"{best.replay_prob:.6f}"
+        return (f"P{{response <= {format_exact(best.deadline_ns)}}} >= {self.target_prob} "
+                f"({best.model} model {best.solver_prob:.6f}, replay {replay_prob})")
+
+    def profile_snippet(self, name: str, selector: dict[str, Any] | str) -> str:
+        """A profile (docs/profile.md) holding the best reservation for one target.
+
+        ``selector`` as in :meth:`profile_target`, or as YAML text (``"irq: [11]"``).
+        """
+        sel: Any = selector
+        if isinstance(selector, str):
+            try:
+                sel = yaml.safe_load(selector)
+            except yaml.YAMLError as exc:
+                raise ModelError(f"selector {selector!r}: not valid YAML: {exc}") from exc
+        target = self.profile_target(name, sel)
+        return profiledoc.dump([(self.profile_comment(), target)])
+
+    def _best_or_raise(self) -> tuple[Candidate, int]:
+        """The best row and its runtime, or the reasons why no row is feasible."""
         best = self.best
-        if best is None:
+        if best is None or best.runtime_ns is None:
             reasons = "; ".join(f"{format_exact(r.period_ns)}: {r.reason}" for r in self.rows)
             raise ModelError(f"no candidate period meets the target ({reasons})")
-        lines = [
-            f"# P{{response <= {format_exact(best.deadline_ns)}}} >= {self.target_prob} "
-            f"({best.model} model {best.solver_prob:.6f}, replay "
-            + ("n/a" if best.replay_prob is None else f"{best.replay_prob:.6f}")
-            + ")",
-            "version: 1",
-            "targets:",
-            f"  - name: {name}",
-        ]
-        lines += [f"    {line}" for line in selector_yaml.strip().splitlines()]
-        lines += [
-            f"    runtime: {format_exact(best.runtime_ns)}",
-            f"    period: {format_exact(best.period_ns)}",
-        ]
-        if self.buffer is not None and self.min_interarrival_ns is not None:
-            lines += [
-                f"    min_interarrival: {format_exact(self.min_interarrival_ns)}",
-                f"    buffer: {self.buffer}",
-            ]
-        return "\n".join(lines) + "\n"
+        return best, best.runtime_ns
 
 
 def default_periods(mean_interarrival_ns: float, count: int = 16) -> list[int]:
@@ -356,12 +368,13 @@ def predicted_response_cdf(arrival_ns: np.ndarray, exec_ns: np.ndarray, row: Can
                            x_ns: np.ndarray) -> np.ndarray:
     """P{response <= x} for each x under the row's reservation, as the model predicts it
     (the budget surely supplied within x, as :meth:`CbsResult.prob_within`)."""
-    if not row.feasible:
+    q_ns = row.runtime_ns
+    if q_ns is None:
         raise ModelError(f"period {format_exact(row.period_ns)}: no budget was found")
     model = row_model(arrival_ns, exec_ns, row)
-    res = model.solve(row.runtime_ns, row.period_ns, max_delta=1)
+    res = model.solve(q_ns, row.period_ns, max_delta=1)
     g = model.granularity_ns
-    units = [supply_units(max(int(x), 0), row.runtime_ns, row.period_ns, g) for x in x_ns]
+    units = [supply_units(max(int(x), 0), q_ns, row.period_ns, g) for x in x_ns]
     out = res.prob_v_le(np.asarray(units, dtype=np.int64))
     if out is None:
         raise ModelError(f"period {format_exact(row.period_ns)}: the chain is unstable")
@@ -446,7 +459,7 @@ def _solve_row(model: CbsModel, t: int, d: int, s: _Search) -> dict:
     max_bw, max_delta, mc_jobs, seed = s.max_bw, s.max_delta, s.mc_jobs, s.seed
     q_hi = math.floor(max_bw * t) // g
     bounds = {"the kernel minimum": -(-KERNEL_MIN_RUNTIME_NS // g)}  # lower bounds on q
-    if buffer is not None:
+    if buffer is not None and p_min is not None:   # p_min is known whenever buffer is
         need = buffering.check(t, t, p_min, buffer).min_runtime_for(t)
         bounds["the buffering constraint"] = -(-need // g)
     zv, zp = model.z_pmf(t)
@@ -499,11 +512,11 @@ def _solve_row(model: CbsModel, t: int, d: int, s: _Search) -> dict:
         "error_bound": res.error_bound,
         "load": res.load,
     }
-    if buffer is not None:
+    if buffer is not None and p_min is not None:
         row["buffer_check"] = buffering.check(q_ns, t, p_min, buffer)
     if mc_jobs:
         limit = supply_units(d, q_ns, t, g)
-        mc = simulate(model, q_ns, t, n_jobs=mc_jobs, seed=seed, limits_units=[limit])
+        mc = simulate(model, q_ns, t, n_jobs=mc_jobs, seed=seed, limits_units=np.array([limit]))
         row.update(mc_prob=float(mc.prob[0]), mc_low=float(mc.low[0]), mc_high=float(mc.high[0]))
     if s.run_replay:
         row["replay_prob"] = replay(arr, exe, q_ns, t, max_delta=max_delta).prob_within(d)

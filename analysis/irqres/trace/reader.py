@@ -404,7 +404,7 @@ def read_trace(path: str | os.PathLike, *, buffer: str | None = None, progress=N
         _keep_selected(events, pids, since, irqs)
         selected = frozenset(pids.tolist())
     lost_raw = raw["lost"]
-    lost = {
+    lost: dict[str, np.ndarray] = {
         "cpu": np.frombuffer(lost_raw["cpu"], dtype=np.int32),
         "prev_ts": np.frombuffer(lost_raw["prev_ts"], dtype=np.int64),
         "ts": np.frombuffer(lost_raw["ts"], dtype=np.int64),

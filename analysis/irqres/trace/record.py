@@ -220,7 +220,7 @@ def record(output: str, *, command: list[str] | None = None, duration_ns: int | 
                 except subprocess.TimeoutExpired:
                     proc.kill()
                     rc = proc.wait()
-        else:
+        elif duration_ns is not None:     # (one of the two is given: checked above)
             time.sleep(duration_ns / 1e9)
         _write(os.path.join(instance, "tracing_on"), "0")
         elapsed = time.monotonic_ns() - t0

@@ -69,8 +69,9 @@ class TraceBuilder:
                 last = rows[-1][0] if last is None else max(last, rows[-1][0])
         lost_rows = sorted(self.lost, key=lambda r: r[2])
         lost_arr = np.array(lost_rows, dtype=np.int64).reshape(len(lost_rows), 4)
-        lost = {"cpu": lost_arr[:, 0].astype(np.int32), "prev_ts": lost_arr[:, 1],
-                "ts": lost_arr[:, 2], "count": lost_arr[:, 3]}
+        lost: dict[str, np.ndarray] = {
+            "cpu": lost_arr[:, 0].astype(np.int32), "prev_ts": lost_arr[:, 1],
+            "ts": lost_arr[:, 2], "count": lost_arr[:, 3]}
         nrec = sum(len(r) for r in self.rows.values())
         return Trace(path=path, ncpus=self.ncpus, events=events, lost=lost,
                      comms=list(self.comms), irq_names=list(self.irq_names),

@@ -1,4 +1,5 @@
-"""Helpers for scenario code running inside the PREEMPT_RT guest (Python 3.11, stdlib only).
+"""Helpers for scenario code running inside the PREEMPT_RT guest (Python 3.11: the stdlib,
+and irqres.schedattr of the package under test for the scheduling syscalls).
 
 The host serves requests on the guest's second serial port (/dev/ttyS1): ``mark`` lines
 show progress on the host, ``udp``/``tcp`` lines ask it for load towards this guest.
@@ -7,7 +8,6 @@ show progress on the host, ``udp``/``tcp`` lines ask it for load towards this gu
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import json
 import os
 import re
@@ -20,9 +20,6 @@ import tty
 
 OUT = "/payload/out"
 CGROUP = "/sys/fs/cgroup"
-SCHED_POLICIES = {0: "other", 1: "fifo", 2: "rr", 3: "batch", 5: "idle", 6: "deadline"}
-SYS_SCHED_SETATTR = 314  # x86_64
-SYS_SCHED_GETATTR = 315
 PF_KTHREAD = 0x00200000
 
 _ctl_fd: int | None = None
@@ -99,53 +96,31 @@ def read(path: str) -> str | None:
         return None
 
 
-class SchedAttr(ctypes.Structure):
-    _fields_ = [
-        ("size", ctypes.c_uint32),
-        ("sched_policy", ctypes.c_uint32),
-        ("sched_flags", ctypes.c_uint64),
-        ("sched_nice", ctypes.c_int32),
-        ("sched_priority", ctypes.c_uint32),
-        ("sched_runtime", ctypes.c_uint64),
-        ("sched_deadline", ctypes.c_uint64),
-        ("sched_period", ctypes.c_uint64),
-        ("sched_util_min", ctypes.c_uint32),
-        ("sched_util_max", ctypes.c_uint32),
-    ]
-
-
-_libc = ctypes.CDLL(None, use_errno=True)
-
-
 def sched_attr(pid: int) -> dict | None:
     """sched_getattr(pid): policy name, priority and the deadline parameters in ns."""
-    attr = SchedAttr()
-    if _libc.syscall(SYS_SCHED_GETATTR, pid, ctypes.byref(attr), ctypes.sizeof(attr), 0) != 0:
+    from irqres import schedattr  # the package under test (installed from the payload)
+
+    try:
+        s = schedattr.get(pid)
+    except OSError:
         return None
-    return {
-        "policy": SCHED_POLICIES.get(attr.sched_policy, str(attr.sched_policy)),
-        "priority": attr.sched_priority,
-        "runtime_ns": attr.sched_runtime,
-        "deadline_ns": attr.sched_deadline,
-        "period_ns": attr.sched_period,
-    }
+    return {"policy": s.policy_name, "priority": s.priority, "runtime_ns": s.runtime_ns,
+            "deadline_ns": s.deadline_ns, "period_ns": s.period_ns}
 
 
 def sched_set_deadline(pid: int, runtime_ns: int, deadline_ns: int, period_ns: int) -> int:
     """sched_setattr(pid, SCHED_DEADLINE): 0, or the errno the kernel answered."""
-    attr = SchedAttr(size=ctypes.sizeof(SchedAttr), sched_policy=6, sched_runtime=runtime_ns,
-                     sched_deadline=deadline_ns, sched_period=period_ns)
-    if _libc.syscall(SYS_SCHED_SETATTR, pid, ctypes.byref(attr), 0) != 0:
-        return ctypes.get_errno()
-    return 0
+    from irqres import schedattr
+
+    return schedattr.set_attr(pid, schedattr.SCHED_DEADLINE, runtime_ns=runtime_ns,
+                              deadline_ns=deadline_ns, period_ns=period_ns)
 
 
 def sched_set_other(pid: int) -> int:
     """sched_setattr(pid, SCHED_OTHER, nice 0): 0 or the errno."""
-    attr = SchedAttr(size=ctypes.sizeof(SchedAttr), sched_policy=0)
-    if _libc.syscall(SYS_SCHED_SETATTR, pid, ctypes.byref(attr), 0) != 0:
-        return ctypes.get_errno()
-    return 0
+    from irqres import schedattr
+
+    return schedattr.set_attr(pid, schedattr.SCHED_OTHER)
 
 
 SCHED_DEBUG = "/sys/kernel/debug/sched/debug"

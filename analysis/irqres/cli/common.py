@@ -1,20 +1,32 @@
-"""Parameter types and option plumbing shared by every subcommand.
+"""What every subcommand shares: parameter types, options, errors, output.
 
 - :data:`DURATION` / :data:`POSITIVE_DURATION`: the one click type for a time, in any
   option or argument of any subcommand, with the grammar of :mod:`irqres.units`;
 - :class:`Command`: a command whose positional arguments may look like negative numbers
   (``set-budget nic -1ms``), so the duration type, not the option parser, reports them;
-- :func:`add_verbosity`: ``-v``/``-q`` on a subcommand too, adding to the group's.
+- :func:`add_verbosity`: ``-v``/``-q`` on a subcommand too, adding to the group's;
+- :func:`cli_errors`: the library's errors as clean click errors;
+- :data:`socket_option`, :data:`json_option`, :func:`echo_json`;
+- :func:`table` and :func:`dur` (plain-text tables, :mod:`irqres.tables`).
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
 import logging
 import re
+from collections.abc import Iterator, Sequence
 
 import click
 
+from ..errors import IrqresError
+from ..tables import dur, text_table
 from ..units import DurationError, parse_duration
+
+__all__ = ["DURATION", "POSITIVE_DURATION", "Command", "Duration", "add_verbosity",
+           "cli_errors", "dur", "echo_json", "json_option", "set_verbosity",
+           "socket_option", "table"]
 
 
 class Duration(click.ParamType):
@@ -148,3 +160,29 @@ def add_verbosity(cmd: click.Command) -> click.Command:
     if "-v" not in names and "-q" not in names:
         cmd.params.extend(verbosity_params())
     return cmd
+
+
+# -- errors and output ----------------------------------------------------------------
+socket_option = click.option(
+    "--socket", "socket_", metavar="PATH", default=None,
+    help="irqresd's control socket [default: $IRQRES_SOCKET or /run/irqres/irqresd.sock].")
+json_option = click.option("--json", "as_json", is_flag=True,
+                           help="Print the daemon's reply as JSON.")
+
+
+@contextlib.contextmanager
+def cli_errors() -> Iterator[None]:
+    """Turn the library's errors into clean click errors."""
+    try:
+        yield
+    except IrqresError as exc:
+        raise click.ClickException(str(exc)) from exc
+
+
+def table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    """Columns aligned on the widest cell."""
+    return "\n".join(text_table([header, *rows]))
+
+
+def echo_json(obj: object) -> None:
+    click.echo(json.dumps(obj, indent=2, sort_keys=True))

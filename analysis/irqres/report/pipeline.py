@@ -1,0 +1,219 @@
+"""The analysis of one trace, start to end: the activations of each thread
+(:mod:`irqres.measure`), its PMFs and recommended reservation (:mod:`irqres.model`),
+gathered in a :class:`Report` that :mod:`.render` shows as text, JSON or a profile.
+
+Data flows one way: trace -> measure -> model -> report.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..errors import ModelError
+from ..measure.accounting import Served, served_processes, uncredited_wakeups
+from ..measure.activations import (
+    Gaps,
+    LineRequests,
+    ThreadActivations,
+    activations,
+    joined_arrivals,
+    line_requests,
+    task_matches,
+)
+from ..measure.stats import ThreadStats, thread_stats
+from ..model.recommend import (
+    MIN_DEFAULT_BOUND_NS,
+    Recommendation,
+    default_response_bound,
+    min_samples,
+    recommend,
+)
+from ..pmf import Pmf, nice_granularity
+from ..trace.reader import Trace
+from ..units import format_duration
+from . import render
+
+
+@dataclass
+class Options:
+    """What the user asked of the analysis (integer ns for every time).
+
+    ``buffers`` holds (pattern, N_c) pairs: the first whose pattern matches a thread
+    (:func:`~.activations.task_matches` on its comm or pid, or its IRQ number) gives that
+    thread's N_c; a pattern of None matches every thread. ``deadline_ns`` None takes
+    :func:`~irqres.model.recommend.default_response_bound` per thread.
+    """
+
+    pattern: str | None = None
+    tasks: tuple[str, ...] = ()
+    granularity_ns: int | None = None
+    buffers: tuple[tuple[str | None, int], ...] = ()
+    min_interarrival_ns: int | None = None
+    periods_ns: list[int] | None = None
+    deadline_ns: int | None = None
+    target_prob: float = 0.99
+    max_bandwidth: float = 0.9
+    mc_jobs: int = 100_000
+    model: str = "auto"  # "auto", "activation" or "demand" (recommend()'s model keyword)
+
+
+@dataclass
+class ThreadReport:
+    act: ThreadActivations
+    stats: ThreadStats
+    served: list[Served]
+    uncredited: dict[str, int]        # wake-ups in its activations that were not its own
+    exec_pmf: Pmf | None
+    interarrival_pmf: Pmf | None
+    min_interarrival_ns: int | None   # P used for the buffering check
+    p_source: str
+    recommendation: Recommendation | None
+    problem: str | None               # why there is no recommendation
+    deadline_ns: int | None = None    # the response bound D the rows were searched for
+    deadline_source: str = ""         # "given", or how the default was chosen
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def target_name(self) -> str:
+        th = self.act.thread
+        if not th.is_irq:
+            name = re.sub(r"[^A-Za-z0-9_.-]+", "_", th.comm).strip("_-.")
+            return (name or f"task{th.pid}")[:63].rstrip("_-.")
+        # the full handler name when it is known (comm cuts the action at 15 characters)
+        action = th.names[0] if len(th.names) == 1 else th.action
+        return re.sub(r"[^A-Za-z0-9_.-]+", "_", f"irq{th.irq}-{action}")[:63].rstrip("_-.")
+
+    @property
+    def selector(self) -> dict[str, Any]:
+        """The profile selector of this thread (docs/profile.md)."""
+        th = self.act.thread
+        if not th.is_irq:
+            # comm is stable across restarts, a pid is not; glob characters match literally
+            return {"task": {"comm": re.sub(r"([*?\[])", r"[\1]", th.comm)}}
+        sel: dict[str, Any] = {"irq": [th.irq]}
+        if len(th.names) == 1:
+            sel["action"] = th.names[0]
+        if th.secondary:
+            sel["secondary"] = True
+        return sel
+
+    def profile_target(self) -> tuple[str, dict[str, Any]] | None:
+        """(comment, target) of this thread's recommended reservation, or None."""
+        rec = self.recommendation
+        if rec is None or rec.best is None:
+            return None
+        return rec.profile_comment(), rec.profile_target(self.target_name, self.selector)
+
+
+@dataclass
+class Report:
+    trace: Trace
+    options: Options
+    threads: list[ThreadReport]
+    gaps: Gaps
+    lines: list[LineRequests] = field(default_factory=list)
+
+    # ---- output (irqres.report.render) ----------------------------------------------
+
+    def profile(self) -> str:
+        """One profile holding every thread that got a recommendation."""
+        return render.profile(self)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Everything, JSON-ready (``irqres analyze --json``)."""
+        return render.report_dict(self)
+
+    def text(self) -> str:
+        """Everything, as ``irqres analyze`` prints it."""
+        return render.report_text(self)
+
+
+def _pmf(samples: np.ndarray, granularity_ns: int | None, rounding: str) -> Pmf | None:
+    if len(samples) == 0:
+        return None
+    g = granularity_ns or nice_granularity(int(samples.max()), 1000)
+    return Pmf.from_samples(samples, g, rounding=rounding)
+
+
+def buffer_for(thread, buffers) -> int | None:
+    """N_c for ``thread`` from (pattern, N) pairs: the first matching pattern's, a pattern
+    of None matching every thread; None when no pair applies."""
+    for pattern, n in buffers:
+        if pattern is None or task_matches(pattern, thread.comm, thread.pid) or (
+                thread.is_irq and pattern.isdigit() and int(pattern) == thread.irq):
+            return n
+    return None
+
+
+def _check_buffer_patterns(buffers, threads) -> None:
+    for pattern, _ in buffers:
+        if pattern is not None and not any(buffer_for(t, [(pattern, 1)]) for t in threads):
+            names = ", ".join(t.comm for t in threads)
+            raise ModelError(f"--buffer {pattern}=...: the pattern matches none of the "
+                             f"threads analysed ({names})")
+
+
+def analyze(trace: Trace, options: Options | None = None) -> Report:
+    """Analyse every IRQ thread of ``trace`` (matching ``options.pattern``) and every
+    task matching ``options.tasks``.
+
+    Raises
+    ------
+    TraceError
+        No thread in the trace (or none matching a pattern).
+    ModelError
+        An option the model cannot use (e.g. a non-positive period, a ``--buffer``
+        pattern that matches no thread analysed).
+    """
+    opt = options or Options()
+    acts = activations(trace, opt.pattern, opt.tasks)
+    _check_buffer_patterns(opt.buffers, [a.thread for a in acts])
+    gaps = Gaps.from_trace(trace)
+    need = min_samples(opt.target_prob)
+    threads = []
+    for act in acts:
+        st = thread_stats(act)
+        served = served_processes(trace, act)
+        uncredited = uncredited_wakeups(trace, act)
+        exec_pmf = _pmf(act.exec_ns, opt.granularity_ns, "up")
+        inter_pmf = _pmf(act.interarrival_ns, opt.granularity_ns, "down")
+        buffer = buffer_for(act.thread, opt.buffers)
+        if opt.min_interarrival_ns is not None:
+            p, src = opt.min_interarrival_ns, "given"
+        elif len(act.irq_interarrival_ns):
+            p, src = int(act.irq_interarrival_ns.min()), "smallest measured IRQ inter-arrival"
+        elif len(act.interarrival_ns):
+            p, src = int(act.interarrival_ns.min()), "smallest measured activation inter-arrival"
+        else:
+            p, src = None, "not measured"
+        rec, problem, warnings = None, None, []
+        deadline, d_src = opt.deadline_ns, "given"
+        if act.count < need or len(act.interarrival_ns) == 0:
+            problem = (f"only {act.count} complete activation(s); a target of "
+                       f"{opt.target_prob} needs at least {need} (a tail of "
+                       f"{1 - opt.target_prob:.3g} must be able to show); record longer "
+                       "while the thread is busy")
+            warnings.append(f"{act.thread.comm} (pid {act.thread.pid}): no reservation "
+                            f"recommended: {problem}")
+        elif buffer is not None and p is not None and p <= 0:
+            problem = ("the smallest measured inter-arrival is 0 ns; give "
+                       "--min-interarrival for the buffering check")
+        else:
+            if deadline is None:
+                deadline = default_response_bound(act.interarrival_ns)
+                d_src = (f"default: the mean inter-arrival time, at least "
+                         f"{format_duration(MIN_DEFAULT_BOUND_NS)}; set --deadline")
+            rec = recommend(
+                joined_arrivals(act), act.exec_ns, periods_ns=opt.periods_ns,
+                target_prob=opt.target_prob, deadline_ns=deadline,
+                buffer=buffer, min_interarrival_ns=p if buffer is not None else None,
+                max_bandwidth=opt.max_bandwidth, granularity_ns=opt.granularity_ns,
+                mc_jobs=opt.mc_jobs, model=opt.model)
+        threads.append(ThreadReport(act, st, served, uncredited, exec_pmf, inter_pmf, p, src,
+                                    rec, problem, deadline, d_src, warnings))
+    lines = line_requests(trace, sorted({a.thread.irq for a in acts if a.thread.irq is not None}))
+    return Report(trace, opt, threads, gaps, lines)

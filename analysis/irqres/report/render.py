@@ -1,0 +1,218 @@
+"""How a :class:`~.pipeline.Report` is shown: the text ``irqres analyze`` prints, the
+JSON-ready dict of ``--json``, and the profile of ``--profile-out``. Reads the report;
+computes nothing of the analysis."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .. import profiledoc
+from ..errors import ModelError
+from ..measure.accounting import format_served
+from ..measure.stats import Summary
+from ..model import buffering
+from ..model.recommend import Recommendation
+from ..tables import dur
+from ..trace.reader import Trace
+from ..units import format_duration
+
+if TYPE_CHECKING:
+    from ..measure.activations import Gaps
+    from .pipeline import Report, ThreadReport
+
+
+def profile(report: Report) -> str:
+    """One profile holding every thread that got a recommendation, each target under the
+    comment that says what it achieves."""
+    targets = [t for t in (tr.profile_target() for tr in report.threads) if t is not None]
+    if not targets:
+        raise ModelError("no thread got a recommendation; nothing to write")
+    return profiledoc.dump(targets)
+
+
+def report_dict(report: Report) -> dict[str, Any]:
+    """The whole report, JSON-ready."""
+    t = report.trace
+    return {
+        "trace": {
+            "path": t.path, "buffer": t.buffer, "cpus": t.ncpus, "records": t.nrecords,
+            "events_kept": t.nevents, "first_ts_ns": t.first_ts, "last_ts_ns": t.last_ts,
+            "lost": _gaps_dict(report.gaps, t),
+        },
+        "options": report.options.__dict__,
+        "threads": [_thread_dict(tr) for tr in report.threads],
+        "irq_lines": [
+            {"irq": ln.irq, "names": ln.names, "requests": len(ln.ts_ns),
+             "rate_hz": ln.rate_hz,
+             "interarrival": thread_summary_dict(ln.interarrival_ns)}
+            for ln in report.lines
+        ],
+    }
+
+
+def report_text(report: Report) -> str:
+    """The whole report as ``irqres analyze`` prints it."""
+    t = report.trace
+    out = [
+        f"trace {t.path}{f' (buffer {t.buffer})' if t.buffer else ''}: {t.ncpus} CPUs, "
+        f"{t.nrecords} records, {format_duration(t.last_ts - t.first_ts)}",
+        _gaps_text(report.gaps, t),
+    ]
+    for tr in report.threads:
+        out.append("")
+        out += _thread_text(tr)
+    if report.lines:
+        out += ["", "IRQ lines (hard IRQ requests):"]
+    for ln in report.lines:
+        s = Summary.of(ln.interarrival_ns)
+        gap = ("" if s.count == 0 else
+               f", inter-arrival mean {format_duration(round(s.mean_ns))}, "
+               f"min {format_duration(s.min_ns)}")
+        out.append(f"  IRQ {ln.irq} ({', '.join(ln.names)}): {len(ln.ts_ns)} requests, "
+                   f"{ln.rate_hz:.1f}/s{gap}")
+    return "\n".join(out) + "\n"
+
+
+def thread_summary_dict(x: np.ndarray) -> dict:
+    return Summary.of(x).to_dict()
+
+
+_NS_MAX = np.iinfo(np.int64).max
+
+
+def _lost_list(trace: Trace) -> list[dict]:
+    """Each gap: its CPU, the records around it (None: the CPU's start or end) and the
+    number of events lost (None: unknown)."""
+    lost = trace.lost
+    return [
+        {"cpu": int(c), "after_ns": None if p < 0 else int(p),
+         "before_ns": None if t == _NS_MAX else int(t), "count": None if n < 0 else int(n)}
+        for c, p, t, n in zip(lost["cpu"], lost["prev_ts"], lost["ts"], lost["count"],
+                              strict=True)
+    ]
+
+
+def _gaps_dict(g: Gaps, trace: Trace) -> dict:
+    return {"gaps": len(g), "events_lost": g.total_lost(), "list": _lost_list(trace)}
+
+
+def _gaps_text(g: Gaps, trace: Trace, limit: int = 8) -> str:
+    if len(g) == 0:
+        return "lost events: none"
+    out = [f"lost events: {g.total_lost()} in {len(g)} gaps; activations across them "
+           "are discarded"]
+
+    def at(ns: int) -> str:
+        return f"+{format_duration(ns - trace.first_ts)}"
+
+    gaps = _lost_list(trace)
+    for gap in gaps[:limit]:
+        n = "an unknown number of" if gap["count"] is None else str(gap["count"])
+        a, b = gap["after_ns"], gap["before_ns"]
+        where = (f"before {at(b)} (overwritten)" if a is None else
+                 f"after {at(a)} (buffer full)" if b is None else f"between {at(a)} and {at(b)}")
+        out.append(f"  CPU {gap['cpu']}: {n} events lost {where}")
+    if len(gaps) > limit:
+        out.append(f"  ... and {len(gaps) - limit} more gaps")
+    return "\n".join(out)
+
+
+def _thread_dict(tr: ThreadReport) -> dict:
+    th = tr.act.thread
+    rec = tr.recommendation
+    return {
+        "comm": th.comm, "pid": th.pid, "irq": th.irq, "action": th.action,
+        "handler_names": th.names, "secondary": th.secondary,
+        "stats": tr.stats.to_dict(),
+        "served": [s.to_dict() for s in tr.served],
+        "uncredited_wakeups": tr.uncredited,
+        "pmf": {
+            "interarrival": None if tr.interarrival_pmf is None else tr.interarrival_pmf.to_dict(),
+            "exec": None if tr.exec_pmf is None else tr.exec_pmf.to_dict(),
+        },
+        "min_interarrival_ns": tr.min_interarrival_ns,
+        "min_interarrival_source": tr.p_source,
+        "buffering": _buffering_bounds(rec),
+        "recommendation": None if rec is None else rec.to_dict(),
+        "problem": tr.problem,
+        "warnings": tr.warnings,
+        "deadline_ns": tr.deadline_ns,
+        "deadline_source": tr.deadline_source if tr.deadline_ns is not None else None,
+        "profile": _snippet(tr),
+    }
+
+
+def _buffering_bounds(rec: Recommendation | None) -> list[dict] | None:
+    """Per candidate period, the smallest runtime the buffering constraint allows."""
+    if rec is None or rec.buffer is None or rec.min_interarrival_ns is None:
+        return None
+    p, n = rec.min_interarrival_ns, rec.buffer
+    return [{"period_ns": r.period_ns,
+             "min_runtime_ns": buffering.check(r.period_ns, r.period_ns, p, n).min_runtime_for()}
+            for r in rec.rows]
+
+
+def _pct(p: float | None) -> str:
+    return "-" if p is None else f"{100 * p:.3f}%"
+
+
+def _thread_text(tr: ThreadReport) -> list[str]:
+    th = tr.act.thread
+    if th.is_irq:
+        names = ", ".join(th.names) if th.names else "no hard IRQ seen"
+        out = [f"== {th.comm} (pid {th.pid}, IRQ {th.irq}: {names}) =="]
+    else:
+        out = [f"== {th.comm} (pid {th.pid}, task) =="]
+    out.append(tr.stats.table())
+    if tr.served:
+        out += ["processes served (IRQ time split evenly among those an activation woke):",
+                format_served(tr.served)]
+    skipped = [f"{n} raised in {ctx[:-3]} IRQ context" for ctx, n in tr.uncredited.items() if n]
+    if skipped:
+        out.append(f"not credited (other interrupts' work while it ran): {', '.join(skipped)}")
+    rec = tr.recommendation
+    if rec is None:
+        out.append(f"warning: no reservation recommended: {tr.problem}")
+        return out
+    if rec.buffer is not None:
+        out.append(f"buffering check: N_c = {rec.buffer}, P = "
+                   f"{dur(rec.min_interarrival_ns)} ({tr.p_source})")
+    out.append(f"recommendation: P{{response <= D}} >= {rec.target_prob}, D = "
+               f"{dur(tr.deadline_ns)} ({tr.deadline_source}), "
+               f"Q/T <= {rec.max_bandwidth:.0%}, Δ = {format_duration(rec.granularity_ns)}; "
+               "* the least bandwidth that meets it")
+    out.append(f"{'period':>10}{'runtime':>11}{'Q/T':>8}{'model':>12}{'P model':>10}{'±bound':>9}"
+               f"{'Monte Carlo [95% CI]':>30}{'replay':>10}  buffering")
+    for r in rec.rows:
+        if r.runtime_ns is None:    # infeasible
+            out.append(f"{format_duration(r.period_ns):>10}{'-':>11}{'-':>8}{r.model:>12}"
+                       f"  infeasible: {r.reason}")
+            continue
+        mc = "-" if r.mc_prob is None else (
+            f"{_pct(r.mc_prob)} [{_pct(r.mc_low)}, {_pct(r.mc_high)}]")
+        buf = "-" if r.buffer_check is None else (
+            # rounded down, so that a value just under N_c never prints as N_c
+            f"ok ({math.floor(100 * r.buffer_check.delayed_irqs) / 100:.2f} < "
+            f"{r.buffer_check.buffer})"
+            if r.buffer_check.ok else r.buffer_check.message)
+        mark = " *" if r is rec.best else ""
+        bandwidth = r.runtime_ns / r.period_ns
+        out.append(f"{format_duration(r.period_ns):>10}{format_duration(r.runtime_ns):>11}"
+                   f"{100 * bandwidth:>7.1f}%{r.model:>12}{_pct(r.solver_prob):>10}"
+                   f"{r.error_bound:>9.1e}{mc:>30}{_pct(r.replay_prob):>10}  {buf}{mark}")
+    if rec.best is None:
+        out.append("warning: no candidate period meets the target; try a longer --deadline, "
+                   "--period, a lower --target-prob or a larger --max-bandwidth")
+    else:
+        out += ["profile (* above):",
+                (_snippet(tr) or "").rstrip()]
+    return out
+
+
+def _snippet(tr: ThreadReport) -> str | None:
+    """The profile of this thread alone, or None without a recommendation."""
+    target = tr.profile_target()
+    return None if target is None else profiledoc.dump([target])
