@@ -31,16 +31,6 @@ struct pctx {
 	size_t errlen;
 };
 
-/* Where one key of a target was given, for messages about combinations of keys. */
-struct target_keys {
-	yaml_node_t *node;		/* the target's mapping */
-	yaml_node_t *name, *runtime, *period, *deadline, *min_interarrival, *buffer;
-	yaml_node_t *mode, *adaptive, *task, *secondary;
-	yaml_node_t *irq_sel;		/* the first IRQ selector given */
-	const char *irq_sel_key;
-	yaml_node_t *min_runtime, *max_runtime;
-};
-
 static int errat_mark(struct pctx *c, yaml_mark_t mark, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 static int errat(struct pctx *c, const yaml_node_t *node, const char *fmt, ...)
@@ -240,56 +230,48 @@ static int get_double(struct pctx *c, yaml_node_t *node, const char *what, doubl
 }
 
 /*
- * A scalar or a list of integers in [min, max] into a new array.  Used for `irq` and
+ * A scalar or a list of integers in [min, max] into a new int array.  Used for `irq` and
  * `task.pid`.
  */
-static int get_int_list(struct pctx *c, yaml_node_t *node, const char *what, long long min,
-			long long max, long long **out, size_t *n)
+static int get_int_list(struct pctx *c, yaml_node_t *node, const char *what, int min, int max,
+			int **out, size_t *n)
 {
-	yaml_node_item_t *item;
-	unsigned long long v;
-	size_t count, i = 0;
-	int rc;
+	yaml_node_item_t *start = node->data.sequence.items.start;
+	unsigned long long v = 0;
+	size_t count;
+	int rc = 0;
 
 	if (node->type == YAML_SCALAR_NODE) {
-		rc = get_uint(c, node, what, (unsigned long long)min, (unsigned long long)max, &v);
-		if (rc)
-			return rc;
-		*out = malloc(sizeof(**out));
-		if (!*out)
-			return -ENOMEM;
-		(*out)[0] = (long long)v;
-		*n = 1;
-		return 0;
-	}
-	if (node->type != YAML_SEQUENCE_NODE)
+		start = NULL;
+		count = 1;
+	} else if (node->type == YAML_SEQUENCE_NODE) {
+		count = (size_t)(node->data.sequence.items.top - start);
+		if (!count)
+			return errat(c, node, "%s: the list is empty", what);
+	} else {
 		return errat(c, node, "%s: expected an integer or a list of integers, got %s",
 			     what, node_kind(node));
-	count = (size_t)(node->data.sequence.items.top - node->data.sequence.items.start);
-	if (!count)
-		return errat(c, node, "%s: the list is empty", what);
+	}
 	*out = calloc(count, sizeof(**out));
 	if (!*out)
 		return -ENOMEM;
-	for (item = node->data.sequence.items.start; item < node->data.sequence.items.top; item++) {
-		yaml_node_t *elem = node_at(c, *item);
+	for (*n = 0; !rc && *n < count; (*n)++) {
+		yaml_node_t *elem = start ? node_at(c, start[*n]) : node;
 
-		if (elem->type != YAML_SCALAR_NODE) {
-			free(*out);
-			*out = NULL;
-			return errat(c, elem, "%s: expected an integer in the list, got %s", what,
-				     node_kind(elem));
-		}
-		rc = get_uint(c, elem, what, (unsigned long long)min, (unsigned long long)max, &v);
-		if (rc) {
-			free(*out);
-			*out = NULL;
-			return rc;
-		}
-		(*out)[i++] = (long long)v;
+		if (elem->type != YAML_SCALAR_NODE)
+			rc = errat(c, elem, "%s: expected an integer in the list, got %s", what,
+				   node_kind(elem));
+		else
+			rc = get_uint(c, elem, what, (unsigned long long)min,
+				      (unsigned long long)max, &v);
+		(*out)[*n] = (int)v;
 	}
-	*n = count;
-	return 0;
+	if (rc) {
+		free(*out);
+		*out = NULL;
+		*n = 0;
+	}
+	return rc;
 }
 
 struct name_at {
@@ -370,11 +352,6 @@ static int check_unique_keys(struct pctx *c, yaml_node_t *map, const char *where
 	return 0;
 }
 
-static int unknown_key(struct pctx *c, yaml_node_t *key, const char *where, const char *known)
-{
-	return errat(c, key, "%s: unknown key '%s' (known keys: %s)", where, scalar(key), known);
-}
-
 static bool valid_target_name(const char *s)
 {
 	size_t n = strlen(s);
@@ -384,323 +361,569 @@ static bool valid_target_name(const char *s)
 	return strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-") == n;
 }
 
-static int parse_task(struct pctx *c, yaml_node_t *node, struct target *t, const char *where)
+/*
+ * ---- The mapping walker ----
+ *
+ * Each mapping of the profile is described by a table of its keys, as netplan's parse.c
+ * does: {key, node type, handler, offset, rule}.  One function, map_walk(), checks the
+ * keys (plain names, no repeats), finds each key's handler in the table, and hands it
+ * the value and the field to fill; messages about unknown keys list the table.
+ */
+struct key_handler;
+
+/* Reads @val (the value of @key) into the field of @obj the entry names; @what names the
+ * value in messages ("target 'nic': runtime"). */
+typedef int (*key_fn)(struct pctx *c, const struct key_handler *h, yaml_node_t *key,
+		      yaml_node_t *val, void *obj, const char *what);
+
+struct key_handler {
+	const char *key;		/* NULL ends a table */
+	yaml_node_type_t type;		/* YAML_MAPPING_NODE: @data is the struct mapping that
+					 * map_walk() walks; else @fn checks the value itself */
+	key_fn fn;
+	size_t offset;			/* of the field @fn fills, in the walked object */
+	const void *data;		/* @fn's rule: a range, the choices, a sub-mapping */
+};
+
+/* A mapping: its keys, and the rules that involve several of them. */
+struct mapping {
+	const char *expect;		/* what a value of this mapping is, for type errors */
+	const struct key_handler *keys;
+	int (*done)(struct pctx *c, const struct mapping *m, yaml_node_t *map, void *obj,
+		    const char *where);
+};
+
+/* Where a key of a mapping was given (NULL when not), by its handler's index. */
+struct given {
+	yaml_node_t *key, *val;
+};
+
+#define WHAT_MAX (TARGET_NAME_MAX + 64)
+
+static void *field(void *obj, const struct key_handler *h)
 {
-	char what[TARGET_NAME_MAX + 64];
+	return (char *)obj + h->offset;
+}
+
+/* "a, b, c": the keys of a table, for messages. */
+static const char *key_list(const struct key_handler *keys, const char *last_sep, char *buf,
+			    size_t len)
+{
+	size_t o = 0;
+
+	buf[0] = '\0';
+	for (const struct key_handler *h = keys; h->key && o < len; h++)
+		o += (size_t)snprintf(buf + o, len - o, "%s%s", h == keys ? "" :
+				      h[1].key ? ", " : last_sep, h->key);
+	return buf;
+}
+
+static int unknown_key(struct pctx *c, yaml_node_t *key, const char *where,
+		       const struct key_handler *keys)
+{
+	char known[256];
+
+	return errat(c, key, "%s: unknown key '%s' (known keys: %s)", where, scalar(key),
+		     key_list(keys, ", ", known, sizeof(known)));
+}
+
+static const struct key_handler *find_handler(const struct key_handler *keys, const char *key)
+{
+	for (; keys->key; keys++)
+		if (!strcmp(keys->key, key))
+			return keys;
+	return NULL;
+}
+
+static int map_walk(struct pctx *c, yaml_node_t *map, const struct mapping *m, void *obj,
+		    const char *where, const char *prefix, struct given *given);
+
+/* A key whose value is a mapping of its own: "adaptive.gain" inside "target 'x'". */
+static int walk_nested(struct pctx *c, const struct key_handler *h, yaml_node_t *val,
+		       void *obj, const char *what)
+{
+	const struct mapping *sub = h->data;
+	char prefix[WHAT_MAX + 1];
+
+	if (val->type != YAML_MAPPING_NODE)
+		return errat(c, val, "%s: expected %s, got %s", what, sub->expect,
+			     node_kind(val));
+	snprintf(prefix, sizeof(prefix), "%s.", what);
+	return map_walk(c, val, sub, obj, what, prefix, NULL);
+}
+
+/*
+ * Walks @map with the table of @m into @obj: first the keys (plain, none twice), then
+ * every value through its handler in document order, then @m's cross-key rules.  @where
+ * names the mapping ("target 'nic'"), @prefix starts the name of each value ("target
+ * 'nic': "); @given, when not NULL, receives where each key was given.
+ */
+static int map_walk(struct pctx *c, yaml_node_t *map, const struct mapping *m, void *obj,
+		    const char *where, const char *prefix, struct given *given)
+{
 	yaml_node_pair_t *pair;
-	int rc;
+	char what[WHAT_MAX];
+	int rc = check_unique_keys(c, map, where);
 
-	if (node->type != YAML_MAPPING_NODE)
-		return errat(c, node, "%s: task: expected a mapping of comm, pid and cgroup, got %s",
-			     where, node_kind(node));
-	snprintf(what, sizeof(what), "%s: task", where);
-	rc = check_unique_keys(c, node, what);
-	if (rc)
-		return rc;
-	for (pair = node->data.mapping.pairs.start; pair < node->data.mapping.pairs.top; pair++) {
+	for (pair = map->data.mapping.pairs.start; !rc && pair < map->data.mapping.pairs.top;
+	     pair++) {
 		yaml_node_t *key = node_at(c, pair->key), *val = node_at(c, pair->value);
-		const char *k = scalar(key);
+		const struct key_handler *h = find_handler(m->keys, scalar(key));
 
-		snprintf(what, sizeof(what), "%s: task.%s", where, k);
-		if (!strcmp(k, "comm")) {
-			rc = get_string(c, val, what, &t->task_comm);
-		} else if (!strcmp(k, "pid")) {
-			long long *v = NULL;
-			size_t i;
-
-			rc = get_int_list(c, val, what, 1, INT32_MAX, &v, &t->n_pids);
-			if (!rc) {
-				t->pids = calloc(t->n_pids, sizeof(*t->pids));
-				if (!t->pids)
-					rc = -ENOMEM;
-				for (i = 0; !rc && i < t->n_pids; i++)
-					t->pids[i] = (pid_t)v[i];
-				free(v);
-			}
-		} else if (!strcmp(k, "cgroup")) {
-			rc = get_string(c, val, what, &t->task_cgroup);
-			if (!rc && t->task_cgroup[0] != '/')
-				rc = errat(c, val, "%s: '%s' must be an absolute cgroup v2 path "
-					   "starting with /", what, t->task_cgroup);
-		} else {
-			snprintf(what, sizeof(what), "%s: task", where);
-			rc = unknown_key(c, key, what, "comm, pid, cgroup");
-		}
-		if (rc)
-			return rc;
-	}
-	if (!t->task_comm && !t->pids && !t->task_cgroup)
-		return errat(c, node, "%s: task: give at least one of comm, pid, cgroup", where);
-	return 0;
-}
-
-static int parse_adaptive(struct pctx *c, yaml_node_t *node, struct target *t,
-			  struct target_keys *tk, const char *where)
-{
-	char what[TARGET_NAME_MAX + 64];
-	yaml_node_pair_t *pair;
-	unsigned long long v;
-	int rc;
-
-	if (node->type != YAML_MAPPING_NODE)
-		return errat(c, node, "%s: adaptive: expected a mapping, got %s", where,
-			     node_kind(node));
-	snprintf(what, sizeof(what), "%s: adaptive", where);
-	rc = check_unique_keys(c, node, what);
-	if (rc)
-		return rc;
-	for (pair = node->data.mapping.pairs.start; pair < node->data.mapping.pairs.top; pair++) {
-		yaml_node_t *key = node_at(c, pair->key), *val = node_at(c, pair->value);
-		struct adaptive_cfg *a = &t->adaptive;
-		const char *k = scalar(key);
-
-		snprintf(what, sizeof(what), "%s: adaptive.%s", where, k);
-		if (!strcmp(k, "sample")) {
-			rc = get_duration(c, val, what, &a->sample_ns);
-			if (!rc && a->sample_ns < 1000)
-				rc = errat(c, val, "%s: must be at least 1us", what);
-		} else if (!strcmp(k, "gain")) {
-			rc = get_double(c, val, what, &a->gain);
-			if (!rc && !(a->gain > 0 && a->gain <= 1))
-				rc = errat(c, val, "%s: %s is out of range: 0 < gain <= 1", what,
-					   scalar(val));
-		} else if (!strcmp(k, "window")) {
-			rc = get_uint(c, val, what, 1, PROFILE_ADAPTIVE_WINDOW_MAX, &v);
-			a->window = (unsigned int)v;
-		} else if (!strcmp(k, "default_job")) {
-			rc = get_duration(c, val, what, &a->default_job_ns);
-			if (!rc && !a->default_job_ns)
-				rc = errat(c, val, "%s: must be more than 0", what);
-		} else if (!strcmp(k, "min_runtime")) {
-			tk->min_runtime = val;
-			rc = get_runtime(c, val, what, &a->min_runtime_ns);
-		} else if (!strcmp(k, "max_runtime")) {
-			tk->max_runtime = val;
-			rc = get_runtime(c, val, what, &a->max_runtime_ns);
-		} else if (!strcmp(k, "hysteresis")) {
-			rc = get_duration(c, val, what, &a->hysteresis_ns);
-		} else {
-			snprintf(what, sizeof(what), "%s: adaptive", where);
-			rc = unknown_key(c, key, what,
-					 "sample, gain, window, default_job, min_runtime, "
-					 "max_runtime, hysteresis");
-		}
-		if (rc)
-			return rc;
-	}
-	return 0;
-}
-
-static void set_irq_selector(struct target_keys *tk, yaml_node_t *key, const char *name)
-{
-	if (!tk->irq_sel) {
-		tk->irq_sel = key;
-		tk->irq_sel_key = name;
-	}
-}
-
-/* One key of a target; the target's name is already known. */
-static int parse_target_key(struct pctx *c, yaml_node_t *key, yaml_node_t *val, struct target *t,
-			    struct target_keys *tk, const char *where)
-{
-	char what[TARGET_NAME_MAX + 64];
-	const char *k = scalar(key);
-	unsigned long long v;
-	int rc;
-
-	snprintf(what, sizeof(what), "%s: %s", where, k);
-	if (!strcmp(k, "name"))
-		return 0;
-	if (!strcmp(k, "interface")) {
-		set_irq_selector(tk, key, "interface");
-		t->interface_line = (int)key->start_mark.line + 1;
-		rc = get_string(c, val, what, &t->interface);
-		if (!rc && (strlen(t->interface) > IFACE_NAME_MAX ||
-			    strpbrk(t->interface, "/ \t:") || !strcmp(t->interface, ".") ||
-			    !strcmp(t->interface, "..")))
-			rc = errat(c, val, "%s: '%s' is not a network interface name (at most 15 "
-				   "characters, no '/', ':' or blanks)", what, t->interface);
-		return rc;
-	}
-	if (!strcmp(k, "irq")) {
-		long long *irqs = NULL;
-		size_t i;
-
-		set_irq_selector(tk, key, "irq");
-		t->irq_line = (int)key->start_mark.line + 1;
-		rc = get_int_list(c, val, what, 0, INT32_MAX, &irqs, &t->n_irqs);
-		if (rc)
-			return rc;
-		t->irqs = calloc(t->n_irqs, sizeof(*t->irqs));
-		if (!t->irqs) {
-			free(irqs);
-			return -ENOMEM;
-		}
-		for (i = 0; i < t->n_irqs; i++)
-			t->irqs[i] = (int)irqs[i];
-		free(irqs);
-		return 0;
-	}
-	if (!strcmp(k, "action")) {
-		set_irq_selector(tk, key, "action");
-		return get_string(c, val, what, &t->action_glob);
-	}
-	if (!strcmp(k, "driver")) {
-		set_irq_selector(tk, key, "driver");
-		t->driver_line = (int)key->start_mark.line + 1;
-		rc = get_string(c, val, what, &t->driver);
-		if (!rc && strchr(t->driver, '/'))
-			rc = errat(c, val, "%s: '%s' is not a driver name (no '/')", what, t->driver);
-		return rc;
-	}
-	if (!strcmp(k, "secondary")) {
-		tk->secondary = key;
-		return get_bool(c, val, what, &t->secondary);
-	}
-	if (!strcmp(k, "task")) {
-		tk->task = key;
-		return parse_task(c, val, t, where);
-	}
-	if (!strcmp(k, "runtime")) {
-		tk->runtime = val;
-		return get_duration(c, val, what, &t->runtime_ns);
-	}
-	if (!strcmp(k, "period")) {
-		tk->period = val;
-		return get_duration(c, val, what, &t->period_ns);
-	}
-	if (!strcmp(k, "deadline")) {
-		tk->deadline = val;
-		return get_duration(c, val, what, &t->deadline_ns);
-	}
-	if (!strcmp(k, "min_interarrival")) {
-		tk->min_interarrival = val;
-		rc = get_duration(c, val, what, &t->min_interarrival_ns);
-		if (!rc && !t->min_interarrival_ns)
-			rc = errat(c, val, "%s: must be more than 0", what);
-		return rc;
-	}
-	if (!strcmp(k, "buffer")) {
-		tk->buffer = val;
-		rc = get_uint(c, val, what, 1, UINT32_MAX, &v);
-		t->buffer = (uint32_t)v;
-		return rc;
-	}
-	if (!strcmp(k, "mode")) {
-		const char *s;
-
-		tk->mode = val;
-		rc = get_text(c, val, what, &s);
-		if (rc)
-			return rc;
-		if (!strcmp(s, "static"))
-			t->mode = MODE_STATIC;
-		else if (!strcmp(s, "adaptive"))
-			t->mode = MODE_ADAPTIVE;
+		if (!h)
+			return unknown_key(c, key, where, m->keys);
+		if (given)
+			given[h - m->keys] = (struct given){ key, val };
+		snprintf(what, sizeof(what), "%s%s", prefix, h->key);
+		if (h->type == YAML_MAPPING_NODE)
+			rc = walk_nested(c, h, val, obj, what);
 		else
-			return errat(c, val, "%s: '%s' is not a mode: use static or adaptive", what, s);
-		return 0;
+			rc = h->fn(c, h, key, val, obj, what);
 	}
-	if (!strcmp(k, "adaptive")) {
-		tk->adaptive = key;
-		return parse_adaptive(c, val, t, tk, where);
-	}
-	return unknown_key(c, key, where,
-			   "name, interface, irq, action, driver, secondary, task, runtime, period, "
-			   "deadline, min_interarrival, buffer, mode, adaptive");
+	if (!rc && m->done)
+		rc = m->done(c, m, map, obj, where);
+	return rc;
 }
+
+/* The value of @key in @map (a mapping without repeats), or NULL. */
+static yaml_node_t *map_value(struct pctx *c, yaml_node_t *map, const char *key)
+{
+	yaml_node_pair_t *pair;
+
+	if (!map || map->type != YAML_MAPPING_NODE)
+		return NULL;
+	for (pair = map->data.mapping.pairs.start; pair < map->data.mapping.pairs.top; pair++) {
+		yaml_node_t *k = node_at(c, pair->key);
+
+		if (k->type == YAML_SCALAR_NODE && !strcmp(scalar(k), key))
+			return node_at(c, pair->value);
+	}
+	return NULL;
+}
+
+/* ---- Handlers: each reads one kind of value into the field its entry names ---- */
+
+/* A duration's rule: the smallest value, and what to say below it. */
+struct duration_rule {
+	uint64_t min;
+	const char *why;
+};
+
+struct uint_range {
+	unsigned long long min, max;
+};
+
+struct int_list_rule {
+	int min, max;
+	size_t count_offset;		/* of the size_t that receives the length */
+};
+
+/* One of two words; the first is the default. */
+struct choice {
+	const char *noun;		/* "a choice", "a mode" */
+	const char *words[2];
+};
+
+/* A key read before the others (a target's name) or after them (the targets). */
+static int on_elsewhere(struct pctx *c, const struct key_handler *h, yaml_node_t *key,
+			yaml_node_t *val, void *obj, const char *what)
+{
+	return 0;
+}
+
+static int on_string(struct pctx *c, const struct key_handler *h, yaml_node_t *key,
+		     yaml_node_t *val, void *obj, const char *what)
+{
+	return get_string(c, val, what, field(obj, h));
+}
+
+static int on_interface(struct pctx *c, const struct key_handler *h, yaml_node_t *key,
+			yaml_node_t *val, void *obj, const char *what)
+{
+	int rc = on_string(c, h, key, val, obj, what);
+	const char *s = rc ? NULL : *(char **)field(obj, h);
+
+	if (s && (strlen(s) > IFACE_NAME_MAX || strpbrk(s, "/ \t:") || !strcmp(s, ".") ||
+		  !strcmp(s, "..")))
+		rc = errat(c, val, "%s: '%s' is not a network interface name (at most 15 "
+			   "characters, no '/', ':' or blanks)", what, s);
+	return rc;
+}
+
+static int on_driver(struct pctx *c, const struct key_handler *h, yaml_node_t *key,
+		     yaml_node_t *val, void *obj, const char *what)
+{
+	int rc = on_string(c, h, key, val, obj, what);
+	const char *s = rc ? NULL : *(char **)field(obj, h);
+
+	if (s && strchr(s, '/'))
+		rc = errat(c, val, "%s: '%s' is not a driver name (no '/')", what, s);
+	return rc;
+}
+
+static int on_cgroup(struct pctx *c, const struct key_handler *h, yaml_node_t *key,
+		     yaml_node_t *val, void *obj, const char *what)
+{
+	int rc = on_string(c, h, key, val, obj, what);
+	const char *s = rc ? NULL : *(char **)field(obj, h);
+
+	if (s && s[0] != '/')
+		rc = errat(c, val, "%s: '%s' must be an absolute cgroup v2 path starting with /",
+			   what, s);
+	return rc;
+}
+
+static int on_int_list(struct pctx *c, const struct key_handler *h, yaml_node_t *key,
+		       yaml_node_t *val, void *obj, const char *what)
+{
+	const struct int_list_rule *r = h->data;
+
+	return get_int_list(c, val, what, r->min, r->max, field(obj, h),
+			    (size_t *)((char *)obj + r->count_offset));
+}
+
+static int on_bool(struct pctx *c, const struct key_handler *h, yaml_node_t *key,
+		   yaml_node_t *val, void *obj, const char *what)
+{
+	return get_bool(c, val, what, field(obj, h));
+}
+
+/* A duration; with a rule, at least its minimum. */
+static int on_duration(struct pctx *c, const struct key_handler *h, yaml_node_t *key,
+		       yaml_node_t *val, void *obj, const char *what)
+{
+	const struct duration_rule *r = h->data;
+	uint64_t *ns = field(obj, h);
+	int rc = get_duration(c, val, what, ns);
+
+	if (!rc && r && *ns < r->min)
+		rc = errat(c, val, "%s: %s", what, r->why);
+	return rc;
+}
+
+/* A duration that will be a DL runtime: at least the kernel's minimum. */
+static int on_runtime(struct pctx *c, const struct key_handler *h, yaml_node_t *key,
+		      yaml_node_t *val, void *obj, const char *what)
+{
+	return get_runtime(c, val, what, field(obj, h));
+}
+
+/* An integer in a range into a 32-bit field. */
+static int on_u32(struct pctx *c, const struct key_handler *h, yaml_node_t *key,
+		  yaml_node_t *val, void *obj, const char *what)
+{
+	const struct uint_range *r = h->data;
+	unsigned long long v;
+	int rc = get_uint(c, val, what, r->min, r->max, &v);
+
+	if (!rc)
+		*(uint32_t *)field(obj, h) = (uint32_t)v;
+	return rc;
+}
+
+static int on_gain(struct pctx *c, const struct key_handler *h, yaml_node_t *key,
+		   yaml_node_t *val, void *obj, const char *what)
+{
+	double *gain = field(obj, h);
+	int rc = get_double(c, val, what, gain);
+
+	if (!rc && !(*gain > 0 && *gain <= 1))
+		rc = errat(c, val, "%s: %s is out of range: 0 < gain <= 1", what, scalar(val));
+	return rc;
+}
+
+static int on_version(struct pctx *c, const struct key_handler *h, yaml_node_t *key,
+		      yaml_node_t *val, void *obj, const char *what)
+{
+	unsigned long long v;
+	int rc = get_uint(c, val, what, 0, INT32_MAX, &v);
+
+	if (!rc && v != 1)
+		rc = errat(c, val, "%s: %llu is not supported: this irqresd reads version 1",
+			   what, v);
+	return rc;
+}
+
+/* Which of the two words of @h's choice @val is: 0 or 1 in *@pick. */
+static int choose(struct pctx *c, const struct key_handler *h, yaml_node_t *val,
+		  const char *what, int *pick)
+{
+	const struct choice *ch = h->data;
+	const char *s = NULL;
+	int rc = get_text(c, val, what, &s);
+
+	if (rc)
+		return rc;
+	for (*pick = 0; *pick < 2; (*pick)++)
+		if (!strcmp(s, ch->words[*pick]))
+			return 0;
+	return errat(c, val, "%s: '%s' is not %s: use %s or %s", what, s, ch->noun,
+		     ch->words[0], ch->words[1]);
+}
+
+/* A two-word choice into a bool: true for the second word. */
+static int on_choice(struct pctx *c, const struct key_handler *h, yaml_node_t *key,
+		     yaml_node_t *val, void *obj, const char *what)
+{
+	int pick, rc = choose(c, h, val, what, &pick);
+
+	if (!rc)
+		*(bool *)field(obj, h) = pick == 1;
+	return rc;
+}
+
+/* The same into an enum target_mode: MODE_STATIC or MODE_ADAPTIVE, in that order. */
+static int on_mode(struct pctx *c, const struct key_handler *h, yaml_node_t *key,
+		   yaml_node_t *val, void *obj, const char *what)
+{
+	int pick, rc = choose(c, h, val, what, &pick);
+
+	if (!rc)
+		*(enum target_mode *)field(obj, h) = pick ? MODE_ADAPTIVE : MODE_STATIC;
+	return rc;
+}
+
+/* ---- The tables ---- */
+
+#define TARGET_FIELD(f) offsetof(struct target, f)
+
+static const struct duration_rule above_zero = { 1, "must be more than 0" };
+static const struct duration_rule at_least_1us = { 1000, "must be at least 1us" };
+static const struct uint_range buffer_range = { 1, UINT32_MAX };
+static const struct uint_range window_range = { 1, PROFILE_ADAPTIVE_WINDOW_MAX };
+static const struct int_list_rule irq_rule = { 0, INT32_MAX, TARGET_FIELD(n_irqs) };
+static const struct int_list_rule pid_rule = { 1, INT32_MAX, TARGET_FIELD(n_pids) };
+static const struct choice admission_choice = { "a choice", { "keep", "disable" } };
+static const struct choice drift_choice = { "a choice", { "reapply", "report" } };
+static const struct choice mode_choice = { "a mode", { "static", "adaptive" } };
+
+_Static_assert(sizeof(pid_t) == sizeof(int), "task.pid is read as an int list");
+_Static_assert(sizeof(unsigned int) == sizeof(uint32_t), "adaptive.window is a u32");
+
+static int task_done(struct pctx *c, const struct mapping *m, yaml_node_t *map, void *obj,
+		     const char *where)
+{
+	const struct target *t = obj;
+	char keys[64];
+
+	if (t->task_comm || t->pids || t->task_cgroup)
+		return 0;
+	return errat(c, map, "%s: give at least one of %s", where,
+		     key_list(m->keys, ", ", keys, sizeof(keys)));
+}
+
+static const struct mapping task_mapping = {
+	.expect = "a mapping of comm, pid and cgroup",
+	.keys = (const struct key_handler[]){
+		{ "comm", YAML_SCALAR_NODE, on_string, TARGET_FIELD(task_comm), NULL },
+		{ "pid", YAML_NO_NODE, on_int_list, TARGET_FIELD(pids), &pid_rule },
+		{ "cgroup", YAML_SCALAR_NODE, on_cgroup, TARGET_FIELD(task_cgroup), NULL },
+		{ NULL },
+	},
+	.done = task_done,
+};
+
+static const struct mapping adaptive_mapping = {
+	.expect = "a mapping",
+	.keys = (const struct key_handler[]){
+		{ "sample", YAML_SCALAR_NODE, on_duration, TARGET_FIELD(adaptive.sample_ns),
+		  &at_least_1us },
+		{ "gain", YAML_SCALAR_NODE, on_gain, TARGET_FIELD(adaptive.gain), NULL },
+		{ "window", YAML_SCALAR_NODE, on_u32, TARGET_FIELD(adaptive.window),
+		  &window_range },
+		{ "default_job", YAML_SCALAR_NODE, on_duration,
+		  TARGET_FIELD(adaptive.default_job_ns), &above_zero },
+		{ "min_runtime", YAML_SCALAR_NODE, on_runtime,
+		  TARGET_FIELD(adaptive.min_runtime_ns), NULL },
+		{ "max_runtime", YAML_SCALAR_NODE, on_runtime,
+		  TARGET_FIELD(adaptive.max_runtime_ns), NULL },
+		{ "hysteresis", YAML_SCALAR_NODE, on_duration,
+		  TARGET_FIELD(adaptive.hysteresis_ns), NULL },
+		{ NULL },
+	},
+};
+
+/* A target's keys, by index into its table (and its struct given array). */
+enum target_key {
+	T_NAME, T_INTERFACE, T_IRQ, T_ACTION, T_DRIVER, T_SECONDARY, T_TASK, T_RUNTIME,
+	T_PERIOD, T_DEADLINE, T_MIN_INTERARRIVAL, T_BUFFER, T_MODE, T_ADAPTIVE, T_NKEYS
+};
+
+static const struct key_handler target_keys[T_NKEYS + 1] = {
+	[T_NAME] = { "name", YAML_SCALAR_NODE, on_elsewhere, 0, NULL },
+	[T_INTERFACE] = { "interface", YAML_SCALAR_NODE, on_interface, TARGET_FIELD(interface),
+			  NULL },
+	[T_IRQ] = { "irq", YAML_NO_NODE, on_int_list, TARGET_FIELD(irqs), &irq_rule },
+	[T_ACTION] = { "action", YAML_SCALAR_NODE, on_string, TARGET_FIELD(action_glob), NULL },
+	[T_DRIVER] = { "driver", YAML_SCALAR_NODE, on_driver, TARGET_FIELD(driver), NULL },
+	[T_SECONDARY] = { "secondary", YAML_SCALAR_NODE, on_bool, TARGET_FIELD(secondary),
+			  NULL },
+	[T_TASK] = { "task", YAML_MAPPING_NODE, NULL, 0, &task_mapping },
+	[T_RUNTIME] = { "runtime", YAML_SCALAR_NODE, on_duration, TARGET_FIELD(runtime_ns),
+			NULL },
+	[T_PERIOD] = { "period", YAML_SCALAR_NODE, on_duration, TARGET_FIELD(period_ns), NULL },
+	[T_DEADLINE] = { "deadline", YAML_SCALAR_NODE, on_duration, TARGET_FIELD(deadline_ns),
+			 NULL },
+	[T_MIN_INTERARRIVAL] = { "min_interarrival", YAML_SCALAR_NODE, on_duration,
+				 TARGET_FIELD(min_interarrival_ns), &above_zero },
+	[T_BUFFER] = { "buffer", YAML_SCALAR_NODE, on_u32, TARGET_FIELD(buffer), &buffer_range },
+	[T_MODE] = { "mode", YAML_SCALAR_NODE, on_mode, TARGET_FIELD(mode), &mode_choice },
+	[T_ADAPTIVE] = { "adaptive", YAML_MAPPING_NODE, NULL, 0, &adaptive_mapping },
+	[T_NKEYS] = { NULL },
+};
+
+static const struct mapping target_mapping = { .keys = target_keys };
+
+enum root_key { R_VERSION, R_ADMISSION, R_DRIFT, R_TARGETS, R_NKEYS };
+
+static const struct key_handler root_keys[R_NKEYS + 1] = {
+	[R_VERSION] = { "version", YAML_SCALAR_NODE, on_version, 0, NULL },
+	[R_ADMISSION] = { "admission_control", YAML_SCALAR_NODE, on_choice,
+			  offsetof(struct profile, admission_off), &admission_choice },
+	[R_DRIFT] = { "drift", YAML_SCALAR_NODE, on_choice,
+		      offsetof(struct profile, drift_report), &drift_choice },
+	[R_TARGETS] = { "targets", YAML_SEQUENCE_NODE, on_elsewhere, 0, NULL },
+	[R_NKEYS] = { NULL },
+};
+
+static const struct mapping root_mapping = { .keys = root_keys };
+
+/* ---- Targets: the rules that involve several keys ---- */
 
 static int missing_key(struct pctx *c, yaml_node_t *map, const char *where, const char *key)
 {
 	return errat(c, map, "%s: missing required key '%s'", where, key);
 }
 
-/* The rules that involve several keys of one target. */
-static int check_target(struct pctx *c, struct target *t, struct target_keys *tk,
-			const char *where)
+static int line_of(const yaml_node_t *node)
+{
+	return node ? (int)node->start_mark.line + 1 : 0;
+}
+
+/* The IRQ selector given first in the file, or T_NKEYS. */
+static enum target_key first_irq_selector(const struct given *g)
+{
+	static const enum target_key sel[] = { T_INTERFACE, T_IRQ, T_ACTION, T_DRIVER };
+	enum target_key first = T_NKEYS;
+
+	for (size_t i = 0; i < sizeof(sel) / sizeof(sel[0]); i++)
+		if (g[sel[i]].key && (first == T_NKEYS || g[sel[i]].key->start_mark.index <
+							      g[first].key->start_mark.index))
+			first = sel[i];
+	return first;
+}
+
+/* IRQ threads or tasks, never both. */
+static int check_kind(struct pctx *c, yaml_node_t *map, struct target *t, const struct given *g,
+		      const char *where)
+{
+	enum target_key sel = first_irq_selector(g);
+
+	if (sel != T_NKEYS && g[T_TASK].key)
+		return errat(c, g[T_TASK].key, "%s: task cannot be combined with the IRQ selector "
+			     "'%s' (line %d): a target selects IRQ threads or tasks, not both",
+			     where, target_keys[sel].key, line_of(g[sel].key));
+	if (sel == T_NKEYS && !g[T_TASK].key)
+		return errat(c, map, "%s: no selector: give interface, irq, action or driver "
+			     "(IRQ threads) or task (user threads)", where);
+	if (g[T_TASK].key && g[T_SECONDARY].key)
+		return errat(c, g[T_SECONDARY].key, "%s: secondary applies to IRQ threads only, "
+			     "not to a task target", where);
+	t->kind = g[T_TASK].key ? TARGET_TASK : TARGET_IRQ;
+	t->interface_line = line_of(g[T_INTERFACE].key);
+	t->irq_line = line_of(g[T_IRQ].key);
+	t->driver_line = line_of(g[T_DRIVER].key);
+	return 0;
+}
+
+/* runtime <= deadline <= period, runtime above the kernel's minimum. */
+static int check_times(struct pctx *c, yaml_node_t *map, struct target *t, const struct given *g,
+		       const char *where)
 {
 	char a[UNITS_FMT_LEN], b[UNITS_FMT_LEN];
 
-	if (tk->irq_sel && tk->task)
-		return errat(c, tk->task, "%s: task cannot be combined with the IRQ selector '%s' "
-			     "(line %zu): a target selects IRQ threads or tasks, not both", where,
-			     tk->irq_sel_key, tk->irq_sel->start_mark.line + 1);
-	if (!tk->irq_sel && !tk->task)
-		return errat(c, tk->node, "%s: no selector: give interface, irq, action or driver "
-			     "(IRQ threads) or task (user threads)", where);
-	if (tk->task && tk->secondary)
-		return errat(c, tk->secondary, "%s: secondary applies to IRQ threads only, not to "
-			     "a task target", where);
-	t->kind = tk->task ? TARGET_TASK : TARGET_IRQ;
-
-	if (!tk->runtime)
-		return missing_key(c, tk->node, where, "runtime");
-	if (!tk->period)
-		return missing_key(c, tk->node, where, "period");
-	if (!tk->deadline)
+	if (!g[T_RUNTIME].val)
+		return missing_key(c, map, where, "runtime");
+	if (!g[T_PERIOD].val)
+		return missing_key(c, map, where, "period");
+	if (!g[T_DEADLINE].val)
 		t->deadline_ns = t->period_ns;
 	if (t->runtime_ns < PROFILE_RUNTIME_MIN_NS)
-		return errat(c, tk->runtime, "%s: runtime %s is below the kernel's minimum of 1024ns",
-			     where, units_format_duration(t->runtime_ns, a, sizeof(a)));
+		return errat(c, g[T_RUNTIME].val, "%s: runtime %s is below the kernel's minimum "
+			     "of 1024ns", where, units_format_duration(t->runtime_ns, a, sizeof(a)));
 	if (t->deadline_ns > t->period_ns)
-		return errat(c, tk->deadline, "%s: deadline %s exceeds the period %s "
+		return errat(c, g[T_DEADLINE].val, "%s: deadline %s exceeds the period %s "
 			     "(runtime <= deadline <= period)", where,
 			     units_format_duration(t->deadline_ns, a, sizeof(a)),
 			     units_format_duration(t->period_ns, b, sizeof(b)));
 	if (t->runtime_ns > t->deadline_ns)
-		return errat(c, tk->runtime, "%s: runtime %s exceeds the %s %s "
+		return errat(c, g[T_RUNTIME].val, "%s: runtime %s exceeds the %s %s "
 			     "(runtime <= deadline <= period)", where,
 			     units_format_duration(t->runtime_ns, a, sizeof(a)),
-			     tk->deadline ? "deadline" : "period",
+			     g[T_DEADLINE].val ? "deadline" : "period",
 			     units_format_duration(t->deadline_ns, b, sizeof(b)));
-	if ((tk->min_interarrival || tk->buffer) && t->kind == TARGET_TASK)
-		return errat(c, tk->min_interarrival ? tk->min_interarrival : tk->buffer,
-			     "%s: min_interarrival and buffer describe a device: IRQ targets only",
-			     where);
+	return 0;
+}
+
+/* min_interarrival and buffer: IRQ targets only, and the buffering check. */
+static int check_device(struct pctx *c, struct target *t, const struct given *g,
+			const char *where)
+{
+	yaml_node_t *dev = g[T_MIN_INTERARRIVAL].val ? g[T_MIN_INTERARRIVAL].val : g[T_BUFFER].val;
+	char a[UNITS_FMT_LEN];
+
+	if (dev && t->kind == TARGET_TASK)
+		return errat(c, dev, "%s: min_interarrival and buffer describe a device: IRQ "
+			     "targets only", where);
 	if (profile_buffer_check(t, t->runtime_ns, t->period_ns) == PROFILE_BUFFER_VIOLATED) {
 		unsigned long long delayed = (t->period_ns - t->runtime_ns) / t->min_interarrival_ns;
 
-		return errat(c, tk->buffer, "%s: buffering check fails: (period - runtime) / "
+		return errat(c, g[T_BUFFER].val, "%s: buffering check fails: (period - runtime) / "
 			     "min_interarrival = %llu interrupts may wait, the device holds only "
 			     "buffer = %u; raise runtime to more than %s or shorten the period",
 			     where, delayed, t->buffer,
 			     units_format_duration(t->period_ns - (uint64_t)t->buffer *
 						   t->min_interarrival_ns, a, sizeof(a)));
 	}
-	if (tk->adaptive && t->mode != MODE_ADAPTIVE)
-		return errat(c, tk->adaptive, "%s: adaptive settings need mode: adaptive", where);
-	if (t->mode == MODE_ADAPTIVE) {
-		uint64_t lo = profile_adaptive_min_runtime(t, t->period_ns);
-		uint64_t hi = profile_adaptive_max_runtime(t, t->period_ns);
-
-		if (tk->max_runtime && t->adaptive.max_runtime_ns > t->deadline_ns)
-			return errat(c, tk->max_runtime, "%s: adaptive.max_runtime %s exceeds the "
-				     "deadline %s", where,
-				     units_format_duration(t->adaptive.max_runtime_ns, a, sizeof(a)),
-				     units_format_duration(t->deadline_ns, b, sizeof(b)));
-		if (lo > hi && tk->min_runtime && lo == t->adaptive.min_runtime_ns)
-			return errat(c, tk->min_runtime,
-				     "%s: adaptive.min_runtime %s is above adaptive.max_runtime %s",
-				     where, units_format_duration(lo, a, sizeof(a)),
-				     units_format_duration(hi, b, sizeof(b)));
-		if (lo > hi)
-			return errat(c, tk->max_runtime ? tk->max_runtime : tk->adaptive,
-				     "%s: adaptive.max_runtime %s is below the buffering bound: the "
-				     "budget must stay above period - buffer * min_interarrival, at "
-				     "least %s", where, units_format_duration(hi, a, sizeof(a)),
-				     units_format_duration(lo, b, sizeof(b)));
-	}
 	return 0;
 }
 
-static int parse_target(struct pctx *c, yaml_node_t *node, size_t index, struct target *t)
+/* The adaptive clamps: below the deadline, and min below max. */
+static int check_adaptive(struct pctx *c, struct target *t, const struct given *g,
+			  const char *where)
 {
-	struct target_keys tk = { .node = node };
-	char where[TARGET_NAME_MAX + 32];
-	yaml_node_pair_t *pair;
-	const char *name;
-	int rc;
+	yaml_node_t *min_node = map_value(c, g[T_ADAPTIVE].val, "min_runtime");
+	yaml_node_t *max_node = map_value(c, g[T_ADAPTIVE].val, "max_runtime");
+	char a[UNITS_FMT_LEN], b[UNITS_FMT_LEN];
+	uint64_t lo, hi;
 
+	if (g[T_ADAPTIVE].key && t->mode != MODE_ADAPTIVE)
+		return errat(c, g[T_ADAPTIVE].key, "%s: adaptive settings need mode: adaptive",
+			     where);
+	if (t->mode != MODE_ADAPTIVE)
+		return 0;
+	lo = profile_adaptive_min_runtime(t, t->period_ns);
+	hi = profile_adaptive_max_runtime(t, t->period_ns);
+	if (max_node && t->adaptive.max_runtime_ns > t->deadline_ns)
+		return errat(c, max_node, "%s: adaptive.max_runtime %s exceeds the deadline %s",
+			     where, units_format_duration(t->adaptive.max_runtime_ns, a, sizeof(a)),
+			     units_format_duration(t->deadline_ns, b, sizeof(b)));
+	if (lo > hi && min_node && lo == t->adaptive.min_runtime_ns)
+		return errat(c, min_node,
+			     "%s: adaptive.min_runtime %s is above adaptive.max_runtime %s",
+			     where, units_format_duration(lo, a, sizeof(a)),
+			     units_format_duration(hi, b, sizeof(b)));
+	if (lo > hi)
+		return errat(c, max_node ? max_node : g[T_ADAPTIVE].key,
+			     "%s: adaptive.max_runtime %s is below the buffering bound: the "
+			     "budget must stay above period - buffer * min_interarrival, at "
+			     "least %s", where, units_format_duration(hi, a, sizeof(a)),
+			     units_format_duration(lo, b, sizeof(b)));
+	return 0;
+}
+
+static void target_defaults(struct target *t, yaml_node_t *node)
+{
 	t->line = (int)node->start_mark.line + 1;
 	t->col = (int)node->start_mark.column + 1;
 	t->secondary = true;
@@ -712,38 +935,55 @@ static int parse_target(struct pctx *c, yaml_node_t *node, size_t index, struct 
 		.default_job_ns = PROFILE_ADAPTIVE_DEFAULT_JOB_NS,
 		.hysteresis_ns = PROFILE_ADAPTIVE_HYSTERESIS_NS,
 	};
-	snprintf(where, sizeof(where), "targets[%zu]", index);
-	if (node->type != YAML_MAPPING_NODE)
-		return errat(c, node, "%s: expected a mapping (name, runtime, period, ...), got %s",
-			     where, node_kind(node));
-	for (pair = node->data.mapping.pairs.start; pair < node->data.mapping.pairs.top; pair++) {
-		yaml_node_t *key = node_at(c, pair->key);
+}
 
-		if (!tk.name && key->type == YAML_SCALAR_NODE && !strcmp(scalar(key), "name"))
-			tk.name = node_at(c, pair->value);
-	}
-	if (!tk.name)
+/* The target's name, read first: the messages about its other keys name it. */
+static int target_name(struct pctx *c, yaml_node_t *node, size_t index, struct target *t)
+{
+	yaml_node_t *val = map_value(c, node, "name");
+	char where[TARGET_NAME_MAX + 32];
+	const char *name = NULL;
+	int rc;
+
+	snprintf(where, sizeof(where), "targets[%zu]", index);
+	if (!val)
 		return missing_key(c, node, where, "name");
 	snprintf(where, sizeof(where), "targets[%zu]: name", index);
-	rc = get_text(c, tk.name, where, &name);
+	rc = get_text(c, val, where, &name);
 	if (rc)
 		return rc;
 	if (!valid_target_name(name))
-		return errat(c, tk.name, "%s: '%s' is not a valid target name "
+		return errat(c, val, "%s: '%s' is not a valid target name "
 			     "([A-Za-z0-9_.-], 1 to 63 characters)", where, name);
 	snprintf(t->name, sizeof(t->name), "%s", name);
-	snprintf(where, sizeof(where), "target '%s'", name);
-	rc = check_unique_keys(c, node, where);
+	return 0;
+}
+
+static int parse_target(struct pctx *c, yaml_node_t *node, size_t index, struct target *t)
+{
+	struct given g[T_NKEYS] = { { NULL } };
+	char where[TARGET_NAME_MAX + 32], prefix[TARGET_NAME_MAX + 40];
+	int rc;
+
+	target_defaults(t, node);
+	if (node->type != YAML_MAPPING_NODE)
+		return errat(c, node, "targets[%zu]: expected a mapping (name, runtime, period, "
+			     "...), got %s", index, node_kind(node));
+	rc = target_name(c, node, index, t);
 	if (rc)
 		return rc;
-
-	for (pair = node->data.mapping.pairs.start; pair < node->data.mapping.pairs.top; pair++) {
-		rc = parse_target_key(c, node_at(c, pair->key), node_at(c, pair->value), t, &tk,
-				      where);
-		if (rc)
-			return rc;
-	}
-	return check_target(c, t, &tk, where);
+	snprintf(where, sizeof(where), "target '%s'", t->name);
+	snprintf(prefix, sizeof(prefix), "%s: ", where);
+	rc = map_walk(c, node, &target_mapping, t, where, prefix, g);
+	if (!rc)
+		rc = check_kind(c, node, t, g, where);
+	if (!rc)
+		rc = check_times(c, node, t, g, where);
+	if (!rc)
+		rc = check_device(c, t, g, where);
+	if (!rc)
+		rc = check_adaptive(c, t, g, where);
+	return rc;
 }
 
 /* Refuses two targets of one name, naming the later one (sorted: no quadratic check). */
@@ -783,10 +1023,8 @@ static int parse_targets(struct pctx *c, yaml_node_t *node, struct profile *prof
 	if (!prof->targets)
 		return -ENOMEM;
 	for (item = node->data.sequence.items.start, i = 0; i < count; item++, i++) {
-		yaml_node_t *tn = node_at(c, *item);
-
 		prof->n_targets = i + 1;	/* so that profile_free() frees a partial one */
-		rc = parse_target(c, tn, i, &prof->targets[i]);
+		rc = parse_target(c, node_at(c, *item), i, &prof->targets[i]);
 		if (rc)
 			return rc;
 	}
@@ -795,9 +1033,8 @@ static int parse_targets(struct pctx *c, yaml_node_t *node, struct profile *prof
 
 static int parse_root(struct pctx *c, struct profile *prof)
 {
-	yaml_node_t *root = yaml_document_get_root_node(c->doc), *targets = NULL, *version = NULL;
-	yaml_node_pair_t *pair;
-	unsigned long long v;
+	yaml_node_t *root = yaml_document_get_root_node(c->doc);
+	struct given g[R_NKEYS] = { { NULL } };
 	int rc;
 
 	if (!root)
@@ -806,47 +1043,14 @@ static int parse_root(struct pctx *c, struct profile *prof)
 	if (root->type != YAML_MAPPING_NODE)
 		return errat(c, root, "a profile is a mapping with version and targets, got %s",
 			     node_kind(root));
-	rc = check_unique_keys(c, root, "profile");
+	rc = map_walk(c, root, &root_mapping, prof, "profile", "", g);
 	if (rc)
 		return rc;
-	for (pair = root->data.mapping.pairs.start; pair < root->data.mapping.pairs.top; pair++) {
-		yaml_node_t *key = node_at(c, pair->key), *val = node_at(c, pair->value);
-		const char *k = scalar(key), *s;
-
-		if (!strcmp(k, "version")) {
-			version = val;
-			rc = get_uint(c, val, "version", 0, INT32_MAX, &v);
-			if (!rc && v != 1)
-				rc = errat(c, val, "version: %llu is not supported: this irqresd "
-					   "reads version 1", v);
-		} else if (!strcmp(k, "admission_control")) {
-			rc = get_text(c, val, "admission_control", &s);
-			if (!rc && !strcmp(s, "disable"))
-				prof->admission_off = true;
-			else if (!rc && strcmp(s, "keep"))
-				rc = errat(c, val, "admission_control: '%s' is not a choice: use keep "
-					   "or disable", s);
-		} else if (!strcmp(k, "drift")) {
-			rc = get_text(c, val, "drift", &s);
-			if (!rc && !strcmp(s, "report"))
-				prof->drift_report = true;
-			else if (!rc && strcmp(s, "reapply"))
-				rc = errat(c, val, "drift: '%s' is not a choice: use reapply or "
-					   "report", s);
-		} else if (!strcmp(k, "targets")) {
-			targets = val;
-		} else {
-			rc = unknown_key(c, key, "profile", "version, admission_control, drift, "
-					 "targets");
-		}
-		if (rc)
-			return rc;
-	}
-	if (!version)
+	if (!g[R_VERSION].val)
 		return missing_key(c, root, "profile", "version");
-	if (!targets)
+	if (!g[R_TARGETS].val)
 		return missing_key(c, root, "profile", "targets");
-	return parse_targets(c, targets, prof);
+	return parse_targets(c, g[R_TARGETS].val, prof);
 }
 
 /* Line and column (0-based) of byte @offset of the text, for reader errors. */
