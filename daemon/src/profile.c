@@ -151,7 +151,7 @@ static const struct yamlmap_mapping task_mapping = {
 		{ "comm", YAML_SCALAR_NODE, yamlmap_on_string, TARGET_FIELD(task_comm), NULL },
 		{ "pid", YAML_NO_NODE, yamlmap_on_int_list, TARGET_FIELD(pids), &pid_rule },
 		{ "cgroup", YAML_SCALAR_NODE, on_cgroup, TARGET_FIELD(task_cgroup), NULL },
-		{ NULL },
+		{ 0 },
 	},
 	.done = task_done,
 };
@@ -172,7 +172,7 @@ static const struct yamlmap_mapping adaptive_mapping = {
 		  TARGET_FIELD(adaptive.max_runtime_ns), NULL },
 		{ "hysteresis", YAML_SCALAR_NODE, yamlmap_on_duration,
 		  TARGET_FIELD(adaptive.hysteresis_ns), NULL },
-		{ NULL },
+		{ 0 },
 	},
 };
 
@@ -205,7 +205,7 @@ static const struct yamlmap_key target_keys[T_NKEYS + 1] = {
 		       &buffer_range },
 	[T_MODE] = { "mode", YAML_SCALAR_NODE, on_mode, TARGET_FIELD(mode), &mode_choice },
 	[T_ADAPTIVE] = { "adaptive", YAML_MAPPING_NODE, NULL, 0, &adaptive_mapping },
-	[T_NKEYS] = { NULL },
+	[T_NKEYS] = { 0 },
 };
 
 static const struct yamlmap_mapping target_mapping = { .keys = target_keys };
@@ -219,7 +219,7 @@ static const struct yamlmap_key root_keys[R_NKEYS + 1] = {
 	[R_DRIFT] = { "drift", YAML_SCALAR_NODE, yamlmap_on_choice,
 		      offsetof(struct profile, drift_report), &drift_choice },
 	[R_TARGETS] = { "targets", YAML_SEQUENCE_NODE, yamlmap_on_skip, 0, NULL },
-	[R_NKEYS] = { NULL },
+	[R_NKEYS] = { 0 },
 };
 
 static const struct yamlmap_mapping root_mapping = { .keys = root_keys };
@@ -398,7 +398,7 @@ static int target_name(struct yamlmap *c, yaml_node_t *node, size_t index, struc
 
 static int parse_target(struct yamlmap *c, yaml_node_t *node, size_t index, struct target *t)
 {
-	struct yamlmap_given g[T_NKEYS] = { { NULL } };
+	struct yamlmap_given g[T_NKEYS] = { 0 };
 	char where[TARGET_NAME_MAX + 32], prefix[TARGET_NAME_MAX + 40];
 	int rc;
 
@@ -473,7 +473,7 @@ static int parse_targets(struct yamlmap *c, yaml_node_t *node, struct profile *p
 static int parse_root(struct yamlmap *c, struct profile *prof)
 {
 	yaml_node_t *root = yamlmap_root(c);
-	struct yamlmap_given g[R_NKEYS] = { { NULL } };
+	struct yamlmap_given g[R_NKEYS] = { 0 };
 	int rc;
 
 	if (!root)

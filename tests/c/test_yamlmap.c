@@ -42,7 +42,7 @@ static const struct yamlmap_mapping inner = {
 	.expect = "a mapping of on",
 	.keys = (const struct yamlmap_key[]){
 		{ "on", YAML_SCALAR_NODE, yamlmap_on_bool, offsetof(struct thing, inner_on), NULL },
-		{ NULL },
+		{ 0 },
 	},
 	.done = inner_done,
 };
@@ -62,7 +62,7 @@ static const struct yamlmap_key thing_keys[K_N + 1] = {
 		    &id_rule },
 	[K_INNER] = { "inner", YAML_MAPPING_NODE, NULL, 0, &inner },
 	[K_LATER] = { "later", YAML_SEQUENCE_NODE, yamlmap_on_skip, 0, NULL },
-	[K_N] = { NULL },
+	[K_N] = { 0 },
 };
 
 static const struct yamlmap_mapping thing_mapping = { .keys = thing_keys };
@@ -94,7 +94,7 @@ static void test_yamlmap_reads_every_kind(void **state)
 {
 	static const char text[] = "label: x\nvolume: loud\ncount: 3\nwait: 2us\nids: [4, 5]\n"
 				   "inner: {on: yes}\nlater: [1]\n";
-	struct yamlmap_given g[K_N] = { { NULL } };
+	struct yamlmap_given g[K_N] = { 0 };
 	struct thing t;
 	char err[256];
 
