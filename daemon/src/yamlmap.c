@@ -203,26 +203,21 @@ int yamlmap_get_double(struct yamlmap *c, yaml_node_t *node, const char *what, d
 	return 0;
 }
 
-/*
- * A scalar or a list of integers in [min, max] into a new int array.  Used for `irq` and
- * `task.pid`.
- */
+/* A scalar or a list of integers in [min, max] into a new int array of *@n. */
 static int get_int_list(struct yamlmap *c, yaml_node_t *node, const char *what, int min, int max,
 			int **out, size_t *n)
 {
-	yaml_node_item_t *start = node->data.sequence.items.start;
+	yaml_node_item_t *start = NULL;
 	unsigned long long v = 0;
-	size_t count;
+	size_t count = 1;
 	int rc = 0;
 
-	if (node->type == YAML_SCALAR_NODE) {
-		start = NULL;
-		count = 1;
-	} else if (node->type == YAML_SEQUENCE_NODE) {
+	if (node->type == YAML_SEQUENCE_NODE) {
+		start = node->data.sequence.items.start;
 		count = (size_t)(node->data.sequence.items.top - start);
 		if (!count)
 			return yamlmap_error(c, node, "%s: the list is empty", what);
-	} else {
+	} else if (node->type != YAML_SCALAR_NODE) {
 		return yamlmap_error(c, node, "%s: expected an integer or a list of integers, "
 				     "got %s", what, yamlmap_kind(node));
 	}
