@@ -20,6 +20,7 @@
  * reported with its line number and skipped; it never stops the load of the others.
  */
 #include "state.h"
+#include "array.h"
 #include "dl.h"
 #include "log.h"
 
@@ -418,32 +419,20 @@ struct state_partition *state_find_partition(struct state *st, const char *name)
 
 static int push_thread(struct state *st, const struct state_thread *t)
 {
-	if (st->n_threads == st->cap_threads) {
-		size_t cap = st->cap_threads ? st->cap_threads * 2 : 16;
-		struct state_thread *v = realloc(st->threads, cap * sizeof(*v));
+	int rc = ARRAY_RESERVE(st->threads, st->cap_threads, st->n_threads + 1);
 
-		if (!v)
-			return -ENOMEM;
-		st->threads = v;
-		st->cap_threads = cap;
-	}
-	st->threads[st->n_threads++] = *t;
-	return 0;
+	if (!rc)
+		st->threads[st->n_threads++] = *t;
+	return rc;
 }
 
 static int push_partition(struct state *st, const char *name, bool created)
 {
 	struct state_partition *p;
+	int rc = ARRAY_RESERVE(st->parts, st->cap_parts, st->n_parts + 1);
 
-	if (st->n_parts == st->cap_parts) {
-		size_t cap = st->cap_parts ? st->cap_parts * 2 : 4;
-		struct state_partition *v = realloc(st->parts, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		st->parts = v;
-		st->cap_parts = cap;
-	}
+	if (rc)
+		return rc;
 	p = &st->parts[st->n_parts++];
 	memset(p, 0, sizeof(*p));
 	snprintf(p->name, sizeof(p->name), "%s", name);
