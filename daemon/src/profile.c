@@ -1,379 +1,25 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * profile.c - reads and validates a YAML profile with libyaml's document API.
+ * profile.c - reads and validates a YAML profile (docs/profile.md).
  *
- * The whole document is loaded first, then walked; every node keeps its marks, so an
- * error anywhere can point at the line and column of the offending key or value.
+ * Each mapping of a profile (the profile, a target, its task, its adaptive settings) is a
+ * table of its keys below, walked by yamlmap_walk(); the rules that involve several keys
+ * of a target are checked after its walk, each in a small function of its own.
  */
 #include "profile.h"
 #include "units.h"
+#include "yamlmap.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <yaml.h>
 
 #define PROFILE_SIZE_MAX (1 << 20)	/* a profile is a small hand-written file */
 #define IFACE_NAME_MAX 15		/* IFNAMSIZ - 1 */
-
-struct pctx {
-	const char *name;		/* the file name used in messages */
-	const char *buf;		/* the text, to place reader errors */
-	size_t len;
-	yaml_document_t *doc;
-	char *err;
-	size_t errlen;
-};
-
-/* Where one key of a target was given, for messages about combinations of keys. */
-struct target_keys {
-	yaml_node_t *node;		/* the target's mapping */
-	yaml_node_t *name, *runtime, *period, *deadline, *min_interarrival, *buffer;
-	yaml_node_t *mode, *adaptive, *task, *secondary;
-	yaml_node_t *irq_sel;		/* the first IRQ selector given */
-	const char *irq_sel_key;
-	yaml_node_t *min_runtime, *max_runtime;
-};
-
-static int errat_mark(struct pctx *c, yaml_mark_t mark, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static int errat(struct pctx *c, const yaml_node_t *node, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int verrat(struct pctx *c, yaml_mark_t mark, const char *fmt, va_list ap)
-{
-	int n = snprintf(c->err, c->errlen, "%s:%zu:%zu: ", c->name, mark.line + 1,
-			 mark.column + 1);
-
-	if (n >= 0 && (size_t)n < c->errlen)
-		vsnprintf(c->err + n, c->errlen - (size_t)n, fmt, ap);
-	return -EINVAL;
-}
-
-static int errat_mark(struct pctx *c, yaml_mark_t mark, const char *fmt, ...)
-{
-	va_list ap;
-	int rc;
-
-	va_start(ap, fmt);
-	rc = verrat(c, mark, fmt, ap);
-	va_end(ap);
-	return rc;
-}
-
-static int errat(struct pctx *c, const yaml_node_t *node, const char *fmt, ...)
-{
-	va_list ap;
-	int rc;
-
-	va_start(ap, fmt);
-	rc = verrat(c, node->start_mark, fmt, ap);
-	va_end(ap);
-	return rc;
-}
-
-static yaml_node_t *node_at(struct pctx *c, int index)
-{
-	return yaml_document_get_node(c->doc, index);
-}
-
-static const char *scalar(const yaml_node_t *node)
-{
-	return (const char *)node->data.scalar.value;
-}
-
-static bool is_plain(const yaml_node_t *node)
-{
-	return node->type == YAML_SCALAR_NODE && node->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
-}
-
-/* A plain empty scalar, "~" or "null": a key given without a value. */
-static bool is_null(const yaml_node_t *node)
-{
-	const char *s;
-
-	if (!is_plain(node))
-		return false;
-	s = scalar(node);
-	return !*s || !strcmp(s, "~") || !strcmp(s, "null") || !strcmp(s, "Null") ||
-	       !strcmp(s, "NULL");
-}
-
-static const char *node_kind(const yaml_node_t *node)
-{
-	switch (node->type) {
-	case YAML_MAPPING_NODE:
-		return "a mapping";
-	case YAML_SEQUENCE_NODE:
-		return "a list";
-	default:
-		return is_null(node) ? "no value" : "a scalar";
-	}
-}
-
-/* The value of a scalar that must carry text. */
-static int get_text(struct pctx *c, yaml_node_t *node, const char *what, const char **out)
-{
-	if (node->type != YAML_SCALAR_NODE || is_null(node))
-		return errat(c, node, "%s: expected a string, got %s", what, node_kind(node));
-	*out = scalar(node);
-	return 0;
-}
-
-static int get_string(struct pctx *c, yaml_node_t *node, const char *what, char **out)
-{
-	const char *s = NULL;
-	int rc = get_text(c, node, what, &s);
-
-	if (rc)
-		return rc;
-	if (!*s)
-		return errat(c, node, "%s: must not be empty", what);
-	*out = strdup(s);
-	return *out ? 0 : -ENOMEM;
-}
-
-static int get_duration(struct pctx *c, yaml_node_t *node, const char *what, uint64_t *ns)
-{
-	const char *s = NULL, *why;
-	int rc = get_text(c, node, what, &s);
-
-	if (rc)
-		return errat(c, node, "%s: expected a duration such as 2ms, got %s", what,
-			     node_kind(node));
-	if (units_parse_duration(s, ns, &why))
-		return errat(c, node, "%s: '%s': %s", what, s, why);
-	return 0;
-}
-
-/* A plain decimal integer in [min, max]. */
-static int get_uint(struct pctx *c, yaml_node_t *node, const char *what, unsigned long long min,
-		    unsigned long long max, unsigned long long *out)
-{
-	const char *s, *p;
-	unsigned long long v = 0;
-
-	if (node->type != YAML_SCALAR_NODE || is_null(node))
-		return errat(c, node, "%s: expected an integer, got %s", what, node_kind(node));
-	s = scalar(node);
-	if (!is_plain(node) || !*s)
-		return errat(c, node, "%s: expected an integer, got the string '%s'", what, s);
-	for (p = s; *p; p++) {
-		if (*p < '0' || *p > '9') {
-			if (*p == '-' && p == s)
-				return errat(c, node, "%s: must not be negative, got %s", what, s);
-			return errat(c, node, "%s: expected an integer, got '%s'", what, s);
-		}
-		if (v > (max - (unsigned)(*p - '0')) / 10)
-			return errat(c, node, "%s: %s is too large (at most %llu)", what, s, max);
-		v = v * 10 + (unsigned)(*p - '0');
-	}
-	if (v < min)
-		return errat(c, node, "%s: %s is too small (at least %llu)", what, s, min);
-	*out = v;
-	return 0;
-}
-
-static int get_bool(struct pctx *c, yaml_node_t *node, const char *what, bool *out)
-{
-	static const char *const yes[] = { "true", "True", "TRUE", "yes", "Yes", "YES",
-					   "on", "On", "ON" };
-	static const char *const no[] = { "false", "False", "FALSE", "no", "No", "NO",
-					  "off", "Off", "OFF" };
-	size_t i;
-
-	if (is_plain(node)) {
-		for (i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
-			if (!strcmp(scalar(node), yes[i])) {
-				*out = true;
-				return 0;
-			}
-			if (!strcmp(scalar(node), no[i])) {
-				*out = false;
-				return 0;
-			}
-		}
-		if (!is_null(node))
-			return errat(c, node, "%s: expected true or false, got '%s'", what,
-				     scalar(node));
-	} else if (node->type == YAML_SCALAR_NODE) {
-		return errat(c, node, "%s: expected true or false, got the string '%s'", what,
-			     scalar(node));
-	}
-	return errat(c, node, "%s: expected true or false, got %s", what, node_kind(node));
-}
-
-/* A duration that will be a DL runtime: at least the kernel's minimum. */
-static int get_runtime(struct pctx *c, yaml_node_t *node, const char *what, uint64_t *ns)
-{
-	int rc = get_duration(c, node, what, ns);
-
-	if (!rc && *ns < PROFILE_RUNTIME_MIN_NS)
-		rc = errat(c, node, "%s: %s is below the kernel's minimum runtime of 1024ns", what,
-			   scalar(node));
-	return rc;
-}
-
-static int get_double(struct pctx *c, yaml_node_t *node, const char *what, double *out)
-{
-	const char *s;
-	char *end;
-	double v;
-
-	if (!is_plain(node) || is_null(node))
-		return errat(c, node, "%s: expected a number, got %s", what,
-			     node->type == YAML_SCALAR_NODE && !is_null(node) ? "a string"
-									       : node_kind(node));
-	s = scalar(node);
-	errno = 0;
-	v = strtod(s, &end);
-	if (end == s || *end || errno || !isfinite(v))
-		return errat(c, node, "%s: expected a number, got '%s'", what, s);
-	*out = v;
-	return 0;
-}
-
-/*
- * A scalar or a list of integers in [min, max] into a new array.  Used for `irq` and
- * `task.pid`.
- */
-static int get_int_list(struct pctx *c, yaml_node_t *node, const char *what, long long min,
-			long long max, long long **out, size_t *n)
-{
-	yaml_node_item_t *item;
-	unsigned long long v;
-	size_t count, i = 0;
-	int rc;
-
-	if (node->type == YAML_SCALAR_NODE) {
-		rc = get_uint(c, node, what, (unsigned long long)min, (unsigned long long)max, &v);
-		if (rc)
-			return rc;
-		*out = malloc(sizeof(**out));
-		if (!*out)
-			return -ENOMEM;
-		(*out)[0] = (long long)v;
-		*n = 1;
-		return 0;
-	}
-	if (node->type != YAML_SEQUENCE_NODE)
-		return errat(c, node, "%s: expected an integer or a list of integers, got %s",
-			     what, node_kind(node));
-	count = (size_t)(node->data.sequence.items.top - node->data.sequence.items.start);
-	if (!count)
-		return errat(c, node, "%s: the list is empty", what);
-	*out = calloc(count, sizeof(**out));
-	if (!*out)
-		return -ENOMEM;
-	for (item = node->data.sequence.items.start; item < node->data.sequence.items.top; item++) {
-		yaml_node_t *elem = node_at(c, *item);
-
-		if (elem->type != YAML_SCALAR_NODE) {
-			free(*out);
-			*out = NULL;
-			return errat(c, elem, "%s: expected an integer in the list, got %s", what,
-				     node_kind(elem));
-		}
-		rc = get_uint(c, elem, what, (unsigned long long)min, (unsigned long long)max, &v);
-		if (rc) {
-			free(*out);
-			*out = NULL;
-			return rc;
-		}
-		(*out)[i++] = (long long)v;
-	}
-	*n = count;
-	return 0;
-}
-
-struct name_at {
-	const char *name;
-	size_t index;		/* in document order */
-};
-
-static int name_at_cmp(const void *a, const void *b)
-{
-	const struct name_at *x = a, *y = b;
-	int d = strcmp(x->name, y->name);
-
-	if (d)
-		return d;
-	return x->index < y->index ? -1 : x->index > y->index;
-}
-
-/*
- * Sorts v and finds the first name, in document order, that repeats an earlier one:
- * true with the indexes of the repeat and of its first use. O(n log n), so that a
- * profile of many keys cannot stall the daemon (a pairwise check of 60,000 keys took
- * 90 s).
- */
-static bool first_repeat(struct name_at *v, size_t n, size_t *dup, size_t *first)
-{
-	size_t i, g = 0;
-	bool found = false;
-
-	qsort(v, n, sizeof(*v), name_at_cmp);
-	for (i = 1; i < n; i++) {
-		if (strcmp(v[i].name, v[g].name)) {
-			g = i;
-			continue;
-		}
-		if (i == g + 1 && (!found || v[i].index < *dup)) {	/* the group's 1st repeat */
-			*dup = v[i].index;
-			*first = v[g].index;
-			found = true;
-		}
-	}
-	return found;
-}
-
-/* Refuses a mapping that names one key twice (libyaml keeps both). */
-static int check_unique_keys(struct pctx *c, yaml_node_t *map, const char *where)
-{
-	yaml_node_pair_t *pairs = map->data.mapping.pairs.start;
-	size_t n = (size_t)(map->data.mapping.pairs.top - pairs), bad, i, dup = 0, first = 0;
-	struct name_at *v;
-	int rc = 0;
-
-	/* the first offence in document order: a key that is not a scalar, or a repeat */
-	for (bad = 0; bad < n; bad++)
-		if (node_at(c, pairs[bad].key)->type != YAML_SCALAR_NODE)
-			break;
-	if (bad > 1) {
-		v = malloc(bad * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		for (i = 0; i < bad; i++)
-			v[i] = (struct name_at){ scalar(node_at(c, pairs[i].key)), i };
-		if (first_repeat(v, bad, &dup, &first)) {
-			yaml_node_t *ka = node_at(c, pairs[dup].key);
-
-			rc = errat(c, ka, "%s: duplicate key '%s' (first given at line %zu)", where,
-				   scalar(ka), node_at(c, pairs[first].key)->start_mark.line + 1);
-		}
-		free(v);
-		if (rc)
-			return rc;
-	}
-	if (bad < n) {
-		yaml_node_t *ka = node_at(c, pairs[bad].key);
-
-		return errat(c, ka, "%s: a key must be a plain name, got %s", where,
-			     node_kind(ka));
-	}
-	return 0;
-}
-
-static int unknown_key(struct pctx *c, yaml_node_t *key, const char *where, const char *known)
-{
-	return errat(c, key, "%s: unknown key '%s' (known keys: %s)", where, scalar(key), known);
-}
 
 static bool valid_target_name(const char *s)
 {
@@ -384,323 +30,337 @@ static bool valid_target_name(const char *s)
 	return strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-") == n;
 }
 
-static int parse_task(struct pctx *c, yaml_node_t *node, struct target *t, const char *where)
+/* ---- Handlers: each reads one kind of value into the field its entry names ---- */
+
+static int on_interface(struct yamlmap *c, const struct yamlmap_key *k, yaml_node_t *key,
+			yaml_node_t *val, void *obj, const char *what)
 {
-	char what[TARGET_NAME_MAX + 64];
-	yaml_node_pair_t *pair;
-	int rc;
+	int rc = yamlmap_on_string(c, k, key, val, obj, what);
+	const char *s = rc ? NULL : *(char **)yamlmap_field(obj, k);
 
-	if (node->type != YAML_MAPPING_NODE)
-		return errat(c, node, "%s: task: expected a mapping of comm, pid and cgroup, got %s",
-			     where, node_kind(node));
-	snprintf(what, sizeof(what), "%s: task", where);
-	rc = check_unique_keys(c, node, what);
-	if (rc)
-		return rc;
-	for (pair = node->data.mapping.pairs.start; pair < node->data.mapping.pairs.top; pair++) {
-		yaml_node_t *key = node_at(c, pair->key), *val = node_at(c, pair->value);
-		const char *k = scalar(key);
+	if (s && (strlen(s) > IFACE_NAME_MAX || strpbrk(s, "/ \t:") || !strcmp(s, ".") ||
+		  !strcmp(s, "..")))
+		rc = yamlmap_error(c, val, "%s: '%s' is not a network interface name (at most 15 "
+				   "characters, no '/', ':' or blanks)", what, s);
+	return rc;
+}
 
-		snprintf(what, sizeof(what), "%s: task.%s", where, k);
-		if (!strcmp(k, "comm")) {
-			rc = get_string(c, val, what, &t->task_comm);
-		} else if (!strcmp(k, "pid")) {
-			long long *v = NULL;
-			size_t i;
+static int on_driver(struct yamlmap *c, const struct yamlmap_key *k, yaml_node_t *key,
+		     yaml_node_t *val, void *obj, const char *what)
+{
+	int rc = yamlmap_on_string(c, k, key, val, obj, what);
+	const char *s = rc ? NULL : *(char **)yamlmap_field(obj, k);
 
-			rc = get_int_list(c, val, what, 1, INT32_MAX, &v, &t->n_pids);
-			if (!rc) {
-				t->pids = calloc(t->n_pids, sizeof(*t->pids));
-				if (!t->pids)
-					rc = -ENOMEM;
-				for (i = 0; !rc && i < t->n_pids; i++)
-					t->pids[i] = (pid_t)v[i];
-				free(v);
-			}
-		} else if (!strcmp(k, "cgroup")) {
-			rc = get_string(c, val, what, &t->task_cgroup);
-			if (!rc && t->task_cgroup[0] != '/')
-				rc = errat(c, val, "%s: '%s' must be an absolute cgroup v2 path "
-					   "starting with /", what, t->task_cgroup);
-		} else {
-			snprintf(what, sizeof(what), "%s: task", where);
-			rc = unknown_key(c, key, what, "comm, pid, cgroup");
-		}
-		if (rc)
-			return rc;
-	}
-	if (!t->task_comm && !t->pids && !t->task_cgroup)
-		return errat(c, node, "%s: task: give at least one of comm, pid, cgroup", where);
+	if (s && strchr(s, '/'))
+		rc = yamlmap_error(c, val, "%s: '%s' is not a driver name (no '/')", what, s);
+	return rc;
+}
+
+static int on_cgroup(struct yamlmap *c, const struct yamlmap_key *k, yaml_node_t *key,
+		     yaml_node_t *val, void *obj, const char *what)
+{
+	int rc = yamlmap_on_string(c, k, key, val, obj, what);
+	const char *s = rc ? NULL : *(char **)yamlmap_field(obj, k);
+
+	if (s && s[0] != '/')
+		rc = yamlmap_error(c, val, "%s: '%s' must be an absolute cgroup v2 path "
+				   "starting with /", what, s);
+	return rc;
+}
+
+/* A duration that will be a DL runtime: at least the kernel's minimum. */
+static int on_runtime(struct yamlmap *c, const struct yamlmap_key *k, yaml_node_t *key,
+		      yaml_node_t *val, void *obj, const char *what)
+{
+	uint64_t *ns = yamlmap_field(obj, k);
+	int rc = yamlmap_get_duration(c, val, what, ns);
+
+	if (!rc && *ns < PROFILE_RUNTIME_MIN_NS)
+		rc = yamlmap_error(c, val, "%s: %s is below the kernel's minimum runtime of "
+				   "1024ns", what, yamlmap_scalar(val));
+	return rc;
+}
+
+static int on_gain(struct yamlmap *c, const struct yamlmap_key *k, yaml_node_t *key,
+		   yaml_node_t *val, void *obj, const char *what)
+{
+	double *gain = yamlmap_field(obj, k);
+	int rc = yamlmap_get_double(c, val, what, gain);
+
+	if (!rc && !(*gain > 0 && *gain <= 1))
+		rc = yamlmap_error(c, val, "%s: %s is out of range: 0 < gain <= 1", what,
+				   yamlmap_scalar(val));
+	return rc;
+}
+
+static int on_version(struct yamlmap *c, const struct yamlmap_key *k, yaml_node_t *key,
+		      yaml_node_t *val, void *obj, const char *what)
+{
+	unsigned long long v;
+	int rc = yamlmap_get_uint(c, val, what, 0, INT32_MAX, &v);
+
+	if (!rc && v != 1)
+		rc = yamlmap_error(c, val, "%s: %llu is not supported: this irqresd reads "
+				   "version 1", what, v);
+	return rc;
+}
+
+/* The same into an enum target_mode: MODE_STATIC or MODE_ADAPTIVE, in that order. */
+static int on_mode(struct yamlmap *c, const struct yamlmap_key *k, yaml_node_t *key,
+		   yaml_node_t *val, void *obj, const char *what)
+{
+	int pick, rc = yamlmap_choose(c, k, val, what, &pick);
+
+	if (!rc)
+		*(enum target_mode *)yamlmap_field(obj, k) = pick ? MODE_ADAPTIVE : MODE_STATIC;
+	return rc;
+}
+
+/* ---- The tables ---- */
+
+#define TARGET_FIELD(f) offsetof(struct target, f)
+
+static const struct yamlmap_duration_rule above_zero = { 1, "must be more than 0" };
+static const struct yamlmap_duration_rule at_least_1us = { 1000, "must be at least 1us" };
+static const struct yamlmap_range buffer_range = { 1, UINT32_MAX };
+static const struct yamlmap_range window_range = { 1, PROFILE_ADAPTIVE_WINDOW_MAX };
+static const struct yamlmap_int_list irq_rule = { 0, INT32_MAX, TARGET_FIELD(n_irqs) };
+static const struct yamlmap_int_list pid_rule = { 1, INT32_MAX, TARGET_FIELD(n_pids) };
+static const struct yamlmap_choice admission_choice = { "a choice", { "keep", "disable" } };
+static const struct yamlmap_choice drift_choice = { "a choice", { "reapply", "report" } };
+static const struct yamlmap_choice mode_choice = { "a mode", { "static", "adaptive" } };
+
+_Static_assert(sizeof(pid_t) == sizeof(int), "task.pid is read as an int list");
+_Static_assert(sizeof(unsigned int) == sizeof(uint32_t), "adaptive.window is a u32");
+
+static int task_done(struct yamlmap *c, const struct yamlmap_mapping *m, yaml_node_t *map,
+		     void *obj, const char *where)
+{
+	const struct target *t = obj;
+	char keys[64];
+
+	if (t->task_comm || t->pids || t->task_cgroup)
+		return 0;
+	return yamlmap_error(c, map, "%s: give at least one of %s", where,
+			     yamlmap_key_list(m->keys, keys, sizeof(keys)));
+}
+
+static const struct yamlmap_mapping task_mapping = {
+	.expect = "a mapping of comm, pid and cgroup",
+	.keys = (const struct yamlmap_key[]){
+		{ "comm", YAML_SCALAR_NODE, yamlmap_on_string, TARGET_FIELD(task_comm), NULL },
+		{ "pid", YAML_NO_NODE, yamlmap_on_int_list, TARGET_FIELD(pids), &pid_rule },
+		{ "cgroup", YAML_SCALAR_NODE, on_cgroup, TARGET_FIELD(task_cgroup), NULL },
+		{ 0 },
+	},
+	.done = task_done,
+};
+
+static const struct yamlmap_mapping adaptive_mapping = {
+	.expect = "a mapping",
+	.keys = (const struct yamlmap_key[]){
+		{ "sample", YAML_SCALAR_NODE, yamlmap_on_duration, TARGET_FIELD(adaptive.sample_ns),
+		  &at_least_1us },
+		{ "gain", YAML_SCALAR_NODE, on_gain, TARGET_FIELD(adaptive.gain), NULL },
+		{ "window", YAML_SCALAR_NODE, yamlmap_on_u32, TARGET_FIELD(adaptive.window),
+		  &window_range },
+		{ "default_job", YAML_SCALAR_NODE, yamlmap_on_duration,
+		  TARGET_FIELD(adaptive.default_job_ns), &above_zero },
+		{ "min_runtime", YAML_SCALAR_NODE, on_runtime,
+		  TARGET_FIELD(adaptive.min_runtime_ns), NULL },
+		{ "max_runtime", YAML_SCALAR_NODE, on_runtime,
+		  TARGET_FIELD(adaptive.max_runtime_ns), NULL },
+		{ "hysteresis", YAML_SCALAR_NODE, yamlmap_on_duration,
+		  TARGET_FIELD(adaptive.hysteresis_ns), NULL },
+		{ 0 },
+	},
+};
+
+/* A target's keys, by index into its table (and its struct yamlmap_given array). */
+enum target_key {
+	T_NAME, T_INTERFACE, T_IRQ, T_ACTION, T_DRIVER, T_SECONDARY, T_TASK, T_RUNTIME,
+	T_PERIOD, T_DEADLINE, T_MIN_INTERARRIVAL, T_BUFFER, T_MODE, T_ADAPTIVE, T_NKEYS
+};
+
+static const struct yamlmap_key target_keys[T_NKEYS + 1] = {
+	[T_NAME] = { "name", YAML_SCALAR_NODE, yamlmap_on_skip, 0, NULL },
+	[T_INTERFACE] = { "interface", YAML_SCALAR_NODE, on_interface,
+			  TARGET_FIELD(interface), NULL },
+	[T_IRQ] = { "irq", YAML_NO_NODE, yamlmap_on_int_list, TARGET_FIELD(irqs), &irq_rule },
+	[T_ACTION] = { "action", YAML_SCALAR_NODE, yamlmap_on_string,
+		       TARGET_FIELD(action_glob), NULL },
+	[T_DRIVER] = { "driver", YAML_SCALAR_NODE, on_driver, TARGET_FIELD(driver), NULL },
+	[T_SECONDARY] = { "secondary", YAML_SCALAR_NODE, yamlmap_on_bool,
+			  TARGET_FIELD(secondary), NULL },
+	[T_TASK] = { "task", YAML_MAPPING_NODE, NULL, 0, &task_mapping },
+	[T_RUNTIME] = { "runtime", YAML_SCALAR_NODE, yamlmap_on_duration,
+			TARGET_FIELD(runtime_ns), NULL },
+	[T_PERIOD] = { "period", YAML_SCALAR_NODE, yamlmap_on_duration,
+		       TARGET_FIELD(period_ns), NULL },
+	[T_DEADLINE] = { "deadline", YAML_SCALAR_NODE, yamlmap_on_duration,
+			 TARGET_FIELD(deadline_ns), NULL },
+	[T_MIN_INTERARRIVAL] = { "min_interarrival", YAML_SCALAR_NODE, yamlmap_on_duration,
+				 TARGET_FIELD(min_interarrival_ns), &above_zero },
+	[T_BUFFER] = { "buffer", YAML_SCALAR_NODE, yamlmap_on_u32, TARGET_FIELD(buffer),
+		       &buffer_range },
+	[T_MODE] = { "mode", YAML_SCALAR_NODE, on_mode, TARGET_FIELD(mode), &mode_choice },
+	[T_ADAPTIVE] = { "adaptive", YAML_MAPPING_NODE, NULL, 0, &adaptive_mapping },
+	[T_NKEYS] = { 0 },
+};
+
+static const struct yamlmap_mapping target_mapping = { .keys = target_keys };
+
+enum root_key { R_VERSION, R_ADMISSION, R_DRIFT, R_TARGETS, R_NKEYS };
+
+static const struct yamlmap_key root_keys[R_NKEYS + 1] = {
+	[R_VERSION] = { "version", YAML_SCALAR_NODE, on_version, 0, NULL },
+	[R_ADMISSION] = { "admission_control", YAML_SCALAR_NODE, yamlmap_on_choice,
+			  offsetof(struct profile, admission_off), &admission_choice },
+	[R_DRIFT] = { "drift", YAML_SCALAR_NODE, yamlmap_on_choice,
+		      offsetof(struct profile, drift_report), &drift_choice },
+	[R_TARGETS] = { "targets", YAML_SEQUENCE_NODE, yamlmap_on_skip, 0, NULL },
+	[R_NKEYS] = { 0 },
+};
+
+static const struct yamlmap_mapping root_mapping = { .keys = root_keys };
+
+/* ---- Targets: the rules that involve several keys ---- */
+
+static int missing_key(struct yamlmap *c, yaml_node_t *map, const char *where, const char *key)
+{
+	return yamlmap_error(c, map, "%s: missing required key '%s'", where, key);
+}
+
+static int line_of(const yaml_node_t *node)
+{
+	return node ? (int)node->start_mark.line + 1 : 0;
+}
+
+/* The IRQ selector given first in the file, or T_NKEYS. */
+static enum target_key first_irq_selector(const struct yamlmap_given *g)
+{
+	static const enum target_key sel[] = { T_INTERFACE, T_IRQ, T_ACTION, T_DRIVER };
+	enum target_key first = T_NKEYS;
+
+	for (size_t i = 0; i < sizeof(sel) / sizeof(sel[0]); i++)
+		if (g[sel[i]].key && (first == T_NKEYS || g[sel[i]].key->start_mark.index <
+				      g[first].key->start_mark.index))
+			first = sel[i];
+	return first;
+}
+
+/* IRQ threads or tasks, never both. */
+static int check_kind(struct yamlmap *c, yaml_node_t *map, struct target *t,
+		      const struct yamlmap_given *g, const char *where)
+{
+	enum target_key sel = first_irq_selector(g);
+	yaml_node_t *task = g[T_TASK].key;
+
+	if (sel != T_NKEYS && task)
+		return yamlmap_error(c, task, "%s: task cannot be combined with the IRQ "
+				     "selector '%s' (line %d): a target selects IRQ threads or "
+				     "tasks, not both", where, target_keys[sel].key,
+				     line_of(g[sel].key));
+	if (sel == T_NKEYS && !task)
+		return yamlmap_error(c, map, "%s: no selector: give interface, irq, action or "
+				     "driver (IRQ threads) or task (user threads)", where);
+	if (task && g[T_SECONDARY].key)
+		return yamlmap_error(c, g[T_SECONDARY].key, "%s: secondary applies to IRQ "
+				     "threads only, not to a task target", where);
+	t->kind = task ? TARGET_TASK : TARGET_IRQ;
+	t->interface_line = line_of(g[T_INTERFACE].key);
+	t->irq_line = line_of(g[T_IRQ].key);
+	t->driver_line = line_of(g[T_DRIVER].key);
 	return 0;
 }
 
-static int parse_adaptive(struct pctx *c, yaml_node_t *node, struct target *t,
-			  struct target_keys *tk, const char *where)
+/* runtime <= deadline <= period, runtime above the kernel's minimum. */
+static int check_times(struct yamlmap *c, yaml_node_t *map, struct target *t,
+		       const struct yamlmap_given *g, const char *where)
 {
-	char what[TARGET_NAME_MAX + 64];
-	yaml_node_pair_t *pair;
-	unsigned long long v;
-	int rc;
+	char q[UNITS_FMT_LEN], d[UNITS_FMT_LEN], p[UNITS_FMT_LEN];
 
-	if (node->type != YAML_MAPPING_NODE)
-		return errat(c, node, "%s: adaptive: expected a mapping, got %s", where,
-			     node_kind(node));
-	snprintf(what, sizeof(what), "%s: adaptive", where);
-	rc = check_unique_keys(c, node, what);
-	if (rc)
-		return rc;
-	for (pair = node->data.mapping.pairs.start; pair < node->data.mapping.pairs.top; pair++) {
-		yaml_node_t *key = node_at(c, pair->key), *val = node_at(c, pair->value);
-		struct adaptive_cfg *a = &t->adaptive;
-		const char *k = scalar(key);
-
-		snprintf(what, sizeof(what), "%s: adaptive.%s", where, k);
-		if (!strcmp(k, "sample")) {
-			rc = get_duration(c, val, what, &a->sample_ns);
-			if (!rc && a->sample_ns < 1000)
-				rc = errat(c, val, "%s: must be at least 1us", what);
-		} else if (!strcmp(k, "gain")) {
-			rc = get_double(c, val, what, &a->gain);
-			if (!rc && !(a->gain > 0 && a->gain <= 1))
-				rc = errat(c, val, "%s: %s is out of range: 0 < gain <= 1", what,
-					   scalar(val));
-		} else if (!strcmp(k, "window")) {
-			rc = get_uint(c, val, what, 1, PROFILE_ADAPTIVE_WINDOW_MAX, &v);
-			a->window = (unsigned int)v;
-		} else if (!strcmp(k, "default_job")) {
-			rc = get_duration(c, val, what, &a->default_job_ns);
-			if (!rc && !a->default_job_ns)
-				rc = errat(c, val, "%s: must be more than 0", what);
-		} else if (!strcmp(k, "min_runtime")) {
-			tk->min_runtime = val;
-			rc = get_runtime(c, val, what, &a->min_runtime_ns);
-		} else if (!strcmp(k, "max_runtime")) {
-			tk->max_runtime = val;
-			rc = get_runtime(c, val, what, &a->max_runtime_ns);
-		} else if (!strcmp(k, "hysteresis")) {
-			rc = get_duration(c, val, what, &a->hysteresis_ns);
-		} else {
-			snprintf(what, sizeof(what), "%s: adaptive", where);
-			rc = unknown_key(c, key, what,
-					 "sample, gain, window, default_job, min_runtime, "
-					 "max_runtime, hysteresis");
-		}
-		if (rc)
-			return rc;
-	}
+	if (!g[T_RUNTIME].val)
+		return missing_key(c, map, where, "runtime");
+	if (!g[T_PERIOD].val)
+		return missing_key(c, map, where, "period");
+	if (!g[T_DEADLINE].val)
+		t->deadline_ns = t->period_ns;
+	units_format_duration(t->runtime_ns, q, sizeof(q));
+	units_format_duration(t->deadline_ns, d, sizeof(d));
+	units_format_duration(t->period_ns, p, sizeof(p));
+	if (t->runtime_ns < PROFILE_RUNTIME_MIN_NS)
+		return yamlmap_error(c, g[T_RUNTIME].val, "%s: runtime %s is below the kernel's "
+				     "minimum of 1024ns", where, q);
+	if (t->deadline_ns > t->period_ns)
+		return yamlmap_error(c, g[T_DEADLINE].val, "%s: deadline %s exceeds the period %s "
+				     "(runtime <= deadline <= period)", where, d, p);
+	if (t->runtime_ns > t->deadline_ns)
+		return yamlmap_error(c, g[T_RUNTIME].val, "%s: runtime %s exceeds the %s %s "
+				     "(runtime <= deadline <= period)", where, q,
+				     g[T_DEADLINE].val ? "deadline" : "period", d);
 	return 0;
 }
 
-static void set_irq_selector(struct target_keys *tk, yaml_node_t *key, const char *name)
-{
-	if (!tk->irq_sel) {
-		tk->irq_sel = key;
-		tk->irq_sel_key = name;
-	}
-}
-
-/* One key of a target; the target's name is already known. */
-static int parse_target_key(struct pctx *c, yaml_node_t *key, yaml_node_t *val, struct target *t,
-			    struct target_keys *tk, const char *where)
-{
-	char what[TARGET_NAME_MAX + 64];
-	const char *k = scalar(key);
-	unsigned long long v;
-	int rc;
-
-	snprintf(what, sizeof(what), "%s: %s", where, k);
-	if (!strcmp(k, "name"))
-		return 0;
-	if (!strcmp(k, "interface")) {
-		set_irq_selector(tk, key, "interface");
-		t->interface_line = (int)key->start_mark.line + 1;
-		rc = get_string(c, val, what, &t->interface);
-		if (!rc && (strlen(t->interface) > IFACE_NAME_MAX ||
-			    strpbrk(t->interface, "/ \t:") || !strcmp(t->interface, ".") ||
-			    !strcmp(t->interface, "..")))
-			rc = errat(c, val, "%s: '%s' is not a network interface name (at most 15 "
-				   "characters, no '/', ':' or blanks)", what, t->interface);
-		return rc;
-	}
-	if (!strcmp(k, "irq")) {
-		long long *irqs = NULL;
-		size_t i;
-
-		set_irq_selector(tk, key, "irq");
-		t->irq_line = (int)key->start_mark.line + 1;
-		rc = get_int_list(c, val, what, 0, INT32_MAX, &irqs, &t->n_irqs);
-		if (rc)
-			return rc;
-		t->irqs = calloc(t->n_irqs, sizeof(*t->irqs));
-		if (!t->irqs) {
-			free(irqs);
-			return -ENOMEM;
-		}
-		for (i = 0; i < t->n_irqs; i++)
-			t->irqs[i] = (int)irqs[i];
-		free(irqs);
-		return 0;
-	}
-	if (!strcmp(k, "action")) {
-		set_irq_selector(tk, key, "action");
-		return get_string(c, val, what, &t->action_glob);
-	}
-	if (!strcmp(k, "driver")) {
-		set_irq_selector(tk, key, "driver");
-		t->driver_line = (int)key->start_mark.line + 1;
-		rc = get_string(c, val, what, &t->driver);
-		if (!rc && strchr(t->driver, '/'))
-			rc = errat(c, val, "%s: '%s' is not a driver name (no '/')", what, t->driver);
-		return rc;
-	}
-	if (!strcmp(k, "secondary")) {
-		tk->secondary = key;
-		return get_bool(c, val, what, &t->secondary);
-	}
-	if (!strcmp(k, "task")) {
-		tk->task = key;
-		return parse_task(c, val, t, where);
-	}
-	if (!strcmp(k, "runtime")) {
-		tk->runtime = val;
-		return get_duration(c, val, what, &t->runtime_ns);
-	}
-	if (!strcmp(k, "period")) {
-		tk->period = val;
-		return get_duration(c, val, what, &t->period_ns);
-	}
-	if (!strcmp(k, "deadline")) {
-		tk->deadline = val;
-		return get_duration(c, val, what, &t->deadline_ns);
-	}
-	if (!strcmp(k, "min_interarrival")) {
-		tk->min_interarrival = val;
-		rc = get_duration(c, val, what, &t->min_interarrival_ns);
-		if (!rc && !t->min_interarrival_ns)
-			rc = errat(c, val, "%s: must be more than 0", what);
-		return rc;
-	}
-	if (!strcmp(k, "buffer")) {
-		tk->buffer = val;
-		rc = get_uint(c, val, what, 1, UINT32_MAX, &v);
-		t->buffer = (uint32_t)v;
-		return rc;
-	}
-	if (!strcmp(k, "mode")) {
-		const char *s;
-
-		tk->mode = val;
-		rc = get_text(c, val, what, &s);
-		if (rc)
-			return rc;
-		if (!strcmp(s, "static"))
-			t->mode = MODE_STATIC;
-		else if (!strcmp(s, "adaptive"))
-			t->mode = MODE_ADAPTIVE;
-		else
-			return errat(c, val, "%s: '%s' is not a mode: use static or adaptive", what, s);
-		return 0;
-	}
-	if (!strcmp(k, "adaptive")) {
-		tk->adaptive = key;
-		return parse_adaptive(c, val, t, tk, where);
-	}
-	return unknown_key(c, key, where,
-			   "name, interface, irq, action, driver, secondary, task, runtime, period, "
-			   "deadline, min_interarrival, buffer, mode, adaptive");
-}
-
-static int missing_key(struct pctx *c, yaml_node_t *map, const char *where, const char *key)
-{
-	return errat(c, map, "%s: missing required key '%s'", where, key);
-}
-
-/* The rules that involve several keys of one target. */
-static int check_target(struct pctx *c, struct target *t, struct target_keys *tk,
+/* min_interarrival and buffer: IRQ targets only, and the buffering check. */
+static int check_device(struct yamlmap *c, struct target *t, const struct yamlmap_given *g,
 			const char *where)
 {
-	char a[UNITS_FMT_LEN], b[UNITS_FMT_LEN];
+	yaml_node_t *dev = g[T_MIN_INTERARRIVAL].val ? g[T_MIN_INTERARRIVAL].val
+						     : g[T_BUFFER].val;
+	unsigned long long delayed;
+	char q[UNITS_FMT_LEN];
 
-	if (tk->irq_sel && tk->task)
-		return errat(c, tk->task, "%s: task cannot be combined with the IRQ selector '%s' "
-			     "(line %zu): a target selects IRQ threads or tasks, not both", where,
-			     tk->irq_sel_key, tk->irq_sel->start_mark.line + 1);
-	if (!tk->irq_sel && !tk->task)
-		return errat(c, tk->node, "%s: no selector: give interface, irq, action or driver "
-			     "(IRQ threads) or task (user threads)", where);
-	if (tk->task && tk->secondary)
-		return errat(c, tk->secondary, "%s: secondary applies to IRQ threads only, not to "
-			     "a task target", where);
-	t->kind = tk->task ? TARGET_TASK : TARGET_IRQ;
-
-	if (!tk->runtime)
-		return missing_key(c, tk->node, where, "runtime");
-	if (!tk->period)
-		return missing_key(c, tk->node, where, "period");
-	if (!tk->deadline)
-		t->deadline_ns = t->period_ns;
-	if (t->runtime_ns < PROFILE_RUNTIME_MIN_NS)
-		return errat(c, tk->runtime, "%s: runtime %s is below the kernel's minimum of 1024ns",
-			     where, units_format_duration(t->runtime_ns, a, sizeof(a)));
-	if (t->deadline_ns > t->period_ns)
-		return errat(c, tk->deadline, "%s: deadline %s exceeds the period %s "
-			     "(runtime <= deadline <= period)", where,
-			     units_format_duration(t->deadline_ns, a, sizeof(a)),
-			     units_format_duration(t->period_ns, b, sizeof(b)));
-	if (t->runtime_ns > t->deadline_ns)
-		return errat(c, tk->runtime, "%s: runtime %s exceeds the %s %s "
-			     "(runtime <= deadline <= period)", where,
-			     units_format_duration(t->runtime_ns, a, sizeof(a)),
-			     tk->deadline ? "deadline" : "period",
-			     units_format_duration(t->deadline_ns, b, sizeof(b)));
-	if ((tk->min_interarrival || tk->buffer) && t->kind == TARGET_TASK)
-		return errat(c, tk->min_interarrival ? tk->min_interarrival : tk->buffer,
-			     "%s: min_interarrival and buffer describe a device: IRQ targets only",
-			     where);
-	if (profile_buffer_check(t, t->runtime_ns, t->period_ns) == PROFILE_BUFFER_VIOLATED) {
-		unsigned long long delayed = (t->period_ns - t->runtime_ns) / t->min_interarrival_ns;
-
-		return errat(c, tk->buffer, "%s: buffering check fails: (period - runtime) / "
-			     "min_interarrival = %llu interrupts may wait, the device holds only "
-			     "buffer = %u; raise runtime to more than %s or shorten the period",
-			     where, delayed, t->buffer,
-			     units_format_duration(t->period_ns - (uint64_t)t->buffer *
-						   t->min_interarrival_ns, a, sizeof(a)));
-	}
-	if (tk->adaptive && t->mode != MODE_ADAPTIVE)
-		return errat(c, tk->adaptive, "%s: adaptive settings need mode: adaptive", where);
-	if (t->mode == MODE_ADAPTIVE) {
-		uint64_t lo = profile_adaptive_min_runtime(t, t->period_ns);
-		uint64_t hi = profile_adaptive_max_runtime(t, t->period_ns);
-
-		if (tk->max_runtime && t->adaptive.max_runtime_ns > t->deadline_ns)
-			return errat(c, tk->max_runtime, "%s: adaptive.max_runtime %s exceeds the "
-				     "deadline %s", where,
-				     units_format_duration(t->adaptive.max_runtime_ns, a, sizeof(a)),
-				     units_format_duration(t->deadline_ns, b, sizeof(b)));
-		if (lo > hi && tk->min_runtime && lo == t->adaptive.min_runtime_ns)
-			return errat(c, tk->min_runtime,
-				     "%s: adaptive.min_runtime %s is above adaptive.max_runtime %s",
-				     where, units_format_duration(lo, a, sizeof(a)),
-				     units_format_duration(hi, b, sizeof(b)));
-		if (lo > hi)
-			return errat(c, tk->max_runtime ? tk->max_runtime : tk->adaptive,
-				     "%s: adaptive.max_runtime %s is below the buffering bound: the "
-				     "budget must stay above period - buffer * min_interarrival, at "
-				     "least %s", where, units_format_duration(hi, a, sizeof(a)),
-				     units_format_duration(lo, b, sizeof(b)));
-	}
-	return 0;
+	if (dev && t->kind == TARGET_TASK)
+		return yamlmap_error(c, dev, "%s: min_interarrival and buffer describe a device: "
+				     "IRQ targets only", where);
+	if (profile_buffer_check(t, t->runtime_ns, t->period_ns) != PROFILE_BUFFER_VIOLATED)
+		return 0;
+	delayed = (t->period_ns - t->runtime_ns) / t->min_interarrival_ns;
+	units_format_duration(t->period_ns - (uint64_t)t->buffer * t->min_interarrival_ns, q,
+			      sizeof(q));
+	return yamlmap_error(c, g[T_BUFFER].val, "%s: buffering check fails: (period - runtime) "
+			     "/ min_interarrival = %llu interrupts may wait, the device holds "
+			     "only buffer = %u; raise runtime to more than %s or shorten the "
+			     "period", where, delayed, t->buffer, q);
 }
 
-static int parse_target(struct pctx *c, yaml_node_t *node, size_t index, struct target *t)
+/* The adaptive clamps: below the deadline, and min below max. */
+static int check_adaptive(struct yamlmap *c, struct target *t, const struct yamlmap_given *g,
+			  const char *where)
 {
-	struct target_keys tk = { .node = node };
-	char where[TARGET_NAME_MAX + 32];
-	yaml_node_pair_t *pair;
-	const char *name;
-	int rc;
+	yaml_node_t *min_node = yamlmap_value(c, g[T_ADAPTIVE].val, "min_runtime");
+	yaml_node_t *max_node = yamlmap_value(c, g[T_ADAPTIVE].val, "max_runtime");
+	char a[UNITS_FMT_LEN], b[UNITS_FMT_LEN];
+	uint64_t lo, hi;
 
+	if (g[T_ADAPTIVE].key && t->mode != MODE_ADAPTIVE)
+		return yamlmap_error(c, g[T_ADAPTIVE].key, "%s: adaptive settings need mode: "
+				     "adaptive", where);
+	if (t->mode != MODE_ADAPTIVE)
+		return 0;
+	lo = profile_adaptive_min_runtime(t, t->period_ns);
+	hi = profile_adaptive_max_runtime(t, t->period_ns);
+	if (max_node && t->adaptive.max_runtime_ns > t->deadline_ns)
+		return yamlmap_error(c, max_node, "%s: adaptive.max_runtime %s exceeds the "
+				     "deadline %s", where, units_format_duration(
+					     t->adaptive.max_runtime_ns, a, sizeof(a)),
+				     units_format_duration(t->deadline_ns, b, sizeof(b)));
+	if (lo <= hi)
+		return 0;
+	units_format_duration(lo, a, sizeof(a));
+	units_format_duration(hi, b, sizeof(b));
+	if (min_node && lo == t->adaptive.min_runtime_ns)
+		return yamlmap_error(c, min_node, "%s: adaptive.min_runtime %s is above "
+				     "adaptive.max_runtime %s", where, a, b);
+	return yamlmap_error(c, max_node ? max_node : g[T_ADAPTIVE].key,
+			     "%s: adaptive.max_runtime %s is below the buffering bound: the "
+			     "budget must stay above period - buffer * min_interarrival, at "
+			     "least %s", where, b, a);
+}
+
+static void target_defaults(struct target *t, yaml_node_t *node)
+{
 	t->line = (int)node->start_mark.line + 1;
 	t->col = (int)node->start_mark.column + 1;
 	t->secondary = true;
@@ -712,45 +372,62 @@ static int parse_target(struct pctx *c, yaml_node_t *node, size_t index, struct 
 		.default_job_ns = PROFILE_ADAPTIVE_DEFAULT_JOB_NS,
 		.hysteresis_ns = PROFILE_ADAPTIVE_HYSTERESIS_NS,
 	};
-	snprintf(where, sizeof(where), "targets[%zu]", index);
-	if (node->type != YAML_MAPPING_NODE)
-		return errat(c, node, "%s: expected a mapping (name, runtime, period, ...), got %s",
-			     where, node_kind(node));
-	for (pair = node->data.mapping.pairs.start; pair < node->data.mapping.pairs.top; pair++) {
-		yaml_node_t *key = node_at(c, pair->key);
+}
 
-		if (!tk.name && key->type == YAML_SCALAR_NODE && !strcmp(scalar(key), "name"))
-			tk.name = node_at(c, pair->value);
-	}
-	if (!tk.name)
+/* The target's name, read first: the messages about its other keys name it. */
+static int target_name(struct yamlmap *c, yaml_node_t *node, size_t index, struct target *t)
+{
+	yaml_node_t *val = yamlmap_value(c, node, "name");
+	char where[TARGET_NAME_MAX + 32];
+	const char *name = NULL;
+	int rc;
+
+	snprintf(where, sizeof(where), "targets[%zu]", index);
+	if (!val)
 		return missing_key(c, node, where, "name");
 	snprintf(where, sizeof(where), "targets[%zu]: name", index);
-	rc = get_text(c, tk.name, where, &name);
+	rc = yamlmap_get_text(c, val, where, &name);
 	if (rc)
 		return rc;
 	if (!valid_target_name(name))
-		return errat(c, tk.name, "%s: '%s' is not a valid target name "
-			     "([A-Za-z0-9_.-], 1 to 63 characters)", where, name);
+		return yamlmap_error(c, val, "%s: '%s' is not a valid target name "
+				     "([A-Za-z0-9_.-], 1 to 63 characters)", where, name);
 	snprintf(t->name, sizeof(t->name), "%s", name);
-	snprintf(where, sizeof(where), "target '%s'", name);
-	rc = check_unique_keys(c, node, where);
+	return 0;
+}
+
+static int parse_target(struct yamlmap *c, yaml_node_t *node, size_t index, struct target *t)
+{
+	struct yamlmap_given g[T_NKEYS] = { 0 };
+	char where[TARGET_NAME_MAX + 32], prefix[TARGET_NAME_MAX + 40];
+	int rc;
+
+	target_defaults(t, node);
+	if (node->type != YAML_MAPPING_NODE)
+		return yamlmap_error(c, node, "targets[%zu]: expected a mapping (name, runtime, "
+				     "period, ...), got %s", index, yamlmap_kind(node));
+	rc = target_name(c, node, index, t);
 	if (rc)
 		return rc;
-
-	for (pair = node->data.mapping.pairs.start; pair < node->data.mapping.pairs.top; pair++) {
-		rc = parse_target_key(c, node_at(c, pair->key), node_at(c, pair->value), t, &tk,
-				      where);
-		if (rc)
-			return rc;
-	}
-	return check_target(c, t, &tk, where);
+	snprintf(where, sizeof(where), "target '%s'", t->name);
+	snprintf(prefix, sizeof(prefix), "%s: ", where);
+	rc = yamlmap_walk(c, node, &target_mapping, t, where, prefix, g);
+	if (!rc)
+		rc = check_kind(c, node, t, g, where);
+	if (!rc)
+		rc = check_times(c, node, t, g, where);
+	if (!rc)
+		rc = check_device(c, t, g, where);
+	if (!rc)
+		rc = check_adaptive(c, t, g, where);
+	return rc;
 }
 
 /* Refuses two targets of one name, naming the later one (sorted: no quadratic check). */
-static int check_unique_names(struct pctx *c, yaml_node_t *list, struct profile *prof)
+static int check_unique_names(struct yamlmap *c, yaml_node_t *list, struct profile *prof)
 {
 	size_t i, dup = 0, first = 0;
-	struct name_at *v;
+	struct yamlmap_name *v;
 	int rc = 0;
 
 	if (prof->n_targets < 2)
@@ -759,181 +436,86 @@ static int check_unique_names(struct pctx *c, yaml_node_t *list, struct profile 
 	if (!v)
 		return -ENOMEM;
 	for (i = 0; i < prof->n_targets; i++)
-		v[i] = (struct name_at){ prof->targets[i].name, i };
-	if (first_repeat(v, prof->n_targets, &dup, &first))
-		rc = errat(c, node_at(c, list->data.sequence.items.start[dup]),
-			   "target '%s': duplicate name (first used at line %d)",
-			   prof->targets[dup].name, prof->targets[first].line);
+		v[i] = (struct yamlmap_name){ prof->targets[i].name, i };
+	if (yamlmap_first_repeat(v, prof->n_targets, &dup, &first))
+		rc = yamlmap_error(c, yamlmap_node(c, list->data.sequence.items.start[dup]),
+				   "target '%s': duplicate name (first used at line %d)",
+				   prof->targets[dup].name, prof->targets[first].line);
 	free(v);
 	return rc;
 }
 
-static int parse_targets(struct pctx *c, yaml_node_t *node, struct profile *prof)
+static int parse_targets(struct yamlmap *c, yaml_node_t *node, struct profile *prof)
 {
 	yaml_node_item_t *item;
 	size_t count, i;
 	int rc;
 
 	if (node->type != YAML_SEQUENCE_NODE)
-		return errat(c, node, "targets: expected a list of targets, got %s", node_kind(node));
+		return yamlmap_error(c, node, "targets: expected a list of targets, got %s",
+				     yamlmap_kind(node));
 	count = (size_t)(node->data.sequence.items.top - node->data.sequence.items.start);
 	if (!count)
-		return errat(c, node, "targets: the list is empty: give at least one target");
+		return yamlmap_error(c, node, "targets: the list is empty: give at least one "
+				     "target");
 	prof->targets = calloc(count, sizeof(*prof->targets));
 	if (!prof->targets)
 		return -ENOMEM;
 	for (item = node->data.sequence.items.start, i = 0; i < count; item++, i++) {
-		yaml_node_t *tn = node_at(c, *item);
-
 		prof->n_targets = i + 1;	/* so that profile_free() frees a partial one */
-		rc = parse_target(c, tn, i, &prof->targets[i]);
+		rc = parse_target(c, yamlmap_node(c, *item), i, &prof->targets[i]);
 		if (rc)
 			return rc;
 	}
 	return check_unique_names(c, node, prof);
 }
 
-static int parse_root(struct pctx *c, struct profile *prof)
+static int parse_root(struct yamlmap *c, struct profile *prof)
 {
-	yaml_node_t *root = yaml_document_get_root_node(c->doc), *targets = NULL, *version = NULL;
-	yaml_node_pair_t *pair;
-	unsigned long long v;
+	yaml_node_t *root = yamlmap_root(c);
+	struct yamlmap_given g[R_NKEYS] = { 0 };
 	int rc;
 
 	if (!root)
-		return errat_mark(c, (yaml_mark_t){ 0 }, "the profile is empty: it needs version: 1 "
-				  "and targets");
+		return yamlmap_error_at(c, (yaml_mark_t){ 0 }, "the profile is empty: it needs "
+					"version: 1 and targets");
 	if (root->type != YAML_MAPPING_NODE)
-		return errat(c, root, "a profile is a mapping with version and targets, got %s",
-			     node_kind(root));
-	rc = check_unique_keys(c, root, "profile");
+		return yamlmap_error(c, root, "a profile is a mapping with version and targets, "
+				     "got %s", yamlmap_kind(root));
+	rc = yamlmap_walk(c, root, &root_mapping, prof, "profile", "", g);
 	if (rc)
 		return rc;
-	for (pair = root->data.mapping.pairs.start; pair < root->data.mapping.pairs.top; pair++) {
-		yaml_node_t *key = node_at(c, pair->key), *val = node_at(c, pair->value);
-		const char *k = scalar(key), *s;
-
-		if (!strcmp(k, "version")) {
-			version = val;
-			rc = get_uint(c, val, "version", 0, INT32_MAX, &v);
-			if (!rc && v != 1)
-				rc = errat(c, val, "version: %llu is not supported: this irqresd "
-					   "reads version 1", v);
-		} else if (!strcmp(k, "admission_control")) {
-			rc = get_text(c, val, "admission_control", &s);
-			if (!rc && !strcmp(s, "disable"))
-				prof->admission_off = true;
-			else if (!rc && strcmp(s, "keep"))
-				rc = errat(c, val, "admission_control: '%s' is not a choice: use keep "
-					   "or disable", s);
-		} else if (!strcmp(k, "drift")) {
-			rc = get_text(c, val, "drift", &s);
-			if (!rc && !strcmp(s, "report"))
-				prof->drift_report = true;
-			else if (!rc && strcmp(s, "reapply"))
-				rc = errat(c, val, "drift: '%s' is not a choice: use reapply or "
-					   "report", s);
-		} else if (!strcmp(k, "targets")) {
-			targets = val;
-		} else {
-			rc = unknown_key(c, key, "profile", "version, admission_control, drift, "
-					 "targets");
-		}
-		if (rc)
-			return rc;
-	}
-	if (!version)
+	if (!g[R_VERSION].val)
 		return missing_key(c, root, "profile", "version");
-	if (!targets)
+	if (!g[R_TARGETS].val)
 		return missing_key(c, root, "profile", "targets");
-	return parse_targets(c, targets, prof);
-}
-
-/* Line and column (0-based) of byte @offset of the text, for reader errors. */
-static yaml_mark_t mark_of_offset(const char *buf, size_t len, size_t offset)
-{
-	yaml_mark_t m = { .index = offset };
-	size_t i;
-
-	for (i = 0; i < offset && i < len; i++) {
-		if (buf[i] == '\n') {
-			m.line++;
-			m.column = 0;
-		} else if (((unsigned char)buf[i] & 0xc0) != 0x80) {
-			m.column++;
-		}
-	}
-	return m;
-}
-
-static int syntax_error(struct pctx *c, yaml_parser_t *parser)
-{
-	yaml_mark_t mark = parser->problem_mark;
-	const char *problem = parser->problem ? parser->problem : "cannot be read";
-
-	switch (parser->error) {
-	case YAML_MEMORY_ERROR:
-		snprintf(c->err, c->errlen, "%s: out of memory while reading", c->name);
-		return -ENOMEM;
-	case YAML_READER_ERROR:
-		mark = mark_of_offset(c->buf, c->len, parser->problem_offset);
-		return errat_mark(c, mark, "YAML error: %s", problem);
-	default:
-		if (parser->context)
-			return errat_mark(c, mark, "YAML syntax error: %s %s (line %zu, column %zu)",
-					  problem, parser->context, parser->context_mark.line + 1,
-					  parser->context_mark.column + 1);
-		return errat_mark(c, mark, "YAML syntax error: %s", problem);
-	}
+	return parse_targets(c, g[R_TARGETS].val, prof);
 }
 
 int profile_parse(const char *buf, size_t len, const char *name, struct profile *prof,
 		  char *err, size_t errlen)
 {
-	struct pctx c = { .name = name ? name : "<string>", .buf = buf, .len = len,
-			  .err = err, .errlen = errlen };
-	yaml_document_t doc, extra;
-	yaml_parser_t parser;
-	yaml_node_t *more;
+	struct yamlmap c;
 	int rc;
 
+	name = name ? name : "<string>";
 	memset(prof, 0, sizeof(*prof));
 	if (errlen)
 		err[0] = '\0';
-	if (!yaml_parser_initialize(&parser)) {
-		snprintf(err, errlen, "%s: out of memory", c.name);
-		return -ENOMEM;
+	rc = yamlmap_open(&c, buf, len, name, err, errlen);
+	if (!rc)
+		rc = parse_root(&c, prof);
+	if (!rc)
+		rc = yamlmap_expect_end(&c, "a profile file holds one document");
+	yamlmap_close(&c);
+	if (!rc) {
+		prof->path = strdup(name);
+		if (!prof->path)
+			rc = -ENOMEM;
 	}
-	yaml_parser_set_input_string(&parser, (const unsigned char *)buf, len);
-	if (!yaml_parser_load(&parser, &doc)) {
-		rc = syntax_error(&c, &parser);
-		goto out_parser;
-	}
-	c.doc = &doc;
-	rc = parse_root(&c, prof);
-	if (rc)
-		goto out_doc;
-	/* One profile per file: a second document would be silently ignored otherwise. */
-	if (!yaml_parser_load(&parser, &extra)) {
-		rc = syntax_error(&c, &parser);
-		goto out_doc;
-	}
-	more = yaml_document_get_root_node(&extra);
-	if (more)
-		rc = errat(&c, more, "a second YAML document: a profile file holds one document");
-	yaml_document_delete(&extra);
-	if (rc)
-		goto out_doc;
-	prof->path = strdup(c.name);
-	if (!prof->path)
-		rc = -ENOMEM;
-out_doc:
-	yaml_document_delete(&doc);
-out_parser:
-	yaml_parser_delete(&parser);
 	if (rc) {
 		if (rc == -ENOMEM && errlen && !err[0])
-			snprintf(err, errlen, "%s: out of memory", c.name);
+			snprintf(err, errlen, "%s: out of memory", name);
 		profile_free(prof);
 	}
 	return rc;

@@ -20,6 +20,7 @@
  * reported with its line number and skipped; it never stops the load of the others.
  */
 #include "state.h"
+#include "array.h"
 #include "dl.h"
 #include "log.h"
 
@@ -28,6 +29,8 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +38,7 @@
 #include <unistd.h>
 
 #define STATE_HEADER "# irqres state 1\n"
+#define CPUSET_ADDED_LINE "cpuset_added\n"
 #define LINE_MAX_LEN 4096
 
 void state_init(struct state *st)
@@ -132,21 +136,162 @@ static int write_all(int fd, const char *buf, size_t len)
 	return 0;
 }
 
+/*
+ * ---- A thread record's fields ----
+ *
+ * One table holds every key=value field of a thread record: its key, where it lives in
+ * struct state_thread, and how it is read and written, so the writer and the reader
+ * cannot disagree and a message about an unknown key lists the known ones.
+ */
+struct thread_field;
+
+struct field_type {
+	/* 0, or -errno when @val is not a valid value of @f */
+	int (*parse)(const struct thread_field *f, const char *val, void *dst);
+	void (*format)(const struct thread_field *f, const void *src, char *buf, size_t len);
+};
+
+struct thread_field {
+	const char *key;
+	const struct field_type *type;
+	size_t offset;			/* in struct state_thread */
+	long long min, max;		/* an int field's range; a text field's size in max */
+	bool required;
+	const char *why;		/* the message for a bad value; NULL: "bad <key>" */
+};
+
+static int parse_ll(const char *s, long long min, long long max, long long *out)
+{
+	char *end;
+	long long v;
+
+	if (!*s)
+		return -EINVAL;
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno || *end || v < min || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static int parse_int(const struct thread_field *f, const char *val, void *dst)
+{
+	long long v;
+	int rc = parse_ll(val, f->min, f->max, &v);
+
+	if (!rc)
+		*(int *)dst = (int)v;
+	return rc;
+}
+
+static void format_int(const struct thread_field *f, const void *src, char *buf, size_t len)
+{
+	snprintf(buf, len, "%d", *(const int *)src);
+}
+
+static int parse_u64(const struct thread_field *f, const char *val, void *dst)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!isdigit((unsigned char)*val))
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(val, &end, 10);
+	if (errno || *end)
+		return -EINVAL;
+	*(uint64_t *)dst = v;
+	return 0;
+}
+
+static void format_u64(const struct thread_field *f, const void *src, char *buf, size_t len)
+{
+	snprintf(buf, len, "%" PRIu64, *(const uint64_t *)src);
+}
+
+static int parse_text(const struct thread_field *f, const char *val, void *dst)
+{
+	return unesc(val, dst, (size_t)f->max);
+}
+
+static void format_text(const struct thread_field *f, const void *src, char *buf, size_t len)
+{
+	esc(src, buf, len);
+}
+
+static int parse_policy(const struct thread_field *f, const char *val, void *dst)
+{
+	int p = dl_policy_from_name(val);
+
+	if (p < 0)
+		return p;
+	*(int *)dst = p;
+	return 0;
+}
+
+static void format_policy(const struct thread_field *f, const void *src, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s", dl_policy_name(*(const int *)src));
+}
+
+static int parse_cpus(const struct thread_field *f, const char *val, void *dst)
+{
+	return cpuset_list_parse(val, dst);
+}
+
+static void format_cpus(const struct thread_field *f, const void *src, char *buf, size_t len)
+{
+	if (cpuset_list_format(src, buf, len))
+		buf[0] = '\0';
+}
+
+static const struct field_type int_field = { parse_int, format_int };
+static const struct field_type u64_field = { parse_u64, format_u64 };
+static const struct field_type text_field = { parse_text, format_text };
+static const struct field_type policy_field = { parse_policy, format_policy };
+static const struct field_type cpus_field = { parse_cpus, format_cpus };
+
+#define THREAD_FIELD(f) offsetof(struct state_thread, f)
+#define TEXT_SIZE(f) (long long)sizeof(((struct state_thread *)0)->f)
+
+_Static_assert(sizeof(pid_t) == sizeof(int), "pid= is read as an int");
+_Static_assert(sizeof(unsigned long long) == sizeof(uint64_t), "start= is read as a u64");
+
+static const struct thread_field thread_fields[] = {
+	{ "pid", &int_field, THREAD_FIELD(pid), 1, INT_MAX, true, NULL },
+	{ "start", &u64_field, THREAD_FIELD(starttime), 0, 0, true, NULL },
+	{ "comm", &text_field, THREAD_FIELD(comm), 0, TEXT_SIZE(comm), false, NULL },
+	{ "policy", &policy_field, THREAD_FIELD(policy), 0, 0, true, "unknown policy" },
+	{ "priority", &int_field, THREAD_FIELD(priority), 0, 99, false, NULL },
+	{ "nice", &int_field, THREAD_FIELD(nice), -20, 19, false, NULL },
+	{ "runtime", &u64_field, THREAD_FIELD(dl_runtime_ns), 0, 0, false, NULL },
+	{ "deadline", &u64_field, THREAD_FIELD(dl_deadline_ns), 0, 0, false, NULL },
+	{ "period", &u64_field, THREAD_FIELD(dl_period_ns), 0, 0, false, NULL },
+	{ "flags", &u64_field, THREAD_FIELD(flags), 0, 0, false, NULL },
+	{ "cgroup", &text_field, THREAD_FIELD(cgroup), 0, TEXT_SIZE(cgroup), false, NULL },
+	{ "affinity", &cpus_field, THREAD_FIELD(affinity), 0, 0, false, NULL },
+	{ "partition", &text_field, THREAD_FIELD(partition), 0, TEXT_SIZE(partition), false,
+	  NULL },
+};
+
+#define N_THREAD_FIELDS (sizeof(thread_fields) / sizeof(thread_fields[0]))
+_Static_assert(N_THREAD_FIELDS <= 32, "the fields seen are bits of an unsigned int");
+
+/* "thread pid=... partition=...\n": every field of the table, in its order. */
 static void fmt_thread(const struct state_thread *t, char *buf, size_t len)
 {
-	char comm[COMM_MAX * 3 + 1], cg[CGROUP_PATH_MAX * 3 + 1], part[CPUSET_NAME_MAX * 3 + 1];
-	char aff[1024];
+	size_t o = (size_t)snprintf(buf, len, "thread");
 
-	esc(t->comm, comm, sizeof(comm));
-	esc(t->cgroup, cg, sizeof(cg));
-	esc(t->partition, part, sizeof(part));
-	if (cpuset_list_format(&t->affinity, aff, sizeof(aff)))
-		aff[0] = '\0';
-	snprintf(buf, len, "thread pid=%d start=%llu comm=%s policy=%s priority=%d nice=%d "
-		 "runtime=%" PRIu64 " deadline=%" PRIu64 " period=%" PRIu64 " flags=%" PRIu64
-		 " cgroup=%s affinity=%s partition=%s\n", (int)t->pid, t->starttime, comm,
-		 dl_policy_name(t->policy), t->priority, t->nice, t->dl_runtime_ns,
-		 t->dl_deadline_ns, t->dl_period_ns, t->flags, cg, aff, part);
+	for (size_t i = 0; i < N_THREAD_FIELDS && o < len; i++) {
+		const struct thread_field *f = &thread_fields[i];
+		char val[CGROUP_PATH_MAX * 3 + 1];
+
+		f->type->format(f, (const char *)t + f->offset, val, sizeof(val));
+		o += (size_t)snprintf(buf + o, len - o, " %s=%s", f->key, val);
+	}
+	if (o < len)
+		snprintf(buf + o, len - o, "\n");
 }
 
 static void fmt_partition(const struct state_partition *p, char *buf, size_t len)
@@ -186,12 +331,51 @@ static int append_line(struct state *st, const char *line)
 	return rc;
 }
 
+static void fmt_rt_runtime(long long us, char *buf, size_t len)
+{
+	snprintf(buf, len, "rt_runtime_us %lld\n", us);
+}
+
+/* Every record of @st, as rewrite() puts them in the file. */
+static void write_records(const struct state *st, FILE *f)
+{
+	char line[LINE_MAX_LEN];
+
+	fputs(STATE_HEADER, f);
+	if (st->cpuset_added)
+		fputs(CPUSET_ADDED_LINE, f);
+	if (st->rt_runtime_saved) {
+		fmt_rt_runtime(st->rt_runtime_us, line, sizeof(line));
+		fputs(line, f);
+	}
+	for (size_t i = 0; i < st->n_parts; i++) {
+		fmt_partition(&st->parts[i], line, sizeof(line));
+		fputs(line, f);
+	}
+	for (size_t i = 0; i < st->n_threads; i++) {
+		fmt_thread(&st->threads[i], line, sizeof(line));
+		fputs(line, f);
+	}
+}
+
+/* Flushes, fsyncs and closes @f: 0 or the first -errno. */
+static int close_synced(FILE *f)
+{
+	int rc = 0;
+
+	if (fflush(f) != 0 || fsync(fileno(f)) < 0)
+		rc = -errno;
+	if (fclose(f) != 0 && !rc)
+		rc = -errno;
+	return rc;
+}
+
 /* Rewrites the whole file from st: temp file, fsync, rename, fsync of the directory. */
 static int rewrite(struct state *st)
 {
-	char tmp[sizeof(st->path) + 8], line[LINE_MAX_LEN];
+	char tmp[sizeof(st->path) + 8];
 	FILE *f;
-	int rc = 0, fd;
+	int rc, fd;
 
 	if (!st->path[0])
 		return 0;
@@ -204,23 +388,8 @@ static int rewrite(struct state *st)
 		pr_err("state file %s: cannot write: %s", tmp, strerror(-rc));
 		return rc;
 	}
-	fputs(STATE_HEADER, f);
-	if (st->cpuset_added)
-		fputs("cpuset_added\n", f);
-	if (st->rt_runtime_saved)
-		fprintf(f, "rt_runtime_us %lld\n", st->rt_runtime_us);
-	for (size_t i = 0; i < st->n_parts; i++) {
-		fmt_partition(&st->parts[i], line, sizeof(line));
-		fputs(line, f);
-	}
-	for (size_t i = 0; i < st->n_threads; i++) {
-		fmt_thread(&st->threads[i], line, sizeof(line));
-		fputs(line, f);
-	}
-	if (fflush(f) != 0 || fsync(fileno(f)) < 0)
-		rc = -errno;
-	if (fclose(f) != 0 && !rc)
-		rc = -errno;
+	write_records(st, f);
+	rc = close_synced(f);
 	if (!rc && rename(tmp, st->path) < 0)
 		rc = -errno;
 	if (!rc)
@@ -250,32 +419,20 @@ struct state_partition *state_find_partition(struct state *st, const char *name)
 
 static int push_thread(struct state *st, const struct state_thread *t)
 {
-	if (st->n_threads == st->cap_threads) {
-		size_t cap = st->cap_threads ? st->cap_threads * 2 : 16;
-		struct state_thread *v = realloc(st->threads, cap * sizeof(*v));
+	int rc = ARRAY_RESERVE(st->threads, st->cap_threads, st->n_threads + 1);
 
-		if (!v)
-			return -ENOMEM;
-		st->threads = v;
-		st->cap_threads = cap;
-	}
-	st->threads[st->n_threads++] = *t;
-	return 0;
+	if (!rc)
+		st->threads[st->n_threads++] = *t;
+	return rc;
 }
 
 static int push_partition(struct state *st, const char *name, bool created)
 {
 	struct state_partition *p;
+	int rc = ARRAY_RESERVE(st->parts, st->cap_parts, st->n_parts + 1);
 
-	if (st->n_parts == st->cap_parts) {
-		size_t cap = st->cap_parts ? st->cap_parts * 2 : 4;
-		struct state_partition *v = realloc(st->parts, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		st->parts = v;
-		st->cap_parts = cap;
-	}
+	if (rc)
+		return rc;
 	p = &st->parts[st->n_parts++];
 	memset(p, 0, sizeof(*p));
 	snprintf(p->name, sizeof(p->name), "%s", name);
@@ -336,7 +493,7 @@ int state_set_cpuset_added(struct state *st)
 
 	if (st->cpuset_added)
 		return 0;
-	rc = append_line(st, "cpuset_added\n");
+	rc = append_line(st, CPUSET_ADDED_LINE);
 	if (!rc)
 		st->cpuset_added = true;
 	return rc;
@@ -349,7 +506,7 @@ int state_set_rt_runtime(struct state *st, long long orig_us)
 
 	if (st->rt_runtime_saved)
 		return 0;
-	snprintf(line, sizeof(line), "rt_runtime_us %lld\n", orig_us);
+	fmt_rt_runtime(orig_us, line, sizeof(line));
 	rc = append_line(st, line);
 	if (!rc) {
 		st->rt_runtime_saved = true;
@@ -405,183 +562,165 @@ int state_remove(struct state *st)
 	return fsync_dir(st->path);
 }
 
-/* ---- parsing ---- */
+/* ---- Reading records ---- */
 
-static int parse_ll(const char *s, long long min, long long max, long long *out)
+/* The cause of a bad line, for the message that names its line number. */
+struct line_err {
+	char text[320];
+};
+
+static int bad(struct line_err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int bad(struct line_err *e, const char *fmt, ...)
 {
-	char *end;
-	long long v;
+	va_list ap;
 
-	if (!*s)
-		return -EINVAL;
-	errno = 0;
-	v = strtoll(s, &end, 10);
-	if (errno || *end || v < min || v > max)
-		return -EINVAL;
-	*out = v;
-	return 0;
+	va_start(ap, fmt);
+	vsnprintf(e->text, sizeof(e->text), fmt, ap);
+	va_end(ap);
+	return -EINVAL;
 }
 
-static int parse_u64(const char *s, uint64_t *out)
+/* "pid=, start= and policy=": the fields a thread record must have. */
+static const char *required_fields(char *buf, size_t len)
 {
-	char *end;
-	unsigned long long v;
+	size_t o = 0, n = 0, i, k = 0;
 
-	if (!isdigit((unsigned char)*s))
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || *end)
-		return -EINVAL;
-	*out = v;
-	return 0;
+	for (i = 0; i < N_THREAD_FIELDS; i++)
+		n += thread_fields[i].required;
+	buf[0] = '\0';
+	for (i = 0; i < N_THREAD_FIELDS && o < len; i++)
+		if (thread_fields[i].required)
+			o += (size_t)snprintf(buf + o, len - o, "%s%s=", !k++ ? "" :
+					      k == n ? " and " : ", ", thread_fields[i].key);
+	return buf;
 }
 
-/* One "key=value" word of a thread record; *why says what is wrong. */
-static int thread_field(struct state_thread *t, const char *key, const char *val,
-			unsigned int *seen, const char **why)
+/* One "key=value" word of a thread record; *@seen gets the bit of its field. */
+static int thread_word(struct state_thread *t, char *word, unsigned int *seen,
+		       struct line_err *e)
 {
-	long long v;
+	char *eq = strchr(word, '='), known[256], shown[64];
+	size_t i, o = 0;
 
-	if (strcmp(key, "pid") == 0) {
-		*why = "bad pid";
-		if (parse_ll(val, 1, INT_MAX, &v))
-			return -EINVAL;
-		t->pid = (pid_t)v;
-		*seen |= 1;
-	} else if (strcmp(key, "start") == 0) {
-		uint64_t u;
+	if (!eq)
+		return bad(e, "a word that is not key=value");
+	*eq = '\0';
+	for (i = 0; i < N_THREAD_FIELDS; i++) {
+		const struct thread_field *f = &thread_fields[i];
 
-		*why = "bad start";
-		if (parse_u64(val, &u))
-			return -EINVAL;
-		t->starttime = u;
-		*seen |= 2;
-	} else if (strcmp(key, "comm") == 0) {
-		*why = "bad comm";
-		return unesc(val, t->comm, sizeof(t->comm));
-	} else if (strcmp(key, "policy") == 0) {
-		int p = dl_policy_from_name(val);
+		if (strcmp(word, f->key))
+			continue;
+		*seen |= 1U << i;
+		if (f->type->parse(f, eq + 1, (char *)t + f->offset))
+			return f->why ? bad(e, "%s", f->why) : bad(e, "bad %s", f->key);
+		return 0;
+	}
+	for (i = 0; i < N_THREAD_FIELDS && o < sizeof(known); i++)
+		o += (size_t)snprintf(known + o, sizeof(known) - o, "%s%s", i ? ", " : "",
+				      thread_fields[i].key);
+	esc(word, shown, sizeof(shown));
+	return bad(e, "unknown key '%s' (known keys: %s)", shown, known);
+}
 
-		*why = "unknown policy";
-		if (p < 0)
-			return -EINVAL;
-		t->policy = p;
-		*seen |= 4;
-	} else if (strcmp(key, "priority") == 0) {
-		*why = "bad priority";
-		if (parse_ll(val, 0, 99, &v))
-			return -EINVAL;
-		t->priority = (int)v;
-	} else if (strcmp(key, "nice") == 0) {
-		*why = "bad nice";
-		if (parse_ll(val, -20, 19, &v))
-			return -EINVAL;
-		t->nice = (int)v;
-	} else if (strcmp(key, "runtime") == 0) {
-		*why = "bad runtime";
-		return parse_u64(val, &t->dl_runtime_ns);
-	} else if (strcmp(key, "deadline") == 0) {
-		*why = "bad deadline";
-		return parse_u64(val, &t->dl_deadline_ns);
-	} else if (strcmp(key, "period") == 0) {
-		*why = "bad period";
-		return parse_u64(val, &t->dl_period_ns);
-	} else if (strcmp(key, "flags") == 0) {
-		*why = "bad flags";
-		return parse_u64(val, &t->flags);
-	} else if (strcmp(key, "cgroup") == 0) {
-		*why = "bad cgroup";
-		return unesc(val, t->cgroup, sizeof(t->cgroup));
-	} else if (strcmp(key, "affinity") == 0) {
-		*why = "bad affinity";
-		return cpuset_list_parse(val, &t->affinity);
-	} else if (strcmp(key, "partition") == 0) {
-		*why = "bad partition";
-		return unesc(val, t->partition, sizeof(t->partition));
-	} else {
-		*why = "unknown key";
-		return -EINVAL;
+static int record_thread(struct state *st, char **save, struct line_err *e)
+{
+	struct state_thread t = { 0 };
+	unsigned int seen = 0, need = 0;
+	char *word, names[64];
+	int rc;
+
+	while ((word = strtok_r(NULL, " ", save)) != NULL) {
+		rc = thread_word(&t, word, &seen, e);
+		if (rc)
+			return rc;
+	}
+	for (size_t i = 0; i < N_THREAD_FIELDS; i++)
+		need |= (unsigned int)thread_fields[i].required << i;
+	if ((seen & need) != need)
+		return bad(e, "thread needs %s", required_fields(names, sizeof(names)));
+	if (state_find_thread(st, t.pid))
+		return 0;
+	return push_thread(st, &t);
+}
+
+/* Set even when trailing words make the line bad: enabling +cpuset is undone on restore. */
+static int record_cpuset_added(struct state *st, char **save, struct line_err *e)
+{
+	st->cpuset_added = true;
+	return strtok_r(NULL, " ", save) ? bad(e, "trailing words") : 0;
+}
+
+static int record_rt_runtime(struct state *st, char **save, struct line_err *e)
+{
+	char *v = strtok_r(NULL, " ", save);
+	long long us;
+
+	if (!v || parse_ll(v, -1, INT_MAX, &us) || strtok_r(NULL, " ", save))
+		return bad(e, "rt_runtime_us needs one number (-1 or microseconds)");
+	if (!st->rt_runtime_saved) {
+		st->rt_runtime_saved = true;
+		st->rt_runtime_us = us;
 	}
 	return 0;
 }
 
-/* Parses one line (without its newline) into st; *why on error. */
-static int parse_line(struct state *st, char *line, const char **why)
+static int record_partition(struct state *st, char **save, struct line_err *e)
 {
-	char *save = NULL;
+	char *n = strtok_r(NULL, " ", save);
+	char *c = strtok_r(NULL, " ", save);
+	char name[CPUSET_NAME_MAX];
+
+	if (!n || !c || strtok_r(NULL, " ", save) || unesc(n, name, sizeof(name)) || !name[0] ||
+	    (strcmp(c, "created=0") != 0 && strcmp(c, "created=1") != 0))
+		return bad(e, "partition needs <name> created=<0|1>");
+	if (state_find_partition(st, name))
+		return 0;
+	return push_partition(st, name, c[8] == '1');
+}
+
+/* The records of a state file, by their first word (see the format at the top). */
+static const struct record {
+	const char *word;
+	int (*parse)(struct state *st, char **save, struct line_err *e);
+} records[] = {
+	{ "cpuset_added", record_cpuset_added },
+	{ "rt_runtime_us", record_rt_runtime },
+	{ "partition", record_partition },
+	{ "thread", record_thread },
+};
+
+/* Parses one line (without its newline) into st. */
+static int parse_line(struct state *st, char *line, struct line_err *e)
+{
+	char *save = NULL, known[128], shown[64];
 	char *word = strtok_r(line, " ", &save);
+	size_t i, o = 0;
 
 	if (!word || word[0] == '#')
 		return 0;
-	if (strcmp(word, "cpuset_added") == 0) {
-		st->cpuset_added = true;
-		*why = "trailing words";
-		return strtok_r(NULL, " ", &save) ? -EINVAL : 0;
-	}
-	if (strcmp(word, "rt_runtime_us") == 0) {
-		char *v = strtok_r(NULL, " ", &save);
-		long long us;
-
-		*why = "rt_runtime_us needs one number (-1 or microseconds)";
-		if (!v || parse_ll(v, -1, INT_MAX, &us) || strtok_r(NULL, " ", &save))
-			return -EINVAL;
-		if (!st->rt_runtime_saved) {
-			st->rt_runtime_saved = true;
-			st->rt_runtime_us = us;
-		}
-		return 0;
-	}
-	if (strcmp(word, "partition") == 0) {
-		char *n = strtok_r(NULL, " ", &save);
-		char *c = strtok_r(NULL, " ", &save);
-		char name[CPUSET_NAME_MAX];
-
-		*why = "partition needs <name> created=<0|1>";
-		if (!n || !c || strtok_r(NULL, " ", &save) || unesc(n, name, sizeof(name)) ||
-		    !name[0] || (strcmp(c, "created=0") != 0 && strcmp(c, "created=1") != 0))
-			return -EINVAL;
-		if (state_find_partition(st, name))
-			return 0;
-		return push_partition(st, name, c[8] == '1');
-	}
-	if (strcmp(word, "thread") == 0) {
-		struct state_thread t = { 0 };
-		unsigned int seen = 0;
-
-		while ((word = strtok_r(NULL, " ", &save)) != NULL) {
-			char *eq = strchr(word, '=');
-
-			*why = "a word that is not key=value";
-			if (!eq)
-				return -EINVAL;
-			*eq = '\0';
-			if (thread_field(&t, word, eq + 1, &seen, why))
-				return -EINVAL;
-		}
-		*why = "thread needs pid=, start= and policy=";
-		if (seen != 7)
-			return -EINVAL;
-		if (state_find_thread(st, t.pid))
-			return 0;
-		return push_thread(st, &t);
-	}
-	*why = "unknown record";
-	return -EINVAL;
+	for (i = 0; i < sizeof(records) / sizeof(records[0]); i++)
+		if (strcmp(word, records[i].word) == 0)
+			return records[i].parse(st, &save, e);
+	for (i = 0; i < sizeof(records) / sizeof(records[0]) && o < sizeof(known); i++)
+		o += (size_t)snprintf(known + o, sizeof(known) - o, "%s%s", i ? ", " : "",
+				      records[i].word);
+	esc(word, shown, sizeof(shown));
+	return bad(e, "unknown record '%s' (known records: %s)", shown, known);
 }
 
 int state_load(struct state *st, const char *path, char *err, size_t errlen)
 {
 	char line[LINE_MAX_LEN + 2];
 	unsigned int lineno = 0;
-	int bad = 0;
+	int n_bad = 0;
 	FILE *f = fopen(path, "re");
 
 	if (!f)
 		return -errno;
 	while (fgets(line, sizeof(line), f)) {
 		size_t len = strlen(line);
-		const char *why = "line too long";
+		struct line_err e = { "line too long" };
 		int rc = 0;
 
 		lineno++;
@@ -595,19 +734,19 @@ int state_load(struct state *st, const char *path, char *err, size_t errlen)
 			rc = -EINVAL;
 		}
 		if (!rc)
-			rc = parse_line(st, line, &why);
+			rc = parse_line(st, line, &e);
 		if (rc == -ENOMEM) {
 			fclose(f);
 			return rc;
 		}
 		if (rc) {
-			pr_err("state file %s:%u: %s; line skipped", path, lineno, why);
-			if (bad++ == 0 && err)
-				snprintf(err, errlen, "state file %s:%u: %s", path, lineno, why);
+			pr_err("state file %s:%u: %s; line skipped", path, lineno, e.text);
+			if (n_bad++ == 0 && err)
+				snprintf(err, errlen, "state file %s:%u: %s", path, lineno, e.text);
 		}
 	}
 	fclose(f);
-	return bad;
+	return n_bad;
 }
 
 int state_open(struct state *st, char *err, size_t errlen)

@@ -195,6 +195,67 @@ static void test_bad_lines(void **unused)
 	state_free(&st);
 }
 
+/* Each kind of bad record, alone in a file: the message names line 2 and the cause. */
+static void test_bad_line_messages(void **unused)
+{
+	static const struct {
+		const char *line, *why;
+	} cases[] = {
+		{ "bogus record",
+		  "unknown record 'bogus' (known records: cpuset_added, rt_runtime_us, partition, "
+		  "thread)" },
+		{ "cpuset_added yes", "trailing words" },
+		{ "rt_runtime_us", "rt_runtime_us needs one number (-1 or microseconds)" },
+		{ "rt_runtime_us -2", "rt_runtime_us needs one number (-1 or microseconds)" },
+		{ "rt_runtime_us 5 6", "rt_runtime_us needs one number (-1 or microseconds)" },
+		{ "partition a", "partition needs <name> created=<0|1>" },
+		{ "partition a created=2", "partition needs <name> created=<0|1>" },
+		{ "partition %zz created=1", "partition needs <name> created=<0|1>" },
+		{ "partition a created=1 x", "partition needs <name> created=<0|1>" },
+		{ "thread pid", "a word that is not key=value" },
+		{ "thread pid=0 start=1 policy=fifo", "bad pid" },
+		{ "thread pid=2147483648 start=1 policy=fifo", "bad pid" },
+		{ "thread pid=1 start=-1 policy=fifo", "bad start" },
+		{ "thread pid=1 start=1 policy=idle2", "unknown policy" },
+		{ "thread pid=1 start=1 policy=fifo comm=%4", "bad comm" },
+		{ "thread pid=1 start=1 policy=fifo priority=100", "bad priority" },
+		{ "thread pid=1 start=1 policy=fifo nice=20", "bad nice" },
+		{ "thread pid=1 start=1 policy=fifo nice=-21", "bad nice" },
+		{ "thread pid=1 start=1 policy=fifo runtime=x", "bad runtime" },
+		{ "thread pid=1 start=1 policy=fifo deadline=1x", "bad deadline" },
+		{ "thread pid=1 start=1 policy=fifo period=", "bad period" },
+		{ "thread pid=1 start=1 policy=fifo flags=-1", "bad flags" },
+		{ "thread pid=1 start=1 policy=fifo cgroup=%g0", "bad cgroup" },
+		{ "thread pid=1 start=1 policy=fifo affinity=1-", "bad affinity" },
+		{ "thread pid=1 start=1 policy=fifo partition=%", "bad partition" },
+		{ "thread pid=1 start=1 policy=fifo surprise=1",
+		  "unknown key 'surprise' (known keys: pid, start, comm, policy, priority, nice, "
+		  "runtime, deadline, period, flags, cgroup, affinity, partition)" },
+		{ "thread start=1 policy=fifo", "thread needs pid=, start= and policy=" },
+		{ "thread pid=1 policy=fifo", "thread needs pid=, start= and policy=" },
+		{ "thread pid=1 start=1", "thread needs pid=, start= and policy=" },
+	};
+	char err[512], want[1200], text[256];
+	struct state st;
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(text, sizeof(text), "# irqres state 1\n%s\n", cases[i].line);
+		fixtree_file("run/irqres/state", text);
+		snprintf(want, sizeof(want), "state file %s:2: %s",
+			 fixtree_path("run/irqres/state"), cases[i].why);
+		state_init(&st);
+		err[0] = '\0';
+		assert_int_equal(state_load(&st, fixtree_path("run/irqres/state"), err,
+					    sizeof(err)), 1);
+		if (strcmp(err, want))
+			fail_msg("line '%s':\n  got:  %s\n  want: %s", cases[i].line, err, want);
+		assert_int_equal(st.n_threads, 0);
+		assert_int_equal(st.n_parts, 0);
+		state_free(&st);
+	}
+}
+
 static void test_unwritable_run_dir(void **unused)
 {
 	struct state st;
@@ -214,6 +275,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_open_creates_private_dir, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_records_survive_reload, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_lines, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_line_messages, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unwritable_run_dir, setup, teardown),
 	};
 

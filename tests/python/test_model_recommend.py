@@ -106,6 +106,7 @@ def checker(tmp_path):
             str(exe),
             str(src),
             str(d / "profile.c"),
+            str(d / "yamlmap.c"),
             str(d / "units.c"),
             str(d / "log.c"),
             "-lyaml",
