@@ -52,7 +52,7 @@ man: daemon
 	$(PYTHON) scripts/mkman.py --irqresd build/daemon/irqresd --out build/man \
 		--completion-out build/completion
 
-test check: all lint test-c test-asan test-valgrind test-fuzz test-py test-vm
+test check: all lint complexity test-c test-asan test-valgrind test-fuzz test-py test-vm
 
 # ruff and mypy at the versions scripts/install-deps.sh pins, from the virtualenv its
 # test set makes (build/lint-venv: $(PYTHON) and its modules, plus the pinned linters).
