@@ -367,8 +367,16 @@ def write_results() -> Path:
             status.append(f"| {title} | {name.replace('-', '_')}.py | done |")
         else:
             status.append(f"| {title} | {name.replace('-', '_')}.py | not measured yet |")
-    status += ["| 4. disk IRQ thread, Q/T 2 %..60 % | | not done |",
-               "| 5. adaptive budget vs fixed (`irqres tune`) | | not done |"]
+    status.append("| 4. disk IRQ thread, Q/T 2 %..60 % | | not done |")
+    files = newest("adaptive-icount-nice*-2*.json")  # untagged: tagged boots are trials
+    if files:
+        import adaptive_analysis
+        parts += adaptive_analysis.section(json.loads(files[-1].read_text()),
+                                           HERE / "adaptive.png")
+        status.append("| 5. adaptive budget vs fixed (`irqres tune`) | adaptive.py | done |")
+    else:
+        status.append("| 5. adaptive budget vs fixed (`irqres tune`) | adaptive.py | "
+                      "not measured yet |")
     text = head.replace("__STATUS__", "\n".join(status))
     text = text.replace("__TESTBED_EVIDENCE__", "\n".join(testbed_section(lat_icount + lat_tcg)))
     tail = HERE / "RESULTS.md.tail"  # the reading of the numbers, written by hand
@@ -384,7 +392,7 @@ def load(paths: list[str]) -> list[dict]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("experiment", choices=("all", "latency", "tools", "player-fifo",
-                                            "player-dl"),
+                                            "player-dl", "adaptive"),
                     help="all: write RESULTS.md from the newest raw data of each")
     ap.add_argument("records", nargs="*", help="raw data files (bench/seeds/data/*.json)")
     args = ap.parse_args()
@@ -400,6 +408,9 @@ def main() -> int:
         lines = tools_section(recs[0], HERE / "tools.png")
     elif args.experiment == "player-fifo":
         lines = player_fifo_section(recs[0], HERE / "player-fifo.png")
+    elif args.experiment == "adaptive":
+        import adaptive_analysis
+        lines = adaptive_analysis.section(recs[0], HERE / "adaptive.png")
     else:
         lines = player_dl_section(recs[0], HERE / "player-dl.png")
     print("\n".join(lines))

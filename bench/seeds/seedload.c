@@ -7,6 +7,12 @@
  *   seedload recv PORT COUNT IDLE_NS [TIMES]
  *       receive until COUNT datagrams or IDLE_NS without one; TIMES gets each
  *       datagram's kernel receive timestamp (SO_TIMESTAMPNS, ns), one per line.
+ *   seedload vsend ADDR PORT SIZE DURATION_NS SEED PHASE_MIN_NS PHASE_MAX_NS PHASES PERIOD_NS...
+ *       a fluctuating load for DURATION_NS: phases of a length drawn uniformly from
+ *       PHASE_MIN_NS..PHASE_MAX_NS, each sending at one of the PERIOD_NS drawn
+ *       uniformly (absolute releases); the draws come from SEED alone, so every run
+ *       with the same arguments sends the same load. PHASES ("-": none) gets
+ *       "start_ns period_ns sent" per phase. Prints "sent N failed M phases P".
  *       Prints "received N".
  *   seedload player PERIOD_NS WORK_NS FRAMES [TIMES [DELAY_NS]]
  *       a periodic player: every PERIOD_NS (absolute releases) WORK_NS of CPU time
@@ -131,6 +137,76 @@ static int do_send(int argc, char **argv)
 	return rc ? 1 : 0;
 }
 
+/* xorshift64*: a small generator whose sequence depends on the seed alone */
+static uint64_t next_rand(uint64_t *x)
+{
+	*x ^= *x >> 12;
+	*x ^= *x << 25;
+	*x ^= *x >> 27;
+	return *x * 0x2545F4914F6CDD1DULL;
+}
+
+static int do_vsend(int argc, char **argv)
+{
+	int64_t port, size, duration, seed, pmin, pmax, periods[32];
+	int np = argc - 8;
+	struct sockaddr_in to = { .sin_family = AF_INET };
+	char buf[65536] = { 0 };
+
+	if (argc < 9 || np > 32 || parse_i64(argv[1], "port", &port) ||
+	    parse_i64(argv[2], "size", &size) || size > (int64_t)sizeof(buf) ||
+	    parse_i64(argv[3], "duration", &duration) || parse_i64(argv[4], "seed", &seed) ||
+	    parse_i64(argv[5], "phase min", &pmin) || parse_i64(argv[6], "phase max", &pmax) ||
+	    !pmin || pmax < pmin || inet_pton(AF_INET, argv[0], &to.sin_addr) != 1)
+		goto usage;
+	for (int i = 0; i < np; i++)
+		if (parse_i64(argv[8 + i], "period", &periods[i]) || !periods[i])
+			goto usage;
+	to.sin_port = htons((uint16_t)port);
+	int s = socket(AF_INET, SOCK_DGRAM, 0);
+	if (s < 0) {
+		perror("seedload: socket");
+		return 1;
+	}
+	int64_t nphases = duration / pmin + 1;
+	int64_t *ph = alloc_times(3 * nphases);
+	if (!ph) {
+		close(s);
+		return 1;
+	}
+	uint64_t x = (uint64_t)seed * 0x9E3779B97F4A7C15ULL + 1;
+	int64_t start = now_ns(CLOCK_MONOTONIC) + 1000000, end = start + duration;
+	int64_t t = start, sent = 0, failed = 0, k = 0;
+	while (t < end && k < nphases) {
+		int64_t len = pmin + (int64_t)(next_rand(&x) % (uint64_t)(pmax - pmin + 1));
+		int64_t period = periods[next_rand(&x) % (uint64_t)np];
+		int64_t stop = t + len < end ? t + len : end, n = 0;
+		for (int64_t r = t; r < stop; r += period) {
+			sleep_until(r);
+			if (sendto(s, buf, (size_t)size, 0, (struct sockaddr *)&to, sizeof(to)) < 0)
+				failed++;
+			else
+				n++;
+		}
+		ph[3 * k] = t;
+		ph[3 * k + 1] = period;
+		ph[3 * k + 2] = n;
+		sent += n;
+		k++;
+		t = stop;
+	}
+	printf("sent %lld failed %lld phases %lld\n", (long long)sent, (long long)failed,
+	       (long long)k);
+	int rc = strcmp(argv[7], "-") ? write_times(argv[7], ph, k, 3) : 0;
+	free(ph);
+	close(s);
+	return rc ? 1 : 0;
+usage:
+	fprintf(stderr, "usage: seedload vsend ADDR PORT SIZE DURATION_NS SEED PHASE_MIN_NS "
+		"PHASE_MAX_NS PHASES PERIOD_NS... (at most 32 periods)\n");
+	return 2;
+}
+
 static int do_recv(int argc, char **argv)
 {
 	int64_t port, count, idle;
@@ -225,10 +301,12 @@ int main(int argc, char **argv)
 {
 	if (argc >= 2 && !strcmp(argv[1], "send"))
 		return do_send(argc - 2, argv + 2);
+	if (argc >= 2 && !strcmp(argv[1], "vsend"))
+		return do_vsend(argc - 2, argv + 2);
 	if (argc >= 2 && !strcmp(argv[1], "recv"))
 		return do_recv(argc - 2, argv + 2);
 	if (argc >= 2 && !strcmp(argv[1], "player"))
 		return do_player(argc - 2, argv + 2);
-	fprintf(stderr, "usage: seedload send|recv|player ... (see the comment at the top)\n");
+	fprintf(stderr, "usage: seedload send|vsend|recv|player ... (see the comment at the top)\n");
 	return 2;
 }

@@ -355,12 +355,178 @@ def scenario_seeds_player_fifo(runs: int, seconds: int, period_ns: int, work_ns:
 
 
 def scenario_seeds_shapes(latency: dict, tools: dict, player: dict,
-                          player_dl: dict) -> dict:
-    """The VM suite's short version of experiments 6, 1, 2 and 3 in one boot."""
+                          player_dl: dict, adaptive: dict | None = None) -> dict:
+    """The VM suite's short version of experiments 6, 1, 2, 3 (and 5) in one boot."""
     return {"latency": scenario_seeds_latency(**latency),
             "tools": scenario_seeds_tools(**tools),
             "player": scenario_seeds_player_fifo(**player),
-            "player_dl": scenario_seeds_player_dl(**player_dl)}
+            "player_dl": scenario_seeds_player_dl(**player_dl),
+            **({"adaptive": scenario_seeds_adaptive(**adaptive)} if adaptive else {})}
+
+TRACEFS = "/sys/kernel/tracing"
+
+
+def _switch_trace_start(cpu: int, buffer_kb: int) -> None:
+    """sched_switch of one CPU into the ring buffer, CLOCK_MONOTONIC time stamps (the
+    clock of the player's and the sender's logs); no reader runs while it records."""
+    for name, value in (("tracing_on", "0"), ("trace", ""), ("trace_clock", "mono"),
+                        ("buffer_size_kb", str(buffer_kb)), ("tracing_cpumask",
+                                                             f"{1 << cpu:x}"),
+                        ("events/sched/sched_switch/enable", "1"), ("tracing_on", "1")):
+        with open(os.path.join(TRACEFS, name), "w") as f:
+            f.write(value)
+
+
+def _switch_trace_stop(path: str, ncpu: int) -> dict:
+    """Stop, save the ring buffer as a trace-cmd file, put tracefs back as it was."""
+    with open(os.path.join(TRACEFS, "tracing_on"), "w") as f:
+        f.write("0")
+    ex = sh(f"trace-cmd extract -o {path}", timeout=600)
+    for name, value in (("events/sched/sched_switch/enable", "0"), ("trace_clock", "local"),
+                        ("tracing_cpumask", f"{(1 << ncpu) - 1:x}"), ("trace", "")):
+        with open(os.path.join(TRACEFS, name), "w") as f:
+            f.write(value)
+    return {"rc": ex["rc"], "out": (ex["out"] + ex["err"])[-1000:]}
+
+
+SCHED_FEATURES = "/sys/kernel/debug/sched/features"
+
+
+def _hrtick_dl(on: bool) -> str:
+    """SCHED_DEADLINE enforces a budget at the scheduler tick (4 ms at this kernel's
+    HZ=250) unless the HRTICK_DL feature arms a timer for the end of the budget: with
+    a 1 ms period and the tick, a thread overruns its budget by up to a tick and pays
+    it back in throttled periods. Returns the feature list after the change."""
+    if not os.path.exists(SCHED_FEATURES):
+        sh("mount -t debugfs none /sys/kernel/debug")
+    with open(SCHED_FEATURES, "w") as f:
+        f.write("HRTICK_DL" if on else "NO_HRTICK_DL")
+    return read(SCHED_FEATURES) or ""
+
+
+def _adaptive_profile(path: str, nic_period_ns: int, tune: dict) -> None:
+    with open(path, "w") as f:
+        f.write(f"""version: 1
+targets:
+  - name: nic
+    interface: eth0
+    runtime: {tune['start_ns']}ns
+    period: {nic_period_ns}ns
+    min_interarrival: 50us
+    buffer: 256
+    mode: adaptive
+    adaptive:
+      sample: {tune['sample_ns']}ns
+      gain: {tune['gain']}
+      window: {tune['window']}
+      default_job: {tune['default_job_ns']}ns
+      min_runtime: {tune['min_ns']}ns
+      max_runtime: {tune['max_ns']}ns
+      hysteresis: {tune['hysteresis_ns']}ns
+""")
+
+
+def _irqresd_priority(prio: int) -> dict:
+    """irqresd at SCHED_FIFO ``prio`` (0: back to SCHED_OTHER); its policy before."""
+    pid = sh("systemctl show -p MainPID --value irqresd.service")["out"].strip()
+    before = sched_attr(int(pid)) if pid.isdigit() and pid != "0" else None
+    if before is not None:
+        sh(f"chrt -f -p {prio} {pid}" if prio else f"chrt -o -p 0 {pid}", check=True)
+    return {"pid": pid, "before": before}
+
+
+def _tune_start(setup: dict, nic_period_ns: int, tune: dict, log: str,
+                prio: int) -> subprocess.Popen:
+    """`irqres tune` on the sender's vCPU (the NIC's CPU is its partition) at SCHED_FIFO
+    ``prio``, started with its profile and waited for until it has logged a few
+    intervals. Below the sender (SCHED_FIFO 90) it gets a sample now and then while
+    the load runs, not every interval."""
+    prof = "/run/seeds-adaptive.yaml"
+    _adaptive_profile(prof, nic_period_ns, tune)
+    proc = subprocess.Popen(f"exec chrt -f {prio} taskset -c {setup['sender_cpu']} irqres tune "
+                            f"{prof} --log {log}", shell=True, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    ok, _ = wait_for(lambda: proc.poll() is not None
+                     or len((read(log) or "").splitlines()) > 10, 300, 0.2)
+    if proc.poll() is not None:
+        raise RuntimeError(f"irqres tune stopped at once: {proc.communicate()[0][-2000:]}\n"
+                           f"{_journal()}")
+    if not ok:
+        raise RuntimeError(f"irqres tune logged nothing in 300 s\n{_journal()}")
+    return proc
+
+
+def scenario_seeds_adaptive(runs: int, seconds: int, configs: list[dict], period_ns: int,
+                            work_ns: int, priority: int, nic_period_ns: int, size: int,
+                            phase_ns: list[int], load_periods_ns: list[int],
+                            hrtick: bool = True, tune_priority: int = 95,
+                            buffer_kb: int = 16384,
+                            port: int = 5001) -> dict:
+    """Experiment 5: a player on the NIC's CPU under a fluctuating load (``seedload
+    vsend``: phases of ``phase_ns`` [min, max] at one of ``load_periods_ns``, the same
+    draws for every configuration of a run), the NIC thread at a fixed budget or with
+    ``irqres tune`` moving it. ``configs``: {"name", "kind": fifo50|fixed|tune, "q_ns"
+    (fixed), "tune" (the adaptive settings)}. A sched_switch trace of the NIC's CPU gives
+    the NIC thread's time per 1 ms; files adapt-<run>-<name>-* in /payload/out.
+    ``hrtick``: budgets enforced by a timer (HRTICK_DL) rather than at the tick.
+    ``tune_priority``: SCHED_FIFO of `irqres tune` and of irqresd, which answers it (the
+    sender runs at 90 on the same vCPU)."""
+    wait_for(lambda: _irqresd_state() in ("active", "failed"), 60, 0.2)
+    setup = hub_setup()
+    features = _hrtick_dl(hrtick)
+    irqresd = _irqresd_priority(tune_priority)
+    cpu = setup["nic_cpu"]
+    frames = seconds * 1_000_000_000 // period_ns
+    rows = []
+    for run in range(runs):
+        for cfg in configs:
+            base = os.path.join(OUT, f"adapt-{run}-{cfg['name']}")
+            tune = None
+            if cfg["kind"] == "fifo50":
+                nic = nic_fifo50()
+            elif cfg["kind"] == "fixed":
+                nic = nic_reserved(cfg["q_ns"], nic_period_ns)
+            else:
+                tune = _tune_start(setup, nic_period_ns, cfg["tune"], base + "-tune.csv",
+                                   tune_priority)
+                nic = thread(NIC_THREAD)
+            most = seconds * 1_000_000_000 // min(load_periods_ns) + len(load_periods_ns)
+            rx = receiver(setup, port, most, 2_000_000_000)
+            pl = player(cpu, period_ns, work_ns, frames, f"chrt -f {priority}",
+                        base + "-player.txt", nic, delay_ns=period_ns)
+            c0, cpu0 = rx_counters(), cpu_times(setup, pl.pid)
+            _switch_trace_start(cpu, buffer_kb)
+            snd = subprocess.Popen(
+                f"exec ip netns exec {NS} chrt -f {SENDER_PRIO} taskset -c "
+                f"{setup['sender_cpu']} {SEEDLOAD} vsend {RX_ADDR} {port} {size} "
+                f"{seconds * 1_000_000_000} {run + 1} {phase_ns[0]} {phase_ns[1]} "
+                f"{base}-phases.txt {' '.join(map(str, load_periods_ns))}",
+                shell=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            snd_out, _ = snd.communicate(timeout=7200)
+            c1, cpu1 = rx_counters(), cpu_times(setup, pl.pid)
+            pl_out, _ = pl.communicate(timeout=7200)
+            trace = _switch_trace_stop(base + ".dat", setup["ncpu"])
+            rx_out, _ = rx.communicate(timeout=600)  # ends 2 s after the last datagram
+            tune_out = None
+            if tune:
+                tune.send_signal(2)
+                tune_out = tune.communicate(timeout=600)[0][-1500:]
+            pids = {"nic_thread": (thread(NIC_THREAD) or {}).get("pid"), "player": pl.pid,
+                    "ksoftirqd": _ksoftirqd(cpu)}
+            r = {"run": run, "config": cfg["name"], "kind": cfg["kind"], "thread": nic,
+                 "files": os.path.basename(base), "sender": snd_out.strip(),
+                 "player": pl_out.strip(), "receiver": rx_out.strip(), "rx": _delta(c0, c1),
+                 "cpu_ns": {k: (cpu1[k] - cpu0[k]) if cpu0[k] is not None
+                            and cpu1[k] is not None else None for k in cpu0},
+                 "pids": pids, "trace": trace, "tune_out": tune_out}
+            rows.append(r)
+            mark(f"adaptive run {run} {cfg['name']}: {r['player']}; {r['sender']}; "
+                 f"rx {r['rx']['rx_packets']} missed {r['rx']['rx_missed_errors']}")
+    nic_fifo50()
+    _hrtick_dl(False)
+    _irqresd_priority(0)
+    return {"setup": setup, "rows": rows, "apply_refusals": REFUSALS,
+            "sched_features": features, "irqresd": irqresd}
 
 
 def _dl_profile(path: str, nic_q: int, nic_t: int, player_q: int, player_t: int) -> None:
