@@ -16,7 +16,7 @@ The NIC thread's CPU time per 1 ms window comes from a sched_switch trace of its
 the player (40 ms period, fixed CPU work per frame, SCHED_FIFO below the reservation)
 logs release, start and end of every frame.
 
-    python3 bench/seeds/adaptive.py [--runs 3] [--seconds 6]
+    python3 bench/seeds/adaptive.py [--runs 3] [--seconds 5] [--nice 19]
     python3 bench/seeds/adaptive.py --reanalyze bench/seeds/data/adaptive-....json
 """
 
@@ -62,10 +62,27 @@ def parse_configs(text: str) -> list[dict]:
     return out
 
 
+def guest_params(runs: int, seconds: int, configs: str, *, work_ms: float = 14.0,
+                 size: int = 1400, periods_us: str = "500,250,167,125",
+                 phase_ms: str = "20,120", hrtick: bool = True,
+                 tune_priority: int = 95) -> dict:
+    """The guest scenario's parameters (also the VM suite's short run)."""
+    try:
+        pmin, pmax = (int(x) * MS for x in phase_ms.split(","))
+        periods = [int(x) * US for x in periods_us.split(",")]
+    except ValueError:
+        raise SystemExit(f"--phase-ms {phase_ms!r} / --periods-us {periods_us!r}: "
+                         "integers separated by commas (two for --phase-ms)") from None
+    return {"runs": runs, "seconds": seconds, "configs": parse_configs(configs),
+            "period_ns": 40 * MS, "work_ns": int(work_ms * MS), "priority": 40,
+            "nic_period_ns": MS, "size": size, "phase_ns": [pmin, pmax],
+            "load_periods_ns": periods, "hrtick": hrtick, "tune_priority": tune_priority}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     testbed.add_options(ap)
-    ap.add_argument("--seconds", type=int, default=6, help="guest seconds per measurement")
+    ap.add_argument("--seconds", type=int, default=5, help="guest seconds per measurement")
     ap.add_argument("--configs", default="fifo50,fixed:800,fixed:400,tune:0.25,tune:0.05",
                     help="comma-separated: fifo50, fixed:Q (µs per 1 ms), tune:G (gain)")
     ap.add_argument("--work-ms", type=float, default=14.0, help="player CPU work per frame")
@@ -87,13 +104,10 @@ def main() -> int:
     else:
         if args.runs < 1:
             ap.error("--runs must be at least 1")
-        pmin, pmax = (int(x) * MS for x in args.phase_ms.split(","))
-        params = {"runs": args.runs, "seconds": args.seconds,
-                  "configs": parse_configs(args.configs), "period_ns": 40 * MS,
-                  "work_ns": int(args.work_ms * MS), "priority": 40, "nic_period_ns": MS,
-                  "size": args.size, "phase_ns": [pmin, pmax],
-                  "load_periods_ns": [int(x) * US for x in args.periods_us.split(",")],
-                  "hrtick": not args.tick, "tune_priority": args.tune_priority}
+        params = guest_params(args.runs, args.seconds, args.configs, work_ms=args.work_ms,
+                              size=args.size, periods_us=args.periods_us,
+                              phase_ms=args.phase_ms, hrtick=not args.tick,
+                              tune_priority=args.tune_priority)
         rec = testbed.run_guest(args, "seeds_adaptive", "adaptive", params)
     import adaptive_analysis
     adaptive_analysis.analyze(rec)
