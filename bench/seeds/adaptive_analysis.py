@@ -14,7 +14,7 @@ from stats import spread
 
 MS = 1_000_000
 BIN_US = 25          # histogram bins of the time per 1 ms window
-EXCERPT_MS = 2000    # the per-ms series kept in the raw data for the figure
+EXCERPT_MS = 1000    # the per-ms series kept in the raw data for the figure
 LABELS = {"fifo50": "no reservation (SCHED_FIFO 50)", "fixed": "fixed budget",
           "tune": "`irqres tune`"}
 
@@ -90,8 +90,7 @@ def tune_log(path: Path) -> dict | None:
             "q_min_us": min(sent) / 1000 if sent else None,
             "q_max_us": max(sent) / 1000 if sent else None,
             "q_median_us": statistics.median(sent) / 1000 if sent else None,
-            "t_thr_median_us": statistics.median(thr) / 1000 if thr else None,
-            "q_series": [[int(r[0]), int(r[6])] for r in rows if len(r) > 6 and r[6]]}
+            "t_thr_median_us": statistics.median(thr) / 1000 if thr else None}
 
 
 def analyze(rec: dict) -> None:
@@ -248,7 +247,7 @@ def plot(rec: dict, by: dict, names: list[str], png: Path) -> None:
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     for i, n in enumerate(names):
         ax = fig.add_subplot(gs[i, 0])
-        s = by[n][0]["analysis"]["nic_series_us"][:1000]
+        s = by[n][0]["analysis"]["nic_series_us"]
         ax.plot(range(len(s)), s, lw=0.6, color=colors[i % len(colors)])
         ax.set_ylim(0, 1050)
         ax.set_ylabel("µs per ms")
