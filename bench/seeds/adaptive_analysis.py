@@ -126,6 +126,7 @@ def analyze(rec: dict) -> None:
             "runs_over_period": int((stretch > p["nic_period_ns"]).sum()),
             "nic_per_ms": dist(nic), "net_per_ms": dist(nic + soft),
             "nic_series_us": [int(x) // 1000 for x in nic[:EXCERPT_MS]],
+            "soft_series_us": [int(x) // 1000 for x in soft[:EXCERPT_MS]],
             "frames": fr, "tune": tune_log(base.with_name(base.name + "-tune.csv")),
             "sent": int(r["sender"].split()[1]),
             # eth0's rx_packets over the sender's span: what the NIC thread took off the
@@ -247,9 +248,16 @@ def plot(rec: dict, by: dict, names: list[str], png: Path) -> None:
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     for i, n in enumerate(names):
         ax = fig.add_subplot(gs[i, 0])
-        s = by[n][0]["analysis"]["nic_series_us"]
-        ax.plot(range(len(s)), s, lw=0.6, color=colors[i % len(colors)])
-        ax.set_ylim(0, 1050)
+        a = by[n][0]["analysis"]
+        s = a["nic_series_us"]
+        ax.plot(range(len(s)), s, lw=0.6, color=colors[i % len(colors)], label="NIC thread")
+        if a.get("soft_series_us"):
+            k = a["soft_series_us"]
+            ax.plot(range(len(k)), [-x for x in k], lw=0.6, color="0.5",
+                    label="ksoftirqd (drawn downwards)")
+            ax.legend(fontsize=7, loc="lower right")
+        ax.set_ylim(-1050, 1050)
+        ax.axhline(0, color="k", lw=0.4)
         ax.set_ylabel("µs per ms")
         ax.set_title(f"{_label(by[n][0], p).replace('`', '')}: run 0, first second",
                      fontsize=9)
