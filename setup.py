@@ -31,7 +31,8 @@ setup(
     ext_modules=[
         Extension(
             "irqres._tracereader",
-            sources=["analysis/irqres/trace/_tracereader.c"],
+            sources=["analysis/irqres/trace/_tracereader.c", "analysis/irqres/trace/pages.c"],
+            depends=["analysis/irqres/trace/pages.h"],
             include_dirs=[f[2:] for f in flags if f.startswith("-I")],
             extra_compile_args=[f for f in flags if not f.startswith("-I")]
             + ["-std=gnu11", "-O2", "-Wall", "-Wextra", "-Wno-unused-parameter",

@@ -45,6 +45,8 @@
 
 #include <trace-cmd.h>
 
+#include "pages.h"
+
 /* In libtracecmd 3.x but not in its public header: the "CPU: N / entries / overrun /
  * dropped events" text that trace-cmd stored at the end of the recording. */
 const char *tracecmd_get_cpustats(struct tracecmd_input *handle);
@@ -56,6 +58,8 @@ struct tep_record *tracecmd_peek_data(struct tracecmd_input *handle, int cpu);
 struct tep_record *tracecmd_read_cpu_last(struct tracecmd_input *handle, int cpu);
 int tracecmd_set_cpu_to_timestamp(struct tracecmd_input *handle, int cpu,
 				  unsigned long long ts);
+/* The size of the file's ring-buffer pages. */
+int tracecmd_page_size(struct tracecmd_input *handle);
 
 /* ---- growable columns ------------------------------------------------------------ */
 
@@ -395,6 +399,8 @@ struct reader {
 	int ret;                /* 0, or -1 when the unit failed */
 	int done;
 	int units;              /* of the whole read: 1 when sequential */
+	struct pages pages;     /* the file's pages decoded, given back as it goes */
+	int release;            /* reader_init's @release */
 };
 
 /* What the workers of one parallel read share. */
@@ -590,6 +596,7 @@ static int on_record(struct tracecmd_input *handle, struct tep_record *rec, int 
 		r->err = -ERANGE;
 		return -1;
 	}
+	pages_note(&r->pages, rec, cpu);
 	if (ts < r->last_ts[cpu])
 		r->unsorted = 1;
 	r->cur_ts = ts;
@@ -710,6 +717,7 @@ static void reader_free(struct reader *r)
 	free(r->sel_pids.data);
 	free(r->sel_ts.data);
 	free(r->sel_irqs.data);
+	pages_free(&r->pages);
 }
 
 /* Keep only the rows of @sel's threads (NULL: every row). 0, or -1 with an exception. */
@@ -1056,8 +1064,12 @@ static struct tracecmd_input *pick_buffer(struct tracecmd_input *top, const char
 	return want ? NULL : top;
 }
 
-/* Prepare @r to read @h. Returns 0, or -1 with a Python exception set. */
-static int reader_init(struct reader *r, struct tracecmd_input *h, const char *path)
+/*
+ * Prepare @r to read @h; @release: give the file's pages back as they are decoded (see
+ * pages.h). Returns 0, or -1 with a Python exception set.
+ */
+static int reader_init(struct reader *r, struct tracecmd_input *h, const char *path,
+		       int release)
 {
 	memset(r, 0, sizeof(*r));
 	r->tep = tracecmd_get_tep(h);
@@ -1076,6 +1088,11 @@ static int reader_init(struct reader *r, struct tracecmd_input *h, const char *p
 	for (int i = 0; i < r->ncpus; i++)
 		r->last_ts[i] = r->cpu_first_ts[i] = -1;
 	r->end_ts = INT64_MIN;
+	r->release = release;
+	if (pages_init(&r->pages, r->ncpus, (unsigned int)tracecmd_page_size(h), release)) {
+		PyErr_NoMemory();
+		return -1;
+	}
 	return reader_setup(r, path);
 }
 
@@ -1420,7 +1437,7 @@ out:
 }
 
 /* Decode the records of unit @u from @h. 0, or -1 (u->err tells why when a record did). */
-static int read_unit(struct reader *u, struct tracecmd_input *h)
+static int read_unit_records(struct reader *u, struct tracecmd_input *h)
 {
 	struct tep_record *rec;
 
@@ -1451,6 +1468,15 @@ static int read_unit(struct reader *u, struct tracecmd_input *h)
 		rec = tracecmd_read_data(h, u->cpu);
 	}
 	return u->stop ? -1 : 0; /* the next unit's first record never came */
+}
+
+/* read_unit_records, then let go of the pages it holds: @h reads other units next. */
+static int read_unit(struct reader *u, struct tracecmd_input *h)
+{
+	int ret = read_unit_records(u, h);
+
+	pages_release(&u->pages);
+	return ret;
 }
 
 struct worker {
@@ -1589,7 +1615,7 @@ static int read_parallel(struct reader *r, struct tracecmd_input *top, struct tr
 	for (int i = 0; i < n; i++) {
 		struct reader plan = u[i];
 
-		if (reader_init(&u[i], h, path) || reader_select(&u[i], r->sel)) {
+		if (reader_init(&u[i], h, path, r->release) || reader_select(&u[i], r->sel)) {
 			ret = -1;
 			goto out;
 		}
@@ -1695,7 +1721,7 @@ out:
  */
 static PyObject *read_file(const char *path, const char *want, PyObject *progress,
 			   unsigned long long every, int threads, unsigned long long min_bytes,
-			   const struct selection *sel, int *retry)
+			   const struct selection *sel, int release, int *retry)
 {
 	const char *bname = "";
 	PyObject *result = NULL;
@@ -1724,7 +1750,7 @@ static PyObject *read_file(const char *path, const char *want, PyObject *progres
 		PyErr_Format(PyExc_ValueError, "%s: no buffer instance named '%s'", path, want);
 		goto out_top;
 	}
-	if (reader_init(&r, h, path) || reader_select(&r, sel))
+	if (reader_init(&r, h, path, release) || reader_select(&r, sel))
 		goto out_reader;
 	if (threads > 1 && (h == top || *bname)) {
 		dcpu = malloc(sizeof(*dcpu) * (size_t)r.ncpus);
@@ -1749,6 +1775,7 @@ static PyObject *read_file(const char *path, const char *want, PyObject *progres
 		r.progress_every = every;
 		r.tstate = PyEval_SaveThread();
 		ret = tracecmd_iterate_events(h, NULL, 0, on_record, &r);
+		pages_release(&r.pages);
 		PyEval_RestoreThread(r.tstate);
 		if (reader_check(&r, ret, path))
 			goto out_reader;
@@ -1828,16 +1855,16 @@ fail:
 static PyObject *tr_read(PyObject *self, PyObject *args, PyObject *kwargs)
 {
 	static char *kwlist[] = { "path", "buffer", "progress", "progress_every", "threads",
-				  "parallel_min_bytes", "select", NULL };
+				  "parallel_min_bytes", "select", "release_pages", NULL };
 	unsigned long long min_bytes = 64ull << 20;
 	unsigned long long every = 1u << 20;
 	const char *path, *want = NULL;
 	PyObject *progress = Py_None, *select = Py_None, *result;
 	struct selection sel = { 0 };
-	int threads = 0, retry = 0;
+	int threads = 0, retry = 0, release = 1;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|zOKiKO", kwlist, &path, &want, &progress,
-					 &every, &threads, &min_bytes, &select))
+	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|zOKiKOp", kwlist, &path, &want, &progress,
+					 &every, &threads, &min_bytes, &select, &release))
 		return NULL;
 	if (select != Py_None && selection_parse(select, &sel))
 		return NULL;
@@ -1860,10 +1887,10 @@ static PyObject *tr_read(PyObject *self, PyObject *args, PyObject *kwargs)
 	if (threads > 1 && !file_uncompressed(path))
 		threads = 1;
 	result = read_file(path, want, progress, every, threads, min_bytes,
-			   select == Py_None ? NULL : &sel, &retry);
+			   select == Py_None ? NULL : &sel, release, &retry);
 	if (!result && retry)
 		result = read_file(path, want, progress, every, 1, min_bytes,
-				   select == Py_None ? NULL : &sel, &retry);
+				   select == Py_None ? NULL : &sel, release, &retry);
 	selection_free(&sel);
 	return result;
 }
@@ -1881,6 +1908,8 @@ static PyMethodDef methods[] = {
 	  "parallel_min_bytes (64 MiB) of records, are read by one. The result is the same.\n"
 	  "select: None (every row) or (irq_threads, thread_pattern, tasks): keep only the rows\n"
 	  "of those threads; 'selected_pids' and 'selected_irqs' say which were chosen.\n"
+	  "release_pages: give the file's pages back to the system as they are decoded, so\n"
+	  "that the resident set does not grow with the file (False: as libtracecmd does).\n"
 	  "Raises ValueError naming the file and the cause." },
 	{ NULL, NULL, 0, NULL },
 };
