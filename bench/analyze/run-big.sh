@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # irqres analyze against the bare libtracecmd loop on a trace of more than 50 million
 # records, built from the recorded big-v6.dat by bench/analyze/make_big.py (9 copies of
-# its ring-buffer pages, on 4 CPUs). Wall time, CPU time, peak RSS and peak anonymous
-# RSS (bench/analyze/peakmem.py) of each, run side by side (the tools alternate),
-# medians over RUNS runs, as a Markdown table. BASE=DIR adds the analyze of another
+# its ring-buffer pages, on 4 CPUs). Wall time, CPU time, peak RSS, peak anonymous RSS
+# and peak file-backed RSS (bench/analyze/peakmem.py) of each, run side by side (the
+# tools alternate), medians over RUNS runs, as a Markdown table; then each tool's wall
+# and CPU time over the bare loop's of the same round, median over the rounds. BASE=DIR adds the analyze of another
 # checkout (its analysis/ with the extension built in place), e.g. the previous commit.
 #
 #   RUNS=3 bash bench/analyze/run-big.sh       # bench/analyze/run.sh records big-v6 first
@@ -40,19 +41,28 @@ median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 col() { tr ' ' '\n' <<<"$1" | grep .; }
 
 TOOLS="bareloop analyze${BASE:+ base}"
-declare -A W C R A
+declare -A W C R A F WR CR
+echo "$(date -u '+%F %H:%M') UTC, commit $(git -C "$ROOT" rev-parse --short HEAD)," \
+	"load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 for _ in $(seq "$RUNS"); do
 	for tool in $TOOLS; do
-		read -r w c r a < <(one "$tool")
+		read -r w c r a f < <(one "$tool")
 		W[$tool]+="$w "; C[$tool]+="$c "; R[$tool]+="$((r / 1024)) "; A[$tool]+="$((a / 1024)) "
+		F[$tool]+="$((f / 1024)) "
+		[ "$tool" = bareloop ] && { bw=$w; bc=$c; }
+		WR[$tool]+="$(awk -v a="$w" -v b="$bw" 'BEGIN { printf "%.2f", a / b }') "
+		CR[$tool]+="$(awk -v a="$c" -v b="$bc" 'BEGIN { printf "%.2f", a / b }') "
 	done
 done
+echo "$(date -u '+%H:%M') UTC, load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo
 records=$("$BUILD/bareloop" "$BIG" | awk '{ print $1 }')
-echo "| tool | records | wall s | CPU s (user+sys) | peak RSS MB | peak anon RSS MB |"
-echo "|---|---|---|---|---|---|"
+echo "| tool | records | wall s | CPU s (user+sys) | peak RSS MB | peak anon RSS MB | peak file RSS MB | wall / bare loop | CPU / bare loop |"
+echo "|---|---|---|---|---|---|---|---|---|"
 for tool in $TOOLS; do
 	printf '| %s | %s |' "$tool" "$records"
-	for v in "${W[$tool]}" "${C[$tool]}" "${R[$tool]}" "${A[$tool]}"; do
+	for v in "${W[$tool]}" "${C[$tool]}" "${R[$tool]}" "${A[$tool]}" "${F[$tool]}" \
+		"${WR[$tool]}" "${CR[$tool]}"; do
 		printf ' %s (%s) |' "$(col "$v" | median)" "${v% }"
 	done
 	echo
