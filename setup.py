@@ -24,6 +24,11 @@ def pkg_config(*args: str) -> list[str]:
     return shlex.split(out)
 
 
+#: the trace reader's C files: the module, then one per concern (see _tracereader.c)
+TRACE = "analysis/irqres/trace"
+SOURCES = ["_tracereader", "input", "decode", "columns", "selection", "parallel", "merge",
+           "pages"]
+
 flags = pkg_config("--cflags")
 libs = pkg_config("--libs")
 
@@ -31,8 +36,8 @@ setup(
     ext_modules=[
         Extension(
             "irqres._tracereader",
-            sources=["analysis/irqres/trace/_tracereader.c", "analysis/irqres/trace/pages.c"],
-            depends=["analysis/irqres/trace/pages.h"],
+            sources=[f"{TRACE}/{name}.c" for name in SOURCES],
+            depends=[f"{TRACE}/{name}.h" for name in SOURCES[1:]],
             include_dirs=[f[2:] for f in flags if f.startswith("-I")],
             extra_compile_args=[f for f in flags if not f.startswith("-I")]
             + ["-std=gnu11", "-O2", "-Wall", "-Wextra", "-Wno-unused-parameter",

@@ -84,6 +84,24 @@ static void run_hold(struct pages_run *run, struct tep_record *rec)
 	run->held[run->n++] = rec;
 }
 
+/* Start @run at page @p with @rec, once the memory is known to be a file's pages. */
+static void run_start(struct pages *pg, struct pages_run *run, struct tep_record *rec,
+		      uintptr_t p)
+{
+	if (pg->state == PAGES_UNKNOWN)
+		pg->state = private_file_page(p) ? PAGES_ON : PAGES_OFF;
+	if (pg->state == PAGES_OFF)
+		return;
+	if (!run->held) {
+		run->held = malloc(pg->max_run * sizeof(*run->held));
+		if (!run->held)
+			return; /* this CPU keeps its pages, as libtracecmd alone would */
+	}
+	run_hold(run, rec);
+	run->lo = p;
+	run->hi = p + pg->sys;
+}
+
 void pages_note(struct pages *pg, struct tep_record *rec, int cpu)
 {
 	struct pages_run *run;
@@ -101,18 +119,7 @@ void pages_note(struct pages *pg, struct tep_record *rec, int cpu)
 		return;
 	}
 	run_flush(pg, run);
-	if (pg->state == PAGES_UNKNOWN)
-		pg->state = private_file_page(p) ? PAGES_ON : PAGES_OFF;
-	if (pg->state == PAGES_OFF)
-		return;
-	if (!run->held) {
-		run->held = malloc(pg->max_run * sizeof(*run->held));
-		if (!run->held)
-			return; /* this CPU keeps its pages, as libtracecmd alone would */
-	}
-	run_hold(run, rec);
-	run->lo = p;
-	run->hi = p + pg->sys;
+	run_start(pg, run, rec, p);
 }
 
 void pages_release(struct pages *pg)
