@@ -187,3 +187,38 @@ def test_selection_is_the_same_with_threads(v6, name, select):
     seq = _tracereader.read(str(v6[name]), threads=1, select=select)
     par = _tracereader.read(str(v6[name]), threads=3, parallel_min_bytes=0, select=select)
     assert selected_tables(par) == selected_tables(seq)
+
+
+@pytest.mark.parametrize("name", TRACES)
+def test_one_worker_by_cpu_is_identical(v6, name):
+    """One worker decoding CPU by CPU (what threads=0 picks on a busy machine) gives the
+    sequential reader's columns."""
+    path = str(v6[name])
+    seq = _tracereader.read(path, threads=1)
+    one = _tracereader.read(path, threads=1, by_cpu=True, parallel_min_bytes=0)
+    assert flat(one) == flat(seq)
+    if name == "vm-e1000-udp":
+        assert one["units"] > 1
+    select = (True, None, [])
+    assert selected_tables(_tracereader.read(path, threads=1, by_cpu=True, select=select,
+                                             parallel_min_bytes=0)) == \
+        selected_tables(_tracereader.read(path, threads=1, select=select))
+
+
+def test_one_worker_by_cpu_reports_progress_and_stops(v6):
+    path = str(v6["vm-e1000-udp"])
+    seen = []
+    raw = _tracereader.read(path, threads=1, by_cpu=True, parallel_min_bytes=0,
+                            progress=seen.append, progress_every=1000)
+    assert raw["units"] > 1 and seen and seen == sorted(seen)
+    assert seen[-1] <= raw["nrecords"]
+
+    def stop(n):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        _tracereader.read(path, threads=1, by_cpu=True, parallel_min_bytes=0, progress=stop,
+                          progress_every=10)
+    # compressed files are read sequentially whatever is asked
+    assert _tracereader.read(str(DATA / "vm-e1000-udp.dat"), threads=1, by_cpu=True,
+                             parallel_min_bytes=0)["units"] == 1

@@ -293,7 +293,8 @@ struct read_args {
 	PyObject *progress;          /* callable(records) or NULL */
 	unsigned long long every;    /* records between two calls of progress */
 	unsigned long long min_bytes; /* read in parallel from this much data on */
-	int threads;                 /* workers; 1: sequentially */
+	int threads;                 /* workers; 1: sequentially, unless units is set */
+	int by_cpu;                  /* one worker: decode CPU by CPU all the same */
 	int release;                 /* give the file's pages back as they are decoded */
 	const struct selection *sel; /* NULL: every row */
 };
@@ -356,7 +357,7 @@ static int read_records(struct reader *r, struct tracecmd_input *top, struct tra
 				    .min_bytes = a->min_bytes };
 	int *dcpu, ret;
 
-	if (a->threads < 2 || (h != top && !*bname))
+	if ((a->threads < 2 && !a->by_cpu) || (h != top && !*bname))
 		return read_sequential(r, h, a);
 	dcpu = malloc(sizeof(*dcpu) * (size_t)r->ncpus);
 	if (!dcpu) {
@@ -499,25 +500,30 @@ static int workers_for(const char *path, int threads)
 static PyObject *tr_read(PyObject *self, PyObject *args, PyObject *kwargs)
 {
 	static char *kwlist[] = { "path", "buffer", "progress", "progress_every", "threads",
-				  "parallel_min_bytes", "select", "release_pages", NULL };
+				  "parallel_min_bytes", "select", "release_pages", "by_cpu", NULL };
 	struct read_args a = { .every = 1u << 20, .min_bytes = 64ull << 20, .release = 1 };
-	PyObject *progress = Py_None, *select = Py_None, *result = NULL;
+	PyObject *progress = Py_None, *select = Py_None, *by_cpu = Py_None, *result = NULL;
 	struct selection sel = { 0 };
 	int retry = 0;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|zOKiKOp", kwlist, &a.path, &a.want,
+	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|zOKiKOpO", kwlist, &a.path, &a.want,
 					 &progress, &a.every, &a.threads, &a.min_bytes, &select,
-					 &a.release))
+					 &a.release, &by_cpu))
 		return NULL;
 	if (select != Py_None && selection_parse(select, &sel))
 		return NULL;
 	if (!check_args(a.every, progress, a.threads)) {
 		a.progress = progress == Py_None ? NULL : progress;
 		a.sel = select == Py_None ? NULL : &sel;
+		/* left to choose, one worker still decodes CPU by CPU, without the search for
+		 * the next CPU that libtracecmd's iteration does for every record */
+		a.by_cpu = (by_cpu == Py_None ? a.threads == 0 : PyObject_IsTrue(by_cpu) == 1) &&
+			   input_uncompressed(a.path);
 		a.threads = workers_for(a.path, a.threads);
 		result = read_file(&a, &retry);
 		if (!result && retry) {
 			a.threads = 1;
+			a.by_cpu = 0;
 			result = read_file(&a, &retry);
 		}
 	}
@@ -528,7 +534,7 @@ static PyObject *tr_read(PyObject *self, PyObject *args, PyObject *kwargs)
 static PyMethodDef methods[] = {
 	{ "read", (PyCFunction)(void (*)(void))tr_read, METH_VARARGS | METH_KEYWORDS,
 	  "read(path, buffer=None, progress=None, progress_every=2**20, threads=0,\n"
-	  "     parallel_min_bytes=2**26, select=None, release_pages=True) -> dict\n\n"
+	  "     parallel_min_bytes=2**26, select=None, release_pages=True, by_cpu=None) -> dict\n\n"
 	  "Read sched_switch, sched_waking, sched_wakeup, irq_handler_entry/exit and\n"
 	  "sched_migrate_task records of a trace-cmd data file into columns.\n"
 	  "buffer: instance name ('' = top level; None = the first buffer with data).\n"
@@ -539,6 +545,8 @@ static PyMethodDef methods[] = {
 	  "parallel_min_bytes (64 MiB) of records, are read by one. The result is the same.\n"
 	  "select: None (every row) or (irq_threads, thread_pattern, tasks): keep only the rows\n"
 	  "of those threads; 'selected_pids' and 'selected_irqs' say which were chosen.\n"
+	  "by_cpu: with one worker too, decode CPU by CPU and merge (cheaper than libtracecmd's\n"
+	  "iteration); None: when threads is 0. Uncompressed files of parallel_min_bytes only.\n"
 	  "release_pages: give the file's pages back to the system as they are decoded, so\n"
 	  "that the resident set does not grow with the file (False: as libtracecmd does).\n"
 	  "Raises ValueError naming the file and the cause." },
