@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""The daemon's size and complexity goals, measured with lizard (version pinned in
+"""The C code's size and complexity goals, measured with lizard (version pinned in
 scripts/install-deps.sh, checked here so that numbers compare across machines).
 
-    python3 scripts/c-complexity.py [--json] [DIR]     (default: daemon/src)
+    python3 scripts/c-complexity.py [--json] [DIR...]  (default: daemon/src)
+
+Each directory (the daemon, the trace reader extension) is measured on its own.
 
 Goals: at most 4 % of the functions with cyclomatic complexity over 15, no function over
 100 lines, no C file over 1,000 lines. Prints the measures and every function or file
@@ -49,7 +51,8 @@ def measure(src: pathlib.Path) -> dict:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("dir", nargs="?", default="daemon/src", help="C sources (daemon/src)")
+    ap.add_argument("dirs", nargs="*", default=["daemon/src"], metavar="DIR",
+                    help="directories of C sources (default: daemon/src)")
     ap.add_argument("--json", action="store_true", help="the measures as JSON")
     args = ap.parse_args()
     try:
@@ -63,14 +66,22 @@ def main() -> int:
               "another version counts differently (scripts/install-deps.sh test)",
               file=sys.stderr)
         return 2
-    src = pathlib.Path(args.dir)
-    if not src.is_dir():
-        print(f"c-complexity: {src}: no such directory", file=sys.stderr)
-        return 2
-    m = measure(src)
+    srcs = [pathlib.Path(d) for d in args.dirs]
+    for src in srcs:
+        if not src.is_dir():
+            print(f"c-complexity: {src}: no such directory", file=sys.stderr)
+            return 2
+    measures = {str(src): measure(src) for src in srcs}
+    ok = all(m["ok"] for m in measures.values())
     if args.json:
-        print(json.dumps(m, indent=1))
-        return 0 if m["ok"] else 1
+        print(json.dumps(measures, indent=1))
+        return 0 if ok else 1
+    for src, m in measures.items():
+        report(src, m)
+    return 0 if ok else 1
+
+
+def report(src: str, m: dict) -> None:
     print(f"{src}: {m['functions']} functions, {m['ccn_over_15']} with CCN > {CCN_MAX} "
           f"({100 * m['ccn_over_15_share']:.1f} %, goal <= {100 * CCN_SHARE_MAX:.0f} %), "
           f"{len(m['long_functions'])} over {FUNCTION_LINES_MAX} lines, "
@@ -81,8 +92,6 @@ def main() -> int:
         print(f"  {f['lines']:4d} lines  {f['file']}:{f['line']}: {f['name']}")
     for f in m["long_files"]:
         print(f"  {f['lines']:5d} lines  {f['file']}")
-    return 0 if m["ok"] else 1
-
 
 if __name__ == "__main__":
     sys.exit(main())
