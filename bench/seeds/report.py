@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import re
 import statistics
 import sys
 from pathlib import Path
@@ -308,6 +309,189 @@ def _plot_player(rec, rows, key, png, fname) -> None:
     plt.close(fig)
 
 
+def disk_points(rec: dict) -> tuple[list[tuple[float, float]], list[dict]]:
+    """(Q/T in %, reads per guest second) of every reserved measurement, and the rows of
+    the unreserved baseline."""
+    rows = rec["result"]["rows"]
+    pts = [(100 * r["runtime_ns"] / r["period_ns"], r["iops"]) for r in rows
+           if r["runtime_ns"] is not None]
+    return pts, [r for r in rows if r["runtime_ns"] is None]
+
+
+def _window(r: dict) -> int:
+    """The interval (ns) a disk measurement's counters cover (older records: the span)."""
+    return r.get("window_ns") or r["span_ns"]
+
+
+def linear_fit(pts: list[tuple[float, float]], proportional: bool = False) -> dict:
+    """Least squares y = a + b x (or y = b x): slope, intercept and R² (of that model)."""
+    xs, ys = [p[0] for p in pts], [p[1] for p in pts]
+    lr = statistics.linear_regression(xs, ys, proportional=proportional)
+    my = statistics.fmean(ys)
+    ss_res = sum((y - lr.intercept - lr.slope * x) ** 2 for x, y in pts)
+    ss_tot = sum((y - my) ** 2 for y in ys)
+    return {"slope": lr.slope, "intercept": lr.intercept,
+            "r2": 1 - ss_res / ss_tot if ss_tot else float("nan")}
+
+
+def disk_monotone(rec: dict) -> dict:
+    """Whether reads/s rise with Q/T: over the per-point medians, and within each run."""
+    pts, _ = disk_points(rec)
+    qts = sorted({q for q, _ in pts})
+    med = [statistics.median(y for q, y in pts if q == x) for x in qts]
+    runs = sorted({r["run"] for r in rec["result"]["rows"]})
+    per_run = {}
+    for run in runs:
+        ys = [r["iops"] for r in sorted(rec["result"]["rows"], key=lambda r: r["runtime_ns"] or 0)
+              if r["run"] == run and r["runtime_ns"] is not None]
+        per_run[run] = all(b > a for a, b in itertools.pairwise(ys))
+    return {"medians": all(b > a for a, b in itertools.pairwise(med)), "runs": per_run}
+
+
+STARVED = 0.7  # a thread that used less of its reservation than this was not the bottleneck
+
+
+def disk_starved(rec: dict) -> list[dict]:
+    """Reserved measurements in which the IRQ thread used less than STARVED of its Q/T:
+    the disk (QEMU, host time) did not keep completions waiting for it."""
+    return [r for r in rec["result"]["rows"] if r["runtime_ns"] is not None
+            and r["thread_cpu_ns"] / _window(r) < STARVED * r["runtime_ns"] / r["period_ns"]]
+
+
+def disk_section(recs: list[dict], png: Path, others: list[dict] = ()) -> list[str]:
+    """Experiment 4, one table per boot (``recs``, oldest first); the figure of the newest;
+    ``others``: the same on plain TCG, for comparison."""
+    rec = recs[-1]
+    p = rec["params"]
+    res = rec["result"]
+    setup = res["setup"]
+    period = p["period_ns"]
+    hog = _hog_words(rec)
+    readers = setup.get("reader_cpus", [setup["reader_cpu"]])
+    queue = setup.get("queue")
+    out = ["## Experiment 4: a disk's IRQ thread, throughput vs Q/T", "",
+           f"A virtio-blk disk with one request queue ({setup['dev']}, IRQ {setup['irq']} "
+           f"`{setup['action']}`, thread `{setup['thread']['comm']}` on CPU "
+           f"{setup['irq_cpu']}"
+           + (f"; block queue: scheduler {queue['scheduler']}, nomerges {queue['nomerges']}, "
+              f"iostats {queue['iostats']}" if queue else "")
+           + f"); a reader on each of CPUs {', '.join(map(str, readers))} (SCHED_FIFO 60) "
+           f"keeps {p['depth']} O_DIRECT reads of {p['size']} bytes in flight (Linux AIO) for "
+           f"{p['seconds']} guest-second(s) per measurement, {hog} (in the newest boot; "
+           "each boot names its own). Every completion is "
+           "made in the IRQ thread. The thread at the kernel's SCHED_FIFO 50, then reserved "
+           f"by irqresd (an `irq: {setup['irq']}` target) at each Q/T with T = "
+           f"{period / 1e6:g} ms. Reads per second of guest time, median [min..max] over "
+           "the runs; *per 1 %* is reads/s divided by Q/T in percent (constant if "
+           "proportional); the CPU shares are of the measurement's guest time.", ""]
+    for r in recs:
+        out += disk_table(r)
+    if others:
+        out += ["### The same experiment on plain TCG (guest time = host time)", ""]
+        for r in others:
+            out += disk_table(r)
+    plot_disk(rec, png)
+    out += [f"![disk throughput vs Q/T]({png.name})", ""]
+    return out
+
+
+def _hog_words(rec: dict) -> str:
+    return {"reader": "a SCHED_IDLE busy loop on the first reader's vCPU",
+            "readers": "a SCHED_IDLE busy loop on every reader's vCPU",
+            "irq": "a SCHED_IDLE busy loop on the IRQ thread's vCPU",
+            "none": "no busy loop"}[rec["result"].get("hog_cpu", "reader")]
+
+
+def disk_table(rec: dict) -> list[str]:
+    """One boot's table, its fits and its diagnosis."""
+    rows = rec["result"]["rows"]
+    period = rec["params"]["period_ns"]
+    setup = rec["result"]["setup"]
+    nread = len(setup.get("reader_cpus", [setup["reader_cpu"]]))
+    pts, base = disk_points(rec)
+    fit, prop = linear_fit(pts), linear_fit(pts, proportional=True)
+    used = linear_fit([(100 * r["thread_cpu_ns"] / _window(r), r["iops"]) for r in rows
+                       if r["runtime_ns"] is not None])
+    mono = disk_monotone(rec)
+    starved = disk_starved(rec)
+    out = [*provenance(rec), f"This boot: {_hog_words(rec)}.", "",
+           "| disk thread | Q/T | runs | reads/s | MiB/s | reads/s per 1 % of Q/T | "
+           "IRQ thread's CPU share | readers' CPU (% of one CPU each) | interrupts/s |",
+           "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+
+    def cells(rs: list[dict], qt: float | None) -> str:
+        per = (spread([round(r["iops"] / qt) for r in rs]) if qt else "")
+        cpu = spread([round(100 * r["thread_cpu_ns"] / _window(r), 1) for r in rs]) + " %"
+        rd = [round(100 * r["reader_cpu_ns"] / _window(r) / nread, 1) for r in rs
+              if r.get("reader_cpu_ns") is not None]
+        return (f"{len(rs)} | {spread([round(r['iops']) for r in rs])} | "
+                f"{spread([round(r['mib_s'], 2) for r in rs])} | {per} | {cpu} | "
+                f"{spread(rd) + ' %' if rd else 'not recorded'} | "
+                f"{spread([round(r['irqs'] * 1e9 / _window(r)) for r in rs])} |")
+
+    if base:
+        out.append(f"| SCHED_FIFO 50 (default) | | {cells(base, None)}")
+    for q in sorted({r["runtime_ns"] for r in rows if r["runtime_ns"] is not None}):
+        rs = [r for r in rows if r["runtime_ns"] == q]
+        out.append(f"| reserved ({q / 1e6:g} ms, {period / 1e6:g} ms) | {100 * q / period:g} % "
+                   f"| {cells(rs, 100 * q / period)}")
+    window = ("" if any("window_ns" in r for r in rows) else
+              " (This boot's records predate the counters' own window: shares are of the "
+              "readers' span, so the readers' start and drain push theirs above 100 %.)")
+    out += ["", f"Linear fit over all {len(pts)} reserved measurements: reads/s = "
+            f"{fit['intercept']:.0f} + {fit['slope']:.1f} · (Q/T in %), R² = {fit['r2']:.4f}; "
+            f"through the origin: reads/s = {prop['slope']:.1f} · (Q/T in %), R² = "
+            f"{prop['r2']:.4f}; against the CPU time the thread actually used: reads/s = "
+            f"{used['intercept']:.0f} + {used['slope']:.1f} · (share in %), R² = "
+            f"{used['r2']:.4f}. Reads/s rise with Q/T: over the medians "
+            f"{'yes' if mono['medians'] else 'no'}; within each run "
+            + ", ".join(f"run {k}: {'yes' if v else 'no'}" for k, v in mono["runs"].items())
+            + f". Measurements in which the thread used less than {STARVED:.0%} of its "
+            "reservation (the disk, in host time, left it waiting): "
+            + (", ".join(f"run {r['run']} at {100 * r['runtime_ns'] / r['period_ns']:g} % "
+                         f"({100 * r['thread_cpu_ns'] / _window(r):.1f} % used)"
+                         for r in starved) or "none") + "." + window, ""]
+    return out
+
+
+def plot_disk(rec: dict, png: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    pts, base = disk_points(rec)
+    fit = linear_fit(pts)
+    rows = [r for r in rec["result"]["rows"] if r["runtime_ns"] is not None]
+    fig, (a, b) = plt.subplots(1, 2, figsize=(11, 4))
+    a.plot([x for x, _ in pts], [y for _, y in pts], "o", color="C0", alpha=0.7,
+           label="reserved, each run")
+    xs = [0, max(x for x, _ in pts)]
+    a.plot(xs, [fit["intercept"] + fit["slope"] * x for x in xs], "-", color="C1",
+           label=f"fit: {fit['intercept']:.0f} + {fit['slope']:.1f}·x, R² {fit['r2']:.3f}")
+    for i, r in enumerate(base):
+        a.axhline(r["iops"], color="tab:red", ls="--", lw=1,
+                  label="SCHED_FIFO 50 (unreserved)" if i == 0 else None)
+    a.set_xlabel("disk IRQ thread's Q/T (%)")
+    a.set_ylabel("reads per guest second")
+    a.legend(fontsize=7)
+    a.grid(True, alpha=0.3)
+    b.plot([100 * r["runtime_ns"] / r["period_ns"] for r in rows],
+           [100 * r["thread_cpu_ns"] / _window(r) for r in rows], "o", color="C0")
+    b.plot(xs, xs, "--", color="gray", lw=1, label="share = Q/T")
+    for i, r in enumerate(base):
+        b.axhline(100 * r["thread_cpu_ns"] / _window(r), color="tab:red", ls="--", lw=1,
+                  label="SCHED_FIFO 50" if i == 0 else None)
+    b.set_xlabel("disk IRQ thread's Q/T (%)")
+    b.set_ylabel("IRQ thread's CPU time (% of the measurement)")
+    b.legend(fontsize=7)
+    b.grid(True, alpha=0.3)
+    fig.suptitle(f"{rec['testbed_key']}: {rec['date']}, commit {rec['commit']}", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(png, dpi=100)
+    plt.close(fig)
+
+
 def testbed_section(lat_recs: list[dict]) -> list[str]:
     """The same latency experiment on the two testbeds and in separate boots: how much
     the distributions move between repeats, and with the host's load."""
@@ -367,7 +551,15 @@ def write_results() -> Path:
             status.append(f"| {title} | {name.replace('-', '_')}.py | done |")
         else:
             status.append(f"| {title} | {name.replace('-', '_')}.py | not measured yet |")
-    status.append("| 4. disk IRQ thread, Q/T 2 %..60 % | | not done |")
+    # the untagged icount runs and those with busy loops on every reader's vCPU (tag
+    # "hogs") make the tables; other tags are the probes that chose the method
+    disk = [f for f in newest("disk-icount-nice*.json")
+            if re.fullmatch(r"disk-icount-nice\d+(-hogs)?-\d{8}T\d{6}\.json", f.name)]
+    if disk:
+        tcg = [json.loads(f.read_text()) for f in newest("disk-tcg-*.json")]
+        parts += disk_section([json.loads(f.read_text()) for f in disk], HERE / "disk.png", tcg)
+    status.append("| 4. disk IRQ thread, Q/T 2 %..60 % | disk.py | "
+                  + ("done |" if disk else "not measured yet |"))
     files = newest("adaptive-icount-nice*-2*.json")  # untagged: tagged boots are trials
     if files:
         import adaptive_analysis
@@ -392,7 +584,7 @@ def load(paths: list[str]) -> list[dict]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("experiment", choices=("all", "latency", "tools", "player-fifo",
-                                            "player-dl", "adaptive"),
+                                            "player-dl", "adaptive", "disk"),
                     help="all: write RESULTS.md from the newest raw data of each")
     ap.add_argument("records", nargs="*", help="raw data files (bench/seeds/data/*.json)")
     args = ap.parse_args()
@@ -406,6 +598,8 @@ def main() -> int:
         lines = latency_section(recs, HERE / "latency.png")
     elif args.experiment == "tools":
         lines = tools_section(recs[0], HERE / "tools.png")
+    elif args.experiment == "disk":
+        lines = disk_section(recs, HERE / "disk.png")
     elif args.experiment == "player-fifo":
         lines = player_fifo_section(recs[0], HERE / "player-fifo.png")
     elif args.experiment == "adaptive":

@@ -21,6 +21,12 @@
  *       Prints "frames N misses M". Its comm is "seedplayer", for a profile's task
  *       selector; the first release is DELAY_NS (default one period) after the start,
  *       time for a reservation to be given to it.
+ *   seedload disk DEV DEPTH SIZE SECONDS
+ *       direct reads of SIZE bytes from the block device DEV (O_DIRECT, Linux AIO),
+ *       DEPTH of them in flight at all times, for SECONDS of CLOCK_MONOTONIC: each
+ *       completion is reaped and a read at the next offset submitted at once, so the
+ *       device's queue never runs dry. Prints "ios N bytes B ns T": the reads completed
+ *       in the T ns from the first submission to the end.
  *
  * The scheduling policy is set from outside (chrt, irqres), so the same binary serves
  * SCHED_FIFO at any priority and SCHED_DEADLINE. Exit status 0 on success, 2 on bad
@@ -29,6 +35,8 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/aio_abi.h>
 #include <netinet/in.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -36,6 +44,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -297,6 +306,112 @@ static int do_player(int argc, char **argv)
 	return rc ? 1 : 0;
 }
 
+static void prep_read(struct iocb *cb, int fd, void *buf, int64_t size, int64_t off,
+		      uint64_t slot)
+{
+	memset(cb, 0, sizeof(*cb));
+	cb->aio_data = slot;
+	cb->aio_lio_opcode = IOCB_CMD_PREAD;
+	cb->aio_fildes = (uint32_t)fd;
+	cb->aio_buf = (uint64_t)(uintptr_t)buf;
+	cb->aio_nbytes = (uint64_t)size;
+	cb->aio_offset = off;
+}
+
+static int do_disk(int argc, char **argv)
+{
+	int64_t depth, size, seconds, span = 0, ios = 0, bytes = 0, next = 0;
+	aio_context_t ctx = 0;
+	int rc = 1;
+
+	if (argc < 4 || parse_i64(argv[1], "depth", &depth) || parse_i64(argv[2], "size", &size) ||
+	    parse_i64(argv[3], "seconds", &seconds) || seconds < 1 || depth < 1 || depth > 1024 ||
+	    size < 512 || size % 512 || size > (64 << 20)) {
+		fprintf(stderr, "usage: seedload disk DEV DEPTH(1..1024) SIZE(512-byte multiple) "
+			"SECONDS\n");
+		return 2;
+	}
+	int fd = open(argv[0], O_RDONLY | O_DIRECT);
+	if (fd < 0) {
+		fprintf(stderr, "seedload: %s: %s\n", argv[0], strerror(errno));
+		return 1;
+	}
+	off_t devsize = lseek(fd, 0, SEEK_END);
+	if (devsize < size * depth) {
+		fprintf(stderr, "seedload: %s: %lld bytes, fewer than DEPTH x SIZE\n", argv[0],
+			(long long)devsize);
+		goto out_fd;
+	}
+	int64_t slots = devsize / size;
+	char *bufs = NULL;
+	struct iocb *cbs = calloc((size_t)depth, sizeof(*cbs));
+	struct iocb **ptrs = calloc((size_t)depth, sizeof(*ptrs));
+	struct io_event *evs = calloc((size_t)depth, sizeof(*evs));
+	if (!cbs || !ptrs || !evs || posix_memalign((void **)&bufs, 4096, (size_t)(depth * size))) {
+		fprintf(stderr, "seedload: no memory for %lld buffers\n", (long long)depth);
+		goto out_mem;
+	}
+	if (syscall(SYS_io_setup, (long)depth, &ctx)) {
+		fprintf(stderr, "seedload: io_setup(%lld): %s\n", (long long)depth, strerror(errno));
+		goto out_mem;
+	}
+	for (int64_t i = 0; i < depth; i++) {
+		prep_read(&cbs[i], fd, bufs + i * size, size, (next++ % slots) * size, (uint64_t)i);
+		ptrs[i] = &cbs[i];
+	}
+	int64_t start = now_ns(CLOCK_MONOTONIC), end = start + seconds * NS_PER_S, inflight = 0;
+	if (syscall(SYS_io_submit, ctx, (long)depth, ptrs) != depth) {
+		fprintf(stderr, "seedload: io_submit of %lld reads: %s\n", (long long)depth,
+			strerror(errno));
+		goto out_ctx;
+	}
+	inflight = depth;
+	while (inflight) {
+		long n = syscall(SYS_io_getevents, ctx, 1L, (long)depth, evs, NULL);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			fprintf(stderr, "seedload: io_getevents: %s\n", strerror(errno));
+			goto out_ctx;
+		}
+		int64_t now = now_ns(CLOCK_MONOTONIC), again = 0;
+		inflight -= n;
+		for (long i = 0; i < n; i++) {
+			if (evs[i].res != size) {
+				fprintf(stderr, "seedload: %s: read returned %lld\n", argv[0],
+					(long long)evs[i].res);
+				goto out_ctx;
+			}
+			if (now >= end)
+				continue;
+			ios++;
+			bytes += size;
+			uint64_t slot = evs[i].data;
+			prep_read(&cbs[slot], fd, bufs + slot * size, size, (next++ % slots) * size,
+				  slot);
+			ptrs[again++] = &cbs[slot];
+		}
+		if (again && syscall(SYS_io_submit, ctx, (long)again, ptrs) != again) {
+			fprintf(stderr, "seedload: io_submit: %s\n", strerror(errno));
+			goto out_ctx;
+		}
+		inflight += again;
+		span = (now < end ? now : end) - start;
+	}
+	printf("ios %lld bytes %lld ns %lld\n", (long long)ios, (long long)bytes, (long long)span);
+	rc = 0;
+out_ctx:
+	syscall(SYS_io_destroy, ctx);
+out_mem:
+	free(bufs);
+	free(evs);
+	free(ptrs);
+	free(cbs);
+out_fd:
+	close(fd);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc >= 2 && !strcmp(argv[1], "send"))
@@ -307,6 +422,8 @@ int main(int argc, char **argv)
 		return do_recv(argc - 2, argv + 2);
 	if (argc >= 2 && !strcmp(argv[1], "player"))
 		return do_player(argc - 2, argv + 2);
-	fprintf(stderr, "usage: seedload send|vsend|recv|player ... (see the comment at the top)\n");
+	if (argc >= 2 && !strcmp(argv[1], "disk"))
+		return do_disk(argc - 2, argv + 2);
+	fprintf(stderr, "usage: seedload send|vsend|recv|player|disk ... (see the comment at the top)\n");
 	return 2;
 }

@@ -96,12 +96,12 @@ def build_seedload(work: Path) -> Path:
     return out
 
 
-def describe(args, version: str, smp: int) -> str:
+def describe(args, version: str, smp: int,
+             devices: str = "two e1000 on a QEMU hub, traffic made in the guest") -> str:
     timing = (f"`-icount shift={args.shift},sleep=off`" if args.testbed == "icount"
               else "plain TCG (guest time = host time)")
     return (f"{version.split('(')[0].strip()}, `-accel tcg` {timing}, {smp} vCPU(s), "
-            f"1 GB; two e1000 on a QEMU hub, traffic made in the guest; QEMU at nice "
-            f"{args.nice}")
+            f"1 GB; {devices}; QEMU at nice {args.nice}")
 
 
 def commit() -> str:
@@ -113,9 +113,12 @@ def commit() -> str:
 
 
 def run_guest(args, scenario: str, name: str, params: dict, timeout_s: float = 7200,
-              profile: str = "demo.yaml", irqresd: bool = True) -> dict:
+              profile: str = "demo.yaml", irqresd: bool = True,
+              extra_qemu: list[str] | None = None, devices: str | None = None) -> dict:
     """Boot the guest on the chosen testbed, run ``scenario``; returns the run's record
-    (params, testbed, wall time, host load, the guest's result) and saves it as JSON."""
+    (params, testbed, wall time, host load, the guest's result) and saves it as JSON.
+    ``extra_qemu`` adds devices to QEMU's command line, ``devices`` says what the
+    testbed's description names instead of the hub's two e1000s."""
     qemu, version, qemu_env = qemu_command(args)
     smp = smp_of(args, version)
     work = Path(os.environ.get("IRQRES_VM_WORKDIR", "/var/tmp/irqres-vm")) / f"seeds-{name}"
@@ -130,14 +133,15 @@ def run_guest(args, scenario: str, name: str, params: dict, timeout_s: float = 7
                      workdir=work / "vm", timeout_s=timeout_s, nic="hub", cpus=smp,
                      icount=icount, qemu=qemu, qemu_env=qemu_env,
                      e1000_mitigation_opt="version 7." in version,
-                     files={"seedload": seedload}, params=params)
+                     files={"seedload": seedload}, params=params, extra_qemu=extra_qemu)
     res = vm.run()
     wall = time.monotonic() - t0
     record = {
         "name": name, "scenario": scenario, "params": params,
         "date": f"{datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC",
         "commit": commit(), "kernel": image.release, "qemu": version, "smp": smp,
-        "testbed": describe(args, version, smp), "testbed_key": args.testbed,
+        "testbed": describe(args, version, smp, *([devices] if devices else [])),
+        "testbed_key": args.testbed,
         "nice": args.nice, "shift": args.shift, "wall_s": round(wall, 1),
         "loadavg_before": load0, "loadavg_after": os.getloadavg(),
         "command": "python3 " + " ".join(map(shlex.quote, [os.path.relpath(sys.argv[0],

@@ -337,7 +337,8 @@ class VM:
     ``qemu`` is the emulator's command (default ``qemu-system-x86_64``, with ``-L DIR``
     for another build's firmware) and ``qemu_env`` its extra environment; ``files`` maps
     names to host files copied into the payload's ``extra/`` directory
-    (``/payload/extra/<name>`` in the guest).
+    (``/payload/extra/<name>`` in the guest); ``extra_qemu`` is appended to QEMU's
+    command line (more devices, such as the seeds' disk experiment's test disk).
     """
 
     UDP_PORT = 5001
@@ -352,7 +353,7 @@ class VM:
                  workdir: Path | None = None, kernel: str | None = None, cpus: int = 2,
                  icount: str | None = None, files: dict[str, Path] | None = None,
                  qemu: list[str] | None = None, qemu_env: dict[str, str] | None = None,
-                 e1000_mitigation_opt: bool = True):
+                 e1000_mitigation_opt: bool = True, extra_qemu: list[str] | None = None):
         self.image = image
         self.stage = stage
         self.scenario = scenario
@@ -373,6 +374,7 @@ class VM:
         # QEMU 9 dropped the e1000's "mitigation" property (interrupt mitigation is
         # always emulated there); pass False for such a QEMU
         self.e1000_mitigation_opt = e1000_mitigation_opt
+        self.extra_qemu = list(extra_qemu or [])
         self.workdir = Path(workdir or tempfile.mkdtemp(prefix=f"irqres-vm-{self.name}-"))
         self.proc: subprocess.Popen | None = None
         self.started = 0.0
@@ -473,7 +475,7 @@ class VM:
                 "-drive", f"file={self.image.disk},if=virtio,format=raw,snapshot=on",
                 "-drive", f"file={payload},if=virtio,format=raw",
                 "-display", "none", "-no-reboot", "-serial", "stdio",
-                "-serial", f"unix:{ctl},server=on,wait=off", *nic]
+                "-serial", f"unix:{ctl},server=on,wait=off", *nic, *self.extra_qemu]
 
     @contextlib.contextmanager
     def _netns(self):

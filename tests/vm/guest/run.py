@@ -9,6 +9,7 @@ import traceback
 
 import scenarios
 import seeds
+import seeds_disk
 import vmguest
 
 
@@ -24,7 +25,10 @@ def main() -> None:
         if "install.sh failed" in install_log or "payload install done" not in install_log:
             raise RuntimeError(f"installing the payload failed:\n{install_log[-2000:]}")
         # the seeds' experiments (bench/seeds/) live in their own module
-        fn = getattr(scenarios, "scenario_" + name, None) or getattr(seeds, "scenario_" + name)
+        fn = next((getattr(m, "scenario_" + name) for m in (scenarios, seeds, seeds_disk)
+                   if hasattr(m, "scenario_" + name)), None)
+        if fn is None:
+            raise RuntimeError(f"no scenario {name!r}")
         vmguest.mark(f"scenario {name} starts")
         result.update(fn(**spec.get("params", {})))
     except Exception as e:  # the host test reports it with the traceback

@@ -100,13 +100,18 @@ def receiver(setup: dict, port: int, count: int, idle_ns: int, times: str | None
 def nic_fifo50() -> dict | None:
     """The NIC thread back at the kernel's SCHED_FIFO 50: ``irqres restore`` (irqresd
     stays up without a profile, so the next reservation needs no service restart)."""
+    return thread_fifo50(NIC_THREAD, "the NIC thread")
+
+
+def thread_fifo50(comm_re: str, what: str) -> dict:
+    """``irqres restore``, then the IRQ thread matching ``comm_re`` back at SCHED_FIFO."""
     if _irqresd_state() == "active":
         sh("irqres restore")
-    t, _ = wait_for(lambda: (x := thread(NIC_THREAD)) and x["sched"]
+    t, _ = wait_for(lambda: (x := thread(comm_re)) and x["sched"]
                     and x["sched"]["policy"] == "fifo" and x, 10, 0.05)
     if not t:
-        raise RuntimeError(f"the NIC thread did not return to SCHED_FIFO: "
-                           f"{thread(NIC_THREAD)}\n{_journal()}")
+        raise RuntimeError(f"{what} did not return to SCHED_FIFO: "
+                           f"{thread(comm_re)}\n{_journal()}")
     return t
 
 
@@ -122,23 +127,37 @@ def nic_reserved(runtime_ns: int, period_ns: int) -> dict | None:
     # irqresd sometimes refuses the first apply after a restore (SCHED_DEADLINE EPERM
     # right after it re-created the partition: the kernel's root domains not yet
     # rebuilt); the refusal is logged in the result and the apply tried again
-    refusals = []
-    for _ in range(3):
-        a = sh("irqres apply /etc/irqres/profile.yaml", timeout=120)
-        if a["rc"] == 0:
-            break
-        refusals.append((a["err"] or a["out"])[-400:])
-        time.sleep(0.5)
+    a, refusals = apply_retrying("/etc/irqres/profile.yaml")
     REFUSALS.extend(refusals)
     r = sh(f"irqres set-budget nic {runtime_ns}ns {period_ns}ns")
-    t, _ = wait_for(lambda: (x := thread(NIC_THREAD)) and x["sched"]
-                    and x["sched"]["policy"] == "deadline"
-                    and x["sched"]["runtime_ns"] == runtime_ns
-                    and x["sched"]["period_ns"] == period_ns and x, 10, 0.05)
+    t = wait_deadline(NIC_THREAD, runtime_ns, period_ns)
     if not t:
         raise RuntimeError(f"irqres apply + set-budget nic {runtime_ns}ns {period_ns}ns "
                            f"did not take: {a['err'] or a['out']} {r['err'] or r['out']}; "
                            f"thread {thread(NIC_THREAD)}\n{_journal()}")
+    return t
+
+
+def apply_retrying(profile: str, tries: int = 3) -> tuple[dict, list[str]]:
+    """``irqres apply profile``, tried again half a second later when refused; returns the
+    last attempt and the refusals."""
+    refusals = []
+    for _ in range(tries):
+        a = sh(f"irqres apply {profile}", timeout=120)
+        if a["rc"] == 0:
+            break
+        refusals.append((a["err"] or a["out"])[-400:])
+        time.sleep(0.5)
+    return a, refusals
+
+
+def wait_deadline(comm_re: str, runtime_ns: int, period_ns: int) -> dict | None:
+    """The IRQ thread matching ``comm_re`` once it is SCHED_DEADLINE at exactly
+    (runtime_ns, period_ns), or None after 10 s."""
+    t, _ = wait_for(lambda: (x := thread(comm_re)) and x["sched"]
+                    and x["sched"]["policy"] == "deadline"
+                    and x["sched"]["runtime_ns"] == runtime_ns
+                    and x["sched"]["period_ns"] == period_ns and x, 10, 0.05)
     return t
 
 
@@ -355,13 +374,22 @@ def scenario_seeds_player_fifo(runs: int, seconds: int, period_ns: int, work_ns:
 
 
 def scenario_seeds_shapes(latency: dict, tools: dict, player: dict,
-                          player_dl: dict, adaptive: dict | None = None) -> dict:
-    """The VM suite's short version of experiments 6, 1, 2, 3 (and 5) in one boot."""
-    return {"latency": scenario_seeds_latency(**latency),
-            "tools": scenario_seeds_tools(**tools),
-            "player": scenario_seeds_player_fifo(**player),
-            "player_dl": scenario_seeds_player_dl(**player_dl),
-            **({"adaptive": scenario_seeds_adaptive(**adaptive)} if adaptive else {})}
+                          player_dl: dict, adaptive: dict | None = None,
+                          disk: dict | None = None) -> dict:
+    """The VM suite's short version of experiments 6, 1, 2, 3 (and 5, and 4 when the host
+    added its disk) in one boot."""
+    out = {"latency": scenario_seeds_latency(**latency),
+           "tools": scenario_seeds_tools(**tools),
+           "player": scenario_seeds_player_fifo(**player),
+           "player_dl": scenario_seeds_player_dl(**player_dl),
+           **({"adaptive": scenario_seeds_adaptive(**adaptive)} if adaptive else {})}
+    if disk is not None:
+        import seeds_disk  # experiment 4's module imports helpers of this one
+
+        nic_fifo50()
+        out["disk"] = seeds_disk.scenario_seeds_disk(**disk)
+    return out
+
 
 TRACEFS = "/sys/kernel/tracing"
 
