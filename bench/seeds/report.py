@@ -414,7 +414,7 @@ def disk_table(rec: dict) -> list[str]:
                        if r["runtime_ns"] is not None])
     mono = disk_monotone(rec)
     starved = disk_starved(rec)
-    out = [*provenance(rec), f"This boot: {_hog_words(rec)}.", "",
+    out = [*provenance(rec), "", f"This boot: {_hog_words(rec)}.", "",
            "| disk thread | Q/T | runs | reads/s | MiB/s | reads/s per 1 % of Q/T | "
            "IRQ thread's CPU share | readers' CPU (% of one CPU each) | interrupts/s |",
            "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
