@@ -374,21 +374,13 @@ def scenario_seeds_player_fifo(runs: int, seconds: int, period_ns: int, work_ns:
 
 
 def scenario_seeds_shapes(latency: dict, tools: dict, player: dict,
-                          player_dl: dict, adaptive: dict | None = None,
-                          disk: dict | None = None) -> dict:
-    """The VM suite's short version of experiments 6, 1, 2, 3 (and 5, and 4 when the host
-    added its disk) in one boot."""
-    out = {"latency": scenario_seeds_latency(**latency),
-           "tools": scenario_seeds_tools(**tools),
-           "player": scenario_seeds_player_fifo(**player),
-           "player_dl": scenario_seeds_player_dl(**player_dl),
-           **({"adaptive": scenario_seeds_adaptive(**adaptive)} if adaptive else {})}
-    if disk is not None:
-        import seeds_disk  # experiment 4's module imports helpers of this one
-
-        nic_fifo50()
-        out["disk"] = seeds_disk.scenario_seeds_disk(**disk)
-    return out
+                          player_dl: dict, adaptive: dict | None = None) -> dict:
+    """The VM suite's short version of experiments 6, 1, 2, 3 (and 5) in one boot."""
+    return {"latency": scenario_seeds_latency(**latency),
+            "tools": scenario_seeds_tools(**tools),
+            "player": scenario_seeds_player_fifo(**player),
+            "player_dl": scenario_seeds_player_dl(**player_dl),
+            **({"adaptive": scenario_seeds_adaptive(**adaptive)} if adaptive else {})}
 
 
 TRACEFS = "/sys/kernel/tracing"
