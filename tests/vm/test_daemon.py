@@ -21,6 +21,20 @@ HOTPLUG_BOUND_S = 2.0
 DRIFT_BOUND_S = 3.0  # the default rescan is 1 s; guest time stretches under emulation
 
 
+def unit_rttime_us() -> list[str]:
+    """LimitRTTIME of systemd/irqresd.service as /proc/PID/limits shows it (us)."""
+    unit = (vmrunner.REPO / "systemd" / "irqresd.service").read_text()
+    value = re.search(r"^LimitRTTIME=(\S+)", unit, re.M)[1]
+    scale = {"us": 1, "ms": 1000, "s": 1_000_000}
+    soft, _, hard = value.partition(":")
+    out = []
+    for v in (soft, hard or soft):
+        m = re.fullmatch(r"(\d+)(us|ms|s)", v)
+        assert m, f"LimitRTTIME={value}: not a value this test reads"
+        out.append(str(int(m[1]) * scale[m[2]]))
+    return out
+
+
 def want(profile: dict) -> dict:
     return {k: profile[k] for k in ("runtime_ns", "period_ns", "deadline_ns")}
 
@@ -113,12 +127,18 @@ def test_irqresd_reserves_nic_thread_at_boot(boot, demo_profile):
     assert_metrics(d, demo_profile)
     vmrunner.say(f"irqresd active {d['active_wait_ns'] / 1e9:.1f}s after the scenario began")
     # The packaged unit as booted: the package enabled irqresd.service (not the
-    # controller) and Debian 12's systemd knows every directive.
+    # controller), Debian 12's systemd knows every directive, and irqresd runs with the
+    # unit's scheduling (item by item, as bench/daemon measured it).
     assert d["is_enabled"]["out"].split() == ["enabled", "disabled"], d["is_enabled"]
     verify = d["unit_verify"]
     assert verify["rc"] == 0, verify
     assert not re.search(r"[Uu]nknown|[Ii]nvalid|[Ff]ailed|ignoring|outside of section",
                          verify["out"] + verify["err"]), verify
+    sched = d["daemon_sched"]
+    assert sched["pid"] == int(snap["irqresd"]["MainPID"]), sched
+    assert sched["fifo"] and sched["priority"] == 1, sched
+    assert sched["reset_on_fork"], sched
+    assert sched["rttime_us"] == unit_rttime_us(), sched
 
 
 def test_hotplug_gets_the_reservation_back(boot, demo_profile):
