@@ -274,16 +274,15 @@ static int partition_ready(const struct plan_item *it, struct state *st, struct 
  * a partition is refused with EPERM until it has run there once. An IRQ thread runs at
  * its next interrupt - soon for a busy device, and the reason a freshly hotplugged
  * thread, or one that ran elsewhere after a restore, is refused when irqresd is quick.
- * Give it that chance for at most APPLY_MOVED_WAIT_US before reporting the refusal.
+ * Give it that chance for at most APPLY_MOVED_WAIT_NS before reporting the refusal: here,
+ * waiting (a whole apply), or from the daemon's main loop (apply_thread() with pending).
  */
-#define APPLY_MOVED_WAIT_US 1000000u
-
 static int dl_set_after_move(const struct thread_info *ti, const struct plan_item *it)
 {
 	unsigned int delay_us = 1000, waited_us = 0;
 	int rc = dl_set_deadline(ti->pid, it->runtime_ns, it->deadline_ns, it->period_ns);
 
-	while (rc == -EPERM && waited_us < APPLY_MOVED_WAIT_US) {
+	while (rc == -EPERM && waited_us < APPLY_MOVED_WAIT_NS / 1000) {
 		usleep(delay_us);
 		waited_us += delay_us;
 		if (delay_us < 128000)
@@ -329,11 +328,11 @@ static void item_refusal(const struct plan *plan, const struct plan_item *it, in
 	else if (rc == -EPERM && it->needs_partition)
 		snprintf(err, errlen, "%s (pid %d): SCHED_DEADLINE refused: EPERM: thread "
 			 "pinned to CPUs %s was moved into cpuset partition %s, yet the kernel "
-			 "still sees a larger root domain after %ums (has the thread not run "
+			 "still sees a larger root domain after %llums (has the thread not run "
 			 "there since - no interrupt? does %s/cpuset.cpus.partition read "
 			 "\"root\"?); the other way out is admission_control: disable",
-			 ti->comm, (int)ti->pid, a, it->partition, APPLY_MOVED_WAIT_US / 1000,
-			 it->partition);
+			 ti->comm, (int)ti->pid, a, it->partition,
+			 (unsigned long long)(APPLY_MOVED_WAIT_NS / 1000000), it->partition);
 	else if (rc == -EPERM)
 		snprintf(err, errlen, "%s (pid %d): SCHED_DEADLINE refused: EPERM: thread "
 			 "pinned to CPUs %s, root domain spans %s; it needs a cpuset partition "
@@ -411,9 +410,28 @@ static int item_gone(const struct thread_info *ti)
 	return 1;
 }
 
-/* One item: record, partition, move, sched_setattr. 1 when the thread is gone. */
+/* A thread moved into its partition that has not run there yet: the caller's main loop
+ * tries again (apply.h). */
+static int item_pending(const struct plan_item *it, struct apply_pending *pending)
+{
+	const struct thread_info *ti = &it->thread;
+
+	memset(pending, 0, sizeof(*pending));
+	pending->thread = *ti;
+	snprintf(pending->partition, sizeof(pending->partition), "%s", it->partition);
+	pending->runtime_ns = it->runtime_ns;
+	pending->deadline_ns = it->deadline_ns;
+	pending->period_ns = it->period_ns;
+	pr_debug("%s (pid %d): not run in %s yet (EPERM): tried again later", ti->comm,
+		 (int)ti->pid, it->partition);
+	return APPLY_PENDING;
+}
+
+/* One item: record, partition, move, sched_setattr. 1 when the thread is gone;
+ * APPLY_PENDING when pending was given and the thread waits to run in its partition. */
 static int apply_item(const struct plan *plan, const struct plan_item *it, struct state *st,
-		      struct undo_log *u, char *err, size_t errlen)
+		      struct undo_log *u, struct apply_pending *pending, char *err,
+		      size_t errlen)
 {
 	const struct thread_info *ti = &it->thread;
 	char why[512] = "", q[UNITS_FMT_LEN], t[UNITS_FMT_LEN];
@@ -429,10 +447,16 @@ static int apply_item(const struct plan *plan, const struct plan_item *it, struc
 		return rc;
 	if (it->needs_partition) {
 		rc = item_move(plan, it, part_rc, x, why, sizeof(why), err, errlen);
-		if (!rc)
+		if (!rc && pending) {
+			rc = dl_set_deadline(ti->pid, it->runtime_ns, it->deadline_ns,
+					     it->period_ns);
+			if (rc == -EPERM)	/* moved and recorded: tried again later */
+				return item_pending(it, pending);
+		} else if (!rc) {
 			rc = dl_set_after_move(ti, it);
-		else if (rc != -ESRCH)
+		} else if (rc != -ESRCH) {
 			return rc;
+		}
 	} else {
 		rc = dl_set_deadline(ti->pid, it->runtime_ns, it->deadline_ns, it->period_ns);
 	}
@@ -450,7 +474,9 @@ static int apply_item(const struct plan *plan, const struct plan_item *it, struc
 	return 0;
 }
 
-int apply_plan(const struct plan *plan, struct state *st, char *err, size_t errlen)
+/* pending: only for a plan of one item (apply_thread), see apply.h */
+static int plan_run(const struct plan *plan, struct state *st, struct apply_pending *pending,
+		    char *err, size_t errlen)
 {
 	struct undo_log u = { 0 };
 	size_t done = 0;
@@ -481,9 +507,13 @@ int apply_plan(const struct plan *plan, struct state *st, char *err, size_t errl
 		for (size_t i = 0; i < plan->n_items; i++) {
 			if (plan->items[i].needs_partition != (pass == 0))
 				continue;
-			rc = apply_item(plan, &plan->items[i], st, &u, err, errlen);
+			rc = apply_item(plan, &plan->items[i], st, &u, pending, err, errlen);
 			if (rc < 0)
 				goto out_undo;
+			if (rc == APPLY_PENDING) {	/* the plan's only item: nothing follows */
+				free(u.v);
+				return APPLY_PENDING;
+			}
 			done += rc == 0;
 		}
 	}
@@ -498,8 +528,13 @@ out_undo:
 	return rc;
 }
 
+int apply_plan(const struct plan *plan, struct state *st, char *err, size_t errlen)
+{
+	return plan_run(plan, st, NULL, err, errlen);
+}
+
 int apply_thread(const struct profile *prof, const struct match *m, struct state *st,
-		 char *err, size_t errlen)
+		 struct apply_pending *pending, char *err, size_t errlen)
 {
 	struct match_list one = { .v = (struct match *)m, .n = 1, .cap = 1 };
 	struct plan_env env;
@@ -521,9 +556,31 @@ int apply_thread(const struct profile *prof, const struct match *m, struct state
 			 (int)m->thread.pid, strerror(-rc));
 		return rc;
 	}
-	rc = apply_plan(&plan, st, err, errlen);
+	rc = plan_run(&plan, st, plan.n_items == 1 ? pending : NULL, err, errlen);
 	plan_free(&plan);
 	return rc;
+}
+
+int apply_pending_try(const struct apply_pending *p, uint64_t waited_ns)
+{
+	const struct thread_info *ti = &p->thread;
+	int rc;
+
+	if (!discover_still_same(ti))
+		return -ESRCH;
+	rc = dl_set_deadline(ti->pid, p->runtime_ns, p->deadline_ns, p->period_ns);
+	if (!rc)
+		pr_info("%s (pid %d): SCHED_DEADLINE accepted after %llu ms, once it had run in %s",
+			ti->comm, (int)ti->pid, (unsigned long long)(waited_ns / 1000000),
+			p->partition);
+	return rc;
+}
+
+void apply_pending_cancel(struct state *st, const struct apply_pending *p)
+{
+	if (apply_restore_thread(st, p->thread.pid) < 0)	/* logged; restore-all retries */
+		pr_warn("%s (pid %d): stays recorded in %s", p->thread.comm, (int)p->thread.pid,
+			st->path);
 }
 
 /* ---- set-budget ---- */

@@ -10,20 +10,46 @@
 #ifndef IRQRES_APPLY_H
 #define IRQRES_APPLY_H
 
+#include "cpuset.h"
 #include "irqres.h"
 #include "plan.h"
 #include "state.h"
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* Applies every item of a feasible plan (an infeasible one is refused with its first
  * verdict). With plan->admission_off, admission control is turned off first (warned,
  * recorded, restored). */
 int apply_plan(const struct plan *plan, struct state *st, char *err, size_t errlen);
 
-/* Applies one matched thread (hotplug): partition when needed, then SCHED_DEADLINE. */
+/*
+ * A thread moved into its cpuset partition is refused SCHED_DEADLINE with EPERM until it
+ * has run there once (the kernel checks the root domain of the CPU it last ran on); an
+ * IRQ thread runs at its next interrupt. apply_plan() waits for that, up to
+ * APPLY_MOVED_WAIT_NS. apply_thread() with pending does not: it returns APPLY_PENDING
+ * with the thread moved and recorded in the state, and the caller tries again with
+ * apply_pending_try() until APPLY_MOVED_WAIT_NS have passed, then gives up with
+ * apply_pending_cancel() (the thread put back as it was).
+ */
+#define APPLY_MOVED_WAIT_NS (1000 * 1000 * 1000ULL)
+#define APPLY_PENDING 2
+
+struct apply_pending {
+	struct thread_info thread;
+	char partition[CPUSET_NAME_MAX];
+	uint64_t runtime_ns, deadline_ns, period_ns;
+};
+
+/* Applies one matched thread (hotplug): partition when needed, then SCHED_DEADLINE.
+ * 0, 1 the thread is gone, APPLY_PENDING (only with pending), or -errno with err set. */
 int apply_thread(const struct profile *prof, const struct match *m, struct state *st,
-		 char *err, size_t errlen);
+		 struct apply_pending *pending, char *err, size_t errlen);
+/* sched_setattr again: 0 in force (logged), -EPERM not yet, -ESRCH the thread is gone
+ * (or its pid was reused), another -errno refused. waited_ns only goes into the log. */
+int apply_pending_try(const struct apply_pending *p, uint64_t waited_ns);
+/* Gives up: the thread back out of the partition, its record forgotten (logged). */
+void apply_pending_cancel(struct state *st, const struct apply_pending *p);
 
 /* New budget for threads irqres manages, admission-checked for all of them at once
  * before any change; on a refusal every thread keeps its budget. deadline_ns 0 keeps

@@ -170,6 +170,92 @@ static void refused_add(struct daemon *d, const struct thread_info *ti)
 	d->refused[d->n_refused++] = (struct refused){ ti->pid, ti->starttime };
 }
 
+/* ---- new threads waiting to run in their partition ---- */
+
+#define PENDING_FIRST_NS NS_PER_MS
+#define PENDING_DELAY_MAX_NS (128 * NS_PER_MS)
+
+static struct pending *pending_find(struct daemon *d, pid_t pid)
+{
+	for (size_t i = 0; i < d->n_pending; i++)
+		if (d->pending[i].ap.thread.pid == pid)
+			return &d->pending[i];
+	return NULL;
+}
+
+static void pending_remove(struct daemon *d, struct pending *p)
+{
+	*p = d->pending[--d->n_pending];
+}
+
+/* Every pending thread back as it was: the profile they were planned for goes. */
+static void pending_cancel_all(struct daemon *d)
+{
+	while (d->n_pending) {
+		struct pending *p = &d->pending[d->n_pending - 1];
+
+		pr_info("%s (pid %d): no longer waited for: put back", p->ap.thread.comm,
+			(int)p->ap.thread.pid);
+		apply_pending_cancel(&d->st, &p->ap);
+		d->n_pending--;
+	}
+}
+
+int daemon_pending_timeout_ms(const struct daemon *d)
+{
+	uint64_t now = daemon_now_ns(), first = UINT64_MAX;
+
+	for (size_t i = 0; i < d->n_pending; i++)
+		if (d->pending[i].next_ns < first)
+			first = d->pending[i].next_ns;
+	if (first == UINT64_MAX)
+		return -1;
+	return first <= now ? 0 : (int)((first - now + NS_PER_MS - 1) / NS_PER_MS);
+}
+
+static int managed_add(struct daemon *d, size_t target, const struct thread_info *ti);
+
+void daemon_run_pending(struct daemon *d)
+{
+	for (size_t i = d->n_pending; i-- > 0;) {
+		struct pending *p = &d->pending[i];
+		const struct thread_info *ti = &p->ap.thread;
+		const char *tname = d->prof.targets[p->target].name;
+		uint64_t now = daemon_now_ns();
+		int rc;
+
+		if (now < p->next_ns)
+			continue;
+		rc = apply_pending_try(&p->ap, now - p->first_ns);
+		if (rc == -EPERM && now - p->first_ns < APPLY_MOVED_WAIT_NS) {
+			p->next_ns = now + p->delay_ns;
+			if (p->delay_ns < PENDING_DELAY_MAX_NS)
+				p->delay_ns *= 2;
+			continue;
+		}
+		if (rc == 0) {
+			rc = managed_add(d, p->target, ti);
+			if (rc < 0)
+				pr_err("%s (pid %d): %s", ti->comm, (int)ti->pid, strerror(-rc));
+			pr_info("%s (pid %d): new thread reserved for target '%s'", ti->comm,
+				(int)ti->pid, tname);
+		} else if (rc == -ESRCH) {
+			pr_notice("%s (pid %d) is gone: skipped", ti->comm, (int)ti->pid);
+			apply_forget_thread(&d->st, ti->pid);
+		} else {
+			pr_warn("%s (pid %d), target '%s': not reserved: SCHED_DEADLINE refused: "
+				"%s: moved into cpuset partition %s, the kernel still refuses it after "
+				"%llu ms (has the thread not run there since - no interrupt?); put "
+				"back as it was", ti->comm, (int)ti->pid, tname,
+				rc == -EPERM ? "EPERM" : strerror(-rc), p->ap.partition,
+				(unsigned long long)((now - p->first_ns) / NS_PER_MS));
+			apply_pending_cancel(&d->st, &p->ap);
+			refused_add(d, ti);
+		}
+		pending_remove(d, p);
+	}
+}
+
 /* ---- applying and restoring ---- */
 
 void daemon_drop_profile(struct daemon *d)
@@ -178,13 +264,17 @@ void daemon_drop_profile(struct daemon *d)
 		profile_free(&d->prof);
 	d->have_prof = false;
 	d->n_m = 0;
+	d->n_pending = 0;	/* their records stay in the state: restore puts them back */
 	stats_fini();
 	d->n_refused = 0;
 }
 
 int daemon_restore_everything(struct daemon *d)
 {
-	int rc = apply_restore_all(&d->st);
+	int rc;
+
+	d->n_pending = 0;	/* recorded in the state like every other thread */
+	rc = apply_restore_all(&d->st);
 
 	if (rc < 0)
 		pr_err("restore: not every thread could be put back: %s", strerror(-rc));
@@ -285,6 +375,7 @@ int daemon_apply(struct daemon *d, const char *path, const char *text, size_t le
 		  : profile_load(path, &prof, err, errlen);
 	if (rc < 0)
 		return rc;
+	pending_cancel_all(d);	/* planned for the profile in force: the new plan decides */
 	rc = daemon_resolve(&prof, &matches, &plan, err, errlen);
 	rc = apply_resolved(d, rc, &plan, may_wait, err, errlen);
 	if (rc >= 0) {
@@ -333,9 +424,20 @@ static void reserve_thread(struct daemon *d, const struct thread_info *ti, int t
 	struct match m = { .target = (size_t)target, .thread = *ti };
 	uint64_t t_read = daemon_now_ns(), t_apply;
 	char err[ERRLEN] = "";
-	int rc = apply_thread(&d->prof, &m, &d->st, err, sizeof(err));
+	int rc = apply_thread(&d->prof, &m, &d->st,
+			      d->n_pending < PENDING_MAX ? &d->pending[d->n_pending].ap : NULL,
+			      err, sizeof(err));
 
 	t_apply = daemon_now_ns();
+	if (rc == APPLY_PENDING) {	/* moved; the main loop tries again (apply.h) */
+		struct pending *p = &d->pending[d->n_pending++];
+
+		p->target = (size_t)target;
+		p->first_ns = t_apply;
+		p->delay_ns = PENDING_FIRST_NS;
+		p->next_ns = t_apply + p->delay_ns;
+		return;
+	}
 	if (rc < 0) {
 		pr_warn("%s (pid %d), target '%s': not reserved: %s", ti->comm, (int)ti->pid,
 			d->prof.targets[target].name, err[0] ? err : strerror(-rc));
@@ -359,7 +461,7 @@ static enum hotplug_verdict check_thread(struct daemon *d, pid_t pid, bool from_
 	char err[ERRLEN] = "";
 	int target;
 
-	if (!d->have_prof || daemon_managed_find(d, pid))
+	if (!d->have_prof || daemon_managed_find(d, pid) || pending_find(d, pid))
 		return HOTPLUG_DONE;
 	if (discover_read(pid, &ti) < 0)
 		return HOTPLUG_DONE;	/* gone already */
@@ -384,6 +486,15 @@ static enum hotplug_verdict check_thread(struct daemon *d, pid_t pid, bool from_
 
 static void forget_thread(struct daemon *d, pid_t pid)
 {
+	struct pending *p = pending_find(d, pid);
+
+	if (p) {
+		pr_debug("pid %d exited while it waited to run in %s: forgotten", (int)pid,
+			 p->ap.partition);
+		pending_remove(d, p);
+		apply_forget_thread(&d->st, pid);
+		return;
+	}
 	if (!daemon_managed_find(d, pid))
 		return;
 	pr_debug("pid %d exited: forgotten", (int)pid);
@@ -504,7 +615,7 @@ static int managed_reapply(struct daemon *d, struct managed *m, char *err, size_
 	tg.runtime_ns = m->runtime_ns;
 	tg.deadline_ns = m->deadline_ns;
 	tg.period_ns = m->period_ns;
-	return apply_thread(&one, &mt, &d->st, err, errlen);
+	return apply_thread(&one, &mt, &d->st, NULL, err, errlen);
 }
 
 int daemon_check_drift(struct daemon *d)

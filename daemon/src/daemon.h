@@ -8,6 +8,7 @@
 #ifndef IRQRES_DAEMON_H
 #define IRQRES_DAEMON_H
 
+#include "apply.h"
 #include "ctl.h"
 #include "hotplug.h"
 #include "irqres.h"
@@ -27,6 +28,7 @@
 #define NS_PER_S 1000000000ULL
 #define ERRLEN 1024
 #define REFUSED_MAX 256		/* hotplugged threads whose apply failed: not retried */
+#define PENDING_MAX 64		/* new threads waiting to run in their partition */
 
 struct options {
 	const char *profile;
@@ -48,6 +50,14 @@ struct refused {
 	unsigned long long starttime;
 };
 
+/* A new thread moved into its partition, waiting to run there before SCHED_DEADLINE is
+ * accepted (apply.h); the main loop tries again at next_ns, backing off. */
+struct pending {
+	struct apply_pending ap;
+	size_t target;
+	uint64_t first_ns, next_ns, delay_ns;
+};
+
 struct daemon {
 	struct options opt;
 	char socket_path[PATH_MAX];
@@ -58,6 +68,8 @@ struct daemon {
 	size_t n_m, cap_m;
 	struct refused refused[REFUSED_MAX];
 	size_t n_refused;
+	struct pending pending[PENDING_MAX];
+	size_t n_pending;
 	struct ctl_server *ctl;
 	struct hotplug *hp;
 	int sigfd, timerfd, lockfd;
@@ -102,6 +114,12 @@ int daemon_reload(struct daemon *d, char *err, size_t errlen);
 
 /* The hotplug_fn of the daemon (ctx is the struct daemon). */
 enum hotplug_verdict daemon_on_hotplug(void *ctx, enum hotplug_event ev, pid_t pid, pid_t ppid);
+
+/* Milliseconds until a pending thread is due (0 now), -1 when none waits. */
+int daemon_pending_timeout_ms(const struct daemon *d);
+/* Tries every pending thread that is due: reserved (managed from now on), again later,
+ * or, after APPLY_MOVED_WAIT_NS or another refusal, put back and refused (logged). */
+void daemon_run_pending(struct daemon *d);
 
 /* Reserves the threads the profile selects that the daemon does not manage yet, and
  * checks the managed ones for drift (daemon_check_drift). */

@@ -658,7 +658,7 @@ static int serve(struct daemon *d)
 {
 	struct pollfd fds[3 + 1 + CTL_CLIENTS_MAX];
 	size_t n, nctl;
-	int rc, timeout, ctl_timeout;
+	int rc, timeout, ctl_timeout, pending_timeout;
 
 	while (!d->quit) {
 		n = 0;
@@ -670,6 +670,9 @@ static int serve(struct daemon *d)
 		ctl_timeout = ctl_timeout_ms(d->ctl);
 		if (ctl_timeout >= 0 && (timeout < 0 || ctl_timeout < timeout))
 			timeout = ctl_timeout;
+		pending_timeout = daemon_pending_timeout_ms(d);	/* threads waiting to run */
+		if (pending_timeout >= 0 && (timeout < 0 || pending_timeout < timeout))
+			timeout = pending_timeout;
 		rc = poll(fds, n + nctl, timeout);
 		if (rc < 0) {
 			if (errno == EINTR)
@@ -688,6 +691,7 @@ static int serve(struct daemon *d)
 				pr_warn("proc connector: %s", strerror(-rc));
 		}
 		hotplug_run_retries(d->hp);
+		daemon_run_pending(d);
 		if (fds[1].revents)
 			on_timer(d);
 		if (d->rescan_now) {

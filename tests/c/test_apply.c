@@ -319,7 +319,7 @@ static void test_apply_thread_hotplug(void **unused)
 	a = child_spawn("irqres-new");
 	dl_set_policy(a, SCHED_RR, 7, 0);
 	child_info(a, &m.thread);
-	assert_int_equal(apply_thread(&prof, &m, &st, err, sizeof(err)), 0);
+	assert_int_equal(apply_thread(&prof, &m, &st, NULL, err, sizeof(err)), 0);
 	assert_dl(a, 6 * MS, 100 * MS, 100 * MS);
 	assert_int_equal(apply_restore_thread(&st, a), 1);
 	assert_policy(a, SCHED_RR, 7, 0);
@@ -383,23 +383,33 @@ static void test_pinned_eperm_undoes_sysctl(void **unused)
 	assert_true(state_empty(&st));
 }
 
+/* pinned_child() on a fixture cgroup v2 tree without +cpuset; rel: the fixture file of
+ * the cgroup.procs of its own cgroup. */
+static pid_t pinned_child_on_cgroup_tree(char *rel, size_t len)
+{
+	char cg[CGROUP_PATH_MAX];
+	pid_t a = pinned_child();
+
+	fixtree_file("cgroup/cgroup.controllers", "cpuset cpu io memory pids\n");
+	fixtree_file("cgroup/cgroup.subtree_control", "memory\n");
+	fixtree_file("cgroup/cpuset.mems.effective", "0\n");
+	assert_int_equal(cpuset_pid_cgroup(a, cg, sizeof(cg)), 0);
+	snprintf(rel, len, "cgroup%s/cgroup.procs", strcmp(cg, "/") ? cg : "");
+	fixtree_file(rel, "");
+	return a;
+}
+
 /* A pinned child on a fixture cgroup v2 tree: +cpuset, the partition and the move
  * happen (in plain files), the real kernel then refuses SCHED_DEADLINE with EPERM since
  * the host's root domain still spans every CPU, and everything is undone. */
 static void test_partition_path_undone(void **unused)
 {
-	char cg[CGROUP_PATH_MAX], rel[CGROUP_PATH_MAX + 32], pidstr[16];
+	char rel[CGROUP_PATH_MAX + 32], pidstr[16];
 	struct plan plan;
 	pid_t a;
 
 	REQUIRE_DL();
-	a = pinned_child();
-	fixtree_file("cgroup/cgroup.controllers", "cpuset cpu io memory pids\n");
-	fixtree_file("cgroup/cgroup.subtree_control", "memory\n");
-	fixtree_file("cgroup/cpuset.mems.effective", "0\n");
-	assert_int_equal(cpuset_pid_cgroup(a, cg, sizeof(cg)), 0);
-	snprintf(rel, sizeof(rel), "cgroup%s/cgroup.procs", strcmp(cg, "/") ? cg : "");
-	fixtree_file(rel, "");
+	a = pinned_child_on_cgroup_tree(rel, sizeof(rel));
 
 	assert_int_equal(plan_build(&prof, &ml, &plan), 0);
 	assert_true(plan.feasible);
@@ -467,7 +477,7 @@ static void test_apply_thread_joins_partition(void **unused)
 	fixtree_file(rel, "");
 	snprintf(m.thread.cgroup, sizeof(m.thread.cgroup), "%s", cg);
 
-	assert_int_equal(apply_thread(&prof, &m, &st, err, sizeof(err)), 0);
+	assert_int_equal(apply_thread(&prof, &m, &st, NULL, err, sizeof(err)), 0);
 	assert_dl(a, 6 * MS, 100 * MS, 100 * MS);
 	snprintf(pidstr, sizeof(pidstr), "%d", (int)a);
 	assert_string_equal(fixtree_read(path), pidstr);	/* moved in */
@@ -484,6 +494,61 @@ static void test_apply_thread_joins_partition(void **unused)
 	snprintf(path, sizeof(path), "cgroup/%s/cpuset.cpus.partition", part);
 	assert_string_equal(fixtree_read(path), "root\n");	/* not irqres's to remove */
 	assert_true(state_empty(&st));
+}
+
+/*
+ * With pending (the daemon's hotplug path), the EPERM of a thread that has not run in
+ * its new partition yet is not waited for: the thread stays moved and recorded, the
+ * caller tries again (the real kernel keeps refusing here: the host's root domain spans
+ * every CPU) and finally gives up, which puts the thread back out of the partition.
+ */
+static void test_pending_not_waited_for(void **unused)
+{
+	char rel[CGROUP_PATH_MAX + 32], pidstr[16];
+	struct apply_pending p;
+	pid_t a;
+
+	REQUIRE_DL();
+	a = pinned_child_on_cgroup_tree(rel, sizeof(rel));
+	snprintf(pidstr, sizeof(pidstr), "%d", (int)a);
+
+	assert_int_equal(apply_thread(&prof, &mv[0], &st, &p, err, sizeof(err)), APPLY_PENDING);
+	assert_int_equal(p.thread.pid, a);
+	assert_string_equal(p.partition, "irqres.cpu0");
+	assert_int_equal(p.runtime_ns, 1 * MS);
+	assert_int_equal(p.period_ns, 100 * MS);
+	/* moved in and recorded, as a crash right now must find it */
+	assert_string_equal(fixtree_read("cgroup/irqres.cpu0/cgroup.procs"), pidstr);
+	assert_non_null(state_find_thread(&st, a));
+	assert_string_equal(state_find_thread(&st, a)->partition, "irqres.cpu0");
+	assert_non_null(state_find_partition(&st, "irqres.cpu0"));
+	assert_policy(a, SCHED_FIFO, 50, 0);
+
+	assert_int_equal(apply_pending_try(&p, 5 * MS), -EPERM);
+	apply_pending_cancel(&st, &p);
+	assert_string_equal(fixtree_read(rel), pidstr);		/* moved back */
+	assert_null(state_find_thread(&st, a));
+	assert_policy(a, SCHED_FIFO, 50, 0);
+	/* the partition and +cpuset stay recorded until restore-all (the fixture's
+	 * cgroup.procs, a plain file, still names the thread: busy) */
+	assert_non_null(state_find_partition(&st, "irqres.cpu0"));
+	assert_true(st.cpuset_added);
+}
+
+/* A pending thread that runs in its partition meanwhile is accepted; one gone, ESRCH. */
+static void test_pending_accepted_or_gone(void **unused)
+{
+	struct apply_pending p = { .runtime_ns = 1 * MS, .deadline_ns = 100 * MS,
+				   .period_ns = 100 * MS, .partition = "irqres.cpu0" };
+	pid_t a;
+
+	REQUIRE_DL();
+	a = child_spawn("irqres-pending");
+	child_info(a, &p.thread);
+	assert_int_equal(apply_pending_try(&p, 3 * MS), 0);
+	assert_dl(a, 1 * MS, 100 * MS, 100 * MS);
+	child_kill(a);
+	assert_int_equal(apply_pending_try(&p, 9 * MS), -ESRCH);
 }
 
 /* A recorded thread whose original cgroup has gone since goes back to the root cgroup. */
@@ -566,6 +631,8 @@ int main(void)
 		T(test_apply_thread_hotplug),
 		T(test_pinned_eperm_undoes_sysctl),
 		T(test_partition_path_undone),
+		T(test_pending_not_waited_for),
+		T(test_pending_accepted_or_gone),
 		T(test_restore_cgroup_gone),
 		T(test_apply_thread_joins_partition),
 		T(test_exited_thread_releases_its_partition),
