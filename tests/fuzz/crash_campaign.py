@@ -9,19 +9,10 @@ Run as root on the host, under the host lock:
 
 The tasks are processes this script spawns (never anything else), with varied original
 scheduling (SCHED_OTHER at nice 0 and 7, SCHED_BATCH at nice 3, SCHED_FIFO, SCHED_RR),
-half of them in a cgroup v2 group the script creates. Each trial kills irqresd in one
-phase, chosen in turn:
-
-    start       irqresd -p PROFILE applying at start-up
-    apply       an `apply PROFILE` request on the socket
-    set-budget  20 set-budget requests, one per task, pipelined
-    restore     a `restore` request
-    recovery    `irqresd --restore` itself, after an earlier kill left a state file
-
-at a delay drawn uniformly from [0, 1.2 x the phase's measured duration]. Recovery
-alternates between the two documented ways: `irqresd --restore`, and the next start of
-irqresd (which restores what the state file holds before anything else). A thread left
-changed after recovery is a failure; the script prints one JSON summary with the counts.
+half of them in a cgroup v2 group the script creates. The phases, the instants of the
+kills and the recovery are crashlib.py's (shared with the PREEMPT_RT guest's campaign on
+the NIC's IRQ thread, tests/vm/test_crash_campaign.py). A task left changed after
+recovery is a failure; the script prints one JSON summary with the counts.
 """
 
 from __future__ import annotations
@@ -29,10 +20,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import random
-import signal
-import socket
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -42,17 +29,17 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "integration"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from crashlib import Campaign, Irqresd  # noqa: E402
 from irqresd_util import (  # noqa: E402
     IRQRESD,
     profile_text,
-    read_line,
     sched_getattr,
     task_target,
     wait_for_dl_headroom,
 )
 
-PHASES = ("start", "apply", "set-budget", "restore", "recovery")
 CGROUP_ROOTS = ("/sys/fs/cgroup/unified", "/sys/fs/cgroup")
 
 _SLEEPER = "import time\nwhile True:\n    time.sleep(1000)\n"
@@ -120,8 +107,23 @@ class Tasks:
     def pids(self) -> list[int]:
         return [p.pid for p in self.procs]
 
+    @property
+    def total(self) -> int:
+        return len(self.procs)
+
     def changed(self) -> list[int]:
         return [pid for pid in self.pids if snapshot(pid) != self.orig[pid]]
+
+    def residue(self) -> list[str]:
+        return []  # no partition on the host: the tasks keep their full affinity
+
+    def progress(self, phase: str) -> int:
+        """How many of the tasks the killed operation had done: at the new budget for
+        set-budget, back to the original for restore, changed for the others."""
+        if phase == "set-budget":
+            return sum(sched_getattr(pid).runtime_ns == 2_000_000 for pid in self.pids)
+        changed = len(self.changed())
+        return self.total - changed if phase in ("restore", "recovery") else changed
 
     def close(self) -> None:
         for p in self.procs:
@@ -137,246 +139,31 @@ class Tasks:
                     time.sleep(0.02)
 
 
-class Irqresd:
-    """irqresd runs with its own run directory; only the campaign's tasks are named."""
-
-    def __init__(self, run_dir: Path, log: Path) -> None:
-        self.run_dir = run_dir
-        self.sock = run_dir / "irqresd.sock"
-        self.log = log
-        self.proc: subprocess.Popen | None = None
-
-    def popen(self, *args: str) -> subprocess.Popen:
-        with open(self.log, "ab") as logf:
-            self.proc = subprocess.Popen([str(IRQRESD), "--run-dir", str(self.run_dir),
-                                          "--no-netlink", "--rescan", "0", *args],
-                                         stdout=logf, stderr=subprocess.STDOUT)
-        return self.proc
-
-    def connect(self, timeout: float = 10) -> socket.socket:
-        end = time.monotonic() + timeout
-        while True:
-            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            s.settimeout(10)
-            try:
-                s.connect(str(self.sock))
-                s.sendall(b"ping\n")
-                if json.loads(read_line(s))["ok"]:
-                    return s
-            except (OSError, ValueError):
-                s.close()
-            if self.proc is not None and self.proc.poll() is not None:
-                raise RuntimeError(f"irqresd exited with {self.proc.returncode}: "
-                                   f"{self.log.read_text(errors='replace')[-2000:]}")
-            if time.monotonic() > end:
-                raise RuntimeError("irqresd does not answer")
-            time.sleep(0.002)
-
-    def start(self, *args: str) -> socket.socket:
-        self.popen(*args)
-        return self.connect()
-
-    def log_size(self) -> int:
-        return self.log.stat().st_size if self.log.exists() else 0
-
-    def log_since(self, offset: int) -> str:
-        with open(self.log, "rb") as f:
-            f.seek(offset)
-            return f.read().decode(errors="replace")
-
-    def kill(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGKILL)
-        if self.proc is not None:
-            self.proc.wait()
-
-    def stop(self) -> int:
-        assert self.proc is not None
-        self.proc.send_signal(signal.SIGTERM)
-        return self.proc.wait(30)
-
-    def restore(self) -> subprocess.CompletedProcess:
-        return subprocess.run([str(IRQRESD), "--run-dir", str(self.run_dir), "--restore"],
-                              capture_output=True, text=True, timeout=60, check=False)
-
-
-def send_lines(s: socket.socket, lines: list[str]) -> None:
-    s.sendall("".join(line + "\n" for line in lines).encode())
-
-
-def read_replies(s: socket.socket, n: int) -> list[dict]:
-    f = s.makefile("rb")
-    return [json.loads(f.readline()) for _ in range(n)]
-
-
-class Campaign:
-    def __init__(self, tasks: Tasks, work: Path, seed: int) -> None:
-        self.tasks = tasks
-        self.work = work
-        self.rng = random.Random(seed)
-        self.d = Irqresd(work / "run", work / "irqresd.log")
-        self.profile = work / "profile.yaml"
-        self.profile.write_text(profile_text(*(
-            task_target(f"t{i}", "1ms", "100ms", pid=pid) for i, pid in enumerate(tasks.pids))))
-        self.budget = [f"set-budget t{i} 2ms" for i in range(len(tasks.pids))]
-        self.durations: dict[str, float] = {}
-        self.refused = 0        # starts the kernel refused (EBUSY) with nothing changed
-
-    # -- the operations, timed (calibration) or killed at an instant ---------------------
-    def op(self, phase: str, kill_after: float | None) -> None:
-        """Runs phase; with kill_after (s), SIGKILLs irqresd that long after it began."""
-        d = self.d
-        if phase == "start":
-            t0 = time.monotonic()
-            if kill_after is not None:
-                d.popen("-p", str(self.profile))
-                self.sleep_until(t0 + kill_after)
-                d.kill()
-                return
-            self.start_applied().close()
-            self.durations.setdefault(phase, time.monotonic() - t0)
-            assert d.stop() == 0
-            return
-        if phase == "recovery":
-            # an earlier kill left a state file: kill --restore in its turn
-            self.start_applied().close()
-            d.kill()
-            t0 = time.monotonic()
-            p = subprocess.Popen([str(IRQRESD), "--run-dir", str(d.run_dir), "--restore"],
-                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            if kill_after is not None:
-                self.sleep_until(t0 + kill_after)
-                p.send_signal(signal.SIGKILL)
-                p.wait()
-                return
-            p.wait()
-            self.durations.setdefault(phase, time.monotonic() - t0)
-            return
-        # the socket phases: a daemon up first (with the profile unless the phase applies it)
-        s = d.start() if phase == "apply" else self.start_applied()
-        # apply carries the profile's text (docs/protocol.md); send_lines ends it with "\n"
-        text = self.profile.read_text().rstrip("\n")
-        lines = {"apply": [f"apply {self.profile} {len(text.encode()) + 1}\n{text}"],
-                 "set-budget": self.budget, "restore": ["restore"]}[phase]
-        t0 = time.monotonic()
-        send_lines(s, lines)
-        if kill_after is not None:
-            self.sleep_until(t0 + kill_after)
-            d.kill()
-            s.close()
-            return
-        replies = read_replies(s, len(lines))
-        self.durations.setdefault(phase, time.monotonic() - t0)
-        s.close()
-        bad = [r for r in replies if not r.get("ok")]
-        if bad:
-            raise RuntimeError(f"{phase}: refused: {bad[0]}")
-        assert d.stop() == 0
-
-    def start_applied(self) -> socket.socket:
-        """irqresd -p PROFILE, answering. On this shared host the kernel may refuse the
-        bandwidth for a moment (EBUSY: a task's bandwidth is released only at its 0-lag
-        time, and other tests hold some): irqresd then exits having changed nothing,
-        which is checked and counted, and the start is tried again."""
-        for _ in range(40):
-            off = self.d.log_size()
-            try:
-                return self.d.start("-p", str(self.profile))
-            except RuntimeError:
-                if "EBUSY" not in self.d.log_since(off):
-                    raise
-            self.refused += 1
-            if self.tasks.changed() or (self.d.run_dir / "state").exists():
-                raise RuntimeError("a start refused with EBUSY left tasks changed")
-            time.sleep(0.5)
-        raise RuntimeError("the kernel kept refusing the bandwidth (EBUSY) for 20 s")
-
-    @staticmethod
-    def sleep_until(t: float) -> None:
-        while (left := t - time.monotonic()) > 0:
-            time.sleep(left if left > 0.002 else 0)
-
-    def recover(self, way: str) -> None:
-        if way == "restore":
-            r = self.d.restore()
-            if r.returncode != 0:
-                raise RuntimeError(f"irqresd --restore: {r.returncode}: {r.stderr}")
-        else:  # the next start restores the state file first
-            self.d.start().close()
-            assert self.d.stop() == 0
-
-    def progress(self, phase: str) -> int:
-        """How many of the tasks the killed operation had done: at the new budget for
-        set-budget, back to the original for restore, changed for the others."""
-        if phase == "set-budget":
-            return sum(sched_getattr(pid).runtime_ns == 2_000_000 for pid in self.tasks.pids)
-        changed = len(self.tasks.changed())
-        return len(self.tasks.pids) - changed if phase in ("restore", "recovery") else changed
-
-    def calibrate(self, runs: int = 3) -> dict[str, float]:
-        med = {}
-        for phase in PHASES:
-            times = []
-            for _ in range(runs):
-                self.durations.pop(phase, None)
-                self.op(phase, None)
-                times.append(self.durations[phase])
-                self.recover("restore")
-                if self.tasks.changed():
-                    raise RuntimeError(f"calibration {phase}: tasks left changed")
-            med[phase] = statistics.median(times)
-        return med
-
-    def run(self, trials: int) -> dict:
-        med = self.calibrate()
-        per_phase = {p: {"trials": 0, "done_at_kill": {"none": 0, "some": 0, "all": 0},
-                         "state_file_left": 0, "left_changed": 0} for p in PHASES}
-        failures = []
-        for k in range(trials):
-            phase = PHASES[k % len(PHASES)]
-            way = "restore" if (k // len(PHASES)) % 2 == 0 else "next-start"
-            delay = self.rng.uniform(0, 1.2 * med[phase])
-            self.op(phase, delay)
-            n = self.progress(phase)
-            st = per_phase[phase]
-            st["trials"] += 1
-            st["done_at_kill"]["none" if n == 0 else "all" if n == len(self.tasks.pids)
-                               else "some"] += 1
-            st["state_file_left"] += (self.d.run_dir / "state").exists()
-            self.recover(way)
-            left = self.tasks.changed()
-            st["left_changed"] += len(left)
-            if left or (self.d.run_dir / "state").exists():
-                failures.append({"trial": k, "phase": phase, "delay_s": round(delay, 6),
-                                 "recovery": way, "done_at_kill": n, "left_changed": left,
-                                 "state_file": (self.d.run_dir / "state").exists()})
-        return {
-            "trials": trials, "tasks": len(self.tasks.pids),
-            "threads_left_changed": sum(s["left_changed"] for s in per_phase.values()),
-            "starts_refused_ebusy": self.refused,
-            "failures": failures,
-            "phase_median_s": {p: round(v, 6) for p, v in med.items()},
-            "phases": per_phase,
-            "cgroup": str(self.tasks.group) if self.tasks.group else None,
-            "originals": sorted({json.dumps(asdict(o))
-                                 for o in self.tasks.orig.values()}),
-        }
-
-
 def campaign(trials: int, n_tasks: int = 20, seed: int = 1) -> dict:
     if os.geteuid() != 0:
         raise SystemExit("crash_campaign: needs root (sched_setattr on spawned tasks)")
     wait_for_dl_headroom()
     tasks = Tasks(n_tasks)
     try:
-        with tempfile.TemporaryDirectory(prefix="irqres-crash-") as work:
-            c = Campaign(tasks, Path(work), seed)
+        with tempfile.TemporaryDirectory(prefix="irqres-crash-") as tmp:
+            work = Path(tmp)
+            profile = work / "profile.yaml"
+            profile.write_text(profile_text(*(
+                task_target(f"t{i}", "1ms", "100ms", pid=pid)
+                for i, pid in enumerate(tasks.pids))))
+            d = Irqresd(IRQRESD, work / "run", work / "irqresd.log")
+            c = Campaign(tasks, d, profile, [f"set-budget t{i} 2ms" for i in range(n_tasks)],
+                         seed)
             try:
-                return c.run(trials)
+                out = c.run(trials)
             finally:
-                c.d.kill()
-                if (c.d.run_dir / "state").exists():
-                    c.d.restore()
+                d.kill()
+                if d.state_left:
+                    d.restore()
+            out["tasks"] = n_tasks
+            out["cgroup"] = str(tasks.group) if tasks.group else None
+            out["originals"] = sorted({json.dumps(asdict(o)) for o in tasks.orig.values()})
+            return out
     finally:
         tasks.close()
 

@@ -12,7 +12,8 @@ from irqresd_util import need_root_and_binary
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fuzz"))
 
-from crash_campaign import PHASES, campaign
+from crash_campaign import campaign
+from crashlib import PHASES
 
 pytestmark = pytest.mark.root
 

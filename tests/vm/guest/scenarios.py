@@ -624,3 +624,125 @@ def scenario_four_cpus(virtio: str, second: str, second_cpu: int, rt_comm: str,
         rt.kill()
         rt.wait()
     return result
+
+
+# ---- crash campaign (tests/fuzz/crashlib.py, shared with the host's campaign) ----------
+
+class _IrqThreadSubjects:
+    """Every IRQ thread of the guest as the campaign checks it: policy, priority, deadline
+    parameters and cgroup, against what they were before irqresd first ran; and what
+    irqresd may leave besides (a cgroup of its own, +cpuset in the root's subtree_control,
+    sched_rt_runtime_us). ``progress`` looks at the one thread the profile takes."""
+
+    RT_RUNTIME = "/proc/sys/kernel/sched_rt_runtime_us"
+
+    def __init__(self, nic_re: str, new_runtime_ns: int):
+        self.nic_re = nic_re
+        self.new_runtime_ns = new_runtime_ns
+        self.total = 1
+        self.orig = {t["pid"]: self._key(t) for t in irq_threads()}
+        self.subtree = read(f"{CGROUP}/cgroup.subtree_control")
+        self.rt_runtime = read(self.RT_RUNTIME)
+        self.nic = thread(nic_re)
+        if self.nic is None:
+            raise RuntimeError(f"no IRQ thread matches {nic_re}")
+
+    @staticmethod
+    def _key(t: dict) -> dict:
+        s = t["sched"] or {}
+        return {"comm": t["comm"], "policy": s.get("policy"), "priority": s.get("priority"),
+                "runtime_ns": s.get("runtime_ns"), "deadline_ns": s.get("deadline_ns"),
+                "period_ns": s.get("period_ns"), "cgroup": t["cgroup"]}
+
+    def changed(self) -> list[str]:
+        now = {t["pid"]: self._key(t) for t in irq_threads()}
+        out = []
+        for pid, was in self.orig.items():
+            cur = now.get(pid)
+            if cur != was:
+                diff = {k: (was[k], cur[k] if cur else "gone") for k in was
+                        if not cur or cur[k] != was[k]}
+                out.append(f"{was['comm']} (pid {pid}): {diff}")
+        return out
+
+    def residue(self) -> list[str]:
+        out = [f"cgroup /{name} left" for name in sorted(os.listdir(CGROUP))
+               if name.startswith("irqres") and os.path.isdir(f"{CGROUP}/{name}")]
+        if read(f"{CGROUP}/cgroup.subtree_control") != self.subtree:
+            out.append(f"cgroup.subtree_control is {read(f'{CGROUP}/cgroup.subtree_control')!r}"
+                       f", was {self.subtree!r}")
+        if read(self.RT_RUNTIME) != self.rt_runtime:
+            out.append(f"sched_rt_runtime_us is {read(self.RT_RUNTIME)}, was {self.rt_runtime}")
+        return out
+
+    def progress(self, phase: str) -> int:
+        t = thread(self.nic_re)
+        s = (t and t["sched"]) or {}
+        if phase == "set-budget":
+            return int(s.get("policy") == "deadline" and s.get("runtime_ns") == self.new_runtime_ns)
+        back = t is not None and self._key(t) == self.orig.get(t["pid"])
+        return int(back) if phase in ("restore", "recovery") else int(not back)
+
+
+def _nic_traffic(pps: int, stop: threading.Event) -> dict:
+    """UDP datagrams out of eth0 to QEMU's user-network gateway (this machine) at ``pps``:
+    each transmit completion is an interrupt, so the NIC thread runs now and then."""
+    sent = 0
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        while not stop.wait(1 / pps):
+            with contextlib.suppress(OSError):
+                s.sendto(b"irqres", ("10.0.2.2", 9))
+                sent += 1
+    return {"sent": sent}
+
+
+def scenario_crash_campaign(trials: int, seed: int, calibration_runs: int,
+                            new_runtime_ns: int, traffic_pps: int) -> dict:
+    """SIGKILL irqresd at random instants while it reserves, re-budgets and restores the
+    NIC's IRQ thread (a cpuset partition each time), recover the documented way, and check
+    every IRQ thread and the cgroup tree after each recovery (tests/fuzz/crashlib.py).
+    irqresd.service is not started: the campaign runs irqresd itself, with its own run
+    directory, on /etc/irqres/profile.yaml."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, "/payload/extra")
+    import crashlib
+
+    subjects = _IrqThreadSubjects(NIC_THREAD, new_runtime_ns)
+    work = Path("/run/irqres-crash")
+    work.mkdir(exist_ok=True)
+    daemon = crashlib.Irqresd(Path(shutil.which("irqresd") or "/usr/sbin/irqresd"),
+                              work / "run", work / "irqresd.log")
+    target = "nic"
+    campaign = crashlib.Campaign(subjects, daemon, Path("/etc/irqres/profile.yaml"),
+                                 [f"set-budget {target} {new_runtime_ns}ns"], seed)
+    stop = threading.Event()
+    traffic: dict = {}
+    sender = None
+    if traffic_pps:
+        sender = threading.Thread(target=lambda: traffic.update(_nic_traffic(traffic_pps, stop)),
+                                  daemon=True)
+        sender.start()
+
+    def progress(k, phase, way, n, left, residue):
+        if left or residue or (k + 1) % 10 == 0:
+            mark(f"crash campaign: trial {k + 1}/{trials} ({phase}, {way}): "
+                 f"{len(left)} changed, {len(residue)} left behind")
+
+    mark(f"crash campaign: {trials} trials, {calibration_runs} calibration run(s) per phase")
+    t0 = time.monotonic_ns()
+    try:
+        out = campaign.run(trials, calibration_runs, progress)
+    finally:
+        stop.set()
+        if sender is not None:
+            sender.join()
+        daemon.kill()
+        if daemon.state_left:
+            daemon.restore()
+    out["campaign_ns"] = time.monotonic_ns() - t0
+    return {"campaign": out, "nic": subjects.nic, "originals": subjects.orig,
+            "traffic": traffic, "after": {"changed": subjects.changed(),
+                                          "residue": subjects.residue()},
+            "log_tail": daemon.log.read_text(errors="replace")[-6000:]}

@@ -1,0 +1,276 @@
+"""The crash campaign's procedure, shared by the host campaign (crash_campaign.py: 20
+spawned tasks) and the PREEMPT_RT guest's (tests/vm: the NIC's IRQ thread): irqresd is
+SIGKILLed at a random instant of one operation, then recovered the documented way, and
+what it manages must be back as it was. Standard library only: the guest's Python runs it
+from the VM payload.
+
+Each trial kills irqresd in one phase, chosen in turn:
+
+    start       irqresd -p PROFILE applying at start-up
+    apply       an `apply` request (the profile's text) on the socket
+    set-budget  the set-budget requests, pipelined
+    restore     a `restore` request
+    recovery    `irqresd --restore` itself, after an earlier kill left a state file
+
+at a delay drawn uniformly from [0, 1.2 x the phase's measured median duration].
+Recovery alternates between the two documented ways (irqresd.service's ExecStopPost and
+its next start): `irqresd --restore`, and the next start of irqresd, which restores what
+the state file holds before anything else.
+
+What irqresd manages is a *subjects* object: ``changed()`` lists what differs from the
+originals (one entry per thread), ``residue()`` anything else left behind (a partition),
+``progress(phase)`` how much of the operation had been done at the kill, of ``total``.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import signal
+import socket
+import statistics
+import subprocess
+import time
+from pathlib import Path
+from typing import Protocol
+
+PHASES = ("start", "apply", "set-budget", "restore", "recovery")
+
+
+class Subjects(Protocol):
+    total: int
+
+    def changed(self) -> list: ...
+
+    def residue(self) -> list[str]: ...
+
+    def progress(self, phase: str) -> int: ...
+
+
+class Irqresd:
+    """irqresd with its own run directory, without events or rescans: only the campaign's
+    operations change anything."""
+
+    def __init__(self, binary: Path, run_dir: Path, log: Path) -> None:
+        self.binary = binary
+        self.run_dir = run_dir
+        self.sock = run_dir / "irqresd.sock"
+        self.log = log
+        self.proc: subprocess.Popen | None = None
+
+    def popen(self, *args: str) -> subprocess.Popen:
+        with open(self.log, "ab") as logf:
+            self.proc = subprocess.Popen([str(self.binary), "--run-dir", str(self.run_dir),
+                                          "--no-netlink", "--rescan", "0", *args],
+                                         stdout=logf, stderr=subprocess.STDOUT)
+        return self.proc
+
+    def connect(self, timeout: float = 10) -> socket.socket:
+        end = time.monotonic() + timeout
+        while True:
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.settimeout(10)
+            try:
+                s.connect(str(self.sock))
+                s.sendall(b"ping\n")
+                if json.loads(s.makefile("rb").readline())["ok"]:
+                    return s
+            except (OSError, ValueError):
+                s.close()
+            if self.proc is not None and self.proc.poll() is not None:
+                raise RuntimeError(f"irqresd exited with {self.proc.returncode}: "
+                                   f"{self.log.read_text(errors='replace')[-2000:]}")
+            if time.monotonic() > end:
+                raise RuntimeError("irqresd does not answer")
+            time.sleep(0.002)
+
+    def start(self, *args: str) -> socket.socket:
+        self.popen(*args)
+        return self.connect()
+
+    def log_size(self) -> int:
+        return self.log.stat().st_size if self.log.exists() else 0
+
+    def log_since(self, offset: int) -> str:
+        with open(self.log, "rb") as f:
+            f.seek(offset)
+            return f.read().decode(errors="replace")
+
+    def kill(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+        if self.proc is not None:
+            self.proc.wait()
+
+    def stop(self) -> int:
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGTERM)
+        return self.proc.wait(30)
+
+    def restore(self) -> subprocess.CompletedProcess:
+        return subprocess.run([str(self.binary), "--run-dir", str(self.run_dir), "--restore"],
+                              capture_output=True, text=True, timeout=60, check=False)
+
+    @property
+    def state_left(self) -> bool:
+        return (self.run_dir / "state").exists()
+
+
+def send_lines(s: socket.socket, lines: list[str]) -> None:
+    s.sendall("".join(line + "\n" for line in lines).encode())
+
+
+def read_replies(s: socket.socket, n: int) -> list[dict]:
+    f = s.makefile("rb")
+    return [json.loads(f.readline()) for _ in range(n)]
+
+
+class Campaign:
+    """Kills ``daemon`` during the phases in turn; ``profile`` is what it applies and
+    ``budget`` the set-budget request lines."""
+
+    def __init__(self, subjects: Subjects, daemon: Irqresd, profile: Path,
+                 budget: list[str], seed: int) -> None:
+        self.subjects = subjects
+        self.d = daemon
+        self.profile = profile
+        self.budget = budget
+        self.rng = random.Random(seed)
+        self.durations: dict[str, float] = {}
+        self.refused = 0        # starts the kernel refused (EBUSY) with nothing changed
+
+    # -- the operations, timed (calibration) or killed at an instant ---------------------
+    def op(self, phase: str, kill_after: float | None) -> None:
+        """Runs phase; with kill_after (s), SIGKILLs irqresd that long after it began."""
+        d = self.d
+        if phase == "start":
+            t0 = time.monotonic()
+            if kill_after is not None:
+                d.popen("-p", str(self.profile))
+                self.sleep_until(t0 + kill_after)
+                d.kill()
+                return
+            self.start_applied().close()
+            self.durations.setdefault(phase, time.monotonic() - t0)
+            assert d.stop() == 0
+            return
+        if phase == "recovery":
+            # an earlier kill left a state file: kill --restore in its turn
+            self.start_applied().close()
+            d.kill()
+            t0 = time.monotonic()
+            p = subprocess.Popen([str(d.binary), "--run-dir", str(d.run_dir), "--restore"],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            if kill_after is not None:
+                self.sleep_until(t0 + kill_after)
+                p.send_signal(signal.SIGKILL)
+                p.wait()
+                return
+            p.wait()
+            self.durations.setdefault(phase, time.monotonic() - t0)
+            return
+        # the socket phases: a daemon up first (with the profile unless the phase applies it)
+        s = d.start() if phase == "apply" else self.start_applied()
+        # apply carries the profile's text (docs/protocol.md); send_lines ends it with "\n"
+        text = self.profile.read_text().rstrip("\n")
+        lines = {"apply": [f"apply {self.profile} {len(text.encode()) + 1}\n{text}"],
+                 "set-budget": self.budget, "restore": ["restore"]}[phase]
+        t0 = time.monotonic()
+        send_lines(s, lines)
+        if kill_after is not None:
+            self.sleep_until(t0 + kill_after)
+            d.kill()
+            s.close()
+            return
+        replies = read_replies(s, len(lines))
+        self.durations.setdefault(phase, time.monotonic() - t0)
+        s.close()
+        bad = [r for r in replies if not r.get("ok")]
+        if bad:
+            raise RuntimeError(f"{phase}: refused: {bad[0]}\n"
+                               f"{self.d.log.read_text(errors='replace')[-2000:]}")
+        assert d.stop() == 0
+
+    def start_applied(self) -> socket.socket:
+        """irqresd -p PROFILE, answering. The kernel may refuse the bandwidth for a moment
+        (EBUSY: a task's bandwidth is released only at its 0-lag time, and on a shared
+        host other tests hold some): irqresd then exits having changed nothing, which is
+        checked and counted, and the start is tried again."""
+        for _ in range(40):
+            off = self.d.log_size()
+            try:
+                return self.d.start("-p", str(self.profile))
+            except RuntimeError:
+                if "EBUSY" not in self.d.log_since(off):
+                    raise
+            self.refused += 1
+            if self.subjects.changed() or self.subjects.residue() or self.d.state_left:
+                raise RuntimeError("a start refused with EBUSY left something changed")
+            time.sleep(0.5)
+        raise RuntimeError("the kernel kept refusing the bandwidth (EBUSY) for 20 s")
+
+    @staticmethod
+    def sleep_until(t: float) -> None:
+        while (left := t - time.monotonic()) > 0:
+            time.sleep(left if left > 0.002 else 0)
+
+    def recover(self, way: str) -> None:
+        if way == "restore":
+            r = self.d.restore()
+            if r.returncode != 0:
+                raise RuntimeError(f"irqresd --restore: {r.returncode}: {r.stderr}")
+        else:  # the next start restores the state file first
+            self.d.start().close()
+            assert self.d.stop() == 0
+
+    def calibrate(self, runs: int = 3) -> dict[str, float]:
+        med = {}
+        for phase in PHASES:
+            times = []
+            for _ in range(runs):
+                self.durations.pop(phase, None)
+                self.op(phase, None)
+                times.append(self.durations[phase])
+                self.recover("restore")
+                left = self.subjects.changed() + self.subjects.residue()
+                if left:
+                    raise RuntimeError(f"calibration {phase}: left changed: {left}")
+            med[phase] = statistics.median(times)
+        return med
+
+    def run(self, trials: int, calibration_runs: int = 3, progress=None) -> dict:
+        med = self.calibrate(calibration_runs)
+        per_phase = {p: {"trials": 0, "done_at_kill": {"none": 0, "some": 0, "all": 0},
+                         "state_file_left": 0, "left_changed": 0, "residue": 0}
+                     for p in PHASES}
+        failures = []
+        total = self.subjects.total
+        for k in range(trials):
+            phase = PHASES[k % len(PHASES)]
+            way = "restore" if (k // len(PHASES)) % 2 == 0 else "next-start"
+            delay = self.rng.uniform(0, 1.2 * med[phase])
+            self.op(phase, delay)
+            n = self.subjects.progress(phase)
+            st = per_phase[phase]
+            st["trials"] += 1
+            st["done_at_kill"]["none" if n == 0 else "all" if n == total else "some"] += 1
+            st["state_file_left"] += self.d.state_left
+            self.recover(way)
+            left, residue = self.subjects.changed(), self.subjects.residue()
+            st["left_changed"] += len(left)
+            st["residue"] += len(residue)
+            if left or residue or self.d.state_left:
+                failures.append({"trial": k, "phase": phase, "delay_s": round(delay, 6),
+                                 "recovery": way, "done_at_kill": n, "left_changed": left,
+                                 "residue": residue, "state_file": self.d.state_left})
+            if progress is not None:
+                progress(k, phase, way, n, left, residue)
+        return {
+            "trials": trials, "subjects": total,
+            "threads_left_changed": sum(s["left_changed"] for s in per_phase.values()),
+            "residue": sum(s["residue"] for s in per_phase.values()),
+            "starts_refused_ebusy": self.refused,
+            "failures": failures,
+            "phase_median_s": {p: round(v, 6) for p, v in med.items()},
+            "phases": per_phase,
+        }
