@@ -262,6 +262,7 @@ def unit_comparison(unit: Path, rounds: int, n: int, fifo: int) -> None:
     inside: dict[str, list[int]] = {a: [] for a in arms}
     medians: dict[str, list[float]] = {a: [] for a in arms}
     lost = dict.fromkeys(arms, 0)
+    loads = [os.getloadavg()[0]]
     for r in range(rounds):
         order = list(arms) if r % 2 == 0 else list(reversed(arms))
         for arm in order:
@@ -271,8 +272,9 @@ def unit_comparison(unit: Path, rounds: int, n: int, fifo: int) -> None:
             inside[arm] += res["inside_us"]
             medians[arm].append(res["median_us"])
             lost[arm] += res["lost"]
+            loads.append(os.getloadavg()[0])
             print(f"round {r + 1} {arm}: median {res['median_us']:.0f} us, "
-                  f"load {os.getloadavg()[0]:.2f}", file=sys.stderr, flush=True)
+                  f"load {loads[-1]:.2f}", file=sys.stderr, flush=True)
     if fifo:
         os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
     print("| irqresd scheduling | samples | missed | median of round medians (range) "
@@ -287,7 +289,10 @@ def unit_comparison(unit: Path, rounds: int, n: int, fifo: int) -> None:
               f"{max(xs) / 1e3:.0f} us | {statistics.median(inside[arm]):.0f} / "
               f"{pct(inside[arm], 0.99):.0f} us |")
     ratio = statistics.median(pooled["SCHED_OTHER"]) / statistics.median(pooled["unit"])
-    print(f"\nSCHED_OTHER / unit, pooled medians: {ratio:.2f}x\n")
+    print(f"\nSCHED_OTHER / unit, pooled medians: {ratio:.2f}x; "
+          f"p99: {pct(pooled['SCHED_OTHER'], 0.99) / pct(pooled['unit'], 0.99):.1f}x  ")
+    print(f"Load average (1 min) at the start and after each arm of each round: "
+          f"{min(loads):.2f}..{max(loads):.2f} (median {statistics.median(loads):.2f})\n")
 
 
 def main() -> None:
