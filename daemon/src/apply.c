@@ -274,8 +274,8 @@ static int partition_ready(const struct plan_item *it, struct state *st, struct 
  * a partition is refused with EPERM until it has run there once. An IRQ thread runs at
  * its next interrupt - soon for a busy device, and the reason a freshly hotplugged
  * thread, or one that ran elsewhere after a restore, is refused when irqresd is quick.
- * Give it that chance for at most APPLY_MOVED_WAIT_NS before reporting the refusal: here,
- * waiting (a whole apply), or from the daemon's main loop (apply_thread() with pending).
+ * A whole apply waits here for at most APPLY_MOVED_WAIT_NS before reporting the refusal;
+ * the daemon's main loop waits for a hotplugged thread without a bound (apply.h).
  */
 static int dl_set_after_move(const struct thread_info *ti, const struct plan_item *it)
 {

@@ -26,11 +26,13 @@ int apply_plan(const struct plan *plan, struct state *st, char *err, size_t errl
 /*
  * A thread moved into its cpuset partition is refused SCHED_DEADLINE with EPERM until it
  * has run there once (the kernel checks the root domain of the CPU it last ran on); an
- * IRQ thread runs at its next interrupt. apply_plan() waits for that, up to
- * APPLY_MOVED_WAIT_NS. apply_thread() with pending does not: it returns APPLY_PENDING
+ * IRQ thread runs at its next interrupt, which an idle device raises seldom (e1000: every
+ * 2 s). apply_plan() waits for that in place, up to APPLY_MOVED_WAIT_NS, since its answer
+ * depends on it. apply_thread() with pending does not wait: it returns APPLY_PENDING
  * with the thread moved and recorded in the state, and the caller tries again with
- * apply_pending_try() until APPLY_MOVED_WAIT_NS have passed, then gives up with
- * apply_pending_cancel() (the thread put back as it was).
+ * apply_pending_try() (irqresd: from its main loop, until the thread has run, saying so
+ * once APPLY_MOVED_WAIT_NS have passed), or gives up with apply_pending_cancel() (the
+ * thread put back as it was).
  */
 #define APPLY_MOVED_WAIT_NS (1000 * 1000 * 1000ULL)
 #define APPLY_PENDING 2

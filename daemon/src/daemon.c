@@ -173,7 +173,7 @@ static void refused_add(struct daemon *d, const struct thread_info *ti)
 /* ---- new threads waiting to run in their partition ---- */
 
 #define PENDING_FIRST_NS NS_PER_MS
-#define PENDING_DELAY_MAX_NS (128 * NS_PER_MS)
+#define PENDING_DELAY_MAX_NS (256 * NS_PER_MS)
 
 static struct pending *pending_find(struct daemon *d, pid_t pid)
 {
@@ -227,7 +227,17 @@ void daemon_run_pending(struct daemon *d)
 		if (now < p->next_ns)
 			continue;
 		rc = apply_pending_try(&p->ap, now - p->first_ns);
-		if (rc == -EPERM && now - p->first_ns < APPLY_MOVED_WAIT_NS) {
+		if (rc == -EPERM) {	/* it has not run in its partition yet: no interrupt */
+			if (!p->told && now - p->first_ns >= APPLY_MOVED_WAIT_NS) {
+				pr_notice("%s (pid %d), target '%s': moved into cpuset partition %s "
+					  "%llu ms ago, SCHED_DEADLINE is refused (EPERM) until it has "
+					  "run there, at its next interrupt: irqresd keeps trying (if "
+					  "%s/cpuset.cpus.partition does not read \"root\", it never "
+					  "will)", ti->comm, (int)ti->pid, tname, p->ap.partition,
+					  (unsigned long long)((now - p->first_ns) / NS_PER_MS),
+					  p->ap.partition);
+				p->told = true;
+			}
 			p->next_ns = now + p->delay_ns;
 			if (p->delay_ns < PENDING_DELAY_MAX_NS)
 				p->delay_ns *= 2;
@@ -243,12 +253,12 @@ void daemon_run_pending(struct daemon *d)
 			pr_notice("%s (pid %d) is gone: skipped", ti->comm, (int)ti->pid);
 			apply_forget_thread(&d->st, ti->pid);
 		} else {
-			pr_warn("%s (pid %d), target '%s': not reserved: SCHED_DEADLINE refused: "
-				"%s: moved into cpuset partition %s, the kernel still refuses it after "
-				"%llu ms (has the thread not run there since - no interrupt?); put "
-				"back as it was", ti->comm, (int)ti->pid, tname,
-				rc == -EPERM ? "EPERM" : strerror(-rc), p->ap.partition,
-				(unsigned long long)((now - p->first_ns) / NS_PER_MS));
+			pr_warn("%s (pid %d), target '%s': not reserved: SCHED_DEADLINE refused in "
+				"cpuset partition %s after %llu ms: %s%s; put back as it was",
+				ti->comm, (int)ti->pid, tname, p->ap.partition,
+				(unsigned long long)((now - p->first_ns) / NS_PER_MS), strerror(-rc),
+				rc == -EBUSY ? " (admission control: other SCHED_DEADLINE tasks took "
+				"the bandwidth meanwhile)" : "");
 			apply_pending_cancel(&d->st, &p->ap);
 			refused_add(d, ti);
 		}
@@ -433,6 +443,7 @@ static void reserve_thread(struct daemon *d, const struct thread_info *ti, int t
 		struct pending *p = &d->pending[d->n_pending++];
 
 		p->target = (size_t)target;
+		p->told = false;
 		p->first_ns = t_apply;
 		p->delay_ns = PENDING_FIRST_NS;
 		p->next_ns = t_apply + p->delay_ns;

@@ -56,6 +56,7 @@ struct pending {
 	struct apply_pending ap;
 	size_t target;
 	uint64_t first_ns, next_ns, delay_ns;
+	bool told;			/* the wait was logged (after APPLY_MOVED_WAIT_NS) */
 };
 
 struct daemon {
@@ -117,8 +118,9 @@ enum hotplug_verdict daemon_on_hotplug(void *ctx, enum hotplug_event ev, pid_t p
 
 /* Milliseconds until a pending thread is due (0 now), -1 when none waits. */
 int daemon_pending_timeout_ms(const struct daemon *d);
-/* Tries every pending thread that is due: reserved (managed from now on), again later,
- * or, after APPLY_MOVED_WAIT_NS or another refusal, put back and refused (logged). */
+/* Tries every pending thread that is due: reserved (managed from now on); still EPERM:
+ * again later, for as long as it takes the thread to run in its partition (logged once
+ * after APPLY_MOVED_WAIT_NS); gone: forgotten; another refusal: put back and refused. */
 void daemon_run_pending(struct daemon *d);
 
 /* Reserves the threads the profile selects that the daemon does not manage yet, and
