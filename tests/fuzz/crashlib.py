@@ -17,6 +17,9 @@ Recovery alternates between the two documented ways (irqresd.service's ExecStopP
 its next start): `irqresd --restore`, and the next start of irqresd, which restores what
 the state file holds before anything else.
 
+A campaign may add phases of its own (the guest's: a link down/up while irqresd follows
+the NIC's new thread): an *extra* operation, called like the built-in ones.
+
 What irqresd manages is a *subjects* object: ``changed()`` lists what differs from the
 originals (one entry per thread), ``residue()`` anything else left behind (a partition),
 ``progress(phase)`` how much of the operation had been done at the kill, of ``total``.
@@ -31,6 +34,7 @@ import socket
 import statistics
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
@@ -48,20 +52,22 @@ class Subjects(Protocol):
 
 
 class Irqresd:
-    """irqresd with its own run directory, without events or rescans: only the campaign's
-    operations change anything."""
+    """irqresd with its own run directory, without events or rescans (only the campaign's
+    operations change anything) unless events: proc connector and rescans as shipped."""
 
-    def __init__(self, binary: Path, run_dir: Path, log: Path) -> None:
+    def __init__(self, binary: Path, run_dir: Path, log: Path, events: bool = False) -> None:
         self.binary = binary
         self.run_dir = run_dir
         self.sock = run_dir / "irqresd.sock"
         self.log = log
+        self.events = events
         self.proc: subprocess.Popen | None = None
 
     def popen(self, *args: str) -> subprocess.Popen:
+        quiet = [] if self.events else ["--no-netlink", "--rescan", "0"]
         with open(self.log, "ab") as logf:
             self.proc = subprocess.Popen([str(self.binary), "--run-dir", str(self.run_dir),
-                                          "--no-netlink", "--rescan", "0", *args],
+                                          *quiet, *args],
                                          stdout=logf, stderr=subprocess.STDOUT)
         return self.proc
 
@@ -125,17 +131,24 @@ def read_replies(s: socket.socket, n: int) -> list[dict]:
     return [json.loads(f.readline()) for _ in range(n)]
 
 
+# An extra phase: (campaign, kill_after) as Campaign.op; it records its duration when
+# kill_after is None.
+ExtraOp = Callable[["Campaign", "float | None"], None]
+
+
 class Campaign:
     """Kills ``daemon`` during the phases in turn; ``profile`` is what it applies and
-    ``budget`` the set-budget request lines."""
+    ``budget`` the set-budget request lines; ``extra`` adds phases after PHASES."""
 
     def __init__(self, subjects: Subjects, daemon: Irqresd, profile: Path,
-                 budget: list[str], seed: int) -> None:
+                 budget: list[str], seed: int, extra: dict[str, ExtraOp] | None = None) -> None:
         self.subjects = subjects
         self.d = daemon
         self.profile = profile
         self.budget = budget
         self.rng = random.Random(seed)
+        self.extra = dict(extra or {})
+        self.phases = PHASES + tuple(self.extra)
         self.durations: dict[str, float] = {}
         self.refused = 0        # starts the kernel refused (EBUSY) with nothing changed
 
@@ -143,6 +156,9 @@ class Campaign:
     def op(self, phase: str, kill_after: float | None) -> None:
         """Runs phase; with kill_after (s), SIGKILLs irqresd that long after it began."""
         d = self.d
+        if phase in self.extra:
+            self.extra[phase](self, kill_after)
+            return
         if phase == "start":
             t0 = time.monotonic()
             if kill_after is not None:
@@ -191,17 +207,18 @@ class Campaign:
                                f"{self.d.log.read_text(errors='replace')[-2000:]}")
         assert d.stop() == 0
 
-    def start_applied(self) -> socket.socket:
+    def start_applied(self, daemon: Irqresd | None = None) -> socket.socket:
         """irqresd -p PROFILE, answering. The kernel may refuse the bandwidth for a moment
         (EBUSY: a task's bandwidth is released only at its 0-lag time, and on a shared
         host other tests hold some): irqresd then exits having changed nothing, which is
         checked and counted, and the start is tried again."""
+        d = daemon or self.d
         for _ in range(40):
-            off = self.d.log_size()
+            off = d.log_size()
             try:
-                return self.d.start("-p", str(self.profile))
+                return d.start("-p", str(self.profile))
             except RuntimeError:
-                if "EBUSY" not in self.d.log_since(off):
+                if "EBUSY" not in d.log_since(off):
                     raise
             self.refused += 1
             if self.subjects.changed() or self.subjects.residue() or self.d.state_left:
@@ -225,7 +242,7 @@ class Campaign:
 
     def calibrate(self, runs: int = 3) -> dict[str, float]:
         med = {}
-        for phase in PHASES:
+        for phase in self.phases:
             times = []
             for _ in range(runs):
                 self.durations.pop(phase, None)
@@ -242,12 +259,12 @@ class Campaign:
         med = self.calibrate(calibration_runs)
         per_phase = {p: {"trials": 0, "done_at_kill": {"none": 0, "some": 0, "all": 0},
                          "state_file_left": 0, "left_changed": 0, "residue": 0}
-                     for p in PHASES}
+                     for p in self.phases}
         failures = []
         total = self.subjects.total
         for k in range(trials):
-            phase = PHASES[k % len(PHASES)]
-            way = "restore" if (k // len(PHASES)) % 2 == 0 else "next-start"
+            phase = self.phases[k % len(self.phases)]
+            way = "restore" if (k // len(self.phases)) % 2 == 0 else "next-start"
             delay = self.rng.uniform(0, 1.2 * med[phase])
             self.op(phase, delay)
             n = self.subjects.progress(phase)

@@ -632,7 +632,9 @@ class _IrqThreadSubjects:
     """Every IRQ thread of the guest as the campaign checks it: policy, priority, deadline
     parameters and cgroup, against what they were before irqresd first ran; and what
     irqresd may leave besides (a cgroup of its own, +cpuset in the root's subtree_control,
-    sched_rt_runtime_us). ``progress`` looks at the one thread the profile takes."""
+    sched_rt_runtime_us). Threads are known by comm: a link down/up gives the NIC a new
+    thread (a new pid), which must be as the kernel made it. ``progress`` looks at the one
+    thread the profile takes."""
 
     RT_RUNTIME = "/proc/sys/kernel/sched_rt_runtime_us"
 
@@ -640,7 +642,10 @@ class _IrqThreadSubjects:
         self.nic_re = nic_re
         self.new_runtime_ns = new_runtime_ns
         self.total = 1
-        self.orig = {t["pid"]: self._key(t) for t in irq_threads()}
+        threads = irq_threads()
+        self.orig = {t["comm"]: self._key(t) for t in threads}
+        if len(self.orig) != len(threads):
+            raise RuntimeError(f"two IRQ threads share a comm: {[t['comm'] for t in threads]}")
         self.subtree = read(f"{CGROUP}/cgroup.subtree_control")
         self.rt_runtime = read(self.RT_RUNTIME)
         self.nic = thread(nic_re)
@@ -650,19 +655,19 @@ class _IrqThreadSubjects:
     @staticmethod
     def _key(t: dict) -> dict:
         s = t["sched"] or {}
-        return {"comm": t["comm"], "policy": s.get("policy"), "priority": s.get("priority"),
+        return {"policy": s.get("policy"), "priority": s.get("priority"),
                 "runtime_ns": s.get("runtime_ns"), "deadline_ns": s.get("deadline_ns"),
                 "period_ns": s.get("period_ns"), "cgroup": t["cgroup"]}
 
     def changed(self) -> list[str]:
-        now = {t["pid"]: self._key(t) for t in irq_threads()}
+        now = {t["comm"]: (t["pid"], self._key(t)) for t in irq_threads()}
         out = []
-        for pid, was in self.orig.items():
-            cur = now.get(pid)
+        for comm, was in self.orig.items():
+            pid, cur = now.get(comm, (None, None))
             if cur != was:
                 diff = {k: (was[k], cur[k] if cur else "gone") for k in was
                         if not cur or cur[k] != was[k]}
-                out.append(f"{was['comm']} (pid {pid}): {diff}")
+                out.append(f"{comm} (pid {pid}): {diff}")
         return out
 
     def residue(self) -> list[str]:
@@ -675,13 +680,44 @@ class _IrqThreadSubjects:
             out.append(f"sched_rt_runtime_us is {read(self.RT_RUNTIME)}, was {self.rt_runtime}")
         return out
 
+    def reserved(self) -> bool:
+        s = (thread(self.nic_re) or {}).get("sched") or {}
+        return s.get("policy") == "deadline"
+
     def progress(self, phase: str) -> int:
         t = thread(self.nic_re)
         s = (t and t["sched"]) or {}
         if phase == "set-budget":
             return int(s.get("policy") == "deadline" and s.get("runtime_ns") == self.new_runtime_ns)
-        back = t is not None and self._key(t) == self.orig.get(t["pid"])
+        if phase == "hotplug":  # the new thread has its reservation
+            return int(s.get("policy") == "deadline")
+        back = t is not None and self._key(t) == self.orig.get(t["comm"])
         return int(back) if phase in ("restore", "recovery") else int(not back)
+
+
+def _hotplug_op(events_daemon, subjects: _IrqThreadSubjects):
+    """The guest's extra phase: irqresd as shipped (proc connector, rescans) with the NIC
+    reserved, then a link down/up gives the NIC a new IRQ thread that irqresd moves into
+    a partition and reserves (waiting in the main loop until the thread has run there);
+    killed at an instant of that."""
+    def op(c, kill_after):
+        c.start_applied(events_daemon).close()
+        t0 = time.monotonic()
+        link = subprocess.Popen(["/bin/sh", "-c", "ip link set eth0 down && ip link set eth0 up"])
+        if kill_after is not None:
+            c.sleep_until(t0 + kill_after)
+            events_daemon.kill()
+            link.wait()
+            return
+        link.wait()
+        got, _ = wait_for(lambda: subjects.reserved() and thread(subjects.nic_re)["pid"], 10, 0.01)
+        if not got:
+            raise RuntimeError(f"hotplug: the new NIC thread was not reserved within 10 s: "
+                               f"{thread(subjects.nic_re)}\n"
+                               f"{events_daemon.log.read_text(errors='replace')[-2000:]}")
+        c.durations.setdefault("hotplug", time.monotonic() - t0)
+        assert events_daemon.stop() == 0
+    return op
 
 
 def _nic_traffic(pps: int, stop: threading.Event) -> dict:
@@ -699,10 +735,11 @@ def _nic_traffic(pps: int, stop: threading.Event) -> dict:
 def scenario_crash_campaign(trials: int, seed: int, calibration_runs: int,
                             new_runtime_ns: int, traffic_pps: int) -> dict:
     """SIGKILL irqresd at random instants while it reserves, re-budgets and restores the
-    NIC's IRQ thread (a cpuset partition each time), recover the documented way, and check
-    every IRQ thread and the cgroup tree after each recovery (tests/fuzz/crashlib.py).
-    irqresd.service is not started: the campaign runs irqresd itself, with its own run
-    directory, on /etc/irqres/profile.yaml."""
+    NIC's IRQ thread (a cpuset partition each time), and while it follows the new thread
+    of a link down/up, recover the documented way, and check every IRQ thread and the
+    cgroup tree after each recovery (tests/fuzz/crashlib.py). irqresd.service is not
+    started: the campaign runs irqresd itself, with its own run directory, on
+    /etc/irqres/profile.yaml."""
     import sys
     from pathlib import Path
 
@@ -712,11 +749,13 @@ def scenario_crash_campaign(trials: int, seed: int, calibration_runs: int,
     subjects = _IrqThreadSubjects(NIC_THREAD, new_runtime_ns)
     work = Path("/run/irqres-crash")
     work.mkdir(exist_ok=True)
-    daemon = crashlib.Irqresd(Path(shutil.which("irqresd") or "/usr/sbin/irqresd"),
-                              work / "run", work / "irqresd.log")
-    target = "nic"
+    binary = Path(shutil.which("irqresd") or "/usr/sbin/irqresd")
+    daemon = crashlib.Irqresd(binary, work / "run", work / "irqresd.log")
+    # the same run directory and log: one irqresd at a time, whichever starts it
+    shipped = crashlib.Irqresd(binary, work / "run", work / "irqresd.log", events=True)
     campaign = crashlib.Campaign(subjects, daemon, Path("/etc/irqres/profile.yaml"),
-                                 [f"set-budget {target} {new_runtime_ns}ns"], seed)
+                                 [f"set-budget nic {new_runtime_ns}ns"], seed,
+                                 extra={"hotplug": _hotplug_op(shipped, subjects)})
     stop = threading.Event()
     traffic: dict = {}
     sender = None
@@ -739,6 +778,7 @@ def scenario_crash_campaign(trials: int, seed: int, calibration_runs: int,
         if sender is not None:
             sender.join()
         daemon.kill()
+        shipped.kill()
         if daemon.state_left:
             daemon.restore()
     out["campaign_ns"] = time.monotonic_ns() - t0
