@@ -221,8 +221,12 @@ class Campaign:
                 if "EBUSY" not in d.log_since(off):
                     raise
             self.refused += 1
-            if self.subjects.changed() or self.subjects.residue() or self.d.state_left:
-                raise RuntimeError("a start refused with EBUSY left something changed")
+            left, residue = self.subjects.changed(), self.subjects.residue()
+            if left or residue or d.state_left:
+                state = (d.run_dir / "state").read_text() if d.state_left else ""
+                raise RuntimeError(f"a start refused with EBUSY left something changed: "
+                                   f"{left} {residue}; state file: {state!r}\n"
+                                   f"{d.log_since(off)[-3000:]}")
             time.sleep(0.5)
         raise RuntimeError("the kernel kept refusing the bandwidth (EBUSY) for 20 s")
 
