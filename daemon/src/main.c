@@ -832,6 +832,10 @@ int main(int argc, char **argv)
 		if (rc < 0) {
 			pr_err("%s", err[0] ? err : strerror(-rc));
 			code = rc == -EINVAL ? EXIT_USAGE : EXIT_REFUSED;
+			/* an apply the kernel refused half-way was undone: its file records
+			 * nothing now, and a file left would look like a crash's */
+			if (state_empty(&d.st))
+				state_remove(&d.st);
 			goto out_notify;
 		}
 	}
