@@ -58,11 +58,12 @@ def patching_oops(console: str) -> str | None:
     an IPI that serialises every CPU; a CPU that hits the int3 meanwhile is steered over
     the site by the breakpoint handler. Seen in 2 of about 50 boots of the 6.12 kernel under
     QEMU's multi-threaded TCG (never on 6.1 so far), at ___slab_alloc and at
-    __alloc_pages_noprof, both behind cpusets_enabled(): a vCPU trapped on that int3 after
-    the patch was complete and
-    the handler had let go of the site, and the kernel died with "Oops: int3" while the
-    code dump shows the finished instruction, no int3 where it trapped. Real CPUs do not do
-    this. Only that signature counts: an int3 still in memory before RIP is a real trap.
+    __alloc_pages_noprof, both behind cpusets_enabled(), while irqresd turned the cpuset
+    controller on: a CPU trapped on that int3 and the handler no longer knew the site,
+    and the kernel died with "Oops: int3" while the code dump shows the finished
+    instruction, no int3 where it trapped. Whether the emulator or 6.12's code patching is
+    at fault, it is not irqres's: enabling the cpuset controller is what every cpuset user
+    does. Only that signature counts: an int3 still in memory before RIP is a real trap.
     """
     m = _INT3_OOPS.search(console)
     if m is None:
