@@ -659,7 +659,20 @@ class _IrqThreadSubjects:
                 "runtime_ns": s.get("runtime_ns"), "deadline_ns": s.get("deadline_ns"),
                 "period_ns": s.get("period_ns"), "cgroup": t["cgroup"]}
 
-    def changed(self) -> list[str]:
+    def changed(self, settle_s: float = 1.0) -> list[str]:
+        """The IRQ threads not as found, read again for up to ``settle_s`` while any
+        differs: the kernel re-creates a thread when its IRQ is freed and requested again
+        (irq/4-ttyS0 when the serial port is closed and reopened), and a thread read in
+        between has no attributes at all for a moment; no thread irqres left changed
+        returns to its old attributes by waiting."""
+        end = time.monotonic() + settle_s
+        while True:
+            out = self._changed_now()
+            if not out or time.monotonic() >= end:
+                return out
+            time.sleep(0.1)
+
+    def _changed_now(self) -> list[str]:
         now = {t["comm"]: (t["pid"], self._key(t)) for t in irq_threads()}
         out = []
         for comm, was in self.orig.items():
