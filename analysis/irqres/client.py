@@ -212,7 +212,10 @@ class Client:
         return self._with_profile("verify", profile, key=None)
 
     def apply(self, profile: str | os.PathLike[str]) -> dict[str, Any]:
-        return self._with_profile("apply", profile)
+        """The plan applied; its ``waiting`` lists the threads moved into their partition
+        that irqresd reserves once they have run there (docs/protocol.md)."""
+        reply = self._with_profile("apply", profile, key=None)
+        return {**reply["plan"], "waiting": list(reply.get("waiting") or [])}
 
     def reload(self) -> dict[str, Any]:
         """Have irqresd re-read its own profile (-p); the reply names the one in force."""

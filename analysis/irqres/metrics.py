@@ -16,6 +16,9 @@ Where each number comes from:
   deadline counts too). The counter starts with the thread; its rate while the thread
   is reserved is throttled periods per second. Exported only for threads under
   SCHED_DEADLINE;
+* waiting: how long a thread irqresd moved into its cpuset partition has waited for the
+  kernel to accept its reservation (``status``, WAITING: refused until it has run there,
+  at its next interrupt); exported only while it waits;
 * IRQ counts: ``irq_count``, the thread's IRQ lines summed over CPUs in /proc/interrupts;
 * NIC drops: rx_dropped and rx_missed_errors of /sys/class/net/IF/statistics, for a
   target whose threads serve an interface (found from their action names), once per
@@ -73,6 +76,8 @@ class Snapshot:
     threads: tuple[ThreadSample, ...]
     # (target, interface) -> {counter: value}
     nic: dict[tuple[str, str], dict[str, int]] = field(default_factory=dict)
+    # (target, comm, pid) -> ns it has waited to be reserved (status, WAITING)
+    waiting: dict[tuple[str, str, int], int] = field(default_factory=dict)
 
 
 def read_net_counters(iface: str, sys_root: str = "/sys") -> dict[str, int]:
@@ -95,9 +100,16 @@ def _int(v: object) -> int | None:
 def snapshot(status: dict, stats: dict, sys_root: str = "/sys") -> Snapshot:
     """A :class:`Snapshot` from irqresd's ``status`` and ``stats`` replies
     (docs/protocol.md). Raises :class:`MetricsError` on a malformed reply."""
-    kinds, actions, cpus = {}, {}, {}
+    kinds, actions, cpus, waiting = {}, {}, {}, {}
     for t in status.get("targets") or []:
         kinds[t.get("name")] = t.get("kind", "irq")
+        for w in t.get("waiting") or []:
+            try:
+                waiting[(str(t.get("name")), str(w.get("comm") or ""), int(w["pid"]))] = int(
+                    w["waiting_ns"])
+            except (KeyError, TypeError, ValueError) as exc:
+                raise MetricsError(f"irqresd status: waiting thread: missing or bad field "
+                                   f"{exc}") from exc
         for th in t.get("threads") or []:
             actions[th.get("pid")] = list(th.get("actions") or [])
             cpus[th.get("pid")] = str(th.get("cpus") or "")
@@ -119,7 +131,7 @@ def snapshot(status: dict, stats: dict, sys_root: str = "/sys") -> Snapshot:
                 _int(th.get("irq_count")) if kind == "irq" else None,
                 tuple(int(i) for i in th.get("irqs") or []), iface))
         return Snapshot(int(stats.get("time_ns") or 0), _int(status.get("pid")),
-                        status.get("profile"), tuple(threads), nic)
+                        status.get("profile"), tuple(threads), nic, waiting)
     except (KeyError, TypeError, ValueError) as exc:
         raise MetricsError(f"irqresd stats: missing or bad field {exc}") from exc
 
@@ -186,6 +198,9 @@ def families(snap: Snapshot) -> list[Family]:
               "(one per throttled period; preemptions count too, so an upper bound).")
     irq = fam("irqres_thread_interrupts", "counter",
               "Interrupts raised on the thread's IRQ lines (/proc/interrupts, all CPUs).")
+    waiting = fam("irqres_thread_waiting_seconds", "gauge",
+                  "How long a thread moved into its cpuset partition has waited for the "
+                  "kernel to accept its reservation (until it has run there once).", "seconds")
     drops = fam("irqres_nic_drops", "counter",
                 "Frames the NIC of an IRQ target dropped (/sys/class/net/IF/statistics).")
     for th in snap.threads:
@@ -202,6 +217,9 @@ def families(snap: Snapshot) -> list[Family]:
         if th.irq_count is not None:
             irq.samples.append(({**lb, "irqs": ",".join(str(i) for i in th.irqs)},
                                 str(th.irq_count)))
+    for (target, comm, pid), ns in sorted(snap.waiting.items()):
+        waiting.samples.append(({"target": target, "comm": comm, "pid": str(pid)},
+                                seconds(ns)))
     for (target, iface), counters in sorted(snap.nic.items()):
         for name, v in sorted(counters.items()):
             drops.samples.append(({"target": target, "interface": iface, "counter": name},

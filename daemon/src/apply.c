@@ -474,13 +474,17 @@ static int apply_item(const struct plan *plan, const struct plan_item *it, struc
 	return 0;
 }
 
-/* pending: only for a plan of one item (apply_thread), see apply.h */
-static int plan_run(const struct plan *plan, struct state *st, struct apply_pending *pending,
+/* pw: where the threads that wait to run in their partition go (NULL: waited for in
+ * place, see apply.h); on success pw->n says how many do. */
+static int plan_run(const struct plan *plan, struct state *st, struct apply_waiting *pw,
 		    char *err, size_t errlen)
 {
 	struct undo_log u = { 0 };
 	size_t done = 0;
 	int rc = 0;
+
+	if (pw)
+		pw->n = 0;
 
 	if (!plan->feasible) {
 		const struct plan_item *it = plan_first_refusal(plan);
@@ -507,36 +511,43 @@ static int plan_run(const struct plan *plan, struct state *st, struct apply_pend
 		for (size_t i = 0; i < plan->n_items; i++) {
 			if (plan->items[i].needs_partition != (pass == 0))
 				continue;
-			rc = apply_item(plan, &plan->items[i], st, &u, pending, err, errlen);
+			rc = apply_item(plan, &plan->items[i], st, &u,
+					pw && pw->n < pw->max ? &pw->v[pw->n] : NULL, err, errlen);
 			if (rc < 0)
 				goto out_undo;
-			if (rc == APPLY_PENDING) {	/* the plan's only item: nothing follows */
-				free(u.v);
-				return APPLY_PENDING;
-			}
+			if (rc == APPLY_PENDING)	/* moved and recorded: the caller tries again */
+				pw->n++;
 			done += rc == 0;
 		}
 	}
 	free(u.v);
-	pr_info("plan applied: %zu thread(s) with SCHED_DEADLINE", done);
+	if (pw && pw->n)
+		pr_info("plan applied: %zu thread(s) with SCHED_DEADLINE, %zu waiting to run in "
+			"their partition first", done, pw->n);
+	else
+		pr_info("plan applied: %zu thread(s) with SCHED_DEADLINE", done);
 	return 0;
 
 out_undo:
 	pr_err("%s", err);
 	pr_notice("undoing this apply: every thread goes back as it was");
 	undo_all(&u, st);
+	if (pw)
+		pw->n = 0;	/* put back with the rest: none waits */
 	return rc;
 }
 
-int apply_plan(const struct plan *plan, struct state *st, char *err, size_t errlen)
+int apply_plan(const struct plan *plan, struct state *st, struct apply_waiting *pw, char *err,
+	       size_t errlen)
 {
-	return plan_run(plan, st, NULL, err, errlen);
+	return plan_run(plan, st, pw, err, errlen);
 }
 
 int apply_thread(const struct profile *prof, const struct match *m, struct state *st,
 		 struct apply_pending *pending, char *err, size_t errlen)
 {
 	struct match_list one = { .v = (struct match *)m, .n = 1, .cap = 1 };
+	struct apply_waiting one_waiting = { .v = pending, .max = 1 };
 	struct plan_env env;
 	struct plan plan;
 	int rc;
@@ -556,9 +567,9 @@ int apply_thread(const struct profile *prof, const struct match *m, struct state
 			 (int)m->thread.pid, strerror(-rc));
 		return rc;
 	}
-	rc = plan_run(&plan, st, plan.n_items == 1 ? pending : NULL, err, errlen);
+	rc = plan_run(&plan, st, plan.n_items == 1 && pending ? &one_waiting : NULL, err, errlen);
 	plan_free(&plan);
-	return rc;
+	return rc == 0 && one_waiting.n ? APPLY_PENDING : rc;
 }
 
 int apply_pending_try(const struct apply_pending *p, uint64_t waited_ns)

@@ -18,18 +18,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Applies every item of a feasible plan (an infeasible one is refused with its first
- * verdict). With plan->admission_off, admission control is turned off first (warned,
- * recorded, restored). */
-int apply_plan(const struct plan *plan, struct state *st, char *err, size_t errlen);
-
 /*
  * A thread moved into its cpuset partition is refused SCHED_DEADLINE with EPERM until it
  * has run there once (the kernel checks the root domain of the CPU it last ran on); an
  * IRQ thread runs at its next interrupt, which an idle device raises seldom (e1000: every
- * 2 s). apply_plan() waits for that in place, up to APPLY_MOVED_WAIT_NS, since its answer
- * depends on it. apply_thread() with pending does not wait: it returns APPLY_PENDING
- * with the thread moved and recorded in the state, and the caller tries again with
+ * 2 s). apply_plan() without a list of waiting threads (irqresd --once, which leaves no
+ * loop behind to try again) waits for that in place, up to APPLY_MOVED_WAIT_NS, since its
+ * answer depends on it; with one it puts each such thread there instead. apply_thread()
+ * with pending does not wait either: it returns APPLY_PENDING with the thread moved and
+ * recorded in the state. Either way the caller tries again with
  * apply_pending_try() (irqresd: from its main loop, until the thread has run, saying so
  * once APPLY_MOVED_WAIT_NS have passed), or gives up with apply_pending_cancel() (the
  * thread put back as it was).
@@ -42,6 +39,22 @@ struct apply_pending {
 	char partition[CPUSET_NAME_MAX];
 	uint64_t runtime_ns, deadline_ns, period_ns;
 };
+
+/* The threads of an apply that wait to run in their partition: v has room for max, the
+ * apply sets n (0 on a failure: they went back with the rest). */
+struct apply_waiting {
+	struct apply_pending *v;
+	size_t n, max;
+};
+
+/* Applies every item of a feasible plan (an infeasible one is refused with its first
+ * verdict). With plan->admission_off, admission control is turned off first (warned,
+ * recorded, restored). With pw (a daemon, whose main loop tries again), a thread moved
+ * into its partition that has not run there yet is not waited for: it goes into pw and
+ * the apply succeeds; without pw (or with pw full) it is waited for in
+ * place, up to APPLY_MOVED_WAIT_NS, and then refused. */
+int apply_plan(const struct plan *plan, struct state *st, struct apply_waiting *pw,
+	       char *err, size_t errlen);
 
 /* Applies one matched thread (hotplug): partition when needed, then SCHED_DEADLINE.
  * 0, 1 the thread is gone, APPLY_PENDING (only with pending), or -errno with err set. */

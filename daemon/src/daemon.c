@@ -183,6 +183,19 @@ static struct pending *pending_find(struct daemon *d, pid_t pid)
 	return NULL;
 }
 
+/* A thread apply_thread() or apply_plan() moved into its partition, whose ap is already in
+ * the next free slot: the main loop tries again from t_ns on. */
+static void pending_add(struct daemon *d, size_t target, uint64_t t_ns)
+{
+	struct pending *p = &d->pending[d->n_pending++];
+
+	p->target = target;
+	p->told = false;
+	p->first_ns = t_ns;
+	p->delay_ns = PENDING_FIRST_NS;
+	p->next_ns = t_ns + p->delay_ns;
+}
+
 static void pending_remove(struct daemon *d, struct pending *p)
 {
 	*p = d->pending[--d->n_pending];
@@ -301,9 +314,11 @@ int daemon_restore_everything(struct daemon *d)
  * reload), a profile that matches no thread yet is put in force with a warning, and
  * hotplug fills it. With plan_out (a reply object), its "plan" member is written there.
  */
-/* The plan of a resolved profile into the kernel (rc: daemon_resolve()'s). */
+/* The plan of a resolved profile into the kernel (rc: daemon_resolve()'s). A daemon
+ * (not --once) does not wait for threads that have not run in their new partition yet:
+ * they go into pw (apply.h), and the main loop reserves them once they have. */
 static int apply_resolved(struct daemon *d, int rc, struct plan *plan, bool may_wait,
-			  char *err, size_t errlen)
+			  struct apply_waiting *pw, char *err, size_t errlen)
 {
 	for (size_t i = 0; (rc == 0 || rc == -ENOENT) && i < plan->n_warnings; i++)
 		pr_warn("%s", plan->warnings[i]);
@@ -319,7 +334,7 @@ static int apply_resolved(struct daemon *d, int rc, struct plan *plan, bool may_
 		plan_first_problem(plan, err, errlen);
 		return -EBUSY;
 	}
-	return apply_plan(plan, &d->st, err, errlen);
+	return apply_plan(plan, &d->st, d->opt.once ? NULL : pw, err, errlen);
 }
 
 /* The old profile's threads that the new one (matches) does not take go back as found. */
@@ -341,26 +356,58 @@ static void restore_left_out(struct daemon *d, const struct match_list *matches)
 	}
 }
 
-/* The new profile in force (taken from *prof) and its threads managed. */
-static int take_profile(struct daemon *d, const char *path, struct profile *prof,
-			const struct match_list *matches, char *err, size_t errlen)
+static bool is_waiting(const struct apply_waiting *pw, pid_t pid)
 {
+	for (size_t i = 0; i < pw->n; i++)
+		if (pw->v[i].thread.pid == pid)
+			return true;
+	return false;
+}
+
+/* The new profile in force (taken from *prof) and its threads managed, or waited for
+ * (pw: in d->pending's slots, in order). */
+static int take_profile(struct daemon *d, const char *path, struct profile *prof,
+			const struct match_list *matches, const struct apply_waiting *pw,
+			char *err, size_t errlen)
+{
+	uint64_t now = daemon_now_ns();
+	size_t n = matches->n - pw->n;
+
 	daemon_drop_profile(d);
 	d->prof = *prof;
 	memset(prof, 0, sizeof(*prof));
 	d->have_prof = true;
 	for (size_t k = 0; k < matches->n; k++) {
-		int rc = managed_add(d, matches->v[k].target, &matches->v[k].thread);
+		const struct match *m = &matches->v[k];
+		int rc;
 
+		if (is_waiting(pw, m->thread.pid))
+			continue;
+		rc = managed_add(d, m->target, &m->thread);
 		if (rc < 0) {
 			snprintf(err, errlen, "%s: %s", path, strerror(-rc));
 			return rc;
 		}
 	}
-	pr_info("%s: applied, %zu thread%s reserved", path, matches->n,
-		matches->n == 1 ? "" : "s");
-	notify_status("%s: %zu thread%s reserved", path, matches->n,
-		      matches->n == 1 ? "" : "s");
+	for (size_t i = 0; i < pw->n && d->n_pending < PENDING_MAX; i++) {
+		for (size_t k = 0; k < matches->n; k++) {
+			if (matches->v[k].thread.pid != pw->v[i].thread.pid)
+				continue;
+			d->pending[d->n_pending].ap = pw->v[i];
+			pending_add(d, matches->v[k].target, now);
+			break;
+		}
+	}
+	if (pw->n) {
+		pr_info("%s: applied, %zu thread%s reserved, %zu waiting to run in %s partition "
+			"first (irqres status lists them)", path, n, n == 1 ? "" : "s", pw->n,
+			pw->n == 1 ? "its" : "their");
+		notify_status("%s: %zu thread%s reserved, %zu waiting", path, n,
+			      n == 1 ? "" : "s", pw->n);
+		return 0;
+	}
+	pr_info("%s: applied, %zu thread%s reserved", path, n, n == 1 ? "" : "s");
+	notify_status("%s: %zu thread%s reserved", path, n, n == 1 ? "" : "s");
 	return 0;
 }
 
@@ -377,6 +424,7 @@ int daemon_apply(struct daemon *d, const char *path, const char *text, size_t le
 {
 	struct profile prof = { 0 };
 	struct match_list matches = { 0 };
+	struct apply_waiting pw = { 0 };
 	struct plan plan;
 	int rc;
 
@@ -386,20 +434,38 @@ int daemon_apply(struct daemon *d, const char *path, const char *text, size_t le
 	if (rc < 0)
 		return rc;
 	pending_cancel_all(d);	/* planned for the profile in force: the new plan decides */
+	pw.max = PENDING_MAX;
+	pw.v = calloc(pw.max, sizeof(*pw.v));
+	if (!pw.v) {
+		profile_free(&prof);
+		snprintf(err, errlen, "%s: %s", path, strerror(ENOMEM));
+		return -ENOMEM;
+	}
 	rc = daemon_resolve(&prof, &matches, &plan, err, errlen);
-	rc = apply_resolved(d, rc, &plan, may_wait, err, errlen);
+	rc = apply_resolved(d, rc, &plan, may_wait, &pw, err, errlen);
 	if (rc >= 0) {
 		restore_left_out(d, &matches);
-		rc = take_profile(d, path, &prof, &matches, err, errlen);
+		rc = take_profile(d, path, &prof, &matches, &pw, err, errlen);
 		plan.prof = &d->prof;	/* the plan's reply below names the targets */
 	}
 	if (plan_out && rc == 0) {
 		json_key(plan_out, "plan");
 		plan_report_json(&plan, plan_out);
+		json_key(plan_out, "waiting");	/* moved, reserved once they have run there */
+		json_arr_begin(plan_out);
+		for (size_t i = 0; i < pw.n; i++) {
+			json_obj_begin(plan_out);
+			json_kv_int(plan_out, "pid", pw.v[i].thread.pid);
+			json_kv_str(plan_out, "comm", pw.v[i].thread.comm);
+			json_kv_str(plan_out, "partition", pw.v[i].partition);
+			json_obj_end(plan_out);
+		}
+		json_arr_end(plan_out);
 	}
 	plan_free(&plan);
 	match_list_free(&matches);
 	profile_free(&prof);
+	free(pw.v);
 	return rc;
 }
 
@@ -440,13 +506,7 @@ static void reserve_thread(struct daemon *d, const struct thread_info *ti, int t
 
 	t_apply = daemon_now_ns();
 	if (rc == APPLY_PENDING) {	/* moved; the main loop tries again (apply.h) */
-		struct pending *p = &d->pending[d->n_pending++];
-
-		p->target = (size_t)target;
-		p->told = false;
-		p->first_ns = t_apply;
-		p->delay_ns = PENDING_FIRST_NS;
-		p->next_ns = t_apply + p->delay_ns;
+		pending_add(d, (size_t)target, t_apply);
 		return;
 	}
 	if (rc < 0) {

@@ -24,6 +24,17 @@
 
 /* ---- control requests ---- */
 
+/* pid, comm and IRQ (null for a task) of a thread, as every thread object starts. */
+static void write_identity(const struct thread_info *ti, struct json *j)
+{
+	json_kv_int(j, "pid", ti->pid);
+	json_kv_str(j, "comm", ti->comm);
+	if (ti->irq >= 0)
+		json_kv_int(j, "irq", ti->irq);
+	else
+		json_kv_null(j, "irq");
+}
+
 static void write_thread(struct daemon *d, const struct managed *m, struct json *j)
 {
 	const struct thread_info *ti = &m->thread;
@@ -34,12 +45,7 @@ static void write_thread(struct daemon *d, const struct managed *m, struct json 
 	int rc;
 
 	json_obj_begin(j);
-	json_kv_int(j, "pid", ti->pid);
-	json_kv_str(j, "comm", ti->comm);
-	if (ti->irq >= 0)
-		json_kv_int(j, "irq", ti->irq);
-	else
-		json_kv_null(j, "irq");
+	write_identity(ti, j);
 	json_key(j, "actions");
 	json_arr_begin(j);
 	snprintf(buf, sizeof(buf), "%s", ti->actions);
@@ -71,6 +77,29 @@ static void write_thread(struct daemon *d, const struct managed *m, struct json 
 	else
 		json_kv_null(j, "cpuset");
 	json_kv_str(j, "drift", m->drift[0] ? m->drift : NULL);
+	json_obj_end(j);
+}
+
+/* A thread moved into its partition whose SCHED_DEADLINE the kernel refuses until it has
+ * run there (daemon.h, struct pending): recorded and restorable, not yet reserved. */
+static void write_waiting(const struct pending *p, struct json *j)
+{
+	const struct thread_info *ti = &p->ap.thread;
+	char dir[PATH_MAX], cpus[ACTIONS_MAX];
+
+	json_obj_begin(j);
+	write_identity(ti, j);
+	if (cpuset_list_format(&ti->affinity, cpus, sizeof(cpus)) < 0)
+		cpus[0] = '\0';
+	json_kv_str(j, "cpus", cpus);
+	json_kv_str(j, "cpuset", cpuset_group_dir(p->ap.partition, dir, sizeof(dir)) == 0 ?
+		    dir : p->ap.partition);
+	json_kv_uint(j, "runtime_ns", p->ap.runtime_ns);
+	json_kv_uint(j, "period_ns", p->ap.period_ns);
+	json_kv_uint(j, "deadline_ns", p->ap.deadline_ns);
+	json_kv_uint(j, "waiting_ns", daemon_now_ns() - p->first_ns);
+	json_kv_str(j, "reason", "SCHED_DEADLINE is refused (EPERM) until the thread has run in "
+		    "its cpuset partition once, at its next interrupt");
 	json_obj_end(j);
 }
 
@@ -113,6 +142,12 @@ static void write_target(struct daemon *d, size_t idx, struct json *j)
 	for (i = 0; i < d->n_m; i++)
 		if (d->m[i].target == idx)
 			write_thread(d, &d->m[i], j);
+	json_arr_end(j);
+	json_key(j, "waiting");
+	json_arr_begin(j);
+	for (i = 0; i < d->n_pending; i++)
+		if (d->pending[i].target == idx)
+			write_waiting(&d->pending[i], j);
 	json_arr_end(j);
 	json_obj_end(j);
 }
@@ -221,6 +256,17 @@ static void budget_commit(struct daemon *d, int ti, const pid_t *pids, size_t n,
 		d->prof.targets[ti].runtime_ns = runtime;
 		d->prof.targets[ti].period_ns = period;
 		d->prof.targets[ti].deadline_ns = deadline;
+		/* a thread still waiting to run in its partition gets the new budget when the
+		 * kernel takes it (which checks its bandwidth then) */
+		for (size_t i = 0; i < d->n_pending; i++) {
+			struct apply_pending *ap = &d->pending[i].ap;
+
+			if (d->pending[i].target != (size_t)ti)
+				continue;
+			ap->runtime_ns = runtime;
+			ap->period_ns = period;
+			ap->deadline_ns = deadline;
+		}
 	}
 	for (size_t i = 0; i < n; i++) {
 		struct managed *x = daemon_managed_find(d, pids[i]);

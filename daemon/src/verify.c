@@ -18,6 +18,20 @@ static void now_text(const struct thread_info *ti, char *buf, size_t len)
 		      ti->dl_period_ns, buf, len);
 }
 
+/* A thread already in the partition of irqres its reservation needs, yet not under
+ * SCHED_DEADLINE: what a thread irqresd waits for looks like (apply.h, APPLY_PENDING). */
+static bool in_partition_unreserved(const struct plan *plan, const struct plan_item *it)
+{
+	const char *cg = it->thread.cgroup;
+	const char *part;
+
+	if (it->thread.policy == SCHED_DEADLINE || it->domain < 0)
+		return false;
+	part = plan->domains[it->domain].partition;
+	return strncmp(part, CPUSET_PREFIX, strlen(CPUSET_PREFIX)) == 0 && cg[0] == '/' &&
+	       strcmp(cg + 1, part) == 0;
+}
+
 /* The differences of one selected thread. */
 static int check_item(const struct plan *plan, const struct plan_item *it,
 		      struct verify_result *res)
@@ -46,8 +60,11 @@ static int check_item(const struct plan *plan, const struct plan_item *it,
 	    ti->dl_period_ns != t->period_ns) {
 		now_text(ti, now, sizeof(now));
 		rc = array_printf(&res->diffs, &res->n_diffs, &res->diffs_cap, "target '%s': %s "
-				  "(pid %d): scheduling is %s, the profile says %s", t->name,
-				  ti->comm, (int)ti->pid, now, want);
+				  "(pid %d): scheduling is %s, the profile says %s%s", t->name,
+				  ti->comm, (int)ti->pid, now, want, in_partition_unreserved(plan, it) ?
+				  " (it is in its cpuset partition and has not run there since it "
+				  "was moved: the kernel accepts SCHED_DEADLINE after its next "
+				  "interrupt, and a running irqresd applies it then)" : "");
 	}
 	if (!rc && it->needs_partition)
 		rc = array_printf(&res->diffs, &res->n_diffs, &res->diffs_cap, "target '%s': %s "

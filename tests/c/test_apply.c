@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -112,7 +113,7 @@ static void test_apply_and_restore(void **unused)
 	b = matched_child(0, SCHED_FIFO, 10, 0);
 	assert_int_equal(plan_build(&prof, &ml, &plan), 0);
 	assert_true(plan.feasible);
-	assert_int_equal(apply_plan(&plan, &st, err, sizeof(err)), 0);
+	assert_int_equal(apply_plan(&plan, &st, NULL, err, sizeof(err)), 0);
 	plan_free(&plan);
 	assert_dl(a, 1 * MS, 100 * MS, 100 * MS);
 	assert_dl(b, 1 * MS, 100 * MS, 100 * MS);
@@ -160,7 +161,7 @@ static void test_all_or_nothing(void **unused)
 		/* between plan and apply, others take the bandwidth: 0.02..0.04 CPU stays
 		 * free, so a (0.01) still fits and b (0.5) not */
 		assert_true(dl_fill(2 * MS, 100 * MS) > 0);
-		assert_int_equal(apply_plan(&plan, &st, err, sizeof(err)), -EBUSY);
+		assert_int_equal(apply_plan(&plan, &st, NULL, err, sizeof(err)), -EBUSY);
 		plan_free(&plan);
 		kill_fillers(a, b);
 		assert_policy(a, SCHED_FIFO, 20, 0);
@@ -186,7 +187,7 @@ static void test_infeasible_plan_refused(void **unused)
 	matched_child(0, SCHED_OTHER, 0, 0);
 	assert_int_equal(plan_build(&prof, &ml, &plan), 0);
 	assert_false(plan.feasible);
-	assert_int_equal(apply_plan(&plan, &st, err, sizeof(err)), -EBUSY);
+	assert_int_equal(apply_plan(&plan, &st, NULL, err, sizeof(err)), -EBUSY);
 	assert_non_null(strstr(err, "SCHED_DEADLINE refused: EBUSY: admission"));
 	plan_free(&plan);
 	assert_policy(a, SCHED_OTHER, 0, 0);
@@ -203,7 +204,7 @@ static void test_gone_is_skipped(void **unused)
 	b = matched_child(0, SCHED_OTHER, 0, 0);
 	assert_int_equal(plan_build(&prof, &ml, &plan), 0);
 	child_kill(a);
-	assert_int_equal(apply_plan(&plan, &st, err, sizeof(err)), 0);
+	assert_int_equal(apply_plan(&plan, &st, NULL, err, sizeof(err)), 0);
 	plan_free(&plan);
 	assert_dl(b, 1 * MS, 100 * MS, 100 * MS);
 	assert_int_equal(st.n_threads, 1);
@@ -228,7 +229,7 @@ static void test_crash_then_fresh_process_restores(void **unused)
 		/* an irqresd that applies and dies without restoring */
 		state_init(&s2);
 		if (state_open(&s2, e2, sizeof(e2)) || plan_build(&prof, &ml, &plan) ||
-		    apply_plan(&plan, &s2, e2, sizeof(e2)))
+		    apply_plan(&plan, &s2, NULL, e2, sizeof(e2)))
 			_exit(1);
 		_exit(0);
 	}
@@ -277,7 +278,7 @@ static void test_set_budget(void **unused)
 	pids[0] = a;
 	pids[1] = b;
 	assert_int_equal(plan_build(&prof, &ml, &plan), 0);
-	assert_int_equal(apply_plan(&plan, &st, err, sizeof(err)), 0);
+	assert_int_equal(apply_plan(&plan, &st, NULL, err, sizeof(err)), 0);
 	plan_free(&plan);
 
 	assert_int_equal(apply_set_budget(&st, pids, 2, 2 * MS, 0, 200 * MS, err, sizeof(err)),
@@ -374,7 +375,7 @@ static void test_pinned_eperm_undoes_sysctl(void **unused)
 	assert_int_equal(plan_build(&prof, &ml, &plan), 0);
 	assert_true(plan.feasible);
 	assert_false(plan.items[0].needs_partition);
-	assert_int_equal(apply_plan(&plan, &st, err, sizeof(err)), -EPERM);
+	assert_int_equal(apply_plan(&plan, &st, NULL, err, sizeof(err)), -EPERM);
 	plan_free(&plan);
 	assert_non_null(strstr(err, "SCHED_DEADLINE refused: EPERM: thread pinned to CPUs 0, "
 			       "root domain spans 0-1"));
@@ -415,7 +416,7 @@ static void test_partition_path_undone(void **unused)
 	assert_true(plan.feasible);
 	assert_true(plan.items[0].needs_partition);
 	assert_string_equal(plan.items[0].partition, "irqres.cpu0");
-	assert_int_equal(apply_plan(&plan, &st, err, sizeof(err)), -EPERM);
+	assert_int_equal(apply_plan(&plan, &st, NULL, err, sizeof(err)), -EPERM);
 	plan_free(&plan);
 	assert_non_null(strstr(err, "was moved into cpuset partition irqres.cpu0, yet the kernel "
 			       "still sees a larger root domain"));
@@ -535,6 +536,53 @@ static void test_pending_not_waited_for(void **unused)
 	assert_true(st.cpuset_added);
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * A whole apply with a list of waiting threads (the daemon's start, reload and apply)
+ * does the same: the thread stays moved and recorded, the apply succeeds at once (no
+ * wait in place) and names it; the caller tries again or gives up.
+ */
+static void test_apply_plan_lists_waiting_threads(void **unused)
+{
+	char rel[CGROUP_PATH_MAX + 32], pidstr[16];
+	struct apply_pending slot[2];
+	struct apply_waiting pw = { .v = slot, .max = 2 };
+	struct plan plan;
+	uint64_t t0;
+	pid_t a;
+
+	REQUIRE_DL();
+	a = pinned_child_on_cgroup_tree(rel, sizeof(rel));
+	snprintf(pidstr, sizeof(pidstr), "%d", (int)a);
+
+	assert_int_equal(plan_build(&prof, &ml, &plan), 0);
+	assert_true(plan.items[0].needs_partition);
+	t0 = mono_ns();
+	assert_int_equal(apply_plan(&plan, &st, &pw, err, sizeof(err)), 0);
+	/* not waited for in place (that takes APPLY_MOVED_WAIT_NS of sleeps) */
+	assert_true(mono_ns() - t0 < APPLY_MOVED_WAIT_NS / 2);
+	plan_free(&plan);
+	assert_int_equal(pw.n, 1);
+	assert_int_equal(slot[0].thread.pid, a);
+	assert_string_equal(slot[0].partition, "irqres.cpu0");
+	assert_string_equal(fixtree_read("cgroup/irqres.cpu0/cgroup.procs"), pidstr);
+	assert_non_null(state_find_thread(&st, a));
+	assert_policy(a, SCHED_FIFO, 50, 0);
+
+	assert_int_equal(apply_pending_try(&slot[0], 5 * MS), -EPERM);
+	apply_pending_cancel(&st, &slot[0]);
+	assert_string_equal(fixtree_read(rel), pidstr);		/* moved back */
+	assert_null(state_find_thread(&st, a));
+	assert_policy(a, SCHED_FIFO, 50, 0);
+}
+
 /* A pending thread that runs in its partition meanwhile is accepted; one gone, ESRCH. */
 static void test_pending_accepted_or_gone(void **unused)
 {
@@ -635,6 +683,7 @@ int main(void)
 		T(test_pending_accepted_or_gone),
 		T(test_restore_cgroup_gone),
 		T(test_apply_thread_joins_partition),
+		T(test_apply_plan_lists_waiting_threads),
 		T(test_exited_thread_releases_its_partition),
 	};
 

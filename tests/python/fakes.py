@@ -45,7 +45,18 @@ def make_target(name="nic", pid=105, runtime=2_000_000, period=10_000_000, adapt
                          "irq": irq if kind == "irq" else None, "actions": ["eth0"],
                          "secondary": False, "cpus": "0", "policy": "deadline",
                          "runtime_ns": runtime, "period_ns": period, "deadline_ns": period,
-                         "orig_policy": "fifo", "orig_priority": 50, "cpuset": None}]}
+                         "orig_policy": "fifo", "orig_priority": 50, "cpuset": None}],
+            "waiting": []}
+
+
+def make_waiting(pid=106, irq=12, waiting_ns=1_500_000_000, runtime=2_000_000,
+                 period=10_000_000) -> dict:
+    """A hotplugged thread irqresd moved into its partition and has not reserved yet."""
+    return {"pid": pid, "comm": f"irq/{irq}-eth1", "irq": irq, "cpus": "1",
+            "cpuset": "/sys/fs/cgroup/irqres.cpu1", "runtime_ns": runtime,
+            "period_ns": period, "deadline_ns": period, "waiting_ns": waiting_ns,
+            "reason": "SCHED_DEADLINE is refused (EPERM) until the thread has run in its "
+                      "cpuset partition once, at its next interrupt"}
 
 
 class FakeDaemon:
@@ -58,6 +69,7 @@ class FakeDaemon:
     def __init__(self, path: str, targets: list | None = None, profile: str | None = None):
         self.path = path
         self.targets = targets if targets is not None else [make_target()]
+        self.apply_waiting: list[dict] = []   # the apply reply's "waiting"
         self.profile = profile
         self.requests: list[str] = []
         self.bodies: list[bytes] = []  # the profile texts of plan/apply
@@ -147,7 +159,10 @@ class FakeDaemon:
             if cmd in ("plan", "apply") and len(args) == 2:
                 if cmd == "apply":
                     self.profile = args[0]
-                return {"ok": True, "plan": copy.deepcopy(PLAN)}
+                reply = {"ok": True, "plan": copy.deepcopy(PLAN)}
+                if cmd == "apply":
+                    reply["waiting"] = copy.deepcopy(self.apply_waiting)
+                return reply
             if cmd == "restore":
                 self.profile = None
                 return {"ok": True, "restored": 1}

@@ -100,6 +100,18 @@ def test_apply_through_daemon(fake, profile):
     assert fake.profile == str(profile)
 
 
+def test_apply_says_which_threads_wait(fake, profile):
+    """A thread irqresd moved into its partition but could not reserve yet is not counted
+    as reserved; it is named, with where it waits."""
+    assert "1 thread(s) reserved" in run("apply", str(profile)).output
+    fake.apply_waiting = [{"pid": 105, "comm": "irq/11-eth0", "partition": "irqres.cpu0"}]
+    r = run("apply", str(profile))
+    assert r.exit_code == 0, r.output
+    assert "through irqresd: 0 thread(s) reserved" in r.output
+    assert ("waiting: irq/11-eth0 (pid 105) is in cpuset partition irqres.cpu0 and is "
+            "reserved once it has run there") in r.output
+
+
 def test_dry_run_json_changes_nothing(fake, profile):
     r = run("apply", "--dry-run", "--json", str(profile))
     assert r.exit_code == 0

@@ -6,7 +6,7 @@ import json
 
 import pytest
 from click.testing import CliRunner
-from fakes import fake_daemon
+from fakes import fake_daemon, make_waiting
 from irqres.cli import main
 from irqres.plan import ITEM_COLUMNS
 from irqres.tables import RESERVATION_COLUMNS
@@ -49,6 +49,22 @@ def assert_reservation_columns(output: str, cells: str) -> None:
     assert [h for h in ITEM_COLUMNS if h in RESERVATION_COLUMNS] == list(RESERVATION_COLUMNS)
     row = lines[i + 1]
     assert " ".join(row[c:].split()[0] for c in cols) == cells, (header, row)
+
+
+def test_status_says_which_threads_wait(fake):
+    """A thread moved into its partition and not reserved yet is named, with where it
+    waits, for how long and why, in the text and in --json."""
+    fake.targets[0]["waiting"] = [make_waiting(waiting_ns=2_500_000_000)]
+    r = run("status")
+    assert r.exit_code == 0, r.output
+    line = next(ln for ln in r.output.splitlines() if ln.startswith("waiting:"))
+    assert "irq/12-eth1 (pid 106), target nic" in line, line
+    assert "in /sys/fs/cgroup/irqres.cpu1 for 2.5s" in line, line
+    assert "until the thread has run in its cpuset partition once" in line, line
+    r = run("status", "--json")
+    assert json.loads(r.output)["targets"][0]["waiting"][0]["pid"] == 106
+    fake.targets[0]["waiting"] = []
+    assert "waiting:" not in run("status").output
 
 
 def test_reservation_columns_in_the_plans_order(fake):

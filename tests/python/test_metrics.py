@@ -4,12 +4,13 @@ reads), and carries the numbers irqresd reported, exactly."""
 
 from __future__ import annotations
 
+import copy
 import os
 import stat
 
 import pytest
 from click.testing import CliRunner
-from fakes import STATS, STATUS
+from fakes import STATS, STATUS, make_waiting
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from irqres import metrics
@@ -69,6 +70,26 @@ def test_openmetrics_parses_and_carries_the_numbers(sysfs):
     assert "irqres_thread_throttled_periods_total" not in names
     assert "irqres_thread_interrupts_total" not in names
     assert "irqres_thread_cpu_seconds_total" in names
+
+
+def test_a_waiting_thread_is_exported_while_it_waits(sysfs):
+    """irqres_thread_waiting_seconds: one sample per thread irqresd waits to reserve, its
+    wait in exact seconds; none when nothing waits; a malformed entry is named."""
+    status = copy.deepcopy(STATUS)
+    status["targets"][0]["waiting"] = [make_waiting(pid=106, waiting_ns=1_250_000_001)]
+    got = samples(om_parse(metrics.render(metrics.families(
+        metrics.snapshot(status, STATS, sysfs)))))
+    waits = {dict(k[1])["pid"]: v for k, v in got.items()
+             if k[0] == "irqres_thread_waiting_seconds"}
+    assert waits == {"106": 1.250000001}
+    assert frozenset({"target": "nic", "comm": "irq/12-eth1", "pid": "106"}.items()) in {
+        k[1] for k in got if k[0] == "irqres_thread_waiting_seconds"}
+    plain = samples(om_parse(metrics.render(metrics.families(
+        metrics.snapshot(STATUS, STATS, sysfs)))))
+    assert not any(k[0] == "irqres_thread_waiting_seconds" for k in plain)
+    del status["targets"][0]["waiting"][0]["waiting_ns"]
+    with pytest.raises(metrics.MetricsError, match=r"waiting thread.*waiting_ns"):
+        metrics.snapshot(status, STATS, sysfs)
 
 
 def test_textfile_format_parses_for_node_exporter(sysfs):

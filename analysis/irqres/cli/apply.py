@@ -52,8 +52,14 @@ def apply_cmd(profile: str, dry_run: bool, as_json: bool, socket_: str | None) -
                 if dry_run:
                     return
                 applied = c.apply(profile)
-            n = len(applied.get("items") or [])
+            waiting = applied.get("waiting") or []
+            n = len(applied.get("items") or []) - len(waiting)
             click.echo(f"applied {profile} through irqresd: {n} thread(s) reserved", err=as_json)
+            for w in waiting:
+                click.echo(f"waiting: {w.get('comm')} (pid {w.get('pid')}) is in cpuset "
+                           f"partition {w.get('partition')} and is reserved once it has run "
+                           "there (its next interrupt); `irqres status` shows it meanwhile",
+                           err=as_json)
             return
         except DaemonNotRunning:
             pass

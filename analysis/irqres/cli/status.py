@@ -7,6 +7,7 @@ import click
 
 from ..client import Client, DaemonNotRunning, irqresd_json
 from ..tables import RESERVATION_COLUMNS, reservation_cells
+from ..units import format_duration
 from .common import cli_errors, echo_json, json_option, socket_option, table
 
 
@@ -43,7 +44,16 @@ def format_status(reply: dict) -> str:
     lines += [f"drift: {th.get('comm')} (pid {th.get('pid')}), target {t.get('name')}: "
               f"{th['drift']}" for t in targets for th in t.get("threads") or []
               if th.get("drift")]
+    lines += [waiting_text(t, th) for t in targets for th in t.get("waiting") or []]
     return "\n".join(lines)
+
+
+def waiting_text(target: dict, th: dict) -> str:
+    """A thread irqresd moved into its partition and waits to reserve (docs/protocol.md,
+    WAITING)."""
+    return (f"waiting: {th.get('comm')} (pid {th.get('pid')}), target {target.get('name')}: "
+            f"in {th.get('cpuset')} for {format_duration(int(th.get('waiting_ns') or 0))}, "
+            f"not reserved yet: {th.get('reason')}")
 
 
 def format_state(reply: dict) -> str:
