@@ -6,6 +6,8 @@
    within a bound (measured and printed).
 3. stop: ``systemctl stop`` restores SCHED_FIFO 50 and removes the partition; kill -9
    and a new start end consistent.
+4. waiting: a thread that has not run in its new partition is moved, recorded and listed
+   as waiting, and reserved once it has run there.
 """
 
 import json
@@ -208,3 +210,73 @@ def test_drift_and_reload(boot, demo_profile):
     assert "unknown key 'bogus_key'" in journal, journal
     assert d["after_bad"]["irqresd"]["ActiveState"] == "active", d["status"]
     assert_reserved(d["after_bad"], demo_profile)
+
+
+NAP = "irqres-nap"
+
+
+def waiting_profile(tmp_path) -> dict:
+    """A task target for the scenario's sleeper, alone: no partition exists before it."""
+    path = tmp_path / "waiting.yaml"
+    path.write_text(f"version: 1\ntargets:\n  - name: nap\n    task:\n      comm: {NAP}\n"
+                    "    runtime: 1ms\n    period: 20ms\n")
+    return {"path": path, "runtime_ns": 1_000_000, "period_ns": 20_000_000}
+
+
+def test_thread_waits_visibly_until_it_runs_in_its_partition(boot, tmp_path):
+    """The kernel refuses SCHED_DEADLINE (EPERM) to a thread that has not run in its new
+    root domain; irqresd neither waits for it in place nor gives up: the thread is moved and
+    recorded, listed as waiting by status, verify and the metrics, reserved within a
+    backoff step once it has run, and put back by stop. A sleeping task stands in for a
+    quiet device's IRQ thread, so that the moment it runs is the test's to choose."""
+    prof = waiting_profile(tmp_path)
+    res = boot("waiting", profile=prof["path"], enable_irqresd=True,
+               params={"comm": NAP, "runtime_ns": prof["runtime_ns"],
+                       "period_ns": prof["period_ns"]})
+    d = res.data
+    journal = d["journal"]["out"]
+    pid = d["pid"]
+    # the set-up holds: no partition before; the sleeper last ran on another CPU than the
+    # one it is pinned to
+    assert not [g for g in d["partitions"] if "irqres" in g], d["partitions"]
+    assert d["last_cpu_pinned"] == d["away"], d
+    # listed as waiting, in the partition of its CPU, not reserved, recorded for restore
+    assert d["waiting"], (d.get("listed_ns"), journal)
+    w = d["waiting"][0]
+    assert w["comm"] == NAP and w["cpus"] == str(d["home"]), w
+    assert w["cpuset"].endswith(f"irqres.cpu{d['home']}"), w
+    assert (w["runtime_ns"], w["period_ns"]) == (prof["runtime_ns"], prof["period_ns"]), w
+    assert "has run in its cpuset partition once" in w["reason"], w
+    now = d["while"]
+    assert now["sched"]["policy"] == "other", now
+    assert now["cgroup"] == f"/irqres.cpu{d['home']}", now
+    assert now["last_cpu"] == d["away"], now
+    assert re.search(rf"\bpid\W+{pid}\b", now["state"] or ""), now["state"]
+    line = next((ln for ln in now["status_text"]["out"].splitlines()
+                 if ln.startswith(f"waiting: {NAP} (pid {pid}), target nap")), None)
+    assert line and f"irqres.cpu{d['home']}" in line, now["status_text"]
+    assert now["verify"]["rc"] != 0, now["verify"]
+    assert "has not run there since it was moved" in now["verify"]["out"] + now["verify"][
+        "err"], now["verify"]
+    assert re.search(rf'irqres_thread_waiting_seconds\{{[^}}]*pid="{pid}"[^}}]*\}} '
+                     r"([1-9]|0\.[2-9])", now["openmetrics"]["out"]), now["openmetrics"]
+    assert re.search(rf"{NAP} \(pid {pid}\), target 'nap': moved into cpuset partition "
+                     r"irqres\.cpu\d+ \d+ ms ago, SCHED_DEADLINE is refused \(EPERM\)",
+                     journal), journal
+    # once it has run there: reserved within irqresd's longest backoff step (256 ms) plus
+    # the guest's slack, listed among the threads, and verify is content
+    after = d["after"]
+    assert after["sched"]["policy"] == "deadline", (after, journal)
+    assert after["last_cpu"] == d["home"], after
+    vmrunner.say(f"waiting: listed {d['listed_ns'] / 1e6:.0f} ms after the rename; reserved "
+                 f"{d['reserved_ns'] / 1e6:.0f} ms after it ran in its partition")
+    assert d["reserved_ns"] < 2_000_000_000, d["reserved_ns"]
+    status = json.loads(after["status"]["out"])
+    nap = next(t for t in status["targets"] if t["name"] == "nap")
+    assert [t["pid"] for t in nap["threads"]] == [pid] and nap["waiting"] == [], nap
+    assert after["verify"]["rc"] == 0, after["verify"]
+    # stop puts it back as it was
+    stopped = d["stopped"]
+    assert stopped["sched"]["policy"] == "other", stopped
+    assert stopped["cgroup"] == d["cgroup_before"], (d["cgroup_before"], stopped)
+    assert not [g for g in stopped["partitions"] if "irqres" in g], stopped

@@ -18,6 +18,7 @@ from vmguest import (
     CGROUP,
     OUT,
     Sink,
+    cgroup_of,
     irq_threads,
     kernel_dl_bw,
     mark,
@@ -64,6 +65,49 @@ def _dl_matches(want: dict):
     return pred
 
 
+def _nic_reserved(want: dict | None = None, bound_s: float = 10) -> dict:
+    """Waits until the NIC thread has its reservation, while eth0 sends a few datagrams.
+
+    irqresd starts before the network (Before=network-pre.target), so eth0's IRQ thread
+    appears after it: irqresd moves it into its partition at once, and the kernel accepts
+    SCHED_DEADLINE only once the thread has run there, at its next interrupt (status lists
+    it as waiting until then). An idle e1000 raises one every 2 s (its watchdog); the
+    datagrams make that sooner, as any traffic would. Returns what status said before,
+    whether the reservation came, and how long it took."""
+    before = {"thread": thread(NIC_THREAD), "status": sh("irqres status --json")}
+    pred = _dl_matches(want) if want else (
+        lambda: (t := thread(NIC_THREAD)) and t["sched"]["policy"] == "deadline" and t)
+    stop = threading.Event()
+    sent: dict = {}
+    sender = threading.Thread(target=lambda: sent.update(_nic_traffic(20, stop)))
+    sender.start()
+    try:
+        got, waited = wait_for(pred, bound_s, 0.02)
+    finally:
+        stop.set()
+        sender.join()
+    return {"before": before, "reserved": bool(got), "waited_ns": waited, "sent": sent}
+
+
+def _waiting() -> list[dict] | None:
+    """The threads irqresd's status lists as waiting to run in their partition (None when
+    it does not answer)."""
+    r = sh("irqres status --json")
+    try:
+        targets = json.loads(r["out"]).get("targets") or []
+    except ValueError:
+        return None
+    return [w for t in targets for w in t.get("waiting") or []]
+
+
+def _none_waiting(bound_s: float = 10) -> dict:
+    """Waits until irqresd holds no thread that waits to run in its partition (each is
+    reserved at its next interrupt), as a user would after a start; what waited first."""
+    first = _waiting()
+    _, waited = wait_for(lambda: _waiting() == [], bound_s, 0.05)
+    return {"first": first, "waited_ns": waited, "left": _waiting()}
+
+
 def scenario_boot_basics() -> dict:
     """The RT kernel, its IRQ threads, the guest's Python stack and the project's package."""
     versions = sh("python3 -c 'import numpy, scipy, click, yaml; "
@@ -104,7 +148,9 @@ def scenario_daemon_boot() -> dict:
     """irqresd started by the boot transaction with /etc/irqres/profile.yaml."""
     # Type=notify: ActiveState=active only after READY=1.
     _, waited = wait_for(lambda: _irqresd().get("ActiveState") in ("active", "failed"), 60, 0.2)
+    nic = _nic_reserved()
     return {
+        "nic_wait": nic,
         "snapshot": _snapshot("after boot"),
         "daemon_sched": _daemon_sched(),
         "unit_verify": sh("systemd-analyze verify --man=no /lib/systemd/system/irqresd.service "
@@ -124,6 +170,7 @@ def scenario_hotplug(runtime_ns: int, period_ns: int, deadline_ns: int, bound_s:
     """Driver reload and link down/up recreate the NIC thread; the reservation comes back."""
     want = {"runtime_ns": runtime_ns, "period_ns": period_ns, "deadline_ns": deadline_ns}
     wait_for(lambda: _irqresd().get("ActiveState") == "active", 60, 0.2)
+    _nic_reserved(want)
     before = _snapshot("before")
     before["cpus_all"] = read("/sys/devices/system/cpu/online")
     steps = []
@@ -152,11 +199,12 @@ def scenario_stop(runtime_ns: int, period_ns: int, deadline_ns: int) -> dict:
     """systemctl stop restores; kill -9 then start ends consistent."""
     want = {"runtime_ns": runtime_ns, "period_ns": period_ns, "deadline_ns": deadline_ns}
     wait_for(lambda: _irqresd().get("ActiveState") == "active", 60, 0.2)
-    snaps = [_snapshot("running")]
+    nic = _nic_reserved(want)
+    snaps = [{**_snapshot("running"), "nic_wait": nic}]
     sh("systemctl stop irqresd.service")
     snaps.append(_snapshot("after stop"))
     sh("systemctl start irqresd.service")
-    wait_for(_dl_matches(want), 10)
+    _nic_reserved(want)
     snaps.append(_snapshot("after start"))
     pid = _irqresd().get("MainPID", "0")
     mark(f"stop: kill -9 irqresd (pid {pid})")
@@ -168,12 +216,95 @@ def scenario_stop(runtime_ns: int, period_ns: int, deadline_ns: int) -> dict:
     snaps.append(_snapshot("after kill -9"))
     if _irqresd().get("ActiveState") != "active":
         sh("systemctl start irqresd.service")
-    wait_for(_dl_matches(want), 10)
+    _nic_reserved(want)
     snaps.append(_snapshot("after restart"))
     sh("systemctl stop irqresd.service")
     snaps.append(_snapshot("after final stop"))
     return {"snapshots": snaps, "state_dir": sh("ls -la /run/irqres 2>&1"),
             "journal": sh("journalctl -b -u irqresd.service --no-pager -o cat")}
+
+
+# A sleeper whose main thread last ran on one CPU, is pinned to another while it sleeps,
+# and is then renamed (by its second thread) to the comm a task target of the profile
+# selects: the case of an IRQ thread whose device is quiet, made at will.
+_SLEEPER = """
+import os, sys, threading
+r_name, r_wake, w_ready = (int(a) for a in sys.argv[1:4])
+main = threading.get_native_id()
+def rename():
+    name = os.read(r_name, 64)
+    with open(f"/proc/self/task/{main}/comm", "wb") as f:
+        f.write(name)
+threading.Thread(target=rename).start()
+os.write(w_ready, b"r")
+while os.read(r_wake, 1):
+    os.write(w_ready, b"w")
+"""
+
+
+def _last_cpu(pid: int) -> int | None:
+    """The CPU a task last ran on (/proc/PID/stat, field 39)."""
+    stat = read(f"/proc/{pid}/stat") or ""
+    fields = stat.rpartition(")")[2].split()
+    return int(fields[36]) if len(fields) > 36 else None
+
+
+def scenario_waiting(comm: str, runtime_ns: int, period_ns: int) -> dict:
+    """A task target's thread that has not run in its partition: irqresd moves it there,
+    records it, lists it as waiting (status, verify, metrics) and reserves it once it
+    has run there; stop puts it back."""
+    want = {"runtime_ns": runtime_ns, "period_ns": period_ns, "deadline_ns": period_ns}
+    wait_for(lambda: _irqresd().get("ActiveState") == "active", 60, 0.2)
+    # no partition yet (the profile has only the task target): the root cgroup still has
+    # every CPU, so the sleeper can be pinned to the one its partition will take
+    home, away = _cpu_list(read("/sys/devices/system/cpu/online"))[:2]
+    r_name, w_name = os.pipe()
+    r_wake, w_wake = os.pipe()
+    r_ready, w_ready = os.pipe()
+    sleeper = subprocess.Popen(
+        ["python3", "-c", _SLEEPER, str(r_name), str(r_wake), str(w_ready)],
+        pass_fds=(r_name, r_wake, w_ready), preexec_fn=lambda: os.sched_setaffinity(0, {away}))
+    out: dict = {"home": home, "away": away, "pid": sleeper.pid, "partitions": partitions()}
+    try:
+        os.read(r_ready, 1)
+        wait_for(lambda: (read(f"/proc/{sleeper.pid}/stat") or "").rpartition(")")[2]
+                 .split()[:1] == ["S"], 5, 0.01)
+        time.sleep(0.2)
+        os.sched_setaffinity(sleeper.pid, {home})   # asleep: it stays where it last ran
+        out["last_cpu_pinned"] = _last_cpu(sleeper.pid)
+        out["cgroup_before"] = cgroup_of(sleeper.pid)
+        mark(f"waiting: pid {sleeper.pid} last ran on CPU {out['last_cpu_pinned']}, pinned "
+             f"to CPU {home}; renamed {comm}")
+        t0 = time.monotonic_ns()
+        os.write(w_name, comm.encode())
+        listed, _ = wait_for(lambda: [w for w in _waiting() or []
+                                      if w["pid"] == sleeper.pid], 10, 0.05)
+        out["listed_ns"] = time.monotonic_ns() - t0
+        out["waiting"] = listed
+        time.sleep(1.2)   # irqresd says in its log once it has waited a second
+        out["while"] = {"sched": sched_attr(sleeper.pid), "cgroup": cgroup_of(sleeper.pid),
+                        "last_cpu": _last_cpu(sleeper.pid),
+                        "status_text": sh("irqres status"), "verify": sh("irqres verify"),
+                        "openmetrics": sh("irqres stats --openmetrics"),
+                        "state": read("/run/irqres/state")}
+        mark("waiting: waking the sleeper on its new CPU")
+        t1 = time.monotonic_ns()
+        os.write(w_wake, b"x")
+        os.read(r_ready, 1)
+        got, _ = wait_for(lambda: (a := sched_attr(sleeper.pid)) and a["policy"] == "deadline"
+                          and all(a[k] == want[k] for k in want) and a, 5, 0.005)
+        out["reserved_ns"] = time.monotonic_ns() - t1
+        out["after"] = {"sched": got or sched_attr(sleeper.pid), "last_cpu":
+                        _last_cpu(sleeper.pid), "status": sh("irqres status --json"),
+                        "verify": sh("irqres verify")}
+        sh("systemctl stop irqresd.service")
+        out["stopped"] = {"sched": sched_attr(sleeper.pid), "cgroup": cgroup_of(sleeper.pid),
+                          "partitions": partitions()}
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    out["journal"] = sh("journalctl -b -u irqresd.service --no-pager -o cat")
+    return out
 
 
 def scenario_drift_reload(runtime_ns: int, period_ns: int, deadline_ns: int,
@@ -183,7 +314,7 @@ def scenario_drift_reload(runtime_ns: int, period_ns: int, deadline_ns: int,
     irqresd's answer) succeeds, and fails visibly on a broken profile."""
     want = {"runtime_ns": runtime_ns, "period_ns": period_ns, "deadline_ns": deadline_ns}
     wait_for(lambda: _irqresd().get("ActiveState") == "active", 60, 0.2)
-    wait_for(_dl_matches(want), 10)
+    _nic_reserved(want)
     before = _snapshot("before")
     pid = before["thread"]["pid"] if before["thread"] else 0
     steps = []
@@ -401,6 +532,7 @@ def scenario_adapt(quiet_s: int, load_s: int, pps: int, udp_port: int) -> dict:
 def scenario_multiqueue(interface: str) -> dict:
     """irqresd on a multi-queue virtio-net found by its predictable interface name."""
     wait_for(lambda: _irqresd().get("ActiveState") in ("active", "failed"), 60, 0.2)
+    settled = _none_waiting()
     # a PCI NIC has msi_irqs in its device directory; virtio-net's device is the virtio
     # device, whose parent is the PCI function with the vectors
     dev = os.path.join("/sys/class/net", interface, "device")
@@ -417,6 +549,7 @@ def scenario_multiqueue(interface: str) -> dict:
             "comms": {str(t["pid"]): read(f"/proc/{t['pid']}/comm") for t in irq_threads()
                       if t["irq"] in irqs},
             "queues": sh(f"ethtool -l {interface}"), "irqresd": _irqresd(),
+            "settled": settled,
             "status": sh("irqres status --json"),
             "journal": sh("journalctl -b -u irqresd.service --no-pager -o cat | tail -n 40")}
 
@@ -613,6 +746,7 @@ def scenario_four_cpus(virtio: str, second: str, second_cpu: int, rt_comm: str,
         result["dry_run_text"] = sh("irqresd --dry-run -p /etc/irqres/profile.yaml")
         result["start"] = sh("systemctl start irqresd.service", timeout=120)
         wait_for(lambda: _irqresd().get("ActiveState") in ("active", "failed"), 60, 0.2)
+        result["settled"] = _none_waiting()
         result["running"] = _system_state("running", [rt.pid])
         result["status"] = sh("irqres status --json")
         mark("four CPUs: systemctl stop irqresd")

@@ -124,9 +124,9 @@ def nic_reserved(runtime_ns: int, period_ns: int) -> dict | None:
     through the running irqresd, then ``irqres set-budget``."""
     if _irqresd_state() != "active":
         raise RuntimeError(f"irqresd is not active:\n{_journal()}")
-    # irqresd sometimes refuses the first apply after a restore (SCHED_DEADLINE EPERM
-    # right after it re-created the partition: the kernel's root domains not yet
-    # rebuilt); the refusal is logged in the result and the apply tried again
+    # a refused apply is logged in the result and tried again (a thread that has not run
+    # in its partition yet is not a refusal: irqresd reserves it at its next interrupt,
+    # which wait_deadline() waits for)
     a, refusals = apply_retrying("/etc/irqres/profile.yaml")
     REFUSALS.extend(refusals)
     r = sh(f"irqres set-budget nic {runtime_ns}ns {period_ns}ns")
