@@ -235,7 +235,7 @@ class LoadModel:
         self.budgets: list[int] = []
         self.gone: range = range(0)
         self.done = threading.Event()
-        self.done_at = 0
+        self.done_at = self.requests_at_done = 0
 
     def load(self) -> int | None:
         n = self.calls
@@ -251,6 +251,7 @@ class LoadModel:
         if w is None:
             if not self.done.is_set():
                 self.done_at = len(self.budgets)   # budgets after this are not the test's
+                self.requests_at_done = len(self.d.requests)   # nor these requests
             self.done.set()
             w = 0
         if self.calls in self.gone:
