@@ -15,6 +15,7 @@ import pty
 import re
 import select
 import signal
+import statistics
 import struct
 import subprocess
 import sys
@@ -123,11 +124,16 @@ def _read_until(fd: int, pred, seconds: float) -> str:
     return buf
 
 
-def _last_frame(buf: str) -> list[str]:
-    frames = [f for f in buf.split("\x1b[H") if "TARGET" in f]
-    if not frames:
-        return []
-    return [ANSI.sub("", ln).rstrip("\r") for ln in frames[-1].split("\n")]
+def _frames(buf: str) -> list[list[str]]:
+    """The whole frames in ``buf``, ANSI codes taken out. top writes a frame at once, from
+    cursor-home to erase-below, but the terminal may hand it over in pieces: a frame
+    whose erase-below has not come yet is not whole."""
+    frames = []
+    for f in buf.split("\x1b[H")[1:]:
+        body, end, _ = f.partition("\x1b[J")
+        if end and "TARGET" in body:
+            frames.append([ANSI.sub("", ln).rstrip("\r") for ln in body.split("\n")])
+    return frames
 
 
 def _resize(fd: int, rows: int, cols: int) -> None:
@@ -143,19 +149,29 @@ def test_top_in_a_terminal(reserved):
     try:
         _resize(fd, 30, 140)
         row = re.compile(rf"^busy\s+python3?\S*\s+{reserved['pid']}\s.*2ms/10ms\s+\S+\s+(\d+)%")
-        buf = _read_until(fd, lambda b: any(row.search(ln) for ln in _last_frame(b)), 20)
-        frame = _last_frame(buf)
+
+        def used(b: str) -> list[int]:       # its %Q in each whole frame that shows one
+            return [int(m.group(1)) for f in _frames(b) for ln in f if (m := row.search(ln))]
+
+        buf = _read_until(fd, lambda b: len(used(b)) >= 3, 30)
         assert "\x1b[?1049h" in buf, "no alternate screen"
-        hits = [row.search(ln) for ln in frame if row.search(ln)]
-        assert hits, "\n".join(frame) or buf[-2000:]
-        # it uses about its whole budget: 3 ms wanted, 2 ms allowed
-        assert 50 <= int(hits[0].group(1)) <= 130, "\n".join(frame)
+        frames = _frames(buf)
+        assert len(used(buf)) >= 3, "\n".join(frames[-1]) if frames else buf[-2000:]
+        # it uses about its whole budget: 3 ms wanted, 2 ms allowed. The median of three
+        # 300 ms intervals: on a loaded host one late read of irqresd's makes one
+        # interval look short and the next long.
+        assert 50 <= statistics.median(used(buf)[:3]) <= 130, (used(buf), frames[-1])
+
         # resized to 60 columns: the kernel sends SIGWINCH and top redraws to fit
+        def narrow(b: str) -> bool:
+            f = (_frames(b) or [[]])[-1]
+            return len(f) > 2 and max(map(len, f)) <= 60 and "TARGET" in f[2] \
+                and str(reserved["pid"]) in "\n".join(f)
+
         _resize(fd, 20, 60)
-        buf = _read_until(fd, lambda b: (f := _last_frame(b.rpartition("\x1b[?1049h")[2]))
-                          and max(map(len, f)) <= 60 and "TARGET" in f[2], 10)
-        frame = _last_frame(buf)
-        assert frame and max(map(len, frame)) <= 60, "\n".join(frame)
+        buf = _read_until(fd, narrow, 20)
+        frame = (_frames(buf) or [[]])[-1]
+        assert len(frame) > 2 and max(map(len, frame)) <= 60, "\n".join(frame) or buf[-2000:]
         assert str(reserved["pid"]) in "\n".join(frame) and "%Q" in frame[2]
         os.write(fd, b"q")
         buf = _read_until(fd, lambda b: "\x1b[?1049l" in b, 10)
