@@ -14,6 +14,7 @@ import sys
 import textwrap
 import threading
 import time
+from pathlib import Path
 
 import pytest
 from irqres.client import Client, DaemonError, find_irqresd
@@ -253,7 +254,8 @@ def test_survives_irqresd_restart_and_a_new_thread(tmp_path):
     tuner = None
     runner = None
     try:
-        time.sleep(0.2)                          # the child names itself
+        wait_for(lambda: Path(f"/proc/{loads[0].pid}/comm").read_text().strip()
+                 == "irqres-tuneload", "the child named itself")
         start_daemon(True)
         wait_for(lambda: sock.exists() or daemons[-1].poll() is not None, "irqresd up")
         if not sock.exists():
