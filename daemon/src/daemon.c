@@ -173,7 +173,9 @@ static void refused_add(struct daemon *d, const struct thread_info *ti)
 /* ---- new threads waiting to run in their partition ---- */
 
 #define PENDING_FIRST_NS NS_PER_MS
-#define PENDING_DELAY_MAX_NS (256 * NS_PER_MS)
+/* the longest a waiting thread runs unreserved after its first interrupt there; 16
+ * sched_setattr tries a second for a thread of a device that stays quiet */
+#define PENDING_DELAY_MAX_NS (64 * NS_PER_MS)
 
 static struct pending *pending_find(struct daemon *d, pid_t pid)
 {

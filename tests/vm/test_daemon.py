@@ -263,7 +263,7 @@ def test_thread_waits_visibly_until_it_runs_in_its_partition(boot, tmp_path):
     assert re.search(rf"{NAP} \(pid {pid}\), target 'nap': moved into cpuset partition "
                      r"irqres\.cpu\d+ \d+ ms ago, SCHED_DEADLINE is refused \(EPERM\)",
                      journal), journal
-    # once it has run there: reserved within irqresd's longest backoff step (256 ms) plus
+    # once it has run there: reserved within irqresd's longest backoff step (64 ms) plus
     # the guest's slack, listed among the threads, and verify is content
     after = d["after"]
     assert after["sched"]["policy"] == "deadline", (after, journal)
