@@ -13,6 +13,7 @@ from fakes import FakeDaemon, make_target
 from fakes import LoadModel as Model
 from irqres.control import ControlError
 from irqres.control.loop import LOG_COLUMNS, REFUSAL_HOLD_NS, Tuner, cpu_count
+from irqres.units import parse_duration
 
 
 def run_until_done(tuner: Tuner, model: Model, limit: float = 30.0) -> dict:
@@ -102,16 +103,23 @@ def test_thread_that_disappears_and_comes_back(daemon, tmp_path):
     assert max(model.budgets[model.done_at - 100:model.done_at]) > 4_000_000
 
 
-def test_refused_budget_is_held_back(daemon, caplog):
-    model = Model(daemon, [(60, 6_000_000)])
+def run_refused(daemon, phases: list, error: str) -> tuple[dict, list[str], int]:
+    """The tuner against a daemon that refuses every set-budget with ``error``: its
+    summary, the set-budget requests made while the load lasted, and the run's wall ns."""
+    model = Model(daemon, phases)
     daemon.stats_fn = model
-    daemon.override["set-budget"] = {"ok": False, "error": "set-budget load: EBUSY: root "
-                                     "domain 0-1 has no bandwidth left"}
-    tuner = Tuner(daemon.path)
+    daemon.override["set-budget"] = {"ok": False, "error": error}
     t0 = time.monotonic_ns()
-    summary = run_until_done(tuner, model)
+    summary = run_until_done(Tuner(daemon.path), model)
     took = time.monotonic_ns() - t0
+    asks = [r for r in daemon.requests[:model.requests_at_done] if r.startswith("set-budget")]
     assert summary["load"]["sent"] == 0 and summary["load"]["budget_ns"] == 2_000_000
+    return summary, asks, took
+
+
+def test_refused_budget_is_held_back(daemon, caplog):
+    _, asks, took = run_refused(daemon, [(60, 6_000_000)],
+                                "set-budget load: EBUSY: root domain 0-1 has no bandwidth left")
     assert "no bandwidth left" in caplog.text
     # after a refused raise the tuner does not ask again for REFUSAL_HOLD_NS (wall
     # time), so its asks are that far apart: at most one per hold in the run, however
@@ -119,8 +127,18 @@ def test_refused_budget_is_held_back(daemon, caplog):
     # ~20 asks, fails this unless the 60 intervals took 20 s). Counted while the load
     # lasts: once it is over the tuner lowers the budget, which is refused too, until
     # run_until_done's thread gets the CPU to stop it.
-    asks = sum(r.startswith("set-budget") for r in daemon.requests[:model.requests_at_done])
-    assert 1 <= asks <= 1 + took // REFUSAL_HOLD_NS, (asks, took)
+    assert 1 <= len(asks) <= 1 + took // REFUSAL_HOLD_NS, (asks, took)
+
+
+def test_refused_decrease_is_held_back(daemon, caplog):
+    """A refused decrease (whatever the cause) is not asked again at every interval either:
+    at most once per REFUSAL_HOLD_NS of wall time while the light load lasts."""
+    _, asks, took = run_refused(daemon, [(80, 300_000)],
+                                "set-budget load: no thread of target 'load' left")
+    assert "no thread of target" in caplog.text
+    # every ask is a decrease, and they come one per hold at most
+    assert all(parse_duration(r.split()[2]) < 2_000_000 for r in asks), asks
+    assert 1 <= len(asks) <= 1 + took // REFUSAL_HOLD_NS, (asks, took)
 
 
 def test_no_adaptive_target(tmp_path):

@@ -41,7 +41,7 @@ from .inputs import (
 logger = logging.getLogger(__name__)
 
 LOG_COLUMNS = ("time_ns", "target", "N_pro", "T_pro_ns", "N_rmn", "T_thr_ns", "Q_sent_ns")
-REFUSAL_HOLD_NS = 1_000_000_000     # after a refused raise, stay below it this long
+REFUSAL_HOLD_NS = 1_000_000_000     # after a refused budget, ask no further that way this long
 
 
 class CsvLog:
@@ -106,6 +106,8 @@ class TargetState:
     absent: bool = False
     iface: dict[int, str | None] = field(default_factory=dict)  # pid -> NIC, looked up once
     ceiling: tuple[int, int] | None = None                   # (runtime, until_ns)
+    # after a refused decrease: (runtime, until_ns); no lower budget is asked till then
+    floor: tuple[int, int] | None = None
     last: Step | None = None
     # (the threads dict it was made from, [(cpus, threads on them, CPUs in the list)])
     cpu_groups: tuple[dict, list[tuple[str, int, int]]] | None = None
@@ -412,7 +414,10 @@ class Tuner:
                              self._bandwidth_left(st, now, used))
         st.last, st.last_interval = step, iv
         sent = None
-        if step.send and step.budget_ns != st.runtime_ns:
+        if st.floor is not None and st.floor[1] <= now:
+            st.floor = None
+        held = st.floor is not None and step.budget_ns < st.floor[0]
+        if step.send and step.budget_ns != st.runtime_ns and not held:
             sent = self._send(st, step.budget_ns, now)
         elif step.send:
             st.ctl.sent_ns = st.runtime_ns
@@ -432,8 +437,13 @@ class Tuner:
                            exc)
             st.note = "refused"
             st.ctl.hold(st.runtime_ns)
+            # the same ask again would be refused again: not before REFUSAL_HOLD_NS (a
+            # raise's refusal is about bandwidth; a decrease's, whatever it is, is asked
+            # once per hold, not at every interval)
             if q > st.runtime_ns:
                 st.ceiling = (st.runtime_ns, now + REFUSAL_HOLD_NS)
+            else:
+                st.floor = (st.runtime_ns, now + REFUSAL_HOLD_NS)
             return None
         st.runtime_ns = int(reply.get("runtime_ns", q))
         st.ctl.sent_ns = st.runtime_ns
