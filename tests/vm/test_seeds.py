@@ -130,16 +130,21 @@ def check_shapes(d: dict, out: Path) -> None:
     vmrunner.say(f"seeds player: above NIC {misses['above']} misses, "
                  f"{by['above']['mbit_s']:.1f} Mbit/s; below {misses['below']} misses, "
                  f"{by['below']['mbit_s']:.1f} Mbit/s")
-    # raising the player costs the network throughput (recorded over 5 boots: 0-44
-    # Mbit/s above, 55-76 below; the saturated FIFO regime varies between boots)
-    assert by["above"]["mbit_s"] < by["below"]["mbit_s"], by
+    # Below the NIC thread the player misses frames. Above it, two regimes have been seen
+    # (bench/seeds/RESULTS.md, experiment 2): the NIC thread starved and the player
+    # missing frames anyway (the unexplained one, seen while irqresd waited in place at
+    # an apply), or the player on time and the NIC thread on the CPU the player leaves,
+    # at the throughput it gets below (seen since irqresd stopped waiting in place):
+    # which one a boot shows is measured there, not asserted here.
     assert misses["below"] > 0, by["below"]
     dl = d["player_dl"]["rows"][0]
     vmrunner.say(f"seeds player reserved (20,40) ms, NIC (18,100) ms: {dl['player']}, "
                  f"{dl['mbit_s']:.1f} Mbit/s")
+    # both reserved: the player misses nothing and the NIC thread keeps at least half
+    # the throughput it takes when it is above the player (FIFO: player below)
     assert (dl["player_sched"] or {}).get("policy") == "deadline", dl
     assert int(dl["player"].split()[3]) == 0, dl
-    assert dl["mbit_s"] > by["above"]["mbit_s"], (dl, by)
+    assert dl["mbit_s"] >= 0.5 * by["below"]["mbit_s"], (dl, by)
 
 
 def check_adaptive(d: dict, out: Path) -> None:
