@@ -180,9 +180,10 @@ if [[ " ${sets[*]} " == *" test "* ]] && ! lint_venv_ok; then
 	"$PYTHON" -c 'import sys; print(sys.executable)' >"$LINT_VENV/.made-from"
 fi
 
-# The seeds' testbed (bench/seeds/, tests/vm/test_seeds.py): QEMU 10 from
-# bookworm-backports unpacked under /opt/irqres-qemu (7.2 hangs an SMP guest under
-# -icount). It installs nothing system-wide.
-if [ "$(id -u)" -eq 0 ]; then
+# The seeds' testbed (bench/seeds/, tests/vm/test_seeds.py), with the vm set: QEMU 10
+# from bookworm-backports unpacked under /opt/irqres-qemu (7.2 hangs an SMP guest under
+# -icount), on the firmware of the system's qemu-system-x86 that the vm set installed
+# above. It installs nothing system-wide.
+if [[ " ${sets[*]} " == *" vm "* ]] && [ "$(id -u)" -eq 0 ]; then
 	bash "$(dirname "$0")/install-qemu-bpo.sh" >/dev/null
 fi

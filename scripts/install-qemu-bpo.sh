@@ -18,7 +18,7 @@ apt-get "${apt_opts[@]}" -qq update
 	qemu-system-data)
 # its firmware comes from the system's seabios and ipxe-qemu (installed with qemu-system-x86)
 for f in /usr/share/seabios/bios-256k.bin /usr/lib/ipxe/qemu/efi-e1000.rom; do
-	[ -e "$f" ] || { echo "install-qemu.sh: $f missing (install qemu-system-x86)" >&2; exit 1; }
+	[ -e "$f" ] || { echo "install-qemu-bpo.sh: $f missing (install qemu-system-x86)" >&2; exit 1; }
 done
 rm -rf "$dest.tmp" && mkdir -p "$dest.tmp/root"
 for d in "$tmp"/*.deb; do dpkg -x "$d" "$dest.tmp/root"; done
@@ -30,6 +30,6 @@ done
 mkdir -p "$dest.tmp/bin"
 ln -s "$dest/root/usr/bin/qemu-system-x86_64" "$dest.tmp/bin/qemu-system-x86_64"
 missing=$(ldd "$dest.tmp/root/usr/bin/qemu-system-x86_64" | grep "not found" || true)
-[ -z "$missing" ] || { echo "install-qemu.sh: missing libraries: $missing" >&2; exit 1; }
+[ -z "$missing" ] || { echo "install-qemu-bpo.sh: missing libraries: $missing" >&2; exit 1; }
 rm -rf "$dest" && mv "$dest.tmp" "$dest"
 "$dest/bin/qemu-system-x86_64" --version | head -1
