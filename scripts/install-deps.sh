@@ -32,10 +32,11 @@ declare -A APT=(
 # Python modules $PYTHON needs per set: module:pip name:Debian package ("-": none in 12)
 declare -A PYMOD=(
 	[build]="click:click:python3-click numpy:numpy:python3-numpy scipy:scipy:python3-scipy
-		yaml:pyyaml:python3-yaml setuptools:setuptools:python3-setuptools"
+		yaml:pyyaml:python3-yaml setuptools:setuptools:python3-setuptools
+		wheel:wheel:python3-wheel"
 	[runtime]=""
 	[test]="matplotlib:matplotlib:python3-matplotlib pytest:pytest:python3-pytest
-		hypothesis:hypothesis:python3-hypothesis wheel:wheel:python3-wheel
+		hypothesis:hypothesis:python3-hypothesis
 		prometheus_client:prometheus-client:python3-prometheus-client
 		lizard:lizard==1.24.3:-"
 	[vm]=""
