@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* apply.c - plans into the kernel, all or nothing, and back out; see apply.h. */
 #include "apply.h"
+#include "affinity.h"
 #include "array.h"
 #include "cpuset.h"
 #include "discover.h"
@@ -29,6 +30,8 @@ struct undo {
 	bool attr_set;
 	struct dl_attr prev;		/* attributes before this apply */
 	char prev_cgroup[CGROUP_PATH_MAX];
+	unsigned long long starttime;
+	cpu_set_t prev_affinity;
 	char name[CPUSET_NAME_MAX];
 	bool created;
 	long long rt_runtime_us;
@@ -60,6 +63,31 @@ static const char *errname(int err)
 	case ENOSPC: return "ENOSPC";
 	default: return "error";
 	}
+}
+
+/* ---- partitions, with the affinities their changes disturb put back ---- */
+
+static int partition_create(const cpu_set_t *cpus, char *name, size_t namelen, bool *created,
+			    char *err, size_t errlen)
+{
+	struct affinity_watch w;
+	int rc;
+
+	affinity_watch_begin(&w);
+	rc = cpuset_partition_create(cpus, name, namelen, created, err, errlen);
+	affinity_watch_end(&w);
+	return rc;
+}
+
+static int partition_remove(const char *name)
+{
+	struct affinity_watch w;
+	int rc;
+
+	affinity_watch_begin(&w);
+	rc = cpuset_partition_remove(name);
+	affinity_watch_end(&w);
+	return rc;
 }
 
 /* ---- small kernel files ---- */
@@ -162,7 +190,7 @@ static void undo_all(struct undo_log *u, struct state *st)
 			break;
 		case UNDO_PARTITION:
 			if (x->created)
-				cpuset_partition_remove(x->name);
+				partition_remove(x->name);
 			state_forget_partition(st, x->name);
 			break;
 		case UNDO_CPUSET_ADDED:
@@ -175,6 +203,10 @@ static void undo_all(struct undo_log *u, struct state *st)
 			break;
 		}
 	}
+	/* after the partitions are gone: their removal rewrites root tasks' affinities */
+	for (size_t i = 0; i < u->n; i++)
+		if (u->v[i].kind == UNDO_THREAD && u->v[i].moved)
+			affinity_put_back(u->v[i].pid, u->v[i].starttime, &u->v[i].prev_affinity);
 	free(u->v);
 	u->v = NULL;
 	u->n = u->cap = 0;
@@ -263,7 +295,7 @@ static int partition_ready(const struct plan_item *it, struct state *st, struct 
 	CPU_ZERO(&cpus);
 	if (cpuset_list_parse(it->partition + strlen(CPUSET_PREFIX), &cpus))
 		return -EINVAL;
-	rc = cpuset_partition_create(&cpus, name, sizeof(name), &created, why, whylen);
+	rc = partition_create(&cpus, name, sizeof(name), &created, why, whylen);
 	x->created = created;
 	return rc;
 }
@@ -370,6 +402,8 @@ static int item_record(const struct plan_item *it, struct state *st, struct undo
 		return -ENOMEM;
 	x->pid = ti->pid;
 	x->prev = now;
+	x->starttime = ti->starttime;
+	x->prev_affinity = rec.affinity;
 	x->new_record = !state_find_thread(st, ti->pid);
 	snprintf(x->prev_cgroup, sizeof(x->prev_cgroup), "%s", rec.cgroup);
 	*xp = x;
@@ -769,7 +803,7 @@ static void partition_release(struct state *st, const char *name, bool quiet)
 	for (size_t i = 0; i < st->n_threads; i++)
 		if (strcmp(st->threads[i].partition, name) == 0)
 			return;
-	if (p->created && cpuset_partition_remove(name) == -EBUSY) {
+	if (p->created && partition_remove(name) == -EBUSY) {
 		if (!quiet)
 			pr_warn("cpuset partition %s still holds tasks irqres did not put there: "
 				"kept", name);
@@ -838,12 +872,17 @@ int apply_restore_thread(struct state *st, pid_t pid)
 {
 	struct state_thread *t = state_find_thread(st, pid);
 	char part[CPUSET_NAME_MAX];
+	unsigned long long starttime;
+	cpu_set_t affinity;
+	bool moved;
 	struct dl_attr a;
 	int rc;
 
 	if (!t)
 		return -ENOENT;
 	snprintf(part, sizeof(part), "%s", t->partition);
+	starttime = t->starttime;
+	affinity = t->affinity;
 	if (!discover_still_same(&(struct thread_info){ .pid = pid,
 						     .starttime = t->starttime })) {
 		pr_info("%s (pid %d) is gone (or its pid was reused): nothing to restore", t->comm,
@@ -860,7 +899,8 @@ int apply_restore_thread(struct state *st, pid_t pid)
 		       dl_policy_name(t->policy), strerror(-rc));
 		return rc;
 	}
-	if (!rc && part[0] && t->cgroup[0]) {
+	moved = !rc && part[0] && t->cgroup[0];
+	if (moved) {
 		rc = recorded_cgroup(t, pid);
 		if (rc && rc != -ESRCH)
 			return rc;
@@ -871,6 +911,8 @@ int apply_restore_thread(struct state *st, pid_t pid)
 		pr_info("%s (pid %d) is gone: nothing to restore", t->comm, (int)pid);
 	state_forget_thread(st, pid);
 	partition_release(st, part, false);
+	if (moved && rc == 0)	/* once its partition is gone, if it goes */
+		affinity_put_back(pid, starttime, &affinity);
 	return rc == 0 ? 1 : 0;
 }
 
@@ -886,7 +928,7 @@ static int partitions_restore(struct state *st)
 
 		snprintf(name, sizeof(name), "%s", p->name);
 		if (p->created)
-			rc = cpuset_partition_remove(name);
+			rc = partition_remove(name);
 		if (rc && rc != -ENOENT) {
 			if (!first)
 				first = rc;
@@ -897,8 +939,26 @@ static int partitions_restore(struct state *st)
 	return first;
 }
 
+/* The records of the threads irqres moved into partitions (*n of them; free the array). */
+static struct state_thread *moved_threads(const struct state *st, size_t *n)
+{
+	struct state_thread *v = NULL;
+	size_t cap = 0;
+
+	*n = 0;
+	for (size_t i = 0; i < st->n_threads; i++)
+		if (st->threads[i].partition[0] && st->threads[i].cgroup[0] &&
+		    !ARRAY_RESERVE(v, cap, *n + 1))
+			v[(*n)++] = st->threads[i];
+	return v;
+}
+
 int apply_restore_all(struct state *st)
 {
+	/* to put their affinity back at the end: each partition's removal rewrites the
+	 * affinity of every task in the root cgroup */
+	size_t n_moved;
+	struct state_thread *moved = moved_threads(st, &n_moved);
 	int restored = 0, first = 0, rc;
 
 	for (size_t i = st->n_threads; i-- > 0;) {
@@ -911,6 +971,9 @@ int apply_restore_all(struct state *st)
 	rc = partitions_restore(st);
 	if (rc && !first)
 		first = rc;
+	for (size_t i = 0; i < n_moved; i++)
+		affinity_put_back(moved[i].pid, moved[i].starttime, &moved[i].affinity);
+	free(moved);
 	if (st->cpuset_added && st->n_parts == 0) {
 		cpuset_disable();
 		state_clear_cpuset_added(st);

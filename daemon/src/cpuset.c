@@ -346,6 +346,14 @@ int cpuset_partition_remove(const char *name)
 		return rc;
 	if (fileio_read_value(path, buf, sizeof(buf)) == 0 && buf[0])
 		return -EBUSY;
+	/*
+	 * A member first: the kernel hands the CPUs back to the root, and rewrites the
+	 * affinity of the root's tasks, within this write. rmdir alone does the same later,
+	 * from a workqueue, after irqres has put affinities back (affinity.h).
+	 */
+	if (group_file(name, "cpuset.cpus.partition", path, sizeof(path)) == 0 &&
+	    (rc = fileio_write(path, "member", false)) && rc != -ENOENT)
+		pr_debug("%s: writing \"member\" before removal: %s", path, strerror(-rc));
 	if (cpuset_group_dir(name, path, sizeof(path)))
 		return -ENAMETOOLONG;
 	if (rmdir(path) < 0) {

@@ -126,6 +126,12 @@ static void test_partition_create_reuse_remove(void **unused)
 	/* never a group irqres does not own */
 	assert_int_equal(cpuset_partition_remove("system.slice"), -EINVAL);
 	assert_int_equal(cpuset_partition_remove("irqres.cpu1/../x"), -EINVAL);
+	/* emptied: made a member first, so that the kernel gives the CPUs back (and rewrites
+	 * affinities) within that write, not later in rmdir's offline work; a fixture group
+	 * holds plain files, so its rmdir then fails */
+	fixtree_file("cgroup/irqres.cpu1/cgroup.procs", "");
+	assert_int_equal(cpuset_partition_remove("irqres.cpu1"), -ENOTEMPTY);
+	assert_string_equal(fixtree_read("cgroup/irqres.cpu1/cpuset.cpus.partition"), "member");
 	/* an empty group (no interface files in a fixture tree) goes */
 	mkdir(fixtree_path("cgroup/irqres.cpu3"), 0755);
 	assert_int_equal(cpuset_partition_remove("irqres.cpu3"), 0);

@@ -75,13 +75,17 @@ def assert_reserved_anywhere(snap: dict, profile: dict) -> None:
     assert ours in ([], [t["cgroup"].strip("/")]), (snap["label"], t, snap["partitions"])
 
 
-def assert_restored(snap: dict) -> None:
+def assert_restored(snap: dict, running: dict | None = None) -> None:
     t = snap["thread"]
     assert t is not None, f"{snap['label']}: no {NIC} thread"
     assert (t["sched"]["policy"], t["sched"]["priority"]) == ("fifo", 50), (snap["label"], t)
     assert not [g for g in snap["partitions"] if "irqres" in g], (snap["label"],
                                                                   snap["partitions"])
     assert t["cgroup"] in ("/", ""), (snap["label"], t["cgroup"])
+    # back on its IRQ's CPU, as in its partition: leaving the partition and removing it
+    # made the kernel allow it every CPU, which irqresd puts back
+    if running is not None and running["thread"]["cgroup"].startswith("/irqres"):
+        assert t["cpus"] == running["thread"]["cpus"], (snap["label"], t, running["thread"])
 
 
 def assert_metrics(d: dict, profile: dict) -> None:
@@ -175,14 +179,14 @@ def test_stop_and_kill_end_consistent(boot, demo_profile):
     snaps = {s["label"]: s for s in res.data["snapshots"]}
     journal = res.data["journal"]["out"]
     assert_reserved(snaps["running"], demo_profile)
-    assert_restored(snaps["after stop"])
+    assert_restored(snaps["after stop"], snaps["running"])
     assert_reserved_anywhere(snaps["after start"], demo_profile)
     # kill -9 leaves the thread as it was or restored, never half-way; after the next
     # start the reservation is exactly the profile's again, in one partition.
     killed = snaps["after kill -9"]["thread"]["sched"]
     assert killed["policy"] in ("deadline", "fifo"), killed
     assert_reserved_anywhere(snaps["after restart"], demo_profile)
-    assert_restored(snaps["after final stop"])
+    assert_restored(snaps["after final stop"], snaps["after restart"])
     assert "state" not in res.data["state_dir"]["out"], (res.data["state_dir"], journal)
 
 

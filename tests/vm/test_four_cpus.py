@@ -8,7 +8,8 @@ lowest, which stays in the default root domain (the kernel refuses partitions th
 every CPU of the root cgroup); irqresd then applies the profile, and what the kernel did
 must be the plan: every thread's reservation and cgroup, the partitions, and each root
 domain's deadline bandwidth as the kernel counts it (debugfs). ``systemctl stop`` must
-give back everything as it was before, with no partition left.
+give back everything as it was before, with no partition left: policies, cgroups and
+the CPUs each thread may run on.
 """
 
 import json
@@ -107,7 +108,9 @@ def test_partitions_per_cpu_match_the_kernel(boot):
     assert not [g for g in after["partitions"] if "irqres" in g], after["partitions"]
     assert after["kernel"]["rd"] == before["kernel"]["rd"], (before["kernel"], after["kernel"])
     assert after["subtree_control"] == before["subtree_control"], (before, after)
-    key = ("pid", "comm", "sched", "cgroup")
+    # the CPUs included: making and removing partitions rewrites the affinity of every
+    # task in the root cgroup, and irqresd puts back what that disturbed
+    key = ("pid", "comm", "sched", "cgroup", "cpus")
     was = {t["pid"]: {k: t[k] for k in key} for t in before["threads"] + before["tasks"]}
     now = {t["pid"]: {k: t[k] for k in key} for t in after["threads"] + after["tasks"]}
     # every planned thread is back as it was; of the others, none changed (an IRQ thread

@@ -19,6 +19,7 @@ from vmguest import (
     OUT,
     Sink,
     cgroup_of,
+    cpus_allowed,
     irq_threads,
     kernel_dl_bw,
     mark,
@@ -693,7 +694,8 @@ def _system_state(label: str, pids: list[int]) -> dict:
     tasks = []
     for pid in pids:
         tasks.append({"pid": pid, "comm": read(f"/proc/{pid}/comm"), "sched": sched_attr(pid),
-                      "cgroup": (read(f"/proc/{pid}/cgroup") or "").rsplit(":", 1)[-1]})
+                      "cgroup": (read(f"/proc/{pid}/cgroup") or "").rsplit(":", 1)[-1],
+                      "cpus": cpus_allowed(pid)})
     effective = {}
     for t in irq_threads():
         effective[t["irq"]] = read(f"/proc/irq/{t['irq']}/effective_affinity_list")

@@ -176,8 +176,13 @@ def irq_threads() -> list[dict]:
             threads.append({"pid": pid, "comm": comm, "irq": int(m.group(1)),
                             "secondary": bool(m.group(2)), "sched": sched_attr(pid),
                             "cgroup": cgroup_of(pid),
-                            "cpus": _status_field(pid, "Cpus_allowed_list")})
+                            "cpus": cpus_allowed(pid)})
     return sorted(threads, key=lambda t: (t["irq"], t["comm"]))
+
+
+def cpus_allowed(pid: int) -> str | None:
+    """The CPUs a thread may run on (Cpus_allowed_list), None when it is gone."""
+    return _status_field(pid, "Cpus_allowed_list")
 
 
 def _status_field(pid: int, key: str) -> str | None:
