@@ -8,14 +8,15 @@
 #include "log.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <linux/magic.h>
 #include <sys/vfs.h>
-#include <unistd.h>
+
+/* IRQ threads whose affinity a partition took and a later change is to give back. */
+static struct affinity_watch owed;
 
 static bool real_proc(void)
 {
@@ -31,83 +32,111 @@ static bool real_cgroup(void)
 	return statfs(irqres_paths.cgroup, &sf) == 0 && sf.f_type == CGROUP2_SUPER_MAGIC;
 }
 
-/* Sets pid's affinity to want unless it is so already; what it was goes to *was.
+/* Sets pid's affinity to want unless it is so already; *now receives what it is after.
  * 1 changed, 0 unchanged, -errno (-EINVAL: its cpuset allows none of want). */
-static int set_cpus(pid_t pid, const cpu_set_t *want, cpu_set_t *was)
+static int set_cpus(pid_t pid, const cpu_set_t *want, cpu_set_t *now)
 {
-	if (sched_getaffinity(pid, sizeof(*was), was) < 0)
+	cpu_set_t was;
+
+	if (sched_getaffinity(pid, sizeof(was), &was) < 0)
 		return -errno;
-	if (CPU_EQUAL(was, want))
+	*now = was;
+	if (CPU_EQUAL(&was, want))
 		return 0;
 	if (sched_setaffinity(pid, sizeof(*want), want) < 0)
 		return -errno;
+	if (sched_getaffinity(pid, sizeof(*now), now) < 0)
+		*now = *want;
 	return 1;
 }
 
-/*
- * Has IRQ irq ever fired (/sys/kernel/irq/N/per_cpu_count has a count above 0)? An IRQ
- * thread takes its IRQ's CPUs at an interrupt; until the first one it keeps the CPUs it
- * was created with, all of them. Unknown counts the same as fired.
- */
-static bool irq_fired(int irq)
-{
-	char path[PATH_MAX], buf[4096];
-	bool fired = false;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/kernel/irq/%d/per_cpu_count", irqres_paths.sys, irq);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return true;
-	while (!fired && (n = read(fd, buf, sizeof(buf))) > 0)
-		for (ssize_t i = 0; i < n && !fired; i++)
-			fired = buf[i] >= '1' && buf[i] <= '9';
-	close(fd);
-	return fired;
-}
-
-/* The CPUs an IRQ thread belongs on: its IRQ's once the IRQ has fired, else *before
- * (NULL: none to say). 0, or -ENOENT when there are none. */
-static int irq_thread_cpus(int irq, const cpu_set_t *before, cpu_set_t *cpus)
-{
-	if (irq_fired(irq)) {
-		if (discover_irq_cpus(irq, cpus) >= 0 && CPU_COUNT(cpus))
-			return 0;
-	} else if (before && CPU_COUNT(before)) {
-		*cpus = *before;
-		return 0;
-	}
-	return -ENOENT;
-}
-
-static int put(pid_t pid, const char *comm, const cpu_set_t *want)
+/* Puts want back; 1 when the thread has all of it now, 0 when its cpuset allows only part
+ * or none of it (still owed), -errno. */
+static int put(pid_t pid, const char *comm, const cpu_set_t *want, const cpu_set_t *made)
 {
 	char a[128], b[128];
-	cpu_set_t was;
-	int rc = set_cpus(pid, want, &was);
+	cpu_set_t now;
+	int rc = set_cpus(pid, want, &now);
 
-	if (rc == 1)
-		pr_info("%s (pid %d): CPU affinity back to %s (a cpuset change had made it %s)",
-			comm, (int)pid, cpuset_list_str(want, a, sizeof(a)),
-			cpuset_list_str(&was, b, sizeof(b)));
-	else if (rc == -EINVAL)
-		pr_notice("%s (pid %d): CPU affinity %s not put back: its cpuset allows none of "
-			  "those CPUs now", comm, (int)pid, cpuset_list_str(want, a, sizeof(a)));
-	else if (rc < 0 && rc != -ESRCH)
+	if (rc >= 0 && CPU_EQUAL(&now, want)) {
+		if (rc == 1)
+			pr_info("%s (pid %d): CPU affinity back to %s (a cpuset change had made it "
+				"%s)", comm, (int)pid, cpuset_list_str(want, a, sizeof(a)),
+				cpuset_list_str(made, b, sizeof(b)));
+		return 1;
+	}
+	if (rc >= 0 || rc == -EINVAL) {
+		pr_debug("%s (pid %d): CPU affinity %s only partly back (%s) while its CPUs are "
+			 "partitioned", comm, (int)pid, cpuset_list_str(want, a, sizeof(a)),
+			 rc >= 0 ? cpuset_list_str(&now, b, sizeof(b)) : "none allowed");
+		return 0;
+	}
+	if (rc != -ESRCH)
 		pr_warn("%s (pid %d): CPU affinity %s not put back: %s", comm, (int)pid,
 			cpuset_list_str(want, a, sizeof(a)), strerror(-rc));
 	return rc;
 }
 
+static struct affinity_seen *find(struct affinity_watch *w, const struct affinity_seen *s)
+{
+	for (size_t i = 0; i < w->n; i++)
+		if (w->v[i].pid == s->pid && w->v[i].starttime == s->starttime)
+			return &w->v[i];
+	return NULL;
+}
+
+static void owe_none(void)
+{
+	free(owed.v);
+	memset(&owed, 0, sizeof(owed));
+}
+
+/* Notes that s's thread is to have want and has seen now (NULL: drops the note). */
+static void owe(const struct affinity_seen *s, const cpu_set_t *want, const cpu_set_t *seen)
+{
+	struct affinity_seen *o = find(&owed, s);
+
+	if (want && !o && !ARRAY_RESERVE(owed.v, owed.cap, owed.n + 1))
+		o = &owed.v[owed.n++];
+	if (want && o) {
+		*o = *s;
+		o->cpus = *want;
+		o->seen = *seen;
+	} else if (!want && o) {
+		*o = owed.v[--owed.n];
+	}
+	if (!owed.n)
+		owe_none();
+}
+
+/* Does the root cgroup have every online CPU (no partition left)? */
+static bool root_whole(void)
+{
+	char path[PATH_MAX];
+	cpu_set_t root, online, both;
+
+	snprintf(path, sizeof(path), "%s/cpuset.cpus.effective", irqres_paths.cgroup);
+	if (cpuset_list_read(path, &root))
+		return false;
+	snprintf(path, sizeof(path), "%s/devices/system/cpu/online", irqres_paths.sys);
+	if (cpuset_list_read(path, &online))
+		return false;
+	CPU_AND(&both, &root, &online);
+	return CPU_EQUAL(&both, &online);
+}
+
 int affinity_watch_begin(struct affinity_watch *w)
 {
 	struct thread_list l = { 0 };
+	char path[PATH_MAX];
 	int rc;
 
 	memset(w, 0, sizeof(*w));
 	if (!real_proc() || !real_cgroup())
 		return 0;
+	snprintf(path, sizeof(path), "%s/cpuset.cpus.effective", irqres_paths.cgroup);
+	if (cpuset_list_read(path, &w->root) || !CPU_COUNT(&w->root))
+		return 0;	/* no cpuset controller: no partition to change */
 	rc = discover_scan_irq(&l);
 	if (!rc && ARRAY_RESERVE(w->v, w->cap, l.n))
 		rc = -ENOMEM;
@@ -116,7 +145,6 @@ int affinity_watch_begin(struct affinity_watch *w)
 
 		s->pid = l.v[i].pid;
 		s->starttime = l.v[i].starttime;
-		s->irq = l.v[i].irq;
 		memcpy(s->comm, l.v[i].comm, sizeof(s->comm));
 		if (sched_getaffinity(s->pid, sizeof(s->cpus), &s->cpus) == 0)
 			w->n++;
@@ -131,6 +159,35 @@ int affinity_watch_begin(struct affinity_watch *w)
 	return rc;
 }
 
+/* A thread that had at least the root's CPUs follows the root: the kernel's rewrite is
+ * what it would have had anyway. */
+static bool follows_root(const struct affinity_watch *w, const cpu_set_t *cpus)
+{
+	cpu_set_t both;
+
+	CPU_AND(&both, cpus, &w->root);
+	return CPU_EQUAL(&both, &w->root);
+}
+
+/* What one noted thread is to have: 0 and *want, or -ENOENT for nothing. */
+static int intended(const struct affinity_watch *w, const struct affinity_seen *s,
+		    cpu_set_t *want)
+{
+	const struct affinity_seen *o = find(&owed, s);
+
+	if (o && !CPU_EQUAL(&o->seen, &s->cpus)) {
+		owe(s, NULL, NULL);	/* changed by someone else since: theirs now */
+		o = NULL;
+	}
+	if (o)
+		*want = o->cpus;
+	else if (!follows_root(w, &s->cpus))
+		*want = s->cpus;
+	else
+		return -ENOENT;
+	return 0;
+}
+
 int affinity_watch_end(struct affinity_watch *w)
 {
 	int fixed = 0;
@@ -139,40 +196,74 @@ int affinity_watch_end(struct affinity_watch *w)
 		const struct affinity_seen *s = &w->v[i];
 		struct thread_info ti = { .pid = s->pid, .starttime = s->starttime };
 		cpu_set_t now, want;
+		int rc = 0;
 
-		if (sched_getaffinity(s->pid, sizeof(now), &now) < 0 || CPU_EQUAL(&now, &s->cpus))
+		if (intended(w, s, &want))
 			continue;
-		if (!discover_still_same(&ti) || irq_thread_cpus(s->irq, NULL, &want))
+		if (!discover_still_same(&ti) || sched_getaffinity(s->pid, sizeof(now), &now) < 0) {
+			owe(s, NULL, NULL);
 			continue;
-		if (put(s->pid, s->comm, &want) == 1)
-			fixed++;
+		}
+		if (!CPU_EQUAL(&now, &want)) {
+			rc = put(s->pid, s->comm, &want, &now);
+			fixed += rc == 1;
+			if (rc < 0 || sched_getaffinity(s->pid, sizeof(now), &now) < 0) {
+				owe(s, NULL, NULL);
+				continue;
+			}
+		}
+		owe(s, &want, &now);
 	}
 	free(w->v);
 	memset(w, 0, sizeof(*w));
+	if (owed.n && root_whole())
+		owe_none();
 	return fixed;
+}
+
+/* The thread pid of starttime as it is: 1 with *ti and *now, 0 when it is gone. */
+static int still_there(pid_t pid, unsigned long long starttime, struct thread_info *ti,
+		       cpu_set_t *now)
+{
+	int rc = discover_read(pid, ti);
+
+	if (rc == -ESRCH || (!rc && ti->starttime != starttime))
+		return 0;
+	if (rc)
+		return rc;
+	if (sched_getaffinity(pid, sizeof(*now), now) < 0)
+		return errno == ESRCH ? 0 : -errno;
+	return 1;
 }
 
 int affinity_put_back(pid_t pid, unsigned long long starttime, const cpu_set_t *recorded)
 {
+	struct affinity_seen s = { .pid = pid, .starttime = starttime };
 	struct thread_info ti;
-	cpu_set_t want;
+	cpu_set_t now;
 	int rc;
 
-	if (!real_proc())
+	if (!real_proc() || !recorded || !CPU_COUNT(recorded))
 		return 0;
-	rc = discover_read(pid, &ti);
-	if (rc == -ESRCH || (!rc && ti.starttime != starttime))
+	rc = still_there(pid, starttime, &ti, &now);
+	if (rc <= 0 || CPU_EQUAL(&now, recorded))
+		return rc < 0 ? rc : 0;
+	memcpy(s.comm, ti.comm, sizeof(s.comm));
+	rc = put(pid, ti.comm, recorded, &now);
+	/* an IRQ thread not all back: owed until its partition goes */
+	if (rc >= 0 && ti.is_irq && !root_whole() &&
+	    sched_getaffinity(pid, sizeof(now), &now) == 0)
+		owe(&s, recorded, &now);
+	return rc < 0 ? rc : rc == 1;
+}
+
+int affinity_owed(pid_t pid, unsigned long long starttime, cpu_set_t *cpus)
+{
+	const struct affinity_seen s = { .pid = pid, .starttime = starttime };
+	const struct affinity_seen *o = find(&owed, &s);
+
+	if (!o)
 		return 0;
-	if (rc)
-		return rc;
-	if (ti.is_irq)
-		rc = irq_thread_cpus(ti.irq, recorded, &want);
-	else if (recorded && CPU_COUNT(recorded))
-		want = *recorded;
-	else
-		rc = -ENOENT;
-	if (rc)
-		return 0;
-	rc = put(pid, ti.comm, &want);
-	return rc == -EINVAL || rc == -ESRCH ? 0 : rc;
+	*cpus = o->cpus;
+	return 1;
 }

@@ -4,19 +4,23 @@
  *
  * The kernel rewrites CPU affinities whenever the cpuset hierarchy changes (6.1 and 6.12
  * alike): making a group a partition root, turning it back into a member and removing it
- * give every task of the root cgroup the root's new effective CPUs (per-CPU kernel threads
+ * give every task of the root cgroup the root's new CPUs (per-CPU kernel threads
  * excepted), and moving a task gives it the CPUs of its new group. An IRQ thread that
- * followed its IRQ to CPU 2 is then allowed on every CPU outside the partitions, and
- * stays so until its IRQ's affinity is set again, which may be never. irqres puts back
- * what its own changes disturbed:
- *  - an IRQ thread gets its IRQ's CPUs (discover_irq_cpus(): what the kernel itself gives
- *    the thread at an interrupt after the IRQ's affinity was set), as far as its cpuset
- *    allows - unless its IRQ never fired: such a thread still has the CPUs it was created
- *    with, and the kernel's rewrite is left alone (the recorded ones for a moved thread);
- *  - another thread irqres moved gets the affinity recorded before the move.
- * Only threads whose affinity changed during irqres's own operation are touched, and only
- * under the real /proc (irqres_paths.proc == "/proc"); the IRQ threads are watched only
- * over a real cgroup v2 hierarchy. Functions return 0 or -errno.
+ * followed its IRQ to CPU 2 would then be allowed on every CPU outside the partitions,
+ * and stay so after they are gone. irqres gives back what its own changes took:
+ *  - around each partition change, every IRQ thread with fewer CPUs than the root had
+ *    before the change keeps (or gets back) those CPUs, as far as its cgroup allows; what
+ *    it cannot have while a partition holds its CPUs is given back at a later change,
+ *    when the partition goes. Such a thread's CPUs are remembered while any partition
+ *    exists (the root's CPUs can shrink to exactly a thread's own), and forgotten when
+ *    someone else changes them meanwhile. A thread with all of the root's CPUs follows
+ *    the root: the kernel's rewrite is what it would have had;
+ *  - a thread irqres moved back out of a partition gets the affinity its state record
+ *    kept from before the move.
+ * Only threads whose affinity changed during irqres's own change are touched, and only
+ * under the real /proc over a real cgroup v2 hierarchy. What is owed lives in irqresd's
+ * memory: after a crash, the next start's restore gives back the threads irqres moved,
+ * not the others' owed CPUs. Functions return 0 or -errno.
  */
 #ifndef IRQRES_AFFINITY_H
 #define IRQRES_AFFINITY_H
@@ -30,28 +34,32 @@
 struct affinity_seen {
 	pid_t pid;
 	unsigned long long starttime;
-	int irq;
 	char comm[COMM_MAX];
-	cpu_set_t cpus;
+	cpu_set_t cpus;			/* noted; owed: what the thread is to have */
+	cpu_set_t seen;			/* owed: what irqres left it with */
 };
 
-/* The IRQ threads' affinities before a change; zero-initialise it. */
+/* The IRQ threads' affinities, and the root's CPUs, before a change. */
 struct affinity_watch {
 	struct affinity_seen *v;
 	size_t n, cap;
+	cpu_set_t root;
 };
 
 /* Notes the affinity of every IRQ thread. On failure the watch stays empty and the
  * change goes ahead unwatched. */
 int affinity_watch_begin(struct affinity_watch *w);
-/* Puts back each noted IRQ thread whose affinity changed since affinity_watch_begin()
- * and frees the watch; returns how many were put back. */
+/* Gives back what the change took from each noted IRQ thread (see above) and frees the
+ * watch; returns how many threads have all of it back. */
 int affinity_watch_end(struct affinity_watch *w);
 
-/* Puts back one thread irqres moved out of a partition: an IRQ thread its IRQ's CPUs,
- * another thread *recorded (when not empty). 1 when its affinity changed, 0 when it was
- * already so, it is gone (starttime differs), or its cpuset does not allow those CPUs
- * any more (logged), else -errno. */
+/* Gives a thread irqres moved out of a partition its recorded affinity (nothing when
+ * *recorded is empty). 1 when its affinity changed to it, 0 when it was already so, it
+ * is gone (another starttime), or its cgroup allows only part of it now (logged; owed
+ * for an IRQ thread), else -errno. */
 int affinity_put_back(pid_t pid, unsigned long long starttime, const cpu_set_t *recorded);
+/* 1 with the CPUs a partition took from this IRQ thread and irqres still owes it (what
+ * a state record must keep as its affinity of before), 0 when none are owed. */
+int affinity_owed(pid_t pid, unsigned long long starttime, cpu_set_t *cpus);
 
 #endif /* IRQRES_AFFINITY_H */

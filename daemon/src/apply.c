@@ -138,8 +138,18 @@ static int snapshot(const struct thread_info *ti, const char *partition,
 	t->dl_deadline_ns = now->sched_deadline;
 	t->dl_period_ns = now->sched_period;
 	t->flags = now->sched_flags;
-	if (sched_getaffinity(ti->pid, sizeof(t->affinity), &t->affinity) < 0)
+	/*
+	 * Its affinity of before irqres: what a partition of irqres's took from it and is
+	 * still owed, else as discovered, before this apply made its first partition (which
+	 * rewrote the affinity of every task outside partitions: a task pinned to a CPU that
+	 * an earlier item partitioned has the root's CPUs by now).
+	 */
+	if (!affinity_owed(ti->pid, ti->starttime, &t->affinity)) {
 		t->affinity = ti->affinity;
+		if (!CPU_COUNT(&t->affinity) &&
+		    sched_getaffinity(ti->pid, sizeof(t->affinity), &t->affinity) < 0)
+			CPU_ZERO(&t->affinity);
+	}
 	if (partition[0] && cpuset_pid_cgroup(ti->pid, t->cgroup, sizeof(t->cgroup)))
 		t->cgroup[0] = '\0';
 	snprintf(t->partition, sizeof(t->partition), "%s", partition);
@@ -971,13 +981,13 @@ int apply_restore_all(struct state *st)
 	rc = partitions_restore(st);
 	if (rc && !first)
 		first = rc;
+	if (st->cpuset_added && st->n_parts == 0) {
+		cpuset_disable();	/* which rewrites the affinity of every task in a group */
+		state_clear_cpuset_added(st);
+	}
 	for (size_t i = 0; i < n_moved; i++)
 		affinity_put_back(moved[i].pid, moved[i].starttime, &moved[i].affinity);
 	free(moved);
-	if (st->cpuset_added && st->n_parts == 0) {
-		cpuset_disable();
-		state_clear_cpuset_added(st);
-	}
 	if (st->rt_runtime_saved) {
 		rc = rt_runtime_restore(st, st->rt_runtime_us);
 		if (rc && !first)

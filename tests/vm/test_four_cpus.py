@@ -1,7 +1,7 @@
 """Four vCPUs: a queue per CPU, a second NIC on another CPU, an RT task beside its thread.
 
-A virtio-net with four queue pairs spread over the four CPUs (the driver hints pair q to
-CPU q; the kernel's vector allocator places them, data queues on every CPU), an e1000
+A virtio-net with four queue pairs spread over the four CPUs (pair q's IRQs set to CPU q,
+the CPU the driver hints; the kernel's allocator alone left a CPU bare in some boots), an e1000
 whose IRQ the guest moves to CPU 2, and a task ``rtapp`` pinned to CPU 2 next to the
 e1000's thread. ``irqresd --dry-run`` plans a cpuset partition for each CPU but the
 lowest, which stays in the default root domain (the kernel refuses partitions that take
@@ -58,7 +58,7 @@ def test_partitions_per_cpu_match_the_kernel(boot):
     data = {int(i) for i, acts in d["actions"].items()
             if any(re.search(r"-(input|output)\.\d+$", a) for a in acts)}
     assert len(data) == 2 * QUEUES, d["actions"]
-    # every CPU carries data queues (where the kernel put each vector)
+    # every CPU carries data queues (the scenario sets queue pair q's IRQs to CPU q)
     queue_cpus = {i: cpus_of(before["effective"].get(str(i), "")) for i in data}
     assert sorted({c for cs in queue_cpus.values() for c in cs}) == list(range(CPUS)), (
         queue_cpus, d["hints"])
