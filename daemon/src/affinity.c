@@ -15,7 +15,8 @@
 #include <linux/magic.h>
 #include <sys/vfs.h>
 
-/* IRQ threads whose affinity a partition took and a later change is to give back. */
+/* The CPUs each IRQ thread with fewer than the root's is to have, kept while any
+ * partition exists: what a partition holds of them is given back when it goes. */
 static struct affinity_watch owed;
 
 static bool real_proc(void)
