@@ -19,11 +19,6 @@
  * partition exists: what a partition holds of them is given back when it goes. */
 static struct affinity_watch owed;
 
-static bool real_proc(void)
-{
-	return strcmp(irqres_paths.proc, "/proc") == 0;
-}
-
 /* Only a real cgroup v2 hierarchy makes the kernel rewrite affinities: over a fixture
  * tree nothing is watched, so nothing of the machine is ever touched. */
 static bool real_cgroup(void)
@@ -133,7 +128,7 @@ int affinity_watch_begin(struct affinity_watch *w)
 	int rc;
 
 	memset(w, 0, sizeof(*w));
-	if (!real_proc() || !real_cgroup())
+	if (!irqres_paths_real_proc() || !real_cgroup())
 		return 0;
 	snprintf(path, sizeof(path), "%s/cpuset.cpus.effective", irqres_paths.cgroup);
 	if (cpuset_list_read(path, &w->root) || !CPU_COUNT(&w->root))
@@ -244,7 +239,7 @@ int affinity_put_back(pid_t pid, unsigned long long starttime, const cpu_set_t *
 	cpu_set_t now;
 	int rc;
 
-	if (!real_proc() || !recorded || !CPU_COUNT(recorded))
+	if (!irqres_paths_real_proc() || !recorded || !CPU_COUNT(recorded))
 		return 0;
 	rc = still_there(pid, starttime, &ti, &now);
 	if (rc <= 0 || CPU_EQUAL(&now, recorded))

@@ -199,12 +199,6 @@ static void own_actions(struct thread_info *ti)
 	/* when the comm names none of them, ti->actions still holds them all */
 }
 
-/* The machine's own /proc: syscalls may stand in for files there. */
-static bool real_proc(void)
-{
-	return !strcmp(irqres_paths.proc, "/proc");
-}
-
 /*
  * Everything but stat, for a thread whose stat is already in @sf.  With the real /proc
  * and a known @tgid, sched_getaffinity() replaces reading /proc/TID/status, which costs
@@ -241,7 +235,7 @@ static int read_rest(const char *dir, pid_t pid, pid_t tgid, const struct fileio
 		ti->irq = -1;
 		ti->secondary = false;
 	}
-	if (tgid > 0 && real_proc()) {
+	if (tgid > 0 && irqres_paths_real_proc()) {
 		ti->tgid = tgid;
 		if (sched_getaffinity(pid, sizeof(ti->affinity), &ti->affinity) < 0)
 			return -errno;
@@ -257,7 +251,7 @@ static int read_rest(const char *dir, pid_t pid, pid_t tgid, const struct fileio
 	 * DL parameters come from sched_getattr: /proc/PID/sched shows only the remaining
 	 * runtime and the absolute deadline of the current period.  Fixture trees have none.
 	 */
-	if (ti->policy == SCHED_DEADLINE && real_proc()) {
+	if (ti->policy == SCHED_DEADLINE && irqres_paths_real_proc()) {
 		struct dl_attr a;
 
 		rc = dl_get(pid, &a);

@@ -4,6 +4,7 @@
 #include "irqres.h"
 
 #include <stdio.h>
+#include <string.h>
 
 struct irqres_paths irqres_paths = {
 	.proc = "/proc",
@@ -18,4 +19,9 @@ void irqres_paths_default(void)
 	snprintf(irqres_paths.sys, sizeof(irqres_paths.sys), "/sys");
 	snprintf(irqres_paths.cgroup, sizeof(irqres_paths.cgroup), "/sys/fs/cgroup");
 	snprintf(irqres_paths.run, sizeof(irqres_paths.run), "/run/irqres");
+}
+
+bool irqres_paths_real_proc(void)
+{
+	return strcmp(irqres_paths.proc, "/proc") == 0;
 }

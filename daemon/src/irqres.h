@@ -32,6 +32,9 @@ struct irqres_paths {
 extern struct irqres_paths irqres_paths;
 /* Reset every root to its default. */
 void irqres_paths_default(void);
+/* Is the proc root the machine's own /proc (syscalls may stand in for its files, and
+ * what they change is real)? */
+bool irqres_paths_real_proc(void);
 
 enum target_kind { TARGET_IRQ, TARGET_TASK };
 enum target_mode { MODE_STATIC, MODE_ADAPTIVE };

@@ -39,7 +39,7 @@ static int scan_dl(struct plan_env *env)
 	struct dirent *p;
 	int rc = 0;
 
-	if (strcmp(irqres_paths.proc, "/proc") != 0)
+	if (!irqres_paths_real_proc())
 		return 0;
 	pd = opendir(irqres_paths.proc);
 	if (!pd)

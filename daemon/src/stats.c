@@ -250,7 +250,7 @@ static void ts_close(void)
 
 bool stats_switches_by_taskstats(void)
 {
-	return !strcmp(irqres_paths.proc, "/proc") && ts_ready();
+	return irqres_paths_real_proc() && ts_ready();
 }
 
 /* ---- kept proc fds ---- */
