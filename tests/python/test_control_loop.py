@@ -236,3 +236,48 @@ def test_irq_counts_from_proc_interrupts_when_irqresd_has_none(tmp_path):
         d.stop()
     rows = list(csv.reader(log.open()))[1:]
     assert rows and {(r[2], r[3], r[4]) for r in rows} == {("100", "200000", "3")}
+
+
+# A signal's Python handler runs between any two bytecodes of the main thread. This runs
+# Tuner._sleep once per instruction it executes (its callees' included) and calls stop()
+# right before that instruction, as `irqres tune`'s SIGINT/SIGTERM handler does: the
+# sleep must end at once after the call and the loop must see the stop. A threading.Event
+# hung here for ever when the call landed while Event.wait held the Event's lock (seen as
+# a tune that never exited after SIGINT in the VM suite).
+_STOP_AT_EVERY_INSTRUCTION = """
+import sys, time
+from irqres.control.loop import Tuner
+n = 1
+while True:
+    tuner, seen, fired = Tuner("/nonexistent.sock"), [0], [0.0]
+    def local(frame, event, arg):
+        if event == "opcode" and not fired[0]:
+            seen[0] += 1
+            if seen[0] == n:
+                fired[0] = time.monotonic()
+                tuner.stop()
+        return local
+    def tracer(frame, event, arg):
+        frame.f_trace_opcodes = True
+        return local
+    sys.settrace(tracer)
+    stopped = tuner._sleep(2_000_000_000)
+    sys.settrace(None)
+    stopped = stopped or tuner._expired()     # run() checks this next
+    if not fired[0]:
+        break
+    late = time.monotonic() - fired[0]
+    assert stopped and late < 1.0, (n, stopped, late)
+    n += 1
+print(n)
+"""
+
+
+def test_stop_ends_a_sleep_wherever_the_signal_lands():
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-c", _STOP_AT_EVERY_INSTRUCTION],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert int(r.stdout) > 5           # instructions of _sleep that were each tried

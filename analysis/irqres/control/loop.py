@@ -17,7 +17,7 @@ import csv
 import functools
 import logging
 import os
-import threading
+import select
 import time
 from dataclasses import dataclass, field
 from typing import IO, Any
@@ -147,7 +147,11 @@ class Tuner:
         self.targets: dict[str, TargetState] = {}
         self.client: Client | None = None
         self.reconnects = 0
-        self._stop = threading.Event()
+        # stop() is called from signal handlers: a flag and a self-pipe, no lock. A
+        # threading.Event here deadlocks when the signal lands while the main thread holds
+        # the Event's own lock inside wait() (its set() then waits for that lock forever).
+        self._stopped = False
+        self._wake_r, self._wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
         self._t0 = time.monotonic_ns()
         self._view_lines = 0
         self._capacity = rt_capacity(proc_root)
@@ -163,7 +167,21 @@ class Tuner:
 
     # -- control --------------------------------------------------------------------
     def stop(self) -> None:
-        self._stop.set()
+        """End the loop (it then puts the budgets back). Safe in a signal handler and
+        from another thread."""
+        self._stopped = True
+        try:
+            os.write(self._wake_w, b"x")
+        except (BlockingIOError, OSError):     # the pipe is full (already woken) or closed
+            pass
+
+    def __del__(self) -> None:
+        for fd in (getattr(self, "_wake_r", -1), getattr(self, "_wake_w", -1)):
+            if fd >= 0:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
 
     def _time_left(self) -> int | None:
         """ns until --duration is over; None without one."""
@@ -176,11 +194,14 @@ class Tuner:
         left = self._time_left()
         if left is not None:
             ns = min(ns, left)
-        return self._stop.wait(max(ns, 0) / 1e9)     # threading takes float seconds
+        if not self._stopped and ns > 0:
+            # select() takes float seconds; a signal's handler writes to the pipe
+            select.select([self._wake_r], [], [], ns / 1e9)
+        return self._stopped
 
     def _expired(self) -> bool:
         left = self._time_left()
-        return self._stop.is_set() or (left is not None and left <= 0)
+        return self._stopped or (left is not None and left <= 0)
 
     # -- daemon ---------------------------------------------------------------------
     def _connect(self, first: bool) -> bool:
