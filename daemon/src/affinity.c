@@ -73,7 +73,7 @@ static int put(pid_t pid, const char *comm, const cpu_set_t *want, const cpu_set
 	return rc;
 }
 
-static struct affinity_seen *find(struct affinity_watch *w, const struct affinity_seen *s)
+static struct state_owed *find(struct affinity_watch *w, const struct state_owed *s)
 {
 	for (size_t i = 0; i < w->n; i++)
 		if (w->v[i].pid == s->pid && w->v[i].starttime == s->starttime)
@@ -88,9 +88,9 @@ static void owe_none(void)
 }
 
 /* Notes that s's thread is to have want and has seen now (NULL: drops the note). */
-static void owe(const struct affinity_seen *s, const cpu_set_t *want, const cpu_set_t *seen)
+static void owe(const struct state_owed *s, const cpu_set_t *want, const cpu_set_t *seen)
 {
-	struct affinity_seen *o = find(&owed, s);
+	struct state_owed *o = find(&owed, s);
 
 	if (want && !o && !ARRAY_RESERVE(owed.v, owed.cap, owed.n + 1))
 		o = &owed.v[owed.n++];
@@ -137,7 +137,7 @@ int affinity_watch_begin(struct affinity_watch *w)
 	if (!rc && ARRAY_RESERVE(w->v, w->cap, l.n))
 		rc = -ENOMEM;
 	for (size_t i = 0; !rc && i < l.n; i++) {
-		struct affinity_seen *s = &w->v[w->n];
+		struct state_owed *s = &w->v[w->n];
 
 		s->pid = l.v[i].pid;
 		s->starttime = l.v[i].starttime;
@@ -166,13 +166,15 @@ static bool follows_root(const struct affinity_watch *w, const cpu_set_t *cpus)
 }
 
 /* What one noted thread is to have: 0 and *want, or -ENOENT for nothing. */
-static int intended(const struct affinity_watch *w, const struct affinity_seen *s,
+static int intended(const struct affinity_watch *w, const struct state_owed *s,
 		    cpu_set_t *want)
 {
-	const struct affinity_seen *o = find(&owed, s);
+	const struct state_owed *o = find(&owed, s);
 
-	if (o && !CPU_EQUAL(&o->seen, &s->cpus)) {
-		owe(s, NULL, NULL);	/* changed by someone else since: theirs now */
+	/* changed by someone else since: theirs now (an owed record of a change a crash
+	 * interrupted has no seen: it is given back) */
+	if (o && CPU_COUNT(&o->seen) && !CPU_EQUAL(&o->seen, &s->cpus)) {
+		owe(s, NULL, NULL);
 		o = NULL;
 	}
 	if (o)
@@ -189,7 +191,7 @@ int affinity_watch_end(struct affinity_watch *w)
 	int fixed = 0;
 
 	for (size_t i = 0; i < w->n; i++) {
-		const struct affinity_seen *s = &w->v[i];
+		const struct state_owed *s = &w->v[i];
 		struct thread_info ti = { .pid = s->pid, .starttime = s->starttime };
 		cpu_set_t now, want;
 		int rc = 0;
@@ -234,7 +236,7 @@ static int still_there(pid_t pid, unsigned long long starttime, struct thread_in
 
 int affinity_put_back(pid_t pid, unsigned long long starttime, const cpu_set_t *recorded)
 {
-	struct affinity_seen s = { .pid = pid, .starttime = starttime };
+	struct state_owed s = { .pid = pid, .starttime = starttime };
 	struct thread_info ti;
 	cpu_set_t now;
 	int rc;
@@ -255,11 +257,96 @@ int affinity_put_back(pid_t pid, unsigned long long starttime, const cpu_set_t *
 
 int affinity_owed(pid_t pid, unsigned long long starttime, cpu_set_t *cpus)
 {
-	const struct affinity_seen s = { .pid = pid, .starttime = starttime };
-	const struct affinity_seen *o = find(&owed, &s);
+	const struct state_owed s = { .pid = pid, .starttime = starttime };
+	const struct state_owed *o = find(&owed, &s);
 
 	if (!o)
 		return 0;
 	*cpus = o->cpus;
 	return 1;
+}
+
+int affinity_watch_save(const struct affinity_watch *w, struct state *st)
+{
+	struct state_owed *v = NULL;
+	size_t n = 0, cap = 0;
+	int rc = 0;
+
+	if (!w->n && !owed.n)
+		return 0;
+	if (ARRAY_RESERVE(v, cap, owed.n + w->n))
+		return -ENOMEM;
+	if (owed.n)
+		memcpy(v, owed.v, owed.n * sizeof(*v));
+	n = owed.n;
+	/* what the change leaves them with is not known until it is made */
+	for (size_t i = 0; i < n; i++)
+		CPU_ZERO(&v[i].seen);
+	for (size_t i = 0; i < w->n; i++) {
+		if (follows_root(w, &w->v[i].cpus) || find(&owed, &w->v[i]))
+			continue;
+		v[n] = w->v[i];
+		CPU_ZERO(&v[n].seen);
+		n++;
+	}
+	rc = state_set_owed(st, v, n);
+	free(v);
+	return rc;
+}
+
+int affinity_owed_save(struct state *st)
+{
+	return state_set_owed(st, owed.v, owed.n);
+}
+
+void affinity_owed_load(const struct state *st)
+{
+	for (size_t i = 0; i < st->n_owed; i++)
+		if (!find(&owed, &st->owed[i]))
+			owe(&st->owed[i], &st->owed[i].cpus, &st->owed[i].seen);
+}
+
+void affinity_owed_settle(void)
+{
+	for (size_t i = 0; i < owed.n && irqres_paths_real_proc(); i++) {
+		const struct state_owed *s = &owed.v[i];
+		struct thread_info ti;
+		cpu_set_t now;
+
+		/* gone, given back already, or changed by someone else since */
+		if (still_there(s->pid, s->starttime, &ti, &now) <= 0 ||
+		    CPU_EQUAL(&now, &s->cpus) ||
+		    (CPU_COUNT(&s->seen) && !CPU_EQUAL(&now, &s->seen)))
+			continue;
+		put(s->pid, ti.comm, &s->cpus, &now);
+	}
+	owe_none();	/* no partition of irqres's is left to give anything back later */
+}
+
+/* What each change may take is recorded before it, what it took after it. */
+int affinity_partition_create(struct state *st, const cpu_set_t *cpus, char *name,
+			      size_t namelen, bool *created, char *err, size_t errlen)
+{
+	struct affinity_watch w;
+	int rc;
+
+	affinity_watch_begin(&w);
+	affinity_watch_save(&w, st);
+	rc = cpuset_partition_create(cpus, name, namelen, created, err, errlen);
+	affinity_watch_end(&w);
+	affinity_owed_save(st);
+	return rc;
+}
+
+int affinity_partition_remove(struct state *st, const char *name)
+{
+	struct affinity_watch w;
+	int rc;
+
+	affinity_watch_begin(&w);
+	affinity_watch_save(&w, st);
+	rc = cpuset_partition_remove(name);
+	affinity_watch_end(&w);
+	affinity_owed_save(st);
+	return rc;
 }

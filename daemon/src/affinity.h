@@ -18,40 +18,52 @@
  *  - a thread irqres moved back out of a partition gets the affinity its state record
  *    kept from before the move.
  * Only threads whose affinity changed during irqres's own change are touched, and only
- * under the real /proc over a real cgroup v2 hierarchy. What is owed lives in irqresd's
- * memory: after a crash, the next start's restore gives back the threads irqres moved,
- * not the others' owed CPUs. Functions return 0 or -errno.
+ * under the real /proc over a real cgroup v2 hierarchy. What is owed is kept in the state
+ * file too (its owed records), written before each change with what the change may take
+ * and after it with what it took, so the restore after a crash (or after --once) gives
+ * it back as a stop would. Functions return 0 or -errno.
  */
 #ifndef IRQRES_AFFINITY_H
 #define IRQRES_AFFINITY_H
 
 #include "irqres.h"
+#include "state.h"
 
 #include <sched.h>
 #include <stddef.h>
 #include <sys/types.h>
 
-struct affinity_seen {
-	pid_t pid;
-	unsigned long long starttime;
-	char comm[COMM_MAX];
-	cpu_set_t cpus;			/* noted; owed: what the thread is to have */
-	cpu_set_t seen;			/* owed: what irqres left it with */
-};
-
-/* The IRQ threads' affinities, and the root's CPUs, before a change. */
+/* The IRQ threads' affinities (in .cpus; .seen unused), and the root's CPUs, before a
+ * change. */
 struct affinity_watch {
-	struct affinity_seen *v;
+	struct state_owed *v;
 	size_t n, cap;
 	cpu_set_t root;
 };
 
-/* Notes the affinity of every IRQ thread. On failure the watch stays empty and the
- * change goes ahead unwatched. */
+/* cpuset_partition_create() and cpuset_partition_remove() with the affinities they
+ * rewrite given back as above, and what is owed recorded in st before and after. */
+int affinity_partition_create(struct state *st, const cpu_set_t *cpus, char *name,
+			      size_t namelen, bool *created, char *err, size_t errlen);
+int affinity_partition_remove(struct state *st, const char *name);
+
+/* The steps of those. Notes the affinity of every IRQ thread; on failure the watch stays
+ * empty and the change goes ahead unwatched. */
 int affinity_watch_begin(struct affinity_watch *w);
+/* Records in st, before the change, what it may take: the owed CPUs and those of every
+ * noted thread with fewer CPUs than the root (seen not known yet). */
+int affinity_watch_save(const struct affinity_watch *w, struct state *st);
 /* Gives back what the change took from each noted IRQ thread (see above) and frees the
  * watch; returns how many threads have all of it back. */
 int affinity_watch_end(struct affinity_watch *w);
+
+/* Records what is owed now in st (after a change, or a put-back). */
+int affinity_owed_save(struct state *st);
+/* Adds st's owed records (a state file of an earlier run) to what is owed. */
+void affinity_owed_load(const struct state *st);
+/* Once irqres's partitions are gone: gives every thread still owed its CPUs back unless
+ * someone else changed them since (as far as its cgroup allows), and forgets them all. */
+void affinity_owed_settle(void);
 
 /* Gives a thread irqres moved out of a partition its recorded affinity (nothing when
  * *recorded is empty). 1 when its affinity changed to it, 0 when it was already so, it

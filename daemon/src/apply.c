@@ -65,31 +65,6 @@ static const char *errname(int err)
 	}
 }
 
-/* ---- partitions, with the affinities their changes disturb put back ---- */
-
-static int partition_create(const cpu_set_t *cpus, char *name, size_t namelen, bool *created,
-			    char *err, size_t errlen)
-{
-	struct affinity_watch w;
-	int rc;
-
-	affinity_watch_begin(&w);
-	rc = cpuset_partition_create(cpus, name, namelen, created, err, errlen);
-	affinity_watch_end(&w);
-	return rc;
-}
-
-static int partition_remove(const char *name)
-{
-	struct affinity_watch w;
-	int rc;
-
-	affinity_watch_begin(&w);
-	rc = cpuset_partition_remove(name);
-	affinity_watch_end(&w);
-	return rc;
-}
-
 /* ---- small kernel files ---- */
 
 static int rt_runtime_path(char *buf, size_t len)
@@ -200,7 +175,7 @@ static void undo_all(struct undo_log *u, struct state *st)
 			break;
 		case UNDO_PARTITION:
 			if (x->created)
-				partition_remove(x->name);
+				affinity_partition_remove(st, x->name);
 			state_forget_partition(st, x->name);
 			break;
 		case UNDO_CPUSET_ADDED:
@@ -217,6 +192,7 @@ static void undo_all(struct undo_log *u, struct state *st)
 	for (size_t i = 0; i < u->n; i++)
 		if (u->v[i].kind == UNDO_THREAD && u->v[i].moved)
 			affinity_put_back(u->v[i].pid, u->v[i].starttime, &u->v[i].prev_affinity);
+	affinity_owed_save(st);
 	free(u->v);
 	u->v = NULL;
 	u->n = u->cap = 0;
@@ -305,7 +281,7 @@ static int partition_ready(const struct plan_item *it, struct state *st, struct 
 	CPU_ZERO(&cpus);
 	if (cpuset_list_parse(it->partition + strlen(CPUSET_PREFIX), &cpus))
 		return -EINVAL;
-	rc = partition_create(&cpus, name, sizeof(name), &created, why, whylen);
+	rc = affinity_partition_create(st, &cpus, name, sizeof(name), &created, why, whylen);
 	x->created = created;
 	return rc;
 }
@@ -813,7 +789,7 @@ static void partition_release(struct state *st, const char *name, bool quiet)
 	for (size_t i = 0; i < st->n_threads; i++)
 		if (strcmp(st->threads[i].partition, name) == 0)
 			return;
-	if (p->created && partition_remove(name) == -EBUSY) {
+	if (p->created && affinity_partition_remove(st, name) == -EBUSY) {
 		if (!quiet)
 			pr_warn("cpuset partition %s still holds tasks irqres did not put there: "
 				"kept", name);
@@ -921,8 +897,10 @@ int apply_restore_thread(struct state *st, pid_t pid)
 		pr_info("%s (pid %d) is gone: nothing to restore", t->comm, (int)pid);
 	state_forget_thread(st, pid);
 	partition_release(st, part, false);
-	if (moved && rc == 0)	/* once its partition is gone, if it goes */
+	if (moved && rc == 0) {	/* once its partition is gone, if it goes */
 		affinity_put_back(pid, starttime, &affinity);
+		affinity_owed_save(st);
+	}
 	return rc == 0 ? 1 : 0;
 }
 
@@ -938,7 +916,7 @@ static int partitions_restore(struct state *st)
 
 		snprintf(name, sizeof(name), "%s", p->name);
 		if (p->created)
-			rc = partition_remove(name);
+			rc = affinity_partition_remove(st, name);
 		if (rc && rc != -ENOENT) {
 			if (!first)
 				first = rc;
@@ -971,6 +949,7 @@ int apply_restore_all(struct state *st)
 	struct state_thread *moved = moved_threads(st, &n_moved);
 	int restored = 0, first = 0, rc;
 
+	affinity_owed_load(st);		/* an earlier run's, after a crash or --once */
 	for (size_t i = st->n_threads; i-- > 0;) {
 		rc = i < st->n_threads ? apply_restore_thread(st, st->threads[i].pid) : 0;
 		if (rc > 0)
@@ -988,6 +967,9 @@ int apply_restore_all(struct state *st)
 	for (size_t i = 0; i < n_moved; i++)
 		affinity_put_back(moved[i].pid, moved[i].starttime, &moved[i].affinity);
 	free(moved);
+	if (st->n_parts == 0)
+		affinity_owed_settle();
+	affinity_owed_save(st);
 	if (st->rt_runtime_saved) {
 		rc = rt_runtime_restore(st, st->rt_runtime_us);
 		if (rc && !first)

@@ -12,6 +12,9 @@
  *   thread pid=<N> start=<N> comm=<s> policy=<name> priority=<N> nice=<N> runtime=<ns>
  *          deadline=<ns> period=<ns> flags=<N> cgroup=<s> affinity=<cpulist>
  *          partition=<name>               (one line) a thread as it was before irqres
+ *   owed pid=<N> start=<N> comm=<s> cpus=<cpulist> seen=<cpulist>
+ *                                         CPUs a partition change took from an IRQ thread
+ *                                         irqres did not move (seen= empty: not known yet)
  *
  * String values (comm, cgroup, names) escape bytes <= 0x20, '%', '=' and >= 0x7f as %XX;
  * an empty value means "none". Records are appended and fsync'd before the change they
@@ -50,15 +53,18 @@ void state_free(struct state *st)
 {
 	free(st->threads);
 	free(st->parts);
+	free(st->owed);
 	st->threads = NULL;
 	st->parts = NULL;
+	st->owed = NULL;
 	st->n_threads = st->cap_threads = st->n_parts = st->cap_parts = 0;
+	st->n_owed = st->cap_owed = 0;
 	st->cpuset_added = st->rt_runtime_saved = false;
 }
 
 bool state_empty(const struct state *st)
 {
-	return st->n_threads == 0 && st->n_parts == 0 && !st->cpuset_added &&
+	return st->n_threads == 0 && st->n_parts == 0 && st->n_owed == 0 && !st->cpuset_added &&
 	       !st->rt_runtime_saved;
 }
 
@@ -137,11 +143,11 @@ static int write_all(int fd, const char *buf, size_t len)
 }
 
 /*
- * ---- A thread record's fields ----
+ * ---- The key=value fields of thread and owed records ----
  *
- * One table holds every key=value field of a thread record: its key, where it lives in
- * struct state_thread, and how it is read and written, so the writer and the reader
- * cannot disagree and a message about an unknown key lists the known ones.
+ * One table per record holds every key=value field: its key, where it lives in the
+ * record's struct, and how it is read and written, so the writer and the reader cannot
+ * disagree and a message about an unknown key lists the known ones.
  */
 struct thread_field;
 
@@ -154,7 +160,7 @@ struct field_type {
 struct thread_field {
 	const char *key;
 	const struct field_type *type;
-	size_t offset;			/* in struct state_thread */
+	size_t offset;			/* in the record's struct */
 	long long min, max;		/* an int field's range; a text field's size in max */
 	bool required;
 	const char *why;		/* the message for a bad value; NULL: "bad <key>" */
@@ -275,23 +281,50 @@ static const struct thread_field thread_fields[] = {
 	  NULL },
 };
 
-#define N_THREAD_FIELDS (sizeof(thread_fields) / sizeof(thread_fields[0]))
-_Static_assert(N_THREAD_FIELDS <= 32, "the fields seen are bits of an unsigned int");
+#define OWED_FIELD(f) offsetof(struct state_owed, f)
 
-/* "thread pid=... partition=...\n": every field of the table, in its order. */
-static void fmt_thread(const struct state_thread *t, char *buf, size_t len)
+static const struct thread_field owed_fields[] = {
+	{ "pid", &int_field, OWED_FIELD(pid), 1, INT_MAX, true, NULL },
+	{ "start", &u64_field, OWED_FIELD(starttime), 0, 0, true, NULL },
+	{ "comm", &text_field, OWED_FIELD(comm), 0, COMM_MAX, false, NULL },
+	{ "cpus", &cpus_field, OWED_FIELD(cpus), 0, 0, true, NULL },
+	{ "seen", &cpus_field, OWED_FIELD(seen), 0, 0, false, NULL },
+};
+
+/* A record's table of fields. */
+struct fields {
+	const char *word;		/* the record's first word */
+	const struct thread_field *v;
+	size_t n;
+};
+
+#define FIELDS(word, t) { word, t, sizeof(t) / sizeof(t[0]) }
+static const struct fields thread_record = FIELDS("thread", thread_fields);
+static const struct fields owed_record = FIELDS("owed", owed_fields);
+
+_Static_assert(sizeof(thread_fields) / sizeof(thread_fields[0]) <= 32 &&
+	       sizeof(owed_fields) / sizeof(owed_fields[0]) <= 32,
+	       "the fields seen are bits of an unsigned int");
+
+/* "<word> key=value ...\n": every field of the table, in its order. */
+static void fmt_fields(const struct fields *fs, const void *rec, char *buf, size_t len)
 {
-	size_t o = (size_t)snprintf(buf, len, "thread");
+	size_t o = (size_t)snprintf(buf, len, "%s", fs->word);
 
-	for (size_t i = 0; i < N_THREAD_FIELDS && o < len; i++) {
-		const struct thread_field *f = &thread_fields[i];
+	for (size_t i = 0; i < fs->n && o < len; i++) {
+		const struct thread_field *f = &fs->v[i];
 		char val[CGROUP_PATH_MAX * 3 + 1];
 
-		f->type->format(f, (const char *)t + f->offset, val, sizeof(val));
+		f->type->format(f, (const char *)rec + f->offset, val, sizeof(val));
 		o += (size_t)snprintf(buf + o, len - o, " %s=%s", f->key, val);
 	}
 	if (o < len)
 		snprintf(buf + o, len - o, "\n");
+}
+
+static void fmt_thread(const struct state_thread *t, char *buf, size_t len)
+{
+	fmt_fields(&thread_record, t, buf, len);
 }
 
 static void fmt_partition(const struct state_partition *p, char *buf, size_t len)
@@ -354,6 +387,10 @@ static void write_records(const struct state *st, FILE *f)
 	}
 	for (size_t i = 0; i < st->n_threads; i++) {
 		fmt_thread(&st->threads[i], line, sizeof(line));
+		fputs(line, f);
+	}
+	for (size_t i = 0; i < st->n_owed; i++) {
+		fmt_fields(&owed_record, &st->owed[i], line, sizeof(line));
 		fputs(line, f);
 	}
 }
@@ -515,6 +552,33 @@ int state_set_rt_runtime(struct state *st, long long orig_us)
 	return rc;
 }
 
+static bool owed_same(const struct state_owed *a, const struct state_owed *b)
+{
+	return a->pid == b->pid && a->starttime == b->starttime && !strcmp(a->comm, b->comm) &&
+	       CPU_EQUAL(&a->cpus, &b->cpus) && CPU_EQUAL(&a->seen, &b->seen);
+}
+
+int state_set_owed(struct state *st, const struct state_owed *v, size_t n)
+{
+	size_t i = 0;
+	int rc;
+
+	if (n == st->n_owed)
+		while (i < n && owed_same(&v[i], &st->owed[i]))
+			i++;
+	if (i == n && n == st->n_owed)
+		return 0;
+	rc = ARRAY_RESERVE(st->owed, st->cap_owed, n);
+	if (rc)
+		return rc;
+	if (n)
+		memcpy(st->owed, v, n * sizeof(*v));
+	st->n_owed = n;
+	if (state_empty(st))
+		return state_remove(st);
+	return rewrite(st);
+}
+
 int state_forget_thread(struct state *st, pid_t pid)
 {
 	struct state_thread *t = state_find_thread(st, pid);
@@ -581,24 +645,24 @@ static int bad(struct line_err *e, const char *fmt, ...)
 	return -EINVAL;
 }
 
-/* "pid=, start= and policy=": the fields a thread record must have. */
-static const char *required_fields(char *buf, size_t len)
+/* "pid=, start= and policy=": the fields a record must have. */
+static const char *required_fields(const struct fields *fs, char *buf, size_t len)
 {
 	size_t o = 0, n = 0, i, k = 0;
 
-	for (i = 0; i < N_THREAD_FIELDS; i++)
-		n += thread_fields[i].required;
+	for (i = 0; i < fs->n; i++)
+		n += fs->v[i].required;
 	buf[0] = '\0';
-	for (i = 0; i < N_THREAD_FIELDS && o < len; i++)
-		if (thread_fields[i].required)
+	for (i = 0; i < fs->n && o < len; i++)
+		if (fs->v[i].required)
 			o += (size_t)snprintf(buf + o, len - o, "%s%s=", !k++ ? "" :
-					      k == n ? " and " : ", ", thread_fields[i].key);
+					      k == n ? " and " : ", ", fs->v[i].key);
 	return buf;
 }
 
-/* One "key=value" word of a thread record; *@seen gets the bit of its field. */
-static int thread_word(struct state_thread *t, char *word, unsigned int *seen,
-		       struct line_err *e)
+/* One "key=value" word of a record; *@seen gets the bit of its field. */
+static int field_word(const struct fields *fs, void *rec, char *word, unsigned int *seen,
+		      struct line_err *e)
 {
 	char *eq = strchr(word, '='), known[256], shown[64];
 	size_t i, o = 0;
@@ -606,42 +670,66 @@ static int thread_word(struct state_thread *t, char *word, unsigned int *seen,
 	if (!eq)
 		return bad(e, "a word that is not key=value");
 	*eq = '\0';
-	for (i = 0; i < N_THREAD_FIELDS; i++) {
-		const struct thread_field *f = &thread_fields[i];
+	for (i = 0; i < fs->n; i++) {
+		const struct thread_field *f = &fs->v[i];
 
 		if (strcmp(word, f->key))
 			continue;
 		*seen |= 1U << i;
-		if (f->type->parse(f, eq + 1, (char *)t + f->offset))
+		if (f->type->parse(f, eq + 1, (char *)rec + f->offset))
 			return f->why ? bad(e, "%s", f->why) : bad(e, "bad %s", f->key);
 		return 0;
 	}
-	for (i = 0; i < N_THREAD_FIELDS && o < sizeof(known); i++)
+	for (i = 0; i < fs->n && o < sizeof(known); i++)
 		o += (size_t)snprintf(known + o, sizeof(known) - o, "%s%s", i ? ", " : "",
-				      thread_fields[i].key);
+				      fs->v[i].key);
 	esc(word, shown, sizeof(shown));
 	return bad(e, "unknown key '%s' (known keys: %s)", shown, known);
 }
 
-static int record_thread(struct state *st, char **save, struct line_err *e)
+/* The rest of a record's line into rec, every required field present. */
+static int record_fields(const struct fields *fs, void *rec, char **save, struct line_err *e)
 {
-	struct state_thread t = { 0 };
 	unsigned int seen = 0, need = 0;
 	char *word, names[64];
 	int rc;
 
 	while ((word = strtok_r(NULL, " ", save)) != NULL) {
-		rc = thread_word(&t, word, &seen, e);
+		rc = field_word(fs, rec, word, &seen, e);
 		if (rc)
 			return rc;
 	}
-	for (size_t i = 0; i < N_THREAD_FIELDS; i++)
-		need |= (unsigned int)thread_fields[i].required << i;
+	for (size_t i = 0; i < fs->n; i++)
+		need |= (unsigned int)fs->v[i].required << i;
 	if ((seen & need) != need)
-		return bad(e, "thread needs %s", required_fields(names, sizeof(names)));
-	if (state_find_thread(st, t.pid))
-		return 0;
+		return bad(e, "%s needs %s", fs->word, required_fields(fs, names, sizeof(names)));
+	return 0;
+}
+
+static int record_thread(struct state *st, char **save, struct line_err *e)
+{
+	struct state_thread t = { 0 };
+	int rc = record_fields(&thread_record, &t, save, e);
+
+	if (rc || state_find_thread(st, t.pid))
+		return rc;
 	return push_thread(st, &t);
+}
+
+static int record_owed(struct state *st, char **save, struct line_err *e)
+{
+	struct state_owed o = { 0 };
+	int rc = record_fields(&owed_record, &o, save, e);
+
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < st->n_owed; i++)
+		if (st->owed[i].pid == o.pid)
+			return 0;	/* the first record of a pid wins */
+	rc = ARRAY_RESERVE(st->owed, st->cap_owed, st->n_owed + 1);
+	if (!rc)
+		st->owed[st->n_owed++] = o;
+	return rc;
 }
 
 /* Set even when trailing words make the line bad: enabling +cpuset is undone on restore. */
@@ -688,6 +776,7 @@ static const struct record {
 	{ "rt_runtime_us", record_rt_runtime },
 	{ "partition", record_partition },
 	{ "thread", record_thread },
+	{ "owed", record_owed },
 };
 
 /* Parses one line (without its newline) into st. */
@@ -773,7 +862,8 @@ int state_open(struct state *st, char *err, size_t errlen)
 		return rc;
 	}
 	if (!state_empty(st))
-		pr_notice("state file %s from an earlier run: %zu thread(s), %zu partition(s)",
-			  st->path, st->n_threads, st->n_parts);
+		pr_notice("state file %s from an earlier run: %zu thread(s), %zu partition(s), "
+			  "%zu owed CPU affinit%s", st->path, st->n_threads, st->n_parts,
+			  st->n_owed, st->n_owed == 1 ? "y" : "ies");
 	return 0;
 }

@@ -29,6 +29,16 @@ struct state_thread {
 	char partition[CPUSET_NAME_MAX];	/* partition irqres moved it into, "" none */
 };
 
+/* An IRQ thread irqres did not move whose CPU affinity a partition change of irqres's
+ * rewrote: what it is to have back (see affinity.h). */
+struct state_owed {
+	pid_t pid;
+	unsigned long long starttime;
+	char comm[COMM_MAX];
+	cpu_set_t cpus;			/* what it is to have */
+	cpu_set_t seen;			/* what irqres left it with; empty: not known yet */
+};
+
 /* A partition irqres uses. */
 struct state_partition {
 	char name[CPUSET_NAME_MAX];
@@ -41,6 +51,8 @@ struct state {
 	size_t n_threads, cap_threads;
 	struct state_partition *parts;
 	size_t n_parts, cap_parts;
+	struct state_owed *owed;
+	size_t n_owed, cap_owed;
 	bool cpuset_added;		/* irqres enabled +cpuset in the root's subtree_control */
 	bool rt_runtime_saved;		/* admission control was turned off by irqres */
 	long long rt_runtime_us;	/* the original sched_rt_runtime_us */
@@ -63,6 +75,8 @@ int state_add_thread(struct state *st, const struct state_thread *t);
 int state_add_partition(struct state *st, const char *name, bool created);
 int state_set_cpuset_added(struct state *st);
 int state_set_rt_runtime(struct state *st, long long orig_us);
+/* Replaces the owed affinities with v[0..n) (a rewrite, skipped when they are the same). */
+int state_set_owed(struct state *st, const struct state_owed *v, size_t n);
 
 /* Lookups: NULL when absent. */
 struct state_thread *state_find_thread(struct state *st, pid_t pid);

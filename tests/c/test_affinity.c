@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -74,11 +75,69 @@ static void test_watch_touches_nothing_unchanged(void **unused)
 	assert_int_equal(w.n, 0);
 }
 
+/* The owed records of a state file left by a crash, on children the test forks: given
+ * back when nothing else changed them since (seen= what irqres left, or not known), left
+ * alone when someone else did or the pid is another process now; then all forgotten. */
+static void test_settle_gives_back_a_crashed_runs_owed_cpus(void **unused)
+{
+	struct state st;
+	struct thread_info ti[3];
+	cpu_set_t mine, one, other, now;
+	pid_t pid[3];
+	int hi = -1, lo = -1;
+
+	assert_int_equal(online_cpus(&mine), 0);
+	if (CPU_COUNT(&mine) < 2)
+		skip();	/* a change needs two CPUs */
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &mine)) {
+			lo = lo < 0 ? c : lo;
+			hi = c;
+		}
+	CPU_ZERO(&one);
+	CPU_SET(hi, &one);
+	CPU_ZERO(&other);
+	CPU_SET(lo, &other);
+	state_init(&st);
+	st.owed = calloc(3, sizeof(*st.owed));
+	assert_non_null(st.owed);
+	st.n_owed = st.cap_owed = 3;
+	for (int i = 0; i < 3; i++) {
+		pid[i] = child_spawn("irqres-owed");
+		assert_true(pid[i] > 0);
+		assert_int_equal(discover_read(pid[i], &ti[i]), 0);
+		/* as a partition's removal leaves them: every CPU */
+		assert_int_equal(sched_setaffinity(pid[i], sizeof(mine), &mine), 0);
+		st.owed[i].pid = pid[i];
+		st.owed[i].starttime = ti[i].starttime;
+		st.owed[i].cpus = one;
+	}
+	st.owed[0].seen = mine;			/* irqres left it so: given back */
+	/* [1]: seen not known (the crash came during the change): given back */
+	st.owed[2].seen = other;		/* someone else changed it since: theirs */
+	st.owed[2].starttime++;			/* and another process by now */
+	affinity_owed_load(&st);
+	affinity_owed_settle();
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(sched_getaffinity(pid[i], sizeof(now), &now), 0);
+		assert_true(CPU_EQUAL(&now, i < 2 ? &one : &mine));
+	}
+	/* forgotten: nothing owed any more */
+	assert_int_equal(affinity_owed(pid[0], ti[0].starttime, &now), 0);
+	st.owed[2].starttime--;
+	affinity_owed_load(&st);
+	affinity_owed_settle();		/* seen is not what it has: left alone */
+	assert_int_equal(sched_getaffinity(pid[2], sizeof(now), &now), 0);
+	assert_true(CPU_EQUAL(&now, &mine));
+	state_free(&st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_put_back_a_moved_task, teardown),
 		cmocka_unit_test(test_watch_touches_nothing_unchanged),
+		cmocka_unit_test_teardown(test_settle_gives_back_a_crashed_runs_owed_cpus, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -146,6 +146,55 @@ static void test_records_survive_reload(void **unused)
 	state_free(&again);
 }
 
+/* Owed affinities: replaced as a whole, kept across a reload (an empty seen= is "not
+ * known yet"), and a state of nothing else is deleted when they go. */
+static void test_owed_affinities(void **unused)
+{
+	struct state st, again;
+	struct state_owed o[2] = { { .pid = 30, .starttime = 9 }, { .pid = 31, .starttime = 7 } };
+	char err[256] = "";
+	struct stat sb;
+
+	snprintf(o[0].comm, sizeof(o[0].comm), "irq/24-virtio0-");
+	CPU_SET(2, &o[0].cpus);
+	CPU_SET(0, &o[0].seen);
+	CPU_SET(1, &o[0].seen);
+	snprintf(o[1].comm, sizeof(o[1].comm), "irq/9-acpi");
+	CPU_SET(3, &o[1].cpus);
+	state_init(&st);
+	assert_int_equal(state_open(&st, err, sizeof(err)), 0);
+	assert_int_equal(state_set_owed(&st, o, 2), 0);
+	assert_false(state_empty(&st));
+	assert_int_equal(stat(st.path, &sb), 0);
+
+	state_init(&again);
+	assert_int_equal(state_open(&again, err, sizeof(err)), 0);
+	assert_int_equal(again.n_owed, 2);
+	assert_int_equal(again.owed[0].pid, 30);
+	assert_int_equal(again.owed[0].starttime, 9);
+	assert_string_equal(again.owed[0].comm, "irq/24-virtio0-");
+	assert_true(CPU_EQUAL(&again.owed[0].cpus, &o[0].cpus));
+	assert_true(CPU_EQUAL(&again.owed[0].seen, &o[0].seen));
+	assert_int_equal(CPU_COUNT(&again.owed[1].seen), 0);
+	assert_true(CPU_ISSET(3, &again.owed[1].cpus));
+	/* the same table again writes nothing */
+	assert_int_equal(unlink(st.path), 0);
+	assert_int_equal(state_set_owed(&again, o, 2), 0);
+	assert_int_equal(access(st.path, F_OK), -1);
+	/* one left: rewritten; none left and nothing else: the file goes */
+	assert_int_equal(state_set_owed(&again, &o[1], 1), 0);
+	state_free(&st);
+	state_init(&st);
+	assert_int_equal(state_open(&st, err, sizeof(err)), 0);
+	assert_int_equal(st.n_owed, 1);
+	assert_int_equal(st.owed[0].pid, 31);
+	assert_int_equal(state_set_owed(&st, NULL, 0), 0);
+	assert_true(state_empty(&st));
+	assert_int_equal(access(st.path, F_OK), -1);
+	state_free(&st);
+	state_free(&again);
+}
+
 static void test_bad_lines(void **unused)
 {
 	struct state st;
@@ -203,7 +252,7 @@ static void test_bad_line_messages(void **unused)
 	} cases[] = {
 		{ "bogus record",
 		  "unknown record 'bogus' (known records: cpuset_added, rt_runtime_us, partition, "
-		  "thread)" },
+		  "thread, owed)" },
 		{ "cpuset_added yes", "trailing words" },
 		{ "rt_runtime_us", "rt_runtime_us needs one number (-1 or microseconds)" },
 		{ "rt_runtime_us -2", "rt_runtime_us needs one number (-1 or microseconds)" },
@@ -234,6 +283,10 @@ static void test_bad_line_messages(void **unused)
 		{ "thread start=1 policy=fifo", "thread needs pid=, start= and policy=" },
 		{ "thread pid=1 policy=fifo", "thread needs pid=, start= and policy=" },
 		{ "thread pid=1 start=1", "thread needs pid=, start= and policy=" },
+		{ "owed pid=1 start=1", "owed needs pid=, start= and cpus=" },
+		{ "owed pid=1 start=1 cpus=0 seen=x", "bad seen" },
+		{ "owed pid=1 start=1 cpus=0 policy=fifo",
+		  "unknown key 'policy' (known keys: pid, start, comm, cpus, seen)" },
 	};
 	char err[512], want[1200], text[256];
 	struct state st;
@@ -274,6 +327,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_open_creates_private_dir, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_records_survive_reload, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_owed_affinities, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_lines, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_line_messages, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unwritable_run_dir, setup, teardown),

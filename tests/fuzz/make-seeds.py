@@ -73,6 +73,9 @@ def states() -> None:
                  b"affinity=1 partition=\nrt_runtime_us -1\n")
     put("state", b"thread pid=abc start=1 policy=fifo\npartition irqres.cpu0 created=0\n"
                  b"\n# comment\nthread pid=9 start=9\n")
+    put("state", b"# irqres state 1\npartition irqres.cpu2 created=1\n"
+                 b"owed pid=30 start=88 comm=irq/24-virtio0- cpus=2 seen=0-1,3\n"
+                 b"owed pid=31 start=90 comm=irq/9-acpi cpus=0 seen=\n")
 
 
 def procfs() -> None:
