@@ -4,7 +4,7 @@ a cpuset partition), gives it a new budget, restores it, restores from the state
 follows the new thread of a link down/up (proc connector, the thread moved into its
 partition and waiting there to run); after the documented recovery (``irqresd --restore``
 or the next start, in turn) every IRQ thread of the guest has its original policy,
-priority, parameters and cgroup, no cgroup of irqres is left and the root's
+priority, parameters, cgroup and CPU affinity, no cgroup of irqres is left and the root's
 cgroup.subtree_control is as it was.
 
 ``make test`` runs IRQRES_VM_CRASH_TRIALS (default 18, 3 per phase) trials in one boot per

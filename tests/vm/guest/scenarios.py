@@ -776,7 +776,8 @@ def scenario_four_cpus(virtio: str, second: str, second_cpu: int, rt_comm: str,
 
 class _IrqThreadSubjects:
     """Every IRQ thread of the guest as the campaign checks it: policy, priority, deadline
-    parameters and cgroup, against what they were before irqresd first ran; and what
+    parameters, cgroup and CPU affinity, against what they were before irqresd first ran
+    (the affinity of a thread the kernel made anew is the kernel's choice); and what
     irqresd may leave besides (a cgroup of its own, +cpuset in the root's subtree_control,
     sched_rt_runtime_us). Threads are known by comm: a link down/up gives the NIC a new
     thread (a new pid), which must be as the kernel made it. ``progress`` looks at the one
@@ -790,6 +791,7 @@ class _IrqThreadSubjects:
         self.total = 1
         threads = irq_threads()
         self.orig = {t["comm"]: self._key(t) for t in threads}
+        self.orig_pid = {t["comm"]: t["pid"] for t in threads}
         if len(self.orig) != len(threads):
             raise RuntimeError(f"two IRQ threads share a comm: {[t['comm'] for t in threads]}")
         self.subtree = read(f"{CGROUP}/cgroup.subtree_control")
@@ -803,7 +805,8 @@ class _IrqThreadSubjects:
         s = t["sched"] or {}
         return {"policy": s.get("policy"), "priority": s.get("priority"),
                 "runtime_ns": s.get("runtime_ns"), "deadline_ns": s.get("deadline_ns"),
-                "period_ns": s.get("period_ns"), "cgroup": t["cgroup"]}
+                "period_ns": s.get("period_ns"), "cgroup": t["cgroup"],
+                "cpus": cpus_allowed(t["pid"])}
 
     def changed(self, settle_s: float = 1.0) -> list[str]:
         """The IRQ threads not as found, read again for up to ``settle_s`` while any
@@ -818,11 +821,22 @@ class _IrqThreadSubjects:
                 return out
             time.sleep(0.1)
 
+    def _as_found(self, comm: str, pid: int, key: dict) -> dict:
+        """What ``key`` must equal: the original's key; for a thread the kernel made anew
+        (another pid), without its CPUs, which are the kernel's choice (every CPU until its
+        first run, then its IRQ's)."""
+        was = self.orig[comm]
+        if pid == self.orig_pid[comm]:
+            return was
+        key.pop("cpus", None)
+        return {k: v for k, v in was.items() if k != "cpus"}
+
     def _changed_now(self) -> list[str]:
         now = {t["comm"]: (t["pid"], self._key(t)) for t in irq_threads()}
         out = []
-        for comm, was in self.orig.items():
+        for comm in self.orig:
             pid, cur = now.get(comm, (None, None))
+            was = self._as_found(comm, pid, cur) if cur else self.orig[comm]
             if cur != was:
                 diff = {k: (was[k], cur[k] if cur else "gone") for k in was
                         if not cur or cur[k] != was[k]}
@@ -850,7 +864,9 @@ class _IrqThreadSubjects:
             return int(s.get("policy") == "deadline" and s.get("runtime_ns") == self.new_runtime_ns)
         if phase == "hotplug":  # the new thread has its reservation
             return int(s.get("policy") == "deadline")
-        back = t is not None and self._key(t) == self.orig.get(t["comm"])
+        key = self._key(t) if t is not None else None
+        back = key is not None and t["comm"] in self.orig and \
+            key == self._as_found(t["comm"], t["pid"], key)
         return int(back) if phase in ("restore", "recovery") else int(not back)
 
 
