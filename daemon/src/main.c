@@ -501,6 +501,21 @@ static void status_json(const struct state *st, const char *path, bool exists,
 	for (size_t i = 0; i < st->n_parts; i++)
 		json_str(j, st->parts[i].name);
 	json_arr_end(j);
+	/* IRQ threads whose CPUs a partition change took, given back on restore */
+	json_key(j, "owed");
+	json_arr_begin(j);
+	for (size_t i = 0; i < st->n_owed; i++) {
+		char cpus[256];
+
+		if (cpuset_list_format(&st->owed[i].cpus, cpus, sizeof(cpus)) < 0)
+			cpus[0] = '\0';
+		json_obj_begin(j);
+		json_kv_int(j, "pid", st->owed[i].pid);
+		json_kv_str(j, "comm", st->owed[i].comm);
+		json_kv_str(j, "cpus", cpus);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
 	json_obj_end(j);
 }
 
@@ -531,6 +546,13 @@ static int run_status(struct daemon *d)
 		for (size_t i = 0; i < st.n_threads; i++)
 			printf("  %s (pid %d), was %s\n", st.threads[i].comm, (int)st.threads[i].pid,
 			       dl_policy_name(st.threads[i].policy));
+		for (size_t i = 0; i < st.n_owed; i++) {
+			char cpus[256];
+
+			printf("  %s (pid %d): CPU affinity %s to give back\n", st.owed[i].comm,
+			       (int)st.owed[i].pid,
+			       cpuset_list_str(&st.owed[i].cpus, cpus, sizeof(cpus)));
+		}
 	}
 	json_fini(&j);
 	state_free(&st);

@@ -73,6 +73,9 @@ def format_state(reply: dict) -> str:
              th.get("policy") if th.get("alive") else "gone",
              policy_text(th.get("orig_policy"), th.get("orig_priority")),
              th.get("partition") or "-"] for th in threads]))
+    # IRQ threads whose CPUs a partition change of irqres's took: given back on restore
+    lines += [f"CPU affinity to give back: {o.get('comm')} (pid {o.get('pid')}): "
+              f"{o.get('cpus')}" for o in reply.get("owed") or []]
     return "\n".join(lines)
 
 
