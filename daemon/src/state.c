@@ -149,15 +149,15 @@ static int write_all(int fd, const char *buf, size_t len)
  * record's struct, and how it is read and written, so the writer and the reader cannot
  * disagree and a message about an unknown key lists the known ones.
  */
-struct thread_field;
+struct record_field;
 
 struct field_type {
 	/* 0, or -errno when @val is not a valid value of @f */
-	int (*parse)(const struct thread_field *f, const char *val, void *dst);
-	void (*format)(const struct thread_field *f, const void *src, char *buf, size_t len);
+	int (*parse)(const struct record_field *f, const char *val, void *dst);
+	void (*format)(const struct record_field *f, const void *src, char *buf, size_t len);
 };
 
-struct thread_field {
+struct record_field {
 	const char *key;
 	const struct field_type *type;
 	size_t offset;			/* in the record's struct */
@@ -181,7 +181,7 @@ static int parse_ll(const char *s, long long min, long long max, long long *out)
 	return 0;
 }
 
-static int parse_int(const struct thread_field *f, const char *val, void *dst)
+static int parse_int(const struct record_field *f, const char *val, void *dst)
 {
 	long long v;
 	int rc = parse_ll(val, f->min, f->max, &v);
@@ -191,12 +191,12 @@ static int parse_int(const struct thread_field *f, const char *val, void *dst)
 	return rc;
 }
 
-static void format_int(const struct thread_field *f, const void *src, char *buf, size_t len)
+static void format_int(const struct record_field *f, const void *src, char *buf, size_t len)
 {
 	snprintf(buf, len, "%d", *(const int *)src);
 }
 
-static int parse_u64(const struct thread_field *f, const char *val, void *dst)
+static int parse_u64(const struct record_field *f, const char *val, void *dst)
 {
 	char *end;
 	unsigned long long v;
@@ -211,22 +211,22 @@ static int parse_u64(const struct thread_field *f, const char *val, void *dst)
 	return 0;
 }
 
-static void format_u64(const struct thread_field *f, const void *src, char *buf, size_t len)
+static void format_u64(const struct record_field *f, const void *src, char *buf, size_t len)
 {
 	snprintf(buf, len, "%" PRIu64, *(const uint64_t *)src);
 }
 
-static int parse_text(const struct thread_field *f, const char *val, void *dst)
+static int parse_text(const struct record_field *f, const char *val, void *dst)
 {
 	return unesc(val, dst, (size_t)f->max);
 }
 
-static void format_text(const struct thread_field *f, const void *src, char *buf, size_t len)
+static void format_text(const struct record_field *f, const void *src, char *buf, size_t len)
 {
 	esc(src, buf, len);
 }
 
-static int parse_policy(const struct thread_field *f, const char *val, void *dst)
+static int parse_policy(const struct record_field *f, const char *val, void *dst)
 {
 	int p = dl_policy_from_name(val);
 
@@ -236,17 +236,17 @@ static int parse_policy(const struct thread_field *f, const char *val, void *dst
 	return 0;
 }
 
-static void format_policy(const struct thread_field *f, const void *src, char *buf, size_t len)
+static void format_policy(const struct record_field *f, const void *src, char *buf, size_t len)
 {
 	snprintf(buf, len, "%s", dl_policy_name(*(const int *)src));
 }
 
-static int parse_cpus(const struct thread_field *f, const char *val, void *dst)
+static int parse_cpus(const struct record_field *f, const char *val, void *dst)
 {
 	return cpuset_list_parse(val, dst);
 }
 
-static void format_cpus(const struct thread_field *f, const void *src, char *buf, size_t len)
+static void format_cpus(const struct record_field *f, const void *src, char *buf, size_t len)
 {
 	if (cpuset_list_format(src, buf, len))
 		buf[0] = '\0';
@@ -264,7 +264,7 @@ static const struct field_type cpus_field = { parse_cpus, format_cpus };
 _Static_assert(sizeof(pid_t) == sizeof(int), "pid= is read as an int");
 _Static_assert(sizeof(unsigned long long) == sizeof(uint64_t), "start= is read as a u64");
 
-static const struct thread_field thread_fields[] = {
+static const struct record_field thread_fields[] = {
 	{ "pid", &int_field, THREAD_FIELD(pid), 1, INT_MAX, true, NULL },
 	{ "start", &u64_field, THREAD_FIELD(starttime), 0, 0, true, NULL },
 	{ "comm", &text_field, THREAD_FIELD(comm), 0, TEXT_SIZE(comm), false, NULL },
@@ -283,7 +283,7 @@ static const struct thread_field thread_fields[] = {
 
 #define OWED_FIELD(f) offsetof(struct state_owed, f)
 
-static const struct thread_field owed_fields[] = {
+static const struct record_field owed_fields[] = {
 	{ "pid", &int_field, OWED_FIELD(pid), 1, INT_MAX, true, NULL },
 	{ "start", &u64_field, OWED_FIELD(starttime), 0, 0, true, NULL },
 	{ "comm", &text_field, OWED_FIELD(comm), 0, COMM_MAX, false, NULL },
@@ -294,7 +294,7 @@ static const struct thread_field owed_fields[] = {
 /* A record's table of fields. */
 struct fields {
 	const char *word;		/* the record's first word */
-	const struct thread_field *v;
+	const struct record_field *v;
 	size_t n;
 };
 
@@ -312,7 +312,7 @@ static void fmt_fields(const struct fields *fs, const void *rec, char *buf, size
 	size_t o = (size_t)snprintf(buf, len, "%s", fs->word);
 
 	for (size_t i = 0; i < fs->n && o < len; i++) {
-		const struct thread_field *f = &fs->v[i];
+		const struct record_field *f = &fs->v[i];
 		char val[CGROUP_PATH_MAX * 3 + 1];
 
 		f->type->format(f, (const char *)rec + f->offset, val, sizeof(val));
@@ -671,7 +671,7 @@ static int field_word(const struct fields *fs, void *rec, char *word, unsigned i
 		return bad(e, "a word that is not key=value");
 	*eq = '\0';
 	for (i = 0; i < fs->n; i++) {
-		const struct thread_field *f = &fs->v[i];
+		const struct record_field *f = &fs->v[i];
 
 		if (strcmp(word, f->key))
 			continue;
