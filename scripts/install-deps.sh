@@ -22,7 +22,7 @@ declare -A APT=(
 	[build]="build-essential pkg-config libyaml-dev libsystemd-dev libtracecmd-dev
 		libtracefs-dev libtraceevent-dev python3 python3-dev python3-setuptools"
 	[runtime]="libyaml-0-2 libsystemd0 libtracecmd1 libtracefs1 libtraceevent1 trace-cmd
-		python3 python3-numpy python3-scipy python3-click python3-yaml"
+		python3 python3-numpy python3-scipy python3-click python3-yaml python3-matplotlib"
 	[test]="libcmocka-dev valgrind iproute2 procps util-linux rt-tests man-db groff-base
 		bash-completion zsh clang libclang-rt-14-dev python3-venv"
 	[vm]="qemu-system-x86 qemu-utils debootstrap e2fsprogs zstd cpio iproute2"
@@ -39,7 +39,7 @@ declare -A PYMOD=(
 		hypothesis:hypothesis:python3-hypothesis
 		prometheus_client:prometheus-client:python3-prometheus-client
 		lizard:lizard==1.24.3:-"
-	[vm]=""
+	[vm]="matplotlib:matplotlib:python3-matplotlib"
 	[deb]=""
 )
 ALL_SETS=(build runtime test vm deb)

@@ -152,15 +152,32 @@ def _response(ax, tr: ThreadReport) -> None:
     ax.legend(loc="lower right", fontsize=8, frameon=False)
 
 
-def thread_figure(tr: ThreadReport):
-    """The matplotlib figure of one thread (see the module docstring)."""
+#: what a missing matplotlib costs, and the package that brings it on Debian and elsewhere
+MATPLOTLIB_MISSING = ("plots need matplotlib: on Debian `apt install python3-matplotlib` "
+                      "(the irqres package recommends it), elsewhere `pip install matplotlib`")
+
+
+def pyplot():
+    """matplotlib.pyplot on the Agg backend (no display needed), imported on first use.
+
+    Raises
+    ------
+    IrqresError
+        When matplotlib is not installed, naming the package that brings it.
+    """
     try:
         import matplotlib
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError as exc:
-        raise IrqresError("plots need matplotlib (pip install matplotlib)") from exc
+        raise IrqresError(MATPLOTLIB_MISSING) from exc
+    return plt
+
+
+def thread_figure(tr: ThreadReport):
+    """The matplotlib figure of one thread (see the module docstring)."""
+    plt = pyplot()
     fig, axes = plt.subplots(2, 2, figsize=(13, 9))
     st = tr.stats
     for ax, pmf, s, color, what in (

@@ -67,10 +67,13 @@ def plot_tune_cmd(log: str, output: str, only: tuple[str, ...]) -> None:
             raise click.ClickException(f"{log}: no target {', '.join(missing)} "
                                        f"(it has {', '.join(data)})")
         data = {t: data[t] for t in only}
-    import matplotlib  # lazily: only this command needs it
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     import numpy as np
+
+    from ..plots import pyplot
+    try:
+        plt = pyplot()
+    except IrqresError as exc:
+        raise click.ClickException(str(exc)) from exc
 
     fig, axes = plt.subplots(2 * len(data), 1, figsize=(10, 4.5 * len(data)), sharex=True,
                              squeeze=False)
