@@ -408,6 +408,24 @@ static int items_alloc(struct plan *plan, size_t n)
 	return 0;
 }
 
+/* A thread someone else holds (owner.h) is refused unless its target says take_over:
+ * 1 refused, 0 not (taken over: a warning names whom from), or -errno. */
+static int item_taken(struct plan *plan, struct plan_item *it, bool take_over)
+{
+	int rc = owner_find(&it->thread, true, &it->owner);
+
+	if (rc < 0 || it->owner.kind == OWNER_NONE)
+		return rc;
+	if (take_over)
+		return array_printf(&plan->warnings, &plan->n_warnings, &plan->warnings_cap,
+				    "%s (pid %d): take_over: taken from its holder, %s",
+				    it->thread.comm, (int)it->thread.pid, it->owner.text);
+	it->refusal = EBUSY;
+	snprintf(it->verdict, sizeof(it->verdict), "taken: %s; irqres leaves it alone "
+		 "(take_over: true in the target takes it)", it->owner.text);
+	return 1;
+}
+
 static int build_items(struct plan *plan, const struct profile *prof,
 		       const struct match_list *matches, const struct plan_env *env)
 {
@@ -420,7 +438,11 @@ static int build_items(struct plan *plan, const struct profile *prof,
 		it->target = matches->v[i].target;
 		item_init(it, &matches->v[i].thread, t->runtime_ns, t->deadline_ns, t->period_ns);
 		it->buffer_check = profile_buffer_check(t, it->runtime_ns, it->period_ns);
-		rc = place_item(plan, it, env);
+		rc = item_taken(plan, it, t->take_over);
+		if (rc == 0)
+			rc = place_item(plan, it, env);
+		else if (rc > 0)
+			rc = 0;
 	}
 	return rc;
 }

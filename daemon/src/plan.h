@@ -28,6 +28,7 @@
 #include "irqres.h"
 #include "json.h"
 #include "match.h"
+#include "owner.h"
 #include "profile.h"
 
 #include <stdbool.h>
@@ -108,6 +109,7 @@ struct plan_item {
 					 * EPERM (root domain), EBUSY (admission), EINVAL
 					 * (buffering check, no root domain) */
 	char verdict[640];		/* "ok" or why the kernel will refuse it */
+	struct owner owner;		/* who else holds it (owner.h); kind OWNER_NONE: nobody */
 };
 
 struct plan {
