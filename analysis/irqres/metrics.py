@@ -9,13 +9,17 @@ Where each number comes from:
 * runtime used: ``cpu_time_ns`` (the first field of /proc/PID/schedstat), wait time the
   second field (time runnable but not running, throttled time included);
 * context switches: voluntary and involuntary, as /proc/PID/status shows them;
-* throttled periods: derived, not counted by the kernel (SCHED_DEADLINE keeps no
-  per-task throttle count). A SCHED_DEADLINE thread whose budget runs out is switched out
-  involuntarily once per throttled period, so the involuntary switches of a thread under
-  SCHED_DEADLINE bound its throttled periods from above (a preemption by an earlier
-  deadline counts too). The counter starts with the thread; its rate while the thread
-  is reserved is throttled periods per second. Exported only for threads under
-  SCHED_DEADLINE;
+* throttle events: derived, not counted by the kernel (SCHED_DEADLINE keeps no per-task
+  throttle count): the involuntary context switches of a thread under SCHED_DEADLINE.
+  Each time its budget runs out while it runs, the kernel switches it out once; a
+  preemption by an earlier deadline counts too, so the count bounds the throttlings from
+  above. It is at most one per period, and it is not the number of periods in which the
+  budget ran out: where the kernel enforces budgets at its tick (HRTICK_DL off, the
+  default; 4 ms at HZ=250) a thread overruns a budget shorter than the tick, and one
+  throttling then pays for several periods (the kernel pushes the deadline on by as many
+  periods as the overrun needs). A thread that needs 1 ms of every 10 ms and runs until
+  its next tick shows some 20-35 events a second, not 100. The counter starts with the
+  thread. Exported only for threads under SCHED_DEADLINE;
 * waiting: how long a thread irqresd moved into its cpuset partition has waited for the
   kernel to accept its reservation (``status``, WAITING: refused until it has run there,
   at its next interrupt); exported only while it waits;
@@ -193,9 +197,13 @@ def families(snap: Snapshot) -> list[Family]:
                "throttled time included (/proc/PID/schedstat).", "seconds")
     sw = fam("irqres_thread_context_switches", "counter",
              "Context switches by kind (/proc/PID/status).")
-    thr = fam("irqres_thread_throttled_periods", "counter",
-              "Throttled periods, derived: involuntary switches of a SCHED_DEADLINE thread "
-              "(one per throttled period; preemptions count too, so an upper bound).")
+    thr = fam("irqres_thread_throttle_events", "counter",
+              "Times the kernel took the CPU from the thread under SCHED_DEADLINE: its "
+              "involuntary context switches (one per throttling, when its budget ran out "
+              "while it ran; preemptions by earlier deadlines count too). At most one per "
+              "period, and not the periods in which the budget ran out: with budgets "
+              "enforced at the scheduler tick (HRTICK_DL off; 4 ms at HZ=250) one "
+              "throttling can pay for several periods' budgets.")
     irq = fam("irqres_thread_interrupts", "counter",
               "Interrupts raised on the thread's IRQ lines (/proc/interrupts, all CPUs).")
     waiting = fam("irqres_thread_waiting_seconds", "gauge",

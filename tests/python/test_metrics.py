@@ -55,7 +55,7 @@ def test_openmetrics_parses_and_carries_the_numbers(sysfs):
     assert v("irqres_thread_cpu_seconds_total") == 1.234567891
     assert v("irqres_thread_wait_seconds_total") == 0.000005
     assert v("irqres_thread_context_switches_total", kind="involuntary") == 2
-    assert v("irqres_thread_throttled_periods_total") == 2
+    assert v("irqres_thread_throttle_events_total") == 2
     assert v("irqres_thread_interrupts_total", irqs="11") == 1234
     drops = {k: val for k, val in got.items() if k[0] == "irqres_nic_drops_total"}
     assert sorted((dict(k[1])["counter"], val) for k, val in drops.items()) == [
@@ -67,7 +67,7 @@ def test_openmetrics_parses_and_carries_the_numbers(sysfs):
     assert task and all(lb["comm"] == 'lo"ad\\x' for lb in task)
     names = {k[0] for k in got if dict(k[1]).get("pid") == "777"}
     assert "irqres_thread_runtime_seconds" not in names
-    assert "irqres_thread_throttled_periods_total" not in names
+    assert "irqres_thread_throttle_events_total" not in names
     assert "irqres_thread_interrupts_total" not in names
     assert "irqres_thread_cpu_seconds_total" in names
 
