@@ -646,10 +646,12 @@ static void sched_text(const struct dl_attr *a, char *buf, size_t len)
 		      a->sched_runtime, a->sched_deadline, a->sched_period, buf, len);
 }
 
-/* What differs on m now ("" nothing; *sched: its scheduling); -ESRCH when the thread
- * is gone. */
+enum drift_kind { DRIFT_SCHED, DRIFT_CGROUP, DRIFT_IRQ };
+
+/* What differs on m now ("" nothing; *kind: what kind of change); -ESRCH when the
+ * thread is gone. */
 static int managed_drift(struct daemon *d, const struct managed *m, char *what, size_t len,
-			 bool *sched)
+			 enum drift_kind *kind)
 {
 	const struct state_thread *rec = state_find_thread(&d->st, m->thread.pid);
 	struct dl_attr want = { .sched_policy = SCHED_DEADLINE, .sched_runtime = m->runtime_ns,
@@ -659,7 +661,7 @@ static int managed_drift(struct daemon *d, const struct managed *m, char *what, 
 	int rc;
 
 	what[0] = '\0';
-	*sched = false;
+	*kind = DRIFT_SCHED;
 	rc = dl_get(m->thread.pid, &a);
 	if (rc < 0)
 		return rc;
@@ -668,12 +670,16 @@ static int managed_drift(struct daemon *d, const struct managed *m, char *what, 
 		sched_text(&a, now, sizeof(now));
 		sched_text(&want, exp, sizeof(exp));
 		snprintf(what, len, "scheduling is %s, the reservation is %s", now, exp);
-		*sched = true;
 		return 0;
 	}
 	if (rec && rec->partition[0] && cpuset_pid_cgroup(m->thread.pid, cg, sizeof(cg)) == 0 &&
-	    !(cg[0] == '/' && strcmp(cg + 1, rec->partition) == 0))
+	    !(cg[0] == '/' && strcmp(cg + 1, rec->partition) == 0)) {
 		snprintf(what, len, "cgroup is %.160s, irqres put it in /%s", cg, rec->partition);
+		*kind = DRIFT_CGROUP;
+	} else if (rec && rec->partition[0] && m->thread.irq >= 0 &&
+		   owner_irq_moved(m->thread.irq, rec->partition, what, len)) {
+		*kind = DRIFT_IRQ;
+	}
 	return 0;
 }
 
@@ -720,14 +726,14 @@ static bool managed_taken(const struct managed *m, char *what, size_t len)
 int daemon_check_drift(struct daemon *d)
 {
 	char what[sizeof(d->m[0].drift)], err[ERRLEN];
-	bool sched;
+	enum drift_kind kind;
 	int n = 0;
 
 	for (size_t i = 0; d->have_prof && i < d->n_m; i++) {
 		struct managed *m = &d->m[i];
 		const char *tname = d->prof.targets[m->target].name;
 
-		if (managed_drift(d, m, what, sizeof(what), &sched) < 0 || !what[0]) {
+		if (managed_drift(d, m, what, sizeof(what), &kind) < 0 || !what[0]) {
 			if (m->drift[0] && !what[0])
 				pr_info("%s (pid %d), target '%s': back in line", m->thread.comm,
 					(int)m->thread.pid, tname);
@@ -736,12 +742,14 @@ int daemon_check_drift(struct daemon *d)
 			continue;
 		}
 		n++;
-		m->taken = sched && managed_taken(m, what, sizeof(what));
-		if (m->taken) {
+		m->taken = kind == DRIFT_SCHED && managed_taken(m, what, sizeof(what));
+		if (m->taken || kind == DRIFT_IRQ) {	/* never a fight, whatever drift says */
 			if (strcmp(m->drift, what) != 0)
-				pr_warn("%s (pid %d), target '%s': taken behind irqresd's back: %s; "
-					"left to it (irqresd takes it back once it is free again)",
-					m->thread.comm, (int)m->thread.pid, tname, what);
+				pr_warn("%s (pid %d), target '%s': %s behind irqresd's back: %s; "
+					"left %s", m->thread.comm, (int)m->thread.pid, tname,
+					m->taken ? "taken" : "changed", what, m->taken ?
+					"to it (irqresd takes it back once it is free again)" :
+					"as it is until the IRQ is back");
 			snprintf(m->drift, sizeof(m->drift), "%s", what);
 			continue;
 		}

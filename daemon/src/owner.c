@@ -5,6 +5,8 @@
  */
 #include "owner.h"
 
+#include "cpuset.h"
+#include "discover.h"
 #include "dl.h"
 #include "fileio.h"
 #include "state.h"
@@ -160,4 +162,24 @@ int owner_find(const struct thread_info *ti, bool own, struct owner *o)
 		 "SCHED_DEADLINE boost, chrt, tuna, tuned's scheduler plugin)", o->sched,
 		 ti->is_irq ? "IRQ thread" : "task");
 	return 0;
+}
+
+int owner_irq_moved(int irq, const char *partition, char *what, size_t len)
+{
+	size_t plen = strlen(CPUSET_PREFIX);
+	cpu_set_t part, now, out;
+	char cpus[64];
+
+	if (strncmp(partition, CPUSET_PREFIX, plen) != 0 ||
+	    cpuset_list_parse(partition + plen, &part) < 0 || discover_irq_cpus(irq, &now) != 0)
+		return 0;
+	CPU_AND(&out, &now, &part);
+	if (CPU_EQUAL(&out, &now))
+		return 0;
+	snprintf(what, len, "IRQ %d fires on CPUs %s now, outside cpuset partition %s: its "
+		 "affinity was changed (irqbalance, or a write to /proc/irq/%d/smp_affinity), "
+		 "and its thread follows it at its next interrupt, out of its root domain; "
+		 "irqresd does not move IRQs back (ban the IRQ from irqbalance: --banirq=%d)",
+		 irq, cpuset_list_str(&now, cpus, sizeof(cpus)), partition, irq, irq);
+	return 1;
 }

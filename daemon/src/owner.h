@@ -46,4 +46,12 @@ bool owner_sched_fresh(const struct thread_info *ti);
  */
 int owner_find(const struct thread_info *ti, bool own, struct owner *o);
 
+/*
+ * Whether IRQ irq fires outside partition (an irqres.<cpus> partition its thread was put
+ * in) now: someone (irqbalance, a write to /proc/irq/N/smp_affinity) moved it, and its
+ * thread follows it there at its next interrupt. 1 with what saying so, 0 when not (or
+ * when it cannot tell: another name, no affinity to read).
+ */
+int owner_irq_moved(int irq, const char *partition, char *what, size_t len);
+
 #endif /* IRQRES_OWNER_H */

@@ -115,6 +115,8 @@ struct plan_item {
 struct plan {
 	const struct profile *prof;
 	bool admission_off;		/* the profile turns admission control off */
+	bool kernel_admission_off;	/* sched_rt_runtime_us is -1 already (tuned's
+					 * realtime profile): the kernel admits everything */
 	bool feasible;
 	struct plan_item *items;
 	size_t n_items;

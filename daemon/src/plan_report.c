@@ -45,6 +45,9 @@ const char *plan_report_summary(const struct plan *plan)
 	for (size_t i = 0; i < plan->n_items; i++)
 		if (!plan->items[i].ok && plan->items[i].owner.kind != OWNER_NONE)
 			return "REFUSED: another irqresd or tool holds a thread it selects";
+	if (plan->feasible && plan->kernel_admission_off && !plan->admission_off)
+		return "the kernel will accept it, but ADMISSION CONTROL IS OFF "
+		       "(sched_rt_runtime_us = -1): no reservation is guaranteed";
 	return plan->feasible ? "the kernel will accept it" : "the kernel will NOT accept it";
 }
 
@@ -371,6 +374,7 @@ void plan_report_json(const struct plan *plan, struct json *j)
 	sources = plan_sources_text(plan);
 	json_kv_str(j, "sources", sources ? sources : "");
 	free(sources);
+	json_kv_str(j, "kernel_admission", plan->kernel_admission_off ? "off" : "on");
 	strings_json("warnings", plan->warnings, plan->n_warnings, j);
 	strings_json("errors", plan->errors, plan->n_errors, j);
 	json_obj_end(j);
