@@ -20,6 +20,8 @@ Where each number comes from:
   periods as the overrun needs). A thread that needs 1 ms of every 10 ms and runs until
   its next tick shows some 20-35 events a second, not 100. The counter starts with the
   thread. Exported only for threads under SCHED_DEADLINE;
+* taken: 1 while another irqresd or tool holds the thread (``status``: ``taken``), which
+  irqresd then leaves alone (docs/coexistence.md);
 * waiting: how long a thread irqresd moved into its cpuset partition has waited for the
   kernel to accept its reservation (``status``, WAITING: refused until it has run there,
   at its next interrupt); exported only while it waits;
@@ -68,6 +70,7 @@ class ThreadSample:
     irq_count: int | None           # None for a task
     irqs: tuple[int, ...] = ()
     interface: str | None = None
+    taken: bool = False             # another irqresd or tool holds it (status "taken")
 
 
 @dataclass(frozen=True)
@@ -104,7 +107,7 @@ def _int(v: object) -> int | None:
 def snapshot(status: dict, stats: dict, sys_root: str = "/sys") -> Snapshot:
     """A :class:`Snapshot` from irqresd's ``status`` and ``stats`` replies
     (docs/protocol.md). Raises :class:`MetricsError` on a malformed reply."""
-    kinds, actions, cpus, waiting = {}, {}, {}, {}
+    kinds, actions, cpus, waiting, taken = {}, {}, {}, {}, {}
     for t in status.get("targets") or []:
         kinds[t.get("name")] = t.get("kind", "irq")
         for w in t.get("waiting") or []:
@@ -117,6 +120,7 @@ def snapshot(status: dict, stats: dict, sys_root: str = "/sys") -> Snapshot:
         for th in t.get("threads") or []:
             actions[th.get("pid")] = list(th.get("actions") or [])
             cpus[th.get("pid")] = str(th.get("cpus") or "")
+            taken[th.get("pid")] = bool(th.get("taken"))
     threads = []
     nic: dict[tuple[str, str], dict[str, int]] = {}
     try:
@@ -133,7 +137,7 @@ def snapshot(status: dict, stats: dict, sys_root: str = "/sys") -> Snapshot:
                 int(th.get("wait_time_ns") or 0), int(th["voluntary_switches"]),
                 int(th["involuntary_switches"]),
                 _int(th.get("irq_count")) if kind == "irq" else None,
-                tuple(int(i) for i in th.get("irqs") or []), iface))
+                tuple(int(i) for i in th.get("irqs") or []), iface, taken.get(pid, False)))
         return Snapshot(int(stats.get("time_ns") or 0), _int(status.get("pid")),
                         status.get("profile"), tuple(threads), nic, waiting)
     except (KeyError, TypeError, ValueError) as exc:
@@ -209,6 +213,10 @@ def families(snap: Snapshot) -> list[Family]:
     waiting = fam("irqres_thread_waiting_seconds", "gauge",
                   "How long a thread moved into its cpuset partition has waited for the "
                   "kernel to accept its reservation (until it has run there once).", "seconds")
+    taken_ = fam("irqres_thread_taken", "gauge",
+                 "1 while another irqresd or tool holds the thread (its scheduling is "
+                 "theirs, and irqresd leaves it alone until it is free or back in line), "
+                 "else 0.")
     drops = fam("irqres_nic_drops", "counter",
                 "Frames the NIC of an IRQ target dropped (/sys/class/net/IF/statistics).")
     for th in snap.threads:
@@ -220,6 +228,7 @@ def families(snap: Snapshot) -> list[Family]:
         wait.samples.append((lb, seconds(th.wait_time_ns)))
         sw.samples.append(({**lb, "kind": "voluntary"}, str(th.voluntary)))
         sw.samples.append(({**lb, "kind": "involuntary"}, str(th.involuntary)))
+        taken_.samples.append((lb, "1" if th.taken else "0"))
         if th.policy == "deadline":
             thr.samples.append((lb, str(th.involuntary)))
         if th.irq_count is not None:

@@ -6,6 +6,9 @@ given back."""
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
+import sys
 import time
 
 import pytest
@@ -84,3 +87,39 @@ def test_taken_over_thread_is_left_alone_then_given_back(spawn, daemon, profile)
     assert first.request("status")["targets"][0]["threads"][0]["taken"] is False
     assert sched_getattr(a.pid).runtime_ns == 2 * MS
     assert first.stop() == 0
+
+
+def test_boost_by_another_tool_is_not_fought(spawn, daemon, profile):
+    """stalld's boost (SCHED_DEADLINE 20us/1s for a few seconds), done here with chrt:
+    drift: reapply does not undo it; the thread is shown as taken until the boost ends."""
+    if not shutil.which("chrt"):
+        pytest.skip("chrt (util-linux) is missing")
+    a = spawn()
+    d = daemon().start(profile(profile_text(task_target("a", "2ms", "10ms", pid=a.pid))),
+                       "--rescan", "100ms")
+    chrt_d(a.pid, 20_000, 1_000_000_000)
+    wait_for(lambda: "taken behind irqresd's back" in d.log_text(), 3.0)
+    time.sleep(1)   # ten rescans
+    s = sched_getattr(a.pid)
+    assert (s.policy, s.runtime_ns, s.period_ns) == (SCHED_DEADLINE, 20_000, 1_000_000_000)
+    assert "reservation re-applied" not in d.log_text()
+    assert d.log_text().count("taken behind irqresd's back") == 1
+    assert ("scheduling is deadline 20us/1s/1s, the reservation is deadline 2ms/10ms/10ms; "
+            "set by another tool: scheduling is deadline 20us/1s/1s") in d.log_text()
+    assert d.request("status")["targets"][0]["threads"][0]["taken"] is True
+    r = subprocess.run([sys.executable, "-m", "irqres", "stats", "--openmetrics", "--socket",
+                        str(d.sock)], capture_output=True, text=True, timeout=30)
+    comm = open(f"/proc/{a.pid}/comm").read().strip()
+    assert f'irqres_thread_taken{{target="a",comm="{comm}",pid="{a.pid}"}} 1' in r.stdout, \
+        r.stdout
+    # the boost ends: the tool puts back what it found, irqres's reservation
+    chrt_d(a.pid, 2 * MS, 10 * MS)
+    wait_for(lambda: "back in line" in d.log_text(), 3.0)
+    assert d.request("status")["targets"][0]["threads"][0]["taken"] is False
+    assert "reservation re-applied" not in d.log_text()
+    assert d.stop() == 0
+
+
+def chrt_d(pid: int, runtime: int, period: int) -> None:
+    subprocess.run(["chrt", "-d", "-T", str(runtime), "-D", str(period), "-P", str(period),
+                    "-p", "0", str(pid)], check=True)
