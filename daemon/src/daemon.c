@@ -723,6 +723,23 @@ static bool managed_taken(const struct managed *m, char *what, size_t len)
 	return true;
 }
 
+/* A drift that is never fought over, whatever the profile's drift says (another holder
+ * took m, or its IRQ was moved): logged once, recorded in m; true when it is one. */
+static bool drift_left_alone(struct managed *m, enum drift_kind kind, char *what,
+			     size_t len, const char *tname)
+{
+	m->taken = kind == DRIFT_SCHED && managed_taken(m, what, len);
+	if (!m->taken && kind != DRIFT_IRQ)
+		return false;
+	if (strcmp(m->drift, what) != 0)
+		pr_warn("%s (pid %d), target '%s': %s behind irqresd's back: %s; left %s",
+			m->thread.comm, (int)m->thread.pid, tname, m->taken ? "taken" : "changed",
+			what, m->taken ? "to it (irqresd takes it back once it is free again)" :
+			"as it is until the IRQ is back");
+	snprintf(m->drift, sizeof(m->drift), "%s", what);
+	return true;
+}
+
 int daemon_check_drift(struct daemon *d)
 {
 	char what[sizeof(d->m[0].drift)], err[ERRLEN];
@@ -742,17 +759,8 @@ int daemon_check_drift(struct daemon *d)
 			continue;
 		}
 		n++;
-		m->taken = kind == DRIFT_SCHED && managed_taken(m, what, sizeof(what));
-		if (m->taken || kind == DRIFT_IRQ) {	/* never a fight, whatever drift says */
-			if (strcmp(m->drift, what) != 0)
-				pr_warn("%s (pid %d), target '%s': %s behind irqresd's back: %s; "
-					"left %s", m->thread.comm, (int)m->thread.pid, tname,
-					m->taken ? "taken" : "changed", what, m->taken ?
-					"to it (irqresd takes it back once it is free again)" :
-					"as it is until the IRQ is back");
-			snprintf(m->drift, sizeof(m->drift), "%s", what);
+		if (drift_left_alone(m, kind, what, sizeof(what), tname))
 			continue;
-		}
 		if (d->prof.drift_report) {
 			if (strcmp(m->drift, what) != 0)
 				pr_warn("%s (pid %d), target '%s': changed behind irqresd's back: %s; "

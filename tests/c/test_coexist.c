@@ -29,12 +29,8 @@ static struct match_list ml = { .v = mv, .cap = 3 };
 
 static int setup(void **state)
 {
-	if (fixtree_setup(state))
+	if (fixtree_setup_roots(state))
 		return -1;
-	snprintf(irqres_paths.proc, sizeof(irqres_paths.proc), "%s/proc", fixtree_root);
-	snprintf(irqres_paths.sys, sizeof(irqres_paths.sys), "%s/sys", fixtree_root);
-	snprintf(irqres_paths.cgroup, sizeof(irqres_paths.cgroup), "%s/cgroup", fixtree_root);
-	snprintf(irqres_paths.run, sizeof(irqres_paths.run), "%s/run", fixtree_root);
 	fixtree_file("proc/sys/kernel/sched_rt_period_us", "1000000\n");
 	fixtree_file("proc/sys/kernel/sched_rt_runtime_us", "950000\n");
 	fixtree_file("cgroup/cgroup.controllers", "cpuset cpu\n");

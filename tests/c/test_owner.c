@@ -34,12 +34,8 @@ static struct thread_info irq_thread(int policy, int prio, bool secondary)
 
 static int setup(void **state)
 {
-	if (fixtree_setup(state))
+	if (fixtree_setup_roots(state))
 		return -1;
-	snprintf(irqres_paths.proc, sizeof(irqres_paths.proc), "%s/proc", fixtree_root);
-	snprintf(irqres_paths.sys, sizeof(irqres_paths.sys), "%s/sys", fixtree_root);
-	snprintf(irqres_paths.cgroup, sizeof(irqres_paths.cgroup), "%s/cgroup", fixtree_root);
-	snprintf(irqres_paths.run, sizeof(irqres_paths.run), "%s/run", fixtree_root);
 	fixtree_file("proc/1/comm", "systemd\n");
 	return 0;
 }
