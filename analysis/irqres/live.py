@@ -7,8 +7,9 @@ Per thread, over the interval between the two snapshots (irqresd's own clock):
   budget Q; %Q the same as a share of Q (can pass 100 % only when the kernel lets a
   reservation reclaim idle time);
 * %CPU: Δcpu / Δt, the share of one CPU;
-* IRQ/s: interrupts raised on its lines; THR/s: throttled periods per second, derived as
-  in :mod:`irqres.metrics` (involuntary switches under SCHED_DEADLINE, an upper bound);
+* IRQ/s: interrupts raised on its lines; THR/s: throttle events per second, derived as
+  in :mod:`irqres.metrics` (involuntary switches under SCHED_DEADLINE; one throttling
+  can pay for several periods' budgets, so not the periods whose budget ran out);
   WAIT%: the share of the interval it was runnable but held back;
 * DROP/s: frames its target's NIC dropped (rx_dropped + rx_missed_errors).
 

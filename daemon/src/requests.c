@@ -77,6 +77,7 @@ static void write_thread(struct daemon *d, const struct managed *m, struct json 
 	else
 		json_kv_null(j, "cpuset");
 	json_kv_str(j, "drift", m->drift[0] ? m->drift : NULL);
+	json_kv_bool(j, "taken", m->taken);
 	json_obj_end(j);
 }
 

@@ -35,7 +35,7 @@ def format_stats(reply: dict) -> str:
 @json_option
 @click.option("--openmetrics", is_flag=True,
               help="Print OpenMetrics text (Q/D/T, runtime used, wait, context switches, "
-                   "throttled periods, interrupts, NIC drops per thread).")
+                   "throttle events, interrupts, NIC drops per thread).")
 @click.option("--textfile", metavar="DIR", type=click.Path(file_okay=False),
               help="Write DIR/irqres.prom for node_exporter's textfile collector "
                    "(atomically; irqres_up 0 when irqresd does not answer).")
@@ -45,10 +45,11 @@ def stats_cmd(socket_: str | None, as_json: bool, openmetrics: bool,
 
     \b
     With --openmetrics or --textfile, per thread: the reservation (Q, D, T), runtime
-    used, wait time, context switches, throttled periods, interrupts; per NIC of an IRQ
-    target: rx_dropped and rx_missed_errors. Throttled periods are derived: a
-    SCHED_DEADLINE thread is switched out involuntarily once per throttled period, so
-    its involuntary switches are an upper bound (preemptions count too).
+    used, wait time, context switches, throttle events, interrupts; per NIC of an IRQ
+    target: rx_dropped and rx_missed_errors. Throttle events are derived: a
+    SCHED_DEADLINE thread is switched out involuntarily once each time its budget runs
+    out (preemptions count too); one throttling can pay for several periods' budgets
+    when the kernel enforces budgets at its tick, so they are not throttled periods.
     \b
     For node_exporter, every 15 s from a systemd timer or cron:
       irqres stats --textfile /var/lib/prometheus/node-exporter

@@ -88,13 +88,13 @@ def _wait(fd_in: int, wake: int, seconds: float) -> str:
               "(for scripts; same as --iterations 1 without the screen handling).")
 def top_cmd(socket_: str | None, interval: int, iterations: int | None, once: bool) -> None:
     """Per thread under irqresd, refreshed: the budget it used per period against Q,
-    %CPU, waiting, interrupts, throttled periods and NIC drops per second.
+    %CPU, waiting, interrupts, throttle events and NIC drops per second.
 
     On a terminal it redraws in place with plain ANSI codes (fine over ssh), follows
     resizes (narrow terminals lose the least useful columns first) and quits on q or
     Ctrl-C. Piped, or with --once, it prints plain tables, one per interval.
     Rates are over the last interval, from irqresd's counters (see `irqres stats
-    --openmetrics` for how throttled periods are derived).
+    --openmetrics` for how throttle events are derived).
     """
     if once:
         iterations = 1
