@@ -164,16 +164,22 @@ def test_sigterm_stops_tune_cleanly(daemon, tmp_path):
     assert len(log.read_text().splitlines()) > 30
 
 
-def test_tune_survives_one_bad_stats_reply(daemon, caplog):
+def _after(daemon, calls, act):
+    """Stats from a model that wants 6 ms of 10 ms; ``act()`` after ``calls`` requests."""
     model = Model(daemon, [(10**9, 6_000_000)])
 
     def stats():
         threads = model()
-        if model.calls == 10:
-            daemon.once["stats"] = b"garbage\n"
+        if model.calls == calls:
+            act()
         return threads
 
     daemon.stats_fn = stats
+    return model
+
+
+def test_tune_survives_one_bad_stats_reply(daemon, caplog):
+    model = _after(daemon, 10, lambda: daemon.once.update(stats=b"garbage\n"))
     r = CliRunner().invoke(main, ["tune", "--duration", "500ms"])
     assert r.exit_code == 0, r.output
     assert "reply to stats is not JSON" in caplog.text and "interval skipped" in caplog.text
@@ -182,15 +188,7 @@ def test_tune_survives_one_bad_stats_reply(daemon, caplog):
 
 
 def test_tune_gives_up_after_bad_replies_in_a_row(daemon):
-    model = Model(daemon, [(10**9, 6_000_000)])
-
-    def stats():
-        threads = model()
-        if model.calls == 10:
-            daemon.override["stats"] = b"garbage\n"
-        return threads
-
-    daemon.stats_fn = stats
+    _after(daemon, 10, lambda: daemon.override.update(stats=b"garbage\n"))
     r = CliRunner().invoke(main, ["tune", "--duration", "20s"])
     assert r.exit_code == 1, r.output
     assert "Error: 5 bad replies in a row from irqresd, giving up" in r.output
@@ -198,16 +196,8 @@ def test_tune_gives_up_after_bad_replies_in_a_row(daemon):
 
 
 def _frozen_after(daemon, calls):
-    model = Model(daemon, [(10**9, 6_000_000)])
-
-    def stats():
-        threads = model()
-        if model.calls == calls:
-            daemon.frozen.set()             # no request, of any word, is answered now
-        return threads
-
-    daemon.stats_fn = stats
-    return model
+    # then no request, of any word, is answered
+    return _after(daemon, calls, daemon.frozen.set)
 
 
 def test_tune_keeps_its_duration_when_irqresd_stops_answering(daemon, caplog):
