@@ -119,6 +119,9 @@ def test_one_damaged_page_timestamp_is_dropped_with_a_warning(sources, workdir):
     assert run["cpu"] == 0 and run["reason"] == "after the recording ended"
     assert 1 << 61 < run["jump_ns"] < 1 << 63
     assert run["after_ns"] is not None and run["before_ns"] is not None
+    # where time comes back: the first record of the next page
+    assert page + tracefuzz.PAGE < run["offset"] < page + 2 * tracefuzz.PAGE
+    assert run["record"] > 0
     rates = {th["comm"]: th["stats"]["irq_rate_hz"] for th in got["threads"]}
     want_rates = {th["comm"]: th["stats"]["irq_rate_hz"] for th in want["threads"]}
     assert rates.keys() == want_rates.keys()
@@ -131,4 +134,6 @@ def test_one_damaged_page_timestamp_is_dropped_with_a_warning(sources, workdir):
     assert len(warning) == 1 and warning[0].startswith(f"warning: {mutant}: CPU 0: "), \
         text.stderr
     assert "4611686018.4" in warning[0] and "ahead of the CPU's records" in warning[0]
+    assert f"steps back at its record {run['record']} (file offset {run['offset']})" \
+        in warning[0]
     assert "damaged timestamps: " in text.stdout and "6.293789573s" in text.stdout

@@ -114,6 +114,24 @@ def test_negative_times_are_dropped():
     assert trace.first_ts > 0
 
 
+def test_the_step_the_reader_saw_places_the_run_in_the_file():
+    trace, _ = build()
+    damage_times(trace, 0, BASE + 600 * MS, BASE + 610 * MS, 1 << 62)
+    ahead = BASE + 609 * MS + (1 << 62)
+
+    def col(*v, dt=np.int64):
+        return np.array(v, dtype=dt)
+
+    # a step on CPU 1 and one out of another time: not this run's
+    steps = {"cpu": col(1, 0, 0, dt=np.int32), "index": col(7, 8, 3000),
+             "offset": col(100, 200, 123456), "prev_ts": col(ahead, BASE + 5 * MS, ahead),
+             "ts": col(BASE, BASE + 4 * MS, BASE + 610 * MS)}
+    (j,) = drop_damaged_times(trace, steps=steps)
+    assert (j.record, j.offset) == (3000, 123456)
+    assert j.to_dict()["offset"] == 123456
+    assert "its time steps back at its record 3000 (file offset 123456)" in j.describe()
+
+
 def test_the_jump_is_reported_in_text_and_json():
     trace, _ = build()
     moved = damage_times(trace, 0, BASE + 600 * MS, BASE + 610 * MS, 1 << 62)

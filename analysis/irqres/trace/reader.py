@@ -448,9 +448,11 @@ def read_trace(path: str | os.PathLike, *, buffer: str | None = None, progress=N
     )
     from .timecheck import drop_damaged_times
 
+    steps = {c: np.frombuffer(v, dtype=np.int32 if c == "cpu" else np.int64)
+             for c, v in raw["steps"].items()}
     drop_damaged_times(trace, parse_cpustats_now(raw["cpustats"], raw["buffer"]),
                        (np.frombuffer(raw["cpu_first_ts"], dtype=np.int64),
-                        np.frombuffer(raw["cpu_last_ts"], dtype=np.int64)))
+                        np.frombuffer(raw["cpu_last_ts"], dtype=np.int64)), steps)
     if check_events:
         _check_events(trace)
     return trace

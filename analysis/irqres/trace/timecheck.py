@@ -73,6 +73,11 @@ class TimeJump:
         :data:`FAR`).
     after_ns, before_ns
         The CPU's good records around them (-1 / int64 max: none), the gap they leave.
+    record, offset
+        Where the CPU's time stepped back at the run's end (a run moved ahead) or start
+        (moved back): that record's index among the CPU's records and its offset in the
+        file, as the reader noted them; None when time never stepped back there (a run
+        at the CPU's end).
     """
 
     cpu: int
@@ -83,6 +88,8 @@ class TimeJump:
     reason: str
     after_ns: int = -1
     before_ns: int = _NS_MAX
+    record: int | None = None
+    offset: int | None = None
 
     @property
     def count(self) -> int:
@@ -97,16 +104,21 @@ class TimeJump:
                 f"{_stamp(self.first_ns)} to {_stamp(self.last_ns)}")
         where = (f"after its record at +{format_duration(self.after_ns - origin_ns)}"
                  if self.after_ns >= 0 else "at its start")
+        step = ("" if self.record is None else
+                f"; its time steps back at its record {self.record} (file offset "
+                f"{self.offset})")
         return (f"CPU {self.cpu}: {self.count} records ({what}) stamped {when} dropped "
                 f"({self.reason}): {format_duration(abs(self.jump_ns))} {way} the CPU's "
-                f"records around them, {where}; activations across them are discarded")
+                f"records around them, {where}{step}; activations across them are "
+                "discarded")
 
     def to_dict(self) -> dict:
         return {"cpu": self.cpu, "first_ns": self.first_ns, "last_ns": self.last_ns,
                 "records": self.count, "events": dict(self.rows), "jump_ns": self.jump_ns,
                 "reason": self.reason,
                 "after_ns": None if self.after_ns < 0 else self.after_ns,
-                "before_ns": None if self.before_ns == _NS_MAX else self.before_ns}
+                "before_ns": None if self.before_ns == _NS_MAX else self.before_ns,
+                "record": self.record, "offset": self.offset}
 
 
 def _stamp(ns: int) -> str:
@@ -263,9 +275,24 @@ def _jumps(drops: list[_Drop]) -> list[TimeJump]:
     return out
 
 
+def _place(jumps: list[TimeJump], steps: dict[str, np.ndarray]) -> None:
+    """Give each run the record where its CPU's time stepped back: out of a run moved
+    ahead (the step from it to a time below its first), into a run moved back (the step
+    from above its last to it)."""
+    for j in jumps:
+        mine = steps["cpu"] == j.cpu
+        if j.jump_ns >= 0:
+            hit = mine & (steps["prev_ts"] >= j.first_ns) & (steps["ts"] < j.first_ns)
+        else:
+            hit = mine & (steps["ts"] <= j.last_ns) & (steps["prev_ts"] > j.last_ns)
+        k = np.flatnonzero(hit)
+        if len(k):
+            j.record, j.offset = int(steps["index"][k[0]]), int(steps["offset"][k[0]])
+
+
 def drop_damaged_times(trace: Trace, end_ns: dict[int, int] | None = None,
-                       cpu_spans: tuple[np.ndarray, np.ndarray] | None = None
-                       ) -> list[TimeJump]:
+                       cpu_spans: tuple[np.ndarray, np.ndarray] | None = None,
+                       steps: dict[str, np.ndarray] | None = None) -> list[TimeJump]:
     """Drop the rows of ``trace`` whose timestamps cannot be (see the module's rules),
     in place: the tables lose them (and are put back in time order), ``first_ts`` and
     ``last_ts`` leave out what was dropped, ``time_jumps`` lists them (the analysis takes
@@ -282,6 +309,10 @@ def drop_damaged_times(trace: Trace, end_ns: dict[int, int] | None = None,
     cpu_spans
         Per CPU, the first and last timestamp of all its records (-1: none), as the
         reader saw them: the trace's span is taken from those that are plausible.
+    steps
+        Where the reader saw a CPU's time step back, over all its records: columns
+        ``cpu``, ``index`` (among the CPU's records), ``offset`` (in the file),
+        ``prev_ts``, ``ts``; they place each dropped run in the file.
 
     Returns
     -------
@@ -303,6 +334,8 @@ def drop_damaged_times(trace: Trace, end_ns: dict[int, int] | None = None,
         alive[d.event][d.rows] = False
         drops.append(d)
     jumps = _jumps(drops)
+    if steps is not None:
+        _place(jumps, steps)
     trace.time_jumps = jumps
     if not jumps:
         return jumps
