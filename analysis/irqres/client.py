@@ -4,16 +4,25 @@ One request is one line of words; each gets one JSON reply line with ``"ok"``. A
 request raises :class:`irqres.errors.DaemonError` carrying the daemon's own message; a
 daemon that is not running, refuses the caller or does not answer raises it too, with a
 message that says which and what to do.
+
+Every wait is bounded: the connection and each whole request (sending it and reading its
+reply line, however slowly the bytes come) take at most ``timeout``. A reply that is not
+one JSON object, that ends before its newline or that is longer than :data:`REPLY_MAX`
+is refused with an error naming the socket and the request. A caller that must stop at
+once (a signal, the end of a run) gives a ``cancel_fd`` that turns readable then, or a
+``deadline_ns``: a request waiting when either comes raises :class:`RequestCancelled`.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import select
 import shutil
 import socket
 import stat
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +45,11 @@ class DaemonNotRunning(DaemonUnreachable):
     """No irqresd listens on the socket (it does not exist or refuses connections)."""
 
 
+class RequestCancelled(DaemonError):
+    """A request given up unanswered because the caller's ``cancel_fd`` turned readable
+    or its ``deadline_ns`` passed (the connection is closed: the reply may still come)."""
+
+
 def socket_path(explicit: str | os.PathLike[str] | None = None) -> str:
     """The socket to use: ``explicit``, else ``$IRQRES_SOCKET``, else the default."""
     if explicit:
@@ -51,12 +65,24 @@ class Client:
     path
         Socket path; see :func:`socket_path` for the default.
     timeout
-        Seconds to wait for the connection and for each reply.
+        Seconds to wait for the connection, and for each request from its sending to
+        the end of its reply line.
+    cancel_fd
+        A file descriptor that turns readable when waiting must stop (a self-pipe a
+        signal handler writes to): a request waiting then raises :class:`RequestCancelled`.
+    deadline_ns
+        A ``time.monotonic_ns()`` instant no request waits past (it raises
+        :class:`RequestCancelled` then); None: only ``timeout`` bounds the waits.
     """
 
-    def __init__(self, path: str | os.PathLike[str] | None = None, timeout: float = 5.0):
+    def __init__(self, path: str | os.PathLike[str] | None = None, timeout: float = 5.0,
+                 cancel_fd: int | None = None, deadline_ns: int | None = None):
+        if not timeout > 0:
+            raise DaemonError(f"irqresd client: timeout {timeout!r} s is not positive")
         self.path = socket_path(path)
         self.timeout = timeout
+        self.cancel_fd = cancel_fd
+        self.deadline_ns = deadline_ns
         self._sock: socket.socket | None = None
         self._buf = b""
 
@@ -130,9 +156,11 @@ class Client:
             raise DaemonError(f"irqresd request {what}: longer than {REQUEST_MAX} bytes")
         self.connect()
         assert self._sock is not None
+        end_ns = time.monotonic_ns() + int(self.timeout * 1e9)
         try:
+            self._sock.settimeout(self._wait_s(end_ns, what))
             self._sock.sendall(line + (body or b""))
-            raw = self._read_line(what)
+            raw = self._read_line(what, end_ns)
         except TimeoutError as exc:
             self.close()
             raise DaemonUnreachable(f"irqresd ({self.path}): no reply to {what} within "
@@ -143,10 +171,10 @@ class Client:
                               f"{exc.strerror or exc}") from exc
         try:
             reply = json.loads(raw)
-        except (ValueError, UnicodeDecodeError) as exc:
+        except (ValueError, UnicodeDecodeError, RecursionError) as exc:
             self.close()
-            raise DaemonError(f"irqresd ({self.path}): reply to {what} is not JSON: "
-                              f"{raw[:200]!r}") from exc
+            raise DaemonError(f"irqresd ({self.path}): reply to {what} is not JSON "
+                              f"({len(raw)} bytes): {raw[:200]!r}") from exc
         if not isinstance(reply, dict) or "ok" not in reply:
             self.close()
             raise DaemonError(f"irqresd ({self.path}): reply to {what} has no \"ok\" field")
@@ -156,18 +184,48 @@ class Client:
                               else f"irqresd: {what}: {msg}")
         return reply
 
-    def _read_line(self, what: str) -> bytes:
+    def _wait_s(self, end_ns: int, what: str) -> float:
+        """Seconds left before ``end_ns`` (the request's timeout) for a wait in ``what``;
+        raises TimeoutError when none, :class:`RequestCancelled` when the caller's
+        deadline has come or its cancel_fd is readable."""
+        now = time.monotonic_ns()
+        if self.deadline_ns is not None and self.deadline_ns <= now:
+            self._cancel(what, "its caller's time is over")
+        if self.cancel_fd is not None and select.select([self.cancel_fd], [], [], 0)[0]:
+            self._cancel(what, "its caller is stopping")
+        left = end_ns - now
+        if left <= 0:
+            raise TimeoutError
+        return left / 1e9
+
+    def _cancel(self, what: str, why: str) -> None:
+        self.close()
+        raise RequestCancelled(f"irqresd ({self.path}): {what} given up unanswered: {why}")
+
+    def _read_line(self, what: str, end_ns: int) -> bytes:
+        """The next reply line, read by the request's deadline ``end_ns``."""
         assert self._sock is not None
+        sock = self._sock
         while b"\n" not in self._buf:
-            chunk = self._sock.recv(65536)
+            wait = self._wait_s(end_ns, what)
+            if self.deadline_ns is not None:
+                wait = min(wait, max(self.deadline_ns - time.monotonic_ns(), 0) / 1e9)
+            fds = [sock.fileno()] + ([] if self.cancel_fd is None else [self.cancel_fd])
+            if fds[0] not in select.select(fds, [], [], wait)[0]:
+                continue            # cancelled, past the deadline or timed out: _wait_s says
+            chunk = sock.recv(65536)
             if not chunk:
+                got = len(self._buf)
                 self.close()
-                raise DaemonUnreachable(f"irqresd ({self.path}): closed the connection without "
-                                  f"answering {what}")
+                raise DaemonUnreachable(
+                    f"irqresd ({self.path}): closed the connection "
+                    + (f"in the middle of its reply to {what} (truncated after {got} bytes)"
+                       if got else f"without answering {what}"))
             self._buf += chunk
             if len(self._buf) > REPLY_MAX:
                 self.close()
-                raise DaemonError(f"irqresd ({self.path}): reply to {what} is too long")
+                raise DaemonError(f"irqresd ({self.path}): reply to {what} is longer than "
+                                  f"{REPLY_MAX} bytes: refused")
         line, _, self._buf = self._buf.partition(b"\n")
         return line
 

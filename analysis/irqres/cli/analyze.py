@@ -179,7 +179,9 @@ def analyze_cmd(trace, pattern, tasks, granularity, buffers, min_interarrival, p
         except SelectionError:
             tr = read_trace(trace, progress=progress)
             report = analyze(tr, opts)
-        if not as_json:  # JSON carries them in each thread's "warnings"
+        if not as_json:  # JSON carries them in its trace's and each thread's entries
+            for jump in tr.time_jumps:
+                click.echo(f"warning: {tr.path}: {jump.describe(tr.first_ts)}", err=True)
             for t in report.threads:
                 for w in t.warnings:
                     click.echo(f"warning: {w}", err=True)

@@ -31,6 +31,12 @@ def tune_cmd(profile: str | None, duration: int | None, log_path: str | None,
     that come and go are survived. When it stops (--duration, Ctrl-C, SIGTERM, SIGHUP)
     every budget it changed is put back to the one the target had when tune started
     (the profile's), so no adapted budget outlives it.
+
+    A bad reply from irqresd (not JSON, truncated, an error) is logged and costs one
+    interval; 5 in a row end tune with an error. A daemon that is gone or stops
+    answering (2 s per request) is reconnected to with backoff until the duration ends
+    or tune is stopped. No wait goes past --duration or a signal: tune ends within one
+    interval of either, plus at most 1 s per budget put back.
     """
     with cli_errors():
         view = sys.stdout if sys.stdout.isatty() else None

@@ -41,6 +41,9 @@ def report_dict(report: Report) -> dict[str, Any]:
             "path": t.path, "buffer": t.buffer, "cpus": t.ncpus, "records": t.nrecords,
             "events_kept": t.nevents, "first_ts_ns": t.first_ts, "last_ts_ns": t.last_ts,
             "lost": _gaps_dict(report.gaps, t),
+            "damaged_timestamps": {
+                "records_dropped": sum(j.count for j in t.time_jumps),
+                "runs": [j.to_dict() for j in t.time_jumps]},
         },
         "options": report.options.__dict__,
         "threads": [_thread_dict(tr) for tr in report.threads],
@@ -61,6 +64,13 @@ def report_text(report: Report) -> str:
         f"{t.nrecords} records, {format_duration(t.last_ts - t.first_ts)}",
         _gaps_text(report.gaps, t),
     ]
+    if t.time_jumps:
+        out.append(f"damaged timestamps: {sum(j.count for j in t.time_jumps)} records "
+                   f"dropped in {len(t.time_jumps)} runs; activations across them are "
+                   "discarded (counted with those across lost events)")
+        out += [f"  {j.describe(t.first_ts)}" for j in t.time_jumps[:8]]
+        if len(t.time_jumps) > 8:
+            out.append(f"  ... and {len(t.time_jumps) - 8} more runs")
     for tr in report.threads:
         out.append("")
         out += _thread_text(tr)
@@ -95,14 +105,23 @@ def _lost_list(trace: Trace) -> list[dict]:
     ]
 
 
+def _lost_counts(g: Gaps, trace: Trace) -> tuple[int, int]:
+    """Gaps and events lost, without the gaps damaged timestamps left (each counted as
+    one gap of one unknown amount in ``g``)."""
+    n = len(trace.time_jumps)
+    return len(g) - n, g.total_lost() - n
+
+
 def _gaps_dict(g: Gaps, trace: Trace) -> dict:
-    return {"gaps": len(g), "events_lost": g.total_lost(), "list": _lost_list(trace)}
+    gaps, lost = _lost_counts(g, trace)
+    return {"gaps": gaps, "events_lost": lost, "list": _lost_list(trace)}
 
 
 def _gaps_text(g: Gaps, trace: Trace, limit: int = 8) -> str:
-    if len(g) == 0:
+    ngaps, nlost = _lost_counts(g, trace)
+    if ngaps == 0:
         return "lost events: none"
-    out = [f"lost events: {g.total_lost()} in {len(g)} gaps; activations across them "
+    out = [f"lost events: {nlost} in {ngaps} gaps; activations across them "
            "are discarded"]
 
     def at(ns: int) -> str:
