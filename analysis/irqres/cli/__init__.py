@@ -8,7 +8,7 @@ import importlib.util
 import click
 
 from .. import __version__
-from .common import add_verbosity, set_verbosity
+from .common import add_verbosity, daemon_params, set_verbosity
 
 # name -> (module under irqres.cli, function name, one-line help)
 COMMANDS: dict[str, tuple[str, str, str]] = {
@@ -69,9 +69,10 @@ def main(ctx: click.Context) -> None:
       irqres status
 
     Durations take a unit: 2ms, 500us, 1.5ms, 10s (0 alone needs none).
-    -v/-q work before or after the subcommand.
+    -v/-q, --socket and --run-dir work before or after the subcommand.
     """
     set_verbosity(ctx)
 
 
 add_verbosity(main)
+main.params.extend(daemon_params())

@@ -14,15 +14,24 @@ import click
 from ..client import Client, DaemonNotRunning, irqresd_json, run_irqresd
 from ..errors import DaemonError
 from ..plan import format_plan, refusal
-from .common import POSITIVE_DURATION, Command, cli_errors, dur, echo_json, socket_option
+from .common import (
+    POSITIVE_DURATION,
+    Command,
+    cli_errors,
+    dur,
+    echo_json,
+    not_named_daemon,
+    socket_option,
+    where,
+)
 
 
 def _refused(profile: str, plan: dict) -> click.ClickException:
     return click.ClickException(refusal(profile, plan))
 
 
-def _plan_without_daemon(profile: str) -> dict:
-    reply = irqresd_json("--dry-run", "--json", "-p", profile)
+def _plan_without_daemon(profile: str, run_dir: str) -> dict:
+    reply = irqresd_json("--dry-run", "--json", "-p", profile, "--run-dir", run_dir)
     plan = reply.get("plan", reply)
     if not isinstance(plan, dict) or "feasible" not in plan:
         raise DaemonError(f"irqresd --dry-run --json -p {profile}: output has no plan")
@@ -34,17 +43,21 @@ def _plan_without_daemon(profile: str) -> dict:
 @click.option("-n", "--dry-run", is_flag=True, help="Show the plan; change nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
 @socket_option
-def apply_cmd(profile: str, dry_run: bool, as_json: bool, socket_: str | None) -> None:
+def apply_cmd(profile: str, dry_run: bool, as_json: bool) -> None:
     """Validate PROFILE, show what it does to each thread, and apply it.
 
     With irqresd running, the plan and the change go over its socket and the daemon keeps
-    the reservations (and the profile's hotplug rules). With no daemon, `irqresd --once`
-    applies the profile and exits; `irqres restore` (or `irqresd --restore`) undoes it.
+    the reservations (and the profile's hotplug rules). With no daemon, `irqresd --once
+    --run-dir RUN_DIR` applies the profile and exits; `irqres restore` (or `irqresd
+    --restore`) undoes it. A socket named with --socket or $IRQRES_SOCKET is that daemon
+    or an error: without a daemon there, apply changes nothing unless --run-dir (or
+    $IRQRES_RUN_DIR) names the run directory to use.
     """
     profile = os.path.abspath(profile)
+    ep = where()
     with cli_errors():
         try:
-            with Client(socket_) as c:
+            with Client(ep.socket) as c:
                 plan = c.plan(profile)
                 show(plan, as_json)
                 if not plan.get("feasible"):
@@ -61,21 +74,21 @@ def apply_cmd(profile: str, dry_run: bool, as_json: bool, socket_: str | None) -
                            "there (its next interrupt); `irqres status` shows it meanwhile",
                            err=as_json)
             return
-        except DaemonNotRunning:
-            pass
-        plan = _plan_without_daemon(profile)
+        except DaemonNotRunning as exc:
+            not_named_daemon(ep, exc)
+        plan = _plan_without_daemon(profile, ep.run_dir)
         show(plan, as_json)
         if not plan.get("feasible"):
             raise _refused(profile, plan)
         if dry_run:
             return
-        proc = run_irqresd("--once", "-p", profile)
+        proc = run_irqresd("--once", "-p", profile, "--run-dir", ep.run_dir)
         if proc.returncode != 0:
             msg = proc.stderr.strip() or f"exit status {proc.returncode}"
-            raise DaemonError(f"irqresd --once -p {profile}: {msg}")
-        click.echo(f"no irqresd running: applied {profile} once with `irqresd --once`; the "
-                   "reservations stay until `irqres restore` (or `irqresd --restore`)",
-                   err=as_json)
+            raise DaemonError(f"irqresd --once -p {profile} --run-dir {ep.run_dir}: {msg}")
+        click.echo(f"no irqresd answers on {ep.socket}: applied {profile} once with "
+                   f"`irqresd --once --run-dir {ep.run_dir}`; the reservations stay until "
+                   "`irqres restore` (or `irqresd --restore`)", err=as_json)
 
 
 def show(plan: dict, as_json: bool) -> None:
@@ -91,8 +104,7 @@ def show(plan: dict, as_json: bool) -> None:
 @click.argument("period", type=POSITIVE_DURATION, required=False)
 @socket_option
 @click.option("--json", "as_json", is_flag=True, help="Print irqresd's reply as JSON.")
-def set_budget_cmd(target: str, runtime: int, period: int | None, socket_: str | None,
-                   as_json: bool) -> None:
+def set_budget_cmd(target: str, runtime: int, period: int | None, as_json: bool) -> None:
     """Give TARGET (a target name or pid:N) the budget RUNTIME every PERIOD.
 
     Durations take units: 2ms, 500us. Without PERIOD the period stays. irqresd checks it
@@ -101,7 +113,7 @@ def set_budget_cmd(target: str, runtime: int, period: int | None, socket_: str |
     if period is not None and runtime > period:
         raise click.BadParameter(f"{dur(runtime)} is longer than PERIOD {dur(period)}: a "
                                  "budget cannot exceed its period", param_hint="'RUNTIME'")
-    with cli_errors(), Client(socket_) as c:
+    with cli_errors(), Client(where().socket) as c:
         r = c.set_budget(target, runtime, period)
     if as_json:
         echo_json(r)

@@ -11,7 +11,7 @@ from .. import metrics
 from ..client import Client
 from ..errors import DaemonError
 from ..tables import RESERVATION_COLUMNS, reservation_cells
-from .common import cli_errors, dur, echo_json, json_option, socket_option, table
+from .common import cli_errors, dur, echo_json, json_option, socket_option, table, where
 
 logger = logging.getLogger(__name__)
 
@@ -39,7 +39,7 @@ def format_stats(reply: dict) -> str:
 @click.option("--textfile", metavar="DIR", type=click.Path(file_okay=False),
               help="Write DIR/irqres.prom for node_exporter's textfile collector "
                    "(atomically; irqres_up 0 when irqresd does not answer).")
-def stats_cmd(socket_: str | None, as_json: bool, openmetrics: bool,
+def stats_cmd(as_json: bool, openmetrics: bool,
               textfile: str | None) -> None:
     """Per thread under irqresd: interrupts, CPU and wait time, context switches.
 
@@ -56,7 +56,7 @@ def stats_cmd(socket_: str | None, as_json: bool, openmetrics: bool,
     if as_json and openmetrics:
         raise click.UsageError("--json and --openmetrics exclude each other")
     if not (openmetrics or textfile):
-        with cli_errors(), Client(socket_) as c:
+        with cli_errors(), Client(where().socket) as c:
             reply = c.stats()
         if as_json:
             echo_json(reply)
@@ -65,7 +65,7 @@ def stats_cmd(socket_: str | None, as_json: bool, openmetrics: bool,
         return
     with cli_errors():
         try:
-            with Client(socket_) as c:
+            with Client(where().socket) as c:
                 status = c.status()
                 reply = c.stats()
         except DaemonError:

@@ -18,7 +18,7 @@ import click
 from .. import live, metrics
 from ..client import Client
 from ..errors import DaemonError
-from .common import POSITIVE_DURATION, cli_errors, socket_option
+from .common import POSITIVE_DURATION, cli_errors, socket_option, where
 
 # plain ANSI/VT100: alternate screen, cursor off/on, home, erase to end of line/screen
 ENTER, LEAVE = "\x1b[?1049h\x1b[?25l", "\x1b[?25h\x1b[?1049l"
@@ -86,7 +86,7 @@ def _wait(fd_in: int, wake: int, seconds: float) -> str:
               help="Stop after this many refreshes [default: until q].")
 @click.option("--once", is_flag=True, help="Measure one interval, print one table, exit "
               "(for scripts; same as --iterations 1 without the screen handling).")
-def top_cmd(socket_: str | None, interval: int, iterations: int | None, once: bool) -> None:
+def top_cmd(interval: int, iterations: int | None, once: bool) -> None:
     """Per thread under irqresd, refreshed: the budget it used per period against Q,
     %CPU, waiting, interrupts, throttled periods and NIC drops per second.
 
@@ -100,7 +100,7 @@ def top_cmd(socket_: str | None, interval: int, iterations: int | None, once: bo
         iterations = 1
     screen = sys.stdout.isatty() and sys.stdin.isatty() and not once
     with cli_errors():
-        client = Client(socket_).connect()
+        client = Client(where().socket).connect()
         try:
             prev = metrics.collect(client)
             if screen:

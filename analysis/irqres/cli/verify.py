@@ -8,7 +8,7 @@ import click
 
 from ..client import Client, DaemonNotRunning, irqresd_json
 from ..errors import DaemonError
-from .common import Command, cli_errors, echo_json, socket_option
+from .common import Command, cli_errors, echo_json, not_named_daemon, socket_option, where
 
 
 def format_verify(reply: dict) -> str:
@@ -35,8 +35,7 @@ def _verify_without_daemon(profile: str) -> dict:
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @socket_option
 @click.pass_context
-def verify_cmd(ctx: click.Context, profile: str | None, as_json: bool,
-               socket_: str | None) -> None:
+def verify_cmd(ctx: click.Context, profile: str | None, as_json: bool) -> None:
     """Check that the running system holds PROFILE (default: the profile irqresd holds).
 
     Every thread the profile selects must have its reservation (policy, runtime, deadline,
@@ -46,11 +45,13 @@ def verify_cmd(ctx: click.Context, profile: str | None, as_json: bool,
     """
     if profile is not None:
         profile = os.path.abspath(profile)
+    ep = where()
     with cli_errors():
         try:
-            with Client(socket_) as c:
+            with Client(ep.socket) as c:
                 reply = c.verify(profile)
-        except DaemonNotRunning:
+        except DaemonNotRunning as exc:
+            not_named_daemon(ep, exc)
             if profile is None:
                 raise DaemonError("no irqresd is running: name the PROFILE to verify "
                                   "(irqres verify PROFILE)") from None
