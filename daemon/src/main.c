@@ -428,7 +428,7 @@ static int run_verify(struct daemon *d)
 		pr_err("%s", err);
 		return EXIT_USAGE;
 	}
-	rc = verify_profile(&prof, &res, err, sizeof(err));
+	rc = verify_profile(&prof, NULL, 0, &res, err, sizeof(err));
 	if (rc < 0) {
 		pr_err("%s", err);
 		profile_free(&prof);

@@ -10,8 +10,8 @@ import click
 from .. import metrics
 from ..client import Client
 from ..errors import DaemonError
-from ..tables import RESERVATION_COLUMNS, reservation_cells
-from .common import cli_errors, dur, echo_json, json_option, socket_option, table, where
+from ..tables import RESERVATION_COLUMNS, ns_cell, reservation_cells
+from .common import cli_errors, echo_json, json_option, socket_option, table, where
 
 logger = logging.getLogger(__name__)
 
@@ -23,8 +23,8 @@ def format_stats(reply: dict) -> str:
         return "no threads under irqresd"
     rows = [[th.get("pid"), th.get("comm"), th.get("target"),
              ",".join(str(i) for i in th.get("irqs") or []) or "-", th.get("irq_count"),
-             th.get("policy"), *reservation_cells(th), dur(th.get("cpu_time_ns")),
-             dur(th.get("wait_time_ns")), th.get("timeslices"), th.get("voluntary_switches"),
+             th.get("policy"), *reservation_cells(th), ns_cell(th.get("cpu_time_ns")),
+             ns_cell(th.get("wait_time_ns")), th.get("timeslices"), th.get("voluntary_switches"),
              th.get("involuntary_switches")] for th in threads]
     return table(["PID", "COMM", "TARGET", "IRQS", "IRQ COUNT", "POLICY", *RESERVATION_COLUMNS,
                   "CPU TIME", "WAIT TIME", "SLICES", "VOL SW", "INVOL SW"], rows)

@@ -15,8 +15,10 @@ def format_verify(reply: dict) -> str:
     diffs = reply.get("differences") or []
     if not diffs:
         n = reply.get("checked", 0)
-        return f"Verified {reply.get('profile')}: {n} thread{'' if n == 1 else 's'} as the " \
-               "profile says"
+        own = reply.get("by_set_budget") or 0   # threads a set-budget pid:N re-budgeted
+        return (f"Verified {reply.get('profile')}: {n} thread{'' if n == 1 else 's'} as the "
+                "profile says" + (f", {own} of them as the last set-budget says" if own
+                                  else ""))
     lines = [f"{reply.get('profile')}: {len(diffs)} difference{'' if len(diffs) == 1 else 's'}"
              " between the running system and the profile:"]
     return "\n".join(lines + [f"  {d}" for d in diffs])
