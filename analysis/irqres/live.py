@@ -139,6 +139,14 @@ def table(rs: Sequence[Row], width: int) -> list[str]:
     return out
 
 
+def gone_frame(why: str, width: int) -> list[str]:
+    """The screen while irqresd does not answer: why, and no table (the last one would
+    show a daemon that is gone, and its reservations, as if they were current)."""
+    return [f"irqres top  {time.strftime('%H:%M:%S')}  irqresd is gone"[:width], why[:width],
+            "no table: nothing is measured while irqresd does not answer (retrying every "
+            "interval; q quits)"[:width]]
+
+
 def frame(prev: Snapshot | None, cur: Snapshot, width: int, height: int,
           interval_ns: int, note: str = "") -> list[str]:
     """A whole screen: a title, the table, cut to ``height`` lines (the last says how

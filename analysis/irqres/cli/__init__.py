@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 
 import click
+from click.shell_completion import CompletionItem
 
 from .. import __version__
 from .common import add_verbosity, daemon_params, set_verbosity
@@ -46,6 +47,13 @@ class LazyGroup(click.Group):
             return None
         module = importlib.import_module(f"{__name__}.{module_name}")
         return add_verbosity(getattr(module, attr))
+
+    def shell_complete(self, ctx: click.Context, incomplete: str) -> list[CompletionItem]:
+        """Subcommand names with their one-line help from :data:`COMMANDS`: completing a
+        name imports no subcommand (click's own would import them all for their help)."""
+        items = [CompletionItem(name, help=COMMANDS[name][2])
+                 for name in self.list_commands(ctx) if name.startswith(incomplete)]
+        return items + click.Command.shell_complete(self, ctx, incomplete)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(name, COMMANDS[name][2]) for name in self.list_commands(ctx)]

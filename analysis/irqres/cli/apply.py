@@ -18,6 +18,7 @@ from .common import (
     POSITIVE_DURATION,
     Command,
     cli_errors,
+    complete_targets,
     dur,
     echo_json,
     not_named_daemon,
@@ -99,7 +100,7 @@ def show(plan: dict, as_json: bool) -> None:
 
 
 @click.command("set-budget", cls=Command)
-@click.argument("target")
+@click.argument("target", shell_complete=complete_targets)
 @click.argument("runtime", type=POSITIVE_DURATION)
 @click.argument("period", type=POSITIVE_DURATION, required=False)
 @socket_option

@@ -21,15 +21,16 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
 import click
+from click.shell_completion import CompletionItem
 
-from ..client import SOCKET_ENV, Endpoint, endpoint
+from ..client import SOCKET_ENV, Client, Endpoint, endpoint
 from ..errors import DaemonError, IrqresError
 from ..tables import dur, text_table
 from ..units import DurationError, parse_duration
 
 __all__ = ["DURATION", "POSITIVE_DURATION", "Command", "Duration", "add_verbosity",
-           "cli_errors", "dur", "echo_json", "json_option", "not_named_daemon", "set_verbosity",
-           "socket_option", "table", "where"]
+           "cli_errors", "complete_targets", "dur", "echo_json", "json_option",
+           "not_named_daemon", "set_verbosity", "socket_option", "table", "where"]
 
 
 class Duration(click.ParamType):
@@ -212,11 +213,29 @@ def not_named_daemon(ep: Endpoint, exc: DaemonError, shown: str = "") -> None:
         "on a run directory without it (name one with --run-dir to do that)") from exc
 
 
-def where() -> Endpoint:
+def where(ctx: click.Context | None = None) -> Endpoint:
     """The irqresd the command line names (``--socket``/``--run-dir`` before or after the
     subcommand, the subcommand's last), else the environment's, else the default."""
-    named = click.get_current_context().find_root().meta.get(_WHERE, {})
+    named = (ctx or click.get_current_context()).find_root().meta.get(_WHERE, {})
     return endpoint(named.get("socket"), named.get("run_dir"))
+
+
+#: how long TAB completion waits for irqresd (a key press must stay quick)
+COMPLETION_TIMEOUT = 0.1
+
+
+def complete_targets(ctx: click.Context, param: click.Parameter, incomplete: str
+                     ) -> list[CompletionItem]:
+    """TAB completion of a target: the names irqresd holds and pid:N of their threads,
+    from its status (nothing when it does not answer within COMPLETION_TIMEOUT)."""
+    try:
+        with Client(where(ctx).socket, timeout=COMPLETION_TIMEOUT) as c:
+            targets = c.status().get("targets") or []
+    except (DaemonError, OSError):
+        return []
+    words = [str(t.get("name")) for t in targets]
+    words += [f"pid:{th.get('pid')}" for t in targets for th in t.get("threads") or []]
+    return [CompletionItem(w) for w in words if w.startswith(incomplete)]
 
 
 json_option = click.option("--json", "as_json", is_flag=True,

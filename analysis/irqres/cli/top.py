@@ -132,12 +132,14 @@ def _run_screen(client: Client, first: metrics.Snapshot, interval: int,
     out = sys.stdout
     fd_in = sys.stdin.fileno()
     prev, cur, note, n = None, first, "measuring the first interval...", 0
+    gone = ""           # why irqresd does not answer: no table then (it would be stale)
     try:
         with _terminal(fd_in, out) as wake:
             next_at = time.monotonic() + interval / 1e9
             while True:
                 width, height = _size()
-                lines = live.frame(prev, cur, width, height, interval, note)
+                lines = (live.gone_frame(gone, width) if gone
+                         else live.frame(prev, cur, width, height, interval, note))
                 out.write(HOME + "".join(line + EOL + "\r\n" for line in lines[:-1])
                           + lines[-1] + EOL + EOS)
                 out.flush()
@@ -152,8 +154,12 @@ def _run_screen(client: Client, first: metrics.Snapshot, interval: int,
                 try:
                     new = metrics.collect(client)
                 except DaemonError as exc:
-                    note = f"irqresd does not answer: {exc} (retrying)"
+                    gone = gone or (f"{time.strftime('%H:%M:%S')}: irqresd does not answer "
+                                    f"on {client.path}: {exc}")
                     client.close()
+                    continue
+                if gone:        # back (perhaps restarted): rates start over
+                    prev, cur, note, gone = None, new, "irqresd answers again", ""
                     continue
                 prev, cur, note, n = cur, new, "", n + 1
     except (KeyboardInterrupt, _Quit):
