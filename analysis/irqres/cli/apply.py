@@ -39,7 +39,7 @@ def _plan_without_daemon(profile: str, run_dir: str) -> dict:
     return plan
 
 
-@click.command("apply")
+@click.command("apply", epilog="Example: irqres apply /etc/irqres/profile.yaml --dry-run")
 @click.argument("profile", type=click.Path(exists=True, dir_okay=False, readable=True))
 @click.option("-n", "--dry-run", is_flag=True, help="Show the plan; change nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
@@ -99,7 +99,8 @@ def show(plan: dict, as_json: bool) -> None:
         click.echo(format_plan(plan))
 
 
-@click.command("set-budget", cls=Command)
+@click.command("set-budget", cls=Command,
+               epilog="Example: irqres set-budget nic 3ms 10ms (pid:1234 for one thread)")
 @click.argument("target", shell_complete=complete_targets)
 @click.argument("runtime", type=POSITIVE_DURATION)
 @click.argument("period", type=POSITIVE_DURATION, required=False)

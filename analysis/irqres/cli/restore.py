@@ -36,7 +36,7 @@ def restore_without_daemon(run_dir: str) -> dict[str, Any]:
             "run_dir": run_dir}
 
 
-@click.command("restore")
+@click.command("restore", epilog="Example: irqres restore --run-dir /run/irqres")
 @socket_option
 @click.option("--json", "as_json", is_flag=True, help="Print what was restored as JSON.")
 def restore_cmd(as_json: bool) -> None:

@@ -23,7 +23,8 @@ def _check_durations(interval_ns: int, job_ns: int, default_job_ns: int,
                                  param_hint="'--min-runtime'")
 
 
-@click.command("simulate")
+@click.command("simulate",
+               epilog="Example: irqres simulate --traffic fluctuating --rate-on 25 --gain 0.05")
 @click.option("--intervals", default=20_000, show_default=True, help="Sampling intervals.")
 @click.option("--interval", "interval_ns", default="1ms", show_default=True,
               type=POSITIVE_DURATION, help="Sampling interval = server period T.")

@@ -30,7 +30,7 @@ def format_stats(reply: dict) -> str:
                   "CPU TIME", "WAIT TIME", "SLICES", "VOL SW", "INVOL SW"], rows)
 
 
-@click.command("stats")
+@click.command("stats", epilog="Example: irqres stats --openmetrics")
 @socket_option
 @json_option
 @click.option("--openmetrics", is_flag=True,

@@ -78,7 +78,7 @@ def _wait(fd_in: int, wake: int, seconds: float) -> str:
     return ""
 
 
-@click.command("top")
+@click.command("top", epilog="Example: irqres top --interval 500ms")
 @socket_option
 @click.option("-i", "--interval", type=POSITIVE_DURATION, default="1s", show_default=True,
               help="Time between refreshes.")

@@ -11,7 +11,7 @@ from ..control.loop import Tuner
 from .common import POSITIVE_DURATION, cli_errors, dur, socket_option, table, where
 
 
-@click.command("tune")
+@click.command("tune", epilog="Example: irqres tune /etc/irqres/profile.yaml --log tune.csv")
 @click.argument("profile", required=False,
                 type=click.Path(exists=True, dir_okay=False, readable=True))
 @click.option("-d", "--duration", type=POSITIVE_DURATION, default=None,

@@ -31,7 +31,7 @@ def _verify_without_daemon(profile: str) -> dict:
     return reply
 
 
-@click.command("verify", cls=Command)
+@click.command("verify", cls=Command, epilog="Example: irqres verify /etc/irqres/profile.yaml")
 @click.argument("profile", required=False,
                 type=click.Path(exists=True, dir_okay=False, readable=True))
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
