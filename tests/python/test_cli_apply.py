@@ -95,7 +95,7 @@ def test_apply_through_daemon(fake, profile):
     r = run("apply", str(profile))
     assert r.exit_code == 0, r.output
     assert PLAN_TEXT in r.output
-    assert "applied" in r.output and "through irqresd" in r.output
+    assert f"applied {profile} through irqresd on {fake.path}: 1 thread(s)" in r.output
     size = profile.stat().st_size
     assert fake.requests == [f"plan {profile} {size}", f"apply {profile} {size}"]
     assert fake.bodies == [profile.read_bytes()] * 2
@@ -109,7 +109,7 @@ def test_apply_says_which_threads_wait(fake, profile):
     fake.apply_waiting = [{"pid": 105, "comm": "irq/11-eth0", "partition": "irqres.cpu0"}]
     r = run("apply", str(profile))
     assert r.exit_code == 0, r.output
-    assert "through irqresd: 0 thread(s) reserved" in r.output
+    assert f"through irqresd on {fake.path}: 0 thread(s) reserved" in r.output
     assert ("waiting: irq/11-eth0 (pid 105) is in cpuset partition irqres.cpu0 and is "
             "reserved once it has run there") in r.output
 

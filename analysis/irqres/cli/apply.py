@@ -68,7 +68,8 @@ def apply_cmd(profile: str, dry_run: bool, as_json: bool) -> None:
                 applied = c.apply(profile)
             waiting = applied.get("waiting") or []
             n = len(applied.get("items") or []) - len(waiting)
-            click.echo(f"applied {profile} through irqresd: {n} thread(s) reserved", err=as_json)
+            click.echo(f"applied {profile} through irqresd on {ep.socket}: {n} thread(s) "
+                       "reserved", err=as_json)
             for w in waiting:
                 click.echo(f"waiting: {w.get('comm')} (pid {w.get('pid')}) is in cpuset "
                            f"partition {w.get('partition')} and is reserved once it has run "
