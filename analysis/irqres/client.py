@@ -23,14 +23,18 @@ import socket
 import stat
 import subprocess
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .errors import DaemonError
 from .units import format_duration
 
-DEFAULT_SOCKET = "/run/irqres/irqresd.sock"
+DEFAULT_RUN_DIR = "/run/irqres"
+SOCKET_NAME = "irqresd.sock"        # irqresd's socket in its run directory
+DEFAULT_SOCKET = f"{DEFAULT_RUN_DIR}/{SOCKET_NAME}"
 SOCKET_ENV = "IRQRES_SOCKET"
+RUN_DIR_ENV = "IRQRES_RUN_DIR"
 IRQRESD_ENV = "IRQRESD"
 REQUEST_MAX = 4096          # bytes per request line, including the newline
 BODY_MAX = 1 << 20          # bytes of profile text after a plan/apply line
@@ -55,6 +59,58 @@ def socket_path(explicit: str | os.PathLike[str] | None = None) -> str:
     if explicit:
         return os.fspath(explicit)
     return os.environ.get(SOCKET_ENV) or DEFAULT_SOCKET
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """The irqresd a command was told to use: its socket, and its run directory (state
+    file DIR/state), where ``irqresd --status/--once/--restore`` work without a daemon.
+
+    A socket the user named (``--socket``, ``$IRQRES_SOCKET``) is that daemon or an
+    error: :attr:`fallback` is false then, unless a run directory was named as well.
+    """
+
+    socket: str
+    run_dir: str
+    socket_named: bool = False
+    run_dir_named: bool = False
+
+    @property
+    def fallback(self) -> bool:
+        """May a command act on the run directory (irqresd --once, --restore) when no
+        daemon answers on the socket?"""
+        return self.run_dir_named or not self.socket_named
+
+    @property
+    def state_file(self) -> str:
+        return os.path.join(self.run_dir, "state")
+
+    def describe(self) -> str:
+        """Where it looked, for messages: the socket, and the run directory when it is
+        not the socket's own."""
+        if os.path.dirname(self.socket) == self.run_dir.rstrip("/"):
+            return self.socket
+        return f"{self.socket} (run directory {self.run_dir})"
+
+    def as_json(self) -> dict[str, str]:
+        return {"socket": self.socket, "run_dir": self.run_dir}
+
+
+def endpoint(socket_: str | os.PathLike[str] | None = None,
+             run_dir: str | os.PathLike[str] | None = None) -> Endpoint:
+    """Resolve the daemon to use: ``socket_`` else ``$IRQRES_SOCKET``; ``run_dir`` else
+    ``$IRQRES_RUN_DIR``. A named run directory alone gives its socket (DIR/irqresd.sock);
+    a named socket alone gives the run directory it lies in (irqresd's own layout)."""
+    sock = os.fspath(socket_) if socket_ else os.environ.get(SOCKET_ENV) or None
+    run = os.fspath(run_dir) if run_dir else os.environ.get(RUN_DIR_ENV) or None
+    if run is not None:
+        run = os.path.abspath(run)
+    if sock is not None:
+        sock = os.path.abspath(sock)
+    return Endpoint(
+        socket=sock or os.path.join(run or DEFAULT_RUN_DIR, SOCKET_NAME),
+        run_dir=run or (os.path.dirname(sock) if sock else DEFAULT_RUN_DIR),
+        socket_named=sock is not None, run_dir_named=run is not None)
 
 
 class Client:

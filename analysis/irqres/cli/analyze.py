@@ -115,7 +115,9 @@ def _progress(path: str) -> _Progress | None:
     return _Progress(path) if sys.stderr.isatty() else None
 
 
-@click.command("analyze", help=HELP)
+@click.command("analyze", help=HELP,
+               epilog="Example: irqres analyze trace.dat --buffer 256 --plot plots/ "
+                      "--profile-out nic.yaml")
 @click.argument("trace", type=click.Path(dir_okay=False))
 @click.option("--thread", "pattern", metavar="PATTERN",
               help="Only IRQ threads whose comm matches this glob (irq/11-*, eth0) or IRQ number.")

@@ -15,7 +15,7 @@ from ..measure.accounting import format_served
 from ..measure.stats import Summary
 from ..model import buffering
 from ..model.recommend import Recommendation
-from ..tables import dur
+from ..tables import Ns, column_texts, dur, ns_cell
 from ..trace.reader import Trace
 from ..units import format_duration
 
@@ -205,9 +205,12 @@ def _thread_text(tr: ThreadReport) -> list[str]:
                "* the least bandwidth that meets it")
     out.append(f"{'period':>10}{'runtime':>11}{'Q/T':>8}{'model':>12}{'P model':>10}{'±bound':>9}"
                f"{'Monte Carlo [95% CI]':>30}{'replay':>10}  buffering")
-    for r in rec.rows:
+    # the period and runtime columns each in one unit (irqres.tables)
+    periods = column_texts([Ns(r.period_ns) for r in rec.rows])
+    runtimes = column_texts([ns_cell(r.runtime_ns) for r in rec.rows])
+    for r, period, runtime in zip(rec.rows, periods, runtimes, strict=True):
         if r.runtime_ns is None:    # infeasible
-            out.append(f"{format_duration(r.period_ns):>10}{'-':>11}{'-':>8}{r.model:>12}"
+            out.append(f"{period:>10}{'-':>11}{'-':>8}{r.model:>12}"
                        f"  infeasible: {r.reason}")
             continue
         mc = "-" if r.mc_prob is None else (
@@ -219,7 +222,7 @@ def _thread_text(tr: ThreadReport) -> list[str]:
             if r.buffer_check.ok else r.buffer_check.message)
         mark = " *" if r is rec.best else ""
         bandwidth = r.runtime_ns / r.period_ns
-        out.append(f"{format_duration(r.period_ns):>10}{format_duration(r.runtime_ns):>11}"
+        out.append(f"{period:>10}{runtime:>11}"
                    f"{100 * bandwidth:>7.1f}%{r.model:>12}{_pct(r.solver_prob):>10}"
                    f"{r.error_bound:>9.1e}{mc:>30}{_pct(r.replay_prob):>10}  {buf}{mark}")
     if rec.best is None:
