@@ -13,6 +13,7 @@ import time
 import click
 
 from ..errors import IrqresError, SelectionError
+from ..measure import EXEC_SOURCES
 from ..model import MODELS
 from ..trace.reader import RECORD_COMMAND, Selection
 from .common import POSITIVE_DURATION, cli_errors
@@ -144,13 +145,19 @@ def _progress(path: str) -> _Progress | None:
 @click.option("--model", type=click.Choice(MODELS), default="auto", show_default=True,
               help="The chain per candidate period: per activation, per period's demand, "
                    "or auto (per activation when most inter-arrivals are >= the period).")
+@click.option("--exec", "exec_source", type=click.Choice(EXEC_SOURCES), default="auto",
+              show_default=True,
+              help="The execution time the model uses: the kernel's charge "
+                   "(sched_stat_runtime, what a reservation's budget pays), the time between "
+                   "the sched_switch events, or auto (the charge where the trace has it).")
 @click.option("--plot", "plot_dir", type=click.Path(file_okay=False), default=None,
               help="Write PNG and SVG plots of both PMFs per thread into this directory.")
 @click.option("--json", "as_json", is_flag=True, help="Print everything as JSON.")
 @click.option("--profile-out", type=click.Path(dir_okay=False, writable=True), default=None,
               help="Write a profile with every recommended reservation to this file.")
 def analyze_cmd(trace, pattern, tasks, granularity, buffers, min_interarrival, periods,
-                deadline, target_prob, max_bandwidth, model, plot_dir, as_json, profile_out):
+                deadline, target_prob, max_bandwidth, model, exec_source, plot_dir, as_json,
+                profile_out):
     from ..trace.reader import read_trace
 
     _check_output(profile_out, "'--profile-out'")
@@ -173,7 +180,8 @@ def analyze_cmd(trace, pattern, tasks, granularity, buffers, min_interarrival, p
                        buffers=tuple(buffers),
                        min_interarrival_ns=min_interarrival,
                        periods_ns=list(periods) or None, deadline_ns=deadline,
-                       target_prob=target_prob, max_bandwidth=max_bandwidth, model=model)
+                       target_prob=target_prob, max_bandwidth=max_bandwidth, model=model,
+                       exec_source=exec_source)
         try:
             report = analyze(tr, opts)
         except SelectionError:

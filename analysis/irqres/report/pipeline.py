@@ -24,6 +24,7 @@ from ..measure.activations import (
     line_requests,
     task_matches,
 )
+from ..measure.charge import KernelCharge, execution_for_model, kernel_charge
 from ..measure.stats import ThreadStats, thread_stats
 from ..model.recommend import (
     MIN_DEFAULT_BOUND_NS,
@@ -59,6 +60,7 @@ class Options:
     max_bandwidth: float = 0.9
     mc_jobs: int = 100_000
     model: str = "auto"  # "auto", "activation" or "demand" (recommend()'s model keyword)
+    exec_source: str = "auto"  # "auto", "kernel" or "switch" (measure.charge.EXEC_SOURCES)
 
 
 @dataclass
@@ -76,6 +78,15 @@ class ThreadReport:
     deadline_ns: int | None = None    # the response bound D the rows were searched for
     deadline_source: str = ""         # "given", or how the default was chosen
     warnings: list[str] = field(default_factory=list)
+    charge: KernelCharge | None = None  # the kernel's charge (sched_stat_runtime)
+    exec_source: str = "switch"         # what the PMF and the model use: "kernel", "switch"
+
+    @property
+    def model_exec_ns(self) -> np.ndarray:
+        """The execution time of each kept activation as the model takes it."""
+        if self.exec_source == "kernel" and self.charge is not None:
+            return self.charge.charged_ns
+        return self.act.exec_ns
 
     @property
     def target_name(self) -> str:
@@ -176,10 +187,12 @@ def analyze(trace: Trace, options: Options | None = None) -> Report:
     need = min_samples(opt.target_prob)
     threads = []
     for act in acts:
-        st = thread_stats(act)
+        charge = kernel_charge(trace, act)
+        exec_ns, exec_source = execution_for_model(act, charge, opt.exec_source)
+        st = thread_stats(act, None if charge is None else charge.charged_ns)
         served = served_processes(trace, act)
         uncredited = uncredited_wakeups(trace, act)
-        exec_pmf = _pmf(act.exec_ns, opt.granularity_ns, "up")
+        exec_pmf = _pmf(exec_ns, opt.granularity_ns, "up")
         inter_pmf = _pmf(act.interarrival_ns, opt.granularity_ns, "down")
         buffer = buffer_for(act.thread, opt.buffers)
         if opt.min_interarrival_ns is not None:
@@ -208,12 +221,13 @@ def analyze(trace: Trace, options: Options | None = None) -> Report:
                 d_src = (f"default: the mean inter-arrival time, at least "
                          f"{format_duration(MIN_DEFAULT_BOUND_NS)}; set --deadline")
             rec = recommend(
-                joined_arrivals(act), act.exec_ns, periods_ns=opt.periods_ns,
+                joined_arrivals(act), exec_ns, periods_ns=opt.periods_ns,
                 target_prob=opt.target_prob, deadline_ns=deadline,
                 buffer=buffer, min_interarrival_ns=p if buffer is not None else None,
                 max_bandwidth=opt.max_bandwidth, granularity_ns=opt.granularity_ns,
                 mc_jobs=opt.mc_jobs, model=opt.model)
         threads.append(ThreadReport(act, st, served, uncredited, exec_pmf, inter_pmf, p, src,
-                                    rec, problem, deadline, d_src, warnings))
+                                    rec, problem, deadline, d_src, warnings, charge,
+                                    exec_source))
     lines = line_requests(trace, sorted({a.thread.irq for a in acts if a.thread.irq is not None}))
     return Report(trace, opt, threads, gaps, lines)

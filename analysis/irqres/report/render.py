@@ -133,6 +133,7 @@ def _thread_dict(tr: ThreadReport) -> dict:
             "interarrival": None if tr.interarrival_pmf is None else tr.interarrival_pmf.to_dict(),
             "exec": None if tr.exec_pmf is None else tr.exec_pmf.to_dict(),
         },
+        "execution": _execution_dict(tr),
         "min_interarrival_ns": tr.min_interarrival_ns,
         "min_interarrival_source": tr.p_source,
         "buffering": _buffering_bounds(rec),
@@ -143,6 +144,35 @@ def _thread_dict(tr: ThreadReport) -> dict:
         "deadline_source": tr.deadline_source if tr.deadline_ns is not None else None,
         "profile": _snippet(tr),
     }
+
+
+def _execution_dict(tr: ThreadReport) -> dict:
+    """Which execution time the model uses, and the kernel's charge against the
+    switch-based figure."""
+    return {"model_uses": tr.exec_source,
+            "kernel_charge": None if tr.charge is None else tr.charge.summary()}
+
+
+def _execution_text(tr: ThreadReport) -> str:
+    c = tr.charge
+    if c is None:
+        return ("execution time: from sched_switch (the trace has no sched_stat_runtime "
+                "of this thread, so the kernel's charge is unknown)")
+    s = c.summary()
+    if s["relative_diff"] is None:
+        head = "kernel charge (sched_stat_runtime): no execution measured"
+    else:
+        head = (f"kernel charge (sched_stat_runtime) - switch-based execution: "
+                f"{100 * s['relative_diff']:+.2f}% in all, per activation mean "
+                f"{_signed_duration(round(s['mean_diff_ns']))}, from "
+                f"{_signed_duration(s['min_diff_ns'])} to {_signed_duration(s['max_diff_ns'])}")
+    if c.uncharged:
+        head += f"; {c.uncharged} activation(s) carry no charge"
+    return f"{head}; the model uses the {tr.exec_source} figure"
+
+
+def _signed_duration(ns: int) -> str:
+    return ("-" if ns < 0 else "+") + format_duration(abs(int(ns)))
 
 
 def _buffering_bounds(rec: Recommendation | None) -> list[dict] | None:
@@ -167,6 +197,7 @@ def _thread_text(tr: ThreadReport) -> list[str]:
     else:
         out = [f"== {th.comm} (pid {th.pid}, task) =="]
     out.append(tr.stats.table())
+    out.append(_execution_text(tr))
     if tr.served:
         out += ["processes served (IRQ time split evenly among those an activation woke):",
                 format_served(tr.served)]
