@@ -15,6 +15,7 @@ import click
 from ..errors import IrqresError, SelectionError
 from ..measure import EXEC_SOURCES
 from ..model import MODELS
+from ..model.kernel import ENFORCEMENTS
 from ..trace.reader import RECORD_COMMAND, Selection
 from .common import POSITIVE_DURATION, cli_errors
 
@@ -150,14 +151,26 @@ def _progress(path: str) -> _Progress | None:
               help="The execution time the model uses: the kernel's charge "
                    "(sched_stat_runtime, what a reservation's budget pays), the time between "
                    "the sched_switch events, or auto (the charge where the trace has it).")
+@click.option("--enforcement", type=click.Choice(ENFORCEMENTS), default="auto",
+              show_default=True,
+              help="How the kernel enforces a budget: at the scheduler tick, or exactly "
+                   "(HRTICK_DL); auto reads /sys/kernel/debug/sched/features (unreadable: "
+                   "tick, the kernel's default).")
+@click.option("--tick", "tick_ns", type=POSITIVE_DURATION, default=None,
+              help="The scheduler tick (1/HZ) [default: from CONFIG_HZ of this kernel, "
+                   "else 4ms].")
+@click.option("--max-slices", type=click.IntRange(min=1), default=None,
+              help="The most budgets (Q) a job at the --target-prob quantile of the "
+                   "execution times may need [default: 1 with tick enforcement, 4 with "
+                   "HRTICK_DL].")
 @click.option("--plot", "plot_dir", type=click.Path(file_okay=False), default=None,
               help="Write PNG and SVG plots of both PMFs per thread into this directory.")
 @click.option("--json", "as_json", is_flag=True, help="Print everything as JSON.")
 @click.option("--profile-out", type=click.Path(dir_okay=False, writable=True), default=None,
               help="Write a profile with every recommended reservation to this file.")
 def analyze_cmd(trace, pattern, tasks, granularity, buffers, min_interarrival, periods,
-                deadline, target_prob, max_bandwidth, model, exec_source, plot_dir, as_json,
-                profile_out):
+                deadline, target_prob, max_bandwidth, model, exec_source, enforcement, tick_ns,
+                max_slices, plot_dir, as_json, profile_out):
     from ..trace.reader import read_trace
 
     _check_output(profile_out, "'--profile-out'")
@@ -174,6 +187,7 @@ def analyze_cmd(trace, pattern, tasks, granularity, buffers, min_interarrival, p
             loader.join()
             if progress is not None:
                 progress.done()
+        from ..model.kernel import host_facts
         from ..report import Options, analyze
 
         opts = Options(pattern=pattern, tasks=tuple(tasks), granularity_ns=granularity,
@@ -181,7 +195,8 @@ def analyze_cmd(trace, pattern, tasks, granularity, buffers, min_interarrival, p
                        min_interarrival_ns=min_interarrival,
                        periods_ns=list(periods) or None, deadline_ns=deadline,
                        target_prob=target_prob, max_bandwidth=max_bandwidth, model=model,
-                       exec_source=exec_source)
+                       exec_source=exec_source, max_slices=max_slices,
+                       kernel=host_facts(enforcement=enforcement, tick_ns=tick_ns))
         try:
             report = analyze(tr, opts)
         except SelectionError:

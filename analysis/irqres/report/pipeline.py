@@ -26,6 +26,8 @@ from ..measure.activations import (
 )
 from ..measure.charge import KernelCharge, execution_for_model, kernel_charge
 from ..measure.stats import ThreadStats, thread_stats
+from ..model.bound import far_from_use_note, near_use_bound
+from ..model.kernel import KernelFacts
 from ..model.recommend import (
     MIN_DEFAULT_BOUND_NS,
     Recommendation,
@@ -61,6 +63,8 @@ class Options:
     mc_jobs: int = 100_000
     model: str = "auto"  # "auto", "activation" or "demand" (recommend()'s model keyword)
     exec_source: str = "auto"  # "auto", "kernel" or "switch" (measure.charge.EXEC_SOURCES)
+    kernel: KernelFacts = field(default_factory=KernelFacts)  # limits, enforcement
+    max_slices: int | None = None  # None: kernel.default_max_slices()
 
 
 @dataclass
@@ -80,6 +84,7 @@ class ThreadReport:
     warnings: list[str] = field(default_factory=list)
     charge: KernelCharge | None = None  # the kernel's charge (sched_stat_runtime)
     exec_source: str = "switch"         # what the PMF and the model use: "kernel", "switch"
+    note: str | None = None             # why the best reservation is far above the use
 
     @property
     def model_exec_ns(self) -> np.ndarray:
@@ -216,18 +221,28 @@ def analyze(trace: Trace, options: Options | None = None) -> Report:
             problem = ("the smallest measured inter-arrival is 0 ns; give "
                        "--min-interarrival for the buffering check")
         else:
-            if deadline is None:
-                deadline = default_response_bound(act.interarrival_ns)
-                d_src = (f"default: the mean inter-arrival time, at least "
-                         f"{format_duration(MIN_DEFAULT_BOUND_NS)}; set --deadline")
-            rec = recommend(
-                joined_arrivals(act), exec_ns, periods_ns=opt.periods_ns,
-                target_prob=opt.target_prob, deadline_ns=deadline,
-                buffer=buffer, min_interarrival_ns=p if buffer is not None else None,
-                max_bandwidth=opt.max_bandwidth, granularity_ns=opt.granularity_ns,
-                mc_jobs=opt.mc_jobs, model=opt.model)
+            kw: dict[str, Any] = {
+                "target_prob": opt.target_prob, "buffer": buffer,
+                "min_interarrival_ns": p if buffer is not None else None,
+                "max_bandwidth": opt.max_bandwidth, "granularity_ns": opt.granularity_ns,
+                "mc_jobs": opt.mc_jobs, "model": opt.model, "kernel": opt.kernel,
+                "max_slices": opt.max_slices}
+            if deadline is None and opt.periods_ns is None:
+                span = max(int(act.span_ns), 1)
+                found = near_use_bound(joined_arrivals(act), exec_ns, act.interarrival_ns,
+                                       int(exec_ns.sum()) / span,
+                                       period_max_ns=opt.kernel.period_max_ns, **kw)
+                rec, deadline, d_src = found.recommendation, found.deadline_ns, found.source
+            else:
+                if deadline is None:
+                    deadline = default_response_bound(act.interarrival_ns)
+                    d_src = (f"default: the mean inter-arrival time, at least "
+                             f"{format_duration(MIN_DEFAULT_BOUND_NS)}; set --deadline")
+                rec = recommend(joined_arrivals(act), exec_ns, periods_ns=opt.periods_ns,
+                                deadline_ns=deadline, **kw)
+        note = None if rec is None else far_from_use_note(rec, exec_ns, act.span_ns)
         threads.append(ThreadReport(act, st, served, uncredited, exec_pmf, inter_pmf, p, src,
                                     rec, problem, deadline, d_src, warnings, charge,
-                                    exec_source))
+                                    exec_source, note))
     lines = line_requests(trace, sorted({a.thread.irq for a in acts if a.thread.irq is not None}))
     return Report(trace, opt, threads, gaps, lines)

@@ -42,7 +42,7 @@ def report_dict(report: Report) -> dict[str, Any]:
             "events_kept": t.nevents, "first_ts_ns": t.first_ts, "last_ts_ns": t.last_ts,
             "lost": _gaps_dict(report.gaps, t),
         },
-        "options": report.options.__dict__,
+        "options": {**report.options.__dict__, "kernel": report.options.kernel.to_dict()},
         "threads": [_thread_dict(tr) for tr in report.threads],
         "irq_lines": [
             {"irq": ln.irq, "names": ln.names, "requests": len(ln.ts_ns),
@@ -139,6 +139,7 @@ def _thread_dict(tr: ThreadReport) -> dict:
         "buffering": _buffering_bounds(rec),
         "recommendation": None if rec is None else rec.to_dict(),
         "problem": tr.problem,
+        "note": tr.note,
         "warnings": tr.warnings,
         "deadline_ns": tr.deadline_ns,
         "deadline_source": tr.deadline_source if tr.deadline_ns is not None else None,
@@ -215,6 +216,9 @@ def _thread_text(tr: ThreadReport) -> list[str]:
                f"{dur(tr.deadline_ns)} ({tr.deadline_source}), "
                f"Q/T <= {rec.max_bandwidth:.0%}, Δ = {format_duration(rec.granularity_ns)}; "
                "* the least bandwidth that meets it")
+    out.append(f"kernel: {rec.kernel.describe()}; at most {rec.max_slices} budget "
+               f"slice(s) per job of {format_duration(rec.slice_exec_ns)} (the execution "
+               f"time at the {rec.target_prob} quantile)")
     out.append(f"{'period':>10}{'runtime':>11}{'Q/T':>8}{'model':>12}{'P model':>10}{'±bound':>9}"
                f"{'Monte Carlo [95% CI]':>30}{'replay':>10}  buffering")
     for r in rec.rows:
@@ -230,10 +234,14 @@ def _thread_text(tr: ThreadReport) -> list[str]:
             f"{r.buffer_check.buffer})"
             if r.buffer_check.ok else r.buffer_check.message)
         mark = " *" if r is rec.best else ""
+        if r.limited_by:
+            mark += f" (Q set by {r.limited_by})"
         bandwidth = r.runtime_ns / r.period_ns
         out.append(f"{format_duration(r.period_ns):>10}{format_duration(r.runtime_ns):>11}"
                    f"{100 * bandwidth:>7.1f}%{r.model:>12}{_pct(r.solver_prob):>10}"
                    f"{r.error_bound:>9.1e}{mc:>30}{_pct(r.replay_prob):>10}  {buf}{mark}")
+    if tr.note:
+        out.append(f"note: {tr.note}")
     if rec.best is None:
         out.append("warning: no candidate period meets the target; try a longer --deadline, "
                    "--period, a lower --target-prob or a larger --max-bandwidth")
