@@ -6,6 +6,9 @@ Every --period-us a timerfd expires; the job then burns --work-us of its own CPU
 (CLOCK_THREAD_CPUTIME_ID) and reads the timerfd again (sleeps). With --schedstat-out it
 writes its sum_exec_runtime (/proc/self/schedstat, field 1, ns) there before it exits.
 With --deadline Q,T (ns) it runs under SCHED_DEADLINE (runtime Q, deadline = period T).
+With --responses-out it writes each job's response time (ns, CLOCK_MONOTONIC: from the
+timer's expiry to the job's end), one per line; an expiry that found the previous job
+still running is a job of its own whose response is written as -1 (it missed).
 """
 
 import argparse
@@ -56,6 +59,7 @@ def main() -> int:
     ap.add_argument("--comm", default="timer-job")
     ap.add_argument("--schedstat-out")
     ap.add_argument("--deadline", help="Q,T in ns: run under SCHED_DEADLINE")
+    ap.add_argument("--responses-out")
     args = ap.parse_args()
     libc = ctypes.CDLL(None, use_errno=True)
     if args.deadline:
@@ -72,11 +76,21 @@ def main() -> int:
         print(f"timerfd_create: {os.strerror(ctypes.get_errno())}", file=sys.stderr)
         return 1
     p = args.period_us * 1000
-    spec = Itimerspec(Timespec(p // 10**9, p % 10**9), Timespec(p // 10**9, p % 10**9))
-    libc.timerfd_settime(fd, 0, ctypes.byref(spec), None)
-    for _ in range(args.count):
-        struct.unpack("Q", os.read(fd, 8))
+    first = time.clock_gettime_ns(time.CLOCK_MONOTONIC) + p
+    spec = Itimerspec(Timespec(p // 10**9, p % 10**9),
+                      Timespec(first // 10**9, first % 10**9))
+    libc.timerfd_settime(fd, 1, ctypes.byref(spec), None)  # TFD_TIMER_ABSTIME
+    responses, expired = [], 0
+    while len(responses) < args.count:
+        (n,) = struct.unpack("Q", os.read(fd, 8))
+        responses += [-1] * (n - 1)       # expiries that found the last job running
+        expired += n
         burn(args.work_us * 1000)
+        release = first + (expired - 1) * p
+        responses.append(time.clock_gettime_ns(time.CLOCK_MONOTONIC) - release)
+    if args.responses_out:
+        with open(args.responses_out, "w") as fh:
+            fh.write("".join(f"{r}\n" for r in responses[:args.count]))
     if args.schedstat_out:
         with open("/proc/self/schedstat") as fh:
             ran = fh.read().split()[0]

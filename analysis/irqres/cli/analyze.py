@@ -20,6 +20,23 @@ from ..trace.reader import RECORD_COMMAND, Selection
 from .common import POSITIVE_DURATION, cli_errors
 
 
+class ReservationParam(click.ParamType):
+    """``Q,T``: a runtime and a period with units (``250us,1ms``)."""
+
+    name = "Q,T"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, tuple):
+            return value
+        parts = str(value).split(",")
+        if len(parts) != 2:
+            self.fail(f"{value!r}: expected Q,T (runtime,period), e.g. 250us,1ms", param, ctx)
+        q, t = (POSITIVE_DURATION.convert(x.strip(), param, ctx) for x in parts)
+        if q > t:
+            self.fail(f"{value!r}: the runtime Q is longer than the period T", param, ctx)
+        return (q, t)
+
+
 class BufferParam(click.ParamType):
     """``N`` (every thread) or ``PATTERN=N`` (the threads PATTERN matches): N_c."""
 
@@ -163,6 +180,10 @@ def _progress(path: str) -> _Progress | None:
               help="The most budgets (Q) a job at the --target-prob quantile of the "
                    "execution times may need [default: 1 with tick enforcement, 4 with "
                    "HRTICK_DL].")
+@click.option("--under", type=ReservationParam(), default=None,
+              help="The trace was recorded while the threads ran under this reservation "
+                   "(Q,T: 250us,1ms): report the achieved P{response <= D} against the "
+                   "promised --target-prob (needs --deadline).")
 @click.option("--plot", "plot_dir", type=click.Path(file_okay=False), default=None,
               help="Write PNG and SVG plots of both PMFs per thread into this directory.")
 @click.option("--json", "as_json", is_flag=True, help="Print everything as JSON.")
@@ -170,7 +191,7 @@ def _progress(path: str) -> _Progress | None:
               help="Write a profile with every recommended reservation to this file.")
 def analyze_cmd(trace, pattern, tasks, granularity, buffers, min_interarrival, periods,
                 deadline, target_prob, max_bandwidth, model, exec_source, enforcement, tick_ns,
-                max_slices, plot_dir, as_json, profile_out):
+                max_slices, under, plot_dir, as_json, profile_out):
     from ..trace.reader import read_trace
 
     _check_output(profile_out, "'--profile-out'")
@@ -195,7 +216,7 @@ def analyze_cmd(trace, pattern, tasks, granularity, buffers, min_interarrival, p
                        min_interarrival_ns=min_interarrival,
                        periods_ns=list(periods) or None, deadline_ns=deadline,
                        target_prob=target_prob, max_bandwidth=max_bandwidth, model=model,
-                       exec_source=exec_source, max_slices=max_slices,
+                       exec_source=exec_source, max_slices=max_slices, under=under,
                        kernel=host_facts(enforcement=enforcement, tick_ns=tick_ns))
         try:
             report = analyze(tr, opts)

@@ -28,6 +28,7 @@ from ..measure.charge import KernelCharge, execution_for_model, kernel_charge
 from ..measure.stats import ThreadStats, thread_stats
 from ..model.bound import far_from_use_note, near_use_bound
 from ..model.kernel import KernelFacts
+from ..model.promise import PromiseCheck, check_promise
 from ..model.recommend import (
     MIN_DEFAULT_BOUND_NS,
     Recommendation,
@@ -65,6 +66,7 @@ class Options:
     exec_source: str = "auto"  # "auto", "kernel" or "switch" (measure.charge.EXEC_SOURCES)
     kernel: KernelFacts = field(default_factory=KernelFacts)  # limits, enforcement
     max_slices: int | None = None  # None: kernel.default_max_slices()
+    under: tuple[int, int] | None = None  # (Q, T) the trace was recorded under: check it
 
 
 @dataclass
@@ -85,6 +87,7 @@ class ThreadReport:
     charge: KernelCharge | None = None  # the kernel's charge (sched_stat_runtime)
     exec_source: str = "switch"         # what the PMF and the model use: "kernel", "switch"
     note: str | None = None             # why the best reservation is far above the use
+    promise: PromiseCheck | None = None  # achieved vs promised under Options.under
 
     @property
     def model_exec_ns(self) -> np.ndarray:
@@ -186,6 +189,8 @@ def analyze(trace: Trace, options: Options | None = None) -> Report:
         pattern that matches no thread analysed).
     """
     opt = options or Options()
+    if opt.under is not None and opt.deadline_ns is None:
+        raise ModelError("--under Q,T: give the --deadline D the promise was made for")
     acts = activations(trace, opt.pattern, opt.tasks)
     _check_buffer_patterns(opt.buffers, [a.thread for a in acts])
     gaps = Gaps.from_trace(trace)
@@ -241,8 +246,12 @@ def analyze(trace: Trace, options: Options | None = None) -> Report:
                 rec = recommend(joined_arrivals(act), exec_ns, periods_ns=opt.periods_ns,
                                 deadline_ns=deadline, **kw)
         note = None if rec is None else far_from_use_note(rec, exec_ns, act.span_ns)
+        promise = None
+        if opt.under is not None and opt.deadline_ns is not None:
+            promise = check_promise(act.start_ns, exec_ns, act.response_ns, opt.under[0],
+                                    opt.under[1], opt.deadline_ns, opt.target_prob)
         threads.append(ThreadReport(act, st, served, uncredited, exec_pmf, inter_pmf, p, src,
                                     rec, problem, deadline, d_src, warnings, charge,
-                                    exec_source, note))
+                                    exec_source, note, promise))
     lines = line_requests(trace, sorted({a.thread.irq for a in acts if a.thread.irq is not None}))
     return Report(trace, opt, threads, gaps, lines)

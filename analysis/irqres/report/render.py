@@ -140,6 +140,7 @@ def _thread_dict(tr: ThreadReport) -> dict:
         "recommendation": None if rec is None else rec.to_dict(),
         "problem": tr.problem,
         "note": tr.note,
+        "promise": None if tr.promise is None else tr.promise.to_dict(),
         "warnings": tr.warnings,
         "deadline_ns": tr.deadline_ns,
         "deadline_source": tr.deadline_source if tr.deadline_ns is not None else None,
@@ -199,6 +200,8 @@ def _thread_text(tr: ThreadReport) -> list[str]:
         out = [f"== {th.comm} (pid {th.pid}, task) =="]
     out.append(tr.stats.table())
     out.append(_execution_text(tr))
+    if tr.promise is not None:
+        out.append(tr.promise.text())
     if tr.served:
         out += ["processes served (IRQ time split evenly among those an activation woke):",
                 format_served(tr.served)]
