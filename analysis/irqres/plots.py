@@ -93,7 +93,7 @@ def _tail(x_ns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def _tails(ax, tr: ThreadReport) -> None:
     drawn = False
     for x, color, what in ((tr.act.interarrival_ns, "tab:blue", "inter-arrival"),
-                           (tr.act.exec_ns, "tab:orange", "execution"),
+                           (tr.model_exec_ns, "tab:orange", "execution"),
                            (tr.act.response_ns, "tab:green", "response (measured)")):
         if len(x) >= 2:
             xs, ps = _tail(x)
@@ -129,11 +129,11 @@ def _response(ax, tr: ThreadReport) -> None:
     title = "response time"
     if rec is not None and best is not None and best.runtime_ns is not None:
         arr = joined_arrivals(tr.act)
-        rep = replay(arr, tr.act.exec_ns, best.runtime_ns, best.period_ns)
+        rep = replay(arr, tr.model_exec_ns, best.runtime_ns, best.period_ns)
         rr = np.sort(rep.response_ns)
         hi = max(hi, int(rr.max()))
         xs = np.linspace(0, hi, CURVE_POINTS).astype(np.int64)
-        ax.plot(xs / 1000.0, predicted_response_cdf(arr, tr.act.exec_ns, best, xs),
+        ax.plot(xs / 1000.0, predicted_response_cdf(arr, tr.model_exec_ns, best, xs),
                 color="black", label=f"predicted, model ({best.model})")
         ax.step(rr / 1000.0, np.arange(1, rr.size + 1) / rr.size, where="post",
                 color="tab:purple", linestyle=":", label="replay of the jobs")

@@ -27,17 +27,23 @@ def nic_trace(n: int, *, mean_gap_ns: int = 1_370 * US, seed: int = 1,
 def test_default_recommendation_is_driven_by_the_response_bound():
     # a NIC thread with a 1.37 ms mean inter-arrival: the least bandwidth over periods of
     # up to 50x the inter-arrival used to be the longest period (68 ms); the default
-    # response bound is now the mean inter-arrival and the periods are chosen for it
+    # response bound starts at the mean inter-arrival, the periods are chosen for it, and
+    # it is doubled until a reservation near the measured use meets it
     rep = analyze(nic_trace(600).build(), Options(mc_jobs=2_000))
     (tr,) = rep.threads
     mean = int(tr.act.interarrival_ns.mean()) // 1000 * 1000
-    assert tr.deadline_ns == mean
+    use = int(tr.act.exec_ns.sum()) / tr.act.span_ns
+    assert tr.deadline_ns in [mean << k for k in range(7)] and tr.deadline_ns > mean
     assert "default: the mean inter-arrival time" in tr.deadline_source
+    assert f"{mean / 1e6:g}ms, where the least budget was" in tr.deadline_source
     best = tr.recommendation.best
-    assert best is not None and best.deadline_ns == mean
-    assert best.period_ns <= mean
-    assert all(r.period_ns <= mean for r in tr.recommendation.rows)
+    assert best is not None and best.deadline_ns == tr.deadline_ns
+    assert best.bandwidth <= 2 * use
+    assert all(r.period_ns <= tr.deadline_ns for r in tr.recommendation.rows)
     assert best.solver_prob - best.error_bound >= 0.99
+    # the bound before it needed more than twice the use: it was not doubled for nothing
+    half = analyze(nic_trace(600).build(), Options(mc_jobs=0, deadline_ns=tr.deadline_ns // 2))
+    assert half.threads[0].recommendation.best.bandwidth > 2 * use
     text = rep.text()
     assert f"D = {tr.deadline_ns / 1e6:g}ms (default: the mean inter-arrival time" in text
 

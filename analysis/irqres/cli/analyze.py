@@ -13,9 +13,28 @@ import time
 import click
 
 from ..errors import IrqresError, SelectionError
+from ..measure import EXEC_SOURCES
 from ..model import MODELS
+from ..model.kernel import ENFORCEMENTS
 from ..trace.reader import RECORD_COMMAND, Selection
 from .common import POSITIVE_DURATION, cli_errors
+
+
+class ReservationParam(click.ParamType):
+    """``Q,T``: a runtime and a period with units (``250us,1ms``)."""
+
+    name = "Q,T"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, tuple):
+            return value
+        parts = str(value).split(",")
+        if len(parts) != 2:
+            self.fail(f"{value!r}: expected Q,T (runtime,period), e.g. 250us,1ms", param, ctx)
+        q, t = (POSITIVE_DURATION.convert(x.strip(), param, ctx) for x in parts)
+        if q > t:
+            self.fail(f"{value!r}: the runtime Q is longer than the period T", param, ctx)
+        return (q, t)
 
 
 class BufferParam(click.ParamType):
@@ -146,13 +165,35 @@ def _progress(path: str) -> _Progress | None:
 @click.option("--model", type=click.Choice(MODELS), default="auto", show_default=True,
               help="The chain per candidate period: per activation, per period's demand, "
                    "or auto (per activation when most inter-arrivals are >= the period).")
+@click.option("--exec", "exec_source", type=click.Choice(EXEC_SOURCES), default="auto",
+              show_default=True,
+              help="The execution time the model uses: the kernel's charge "
+                   "(sched_stat_runtime, what a reservation's budget pays), the time between "
+                   "the sched_switch events, or auto (the charge where the trace has it).")
+@click.option("--enforcement", type=click.Choice(ENFORCEMENTS), default="auto",
+              show_default=True,
+              help="How the kernel enforces a budget: at the scheduler tick, or exactly "
+                   "(HRTICK_DL); auto reads /sys/kernel/debug/sched/features (unreadable: "
+                   "tick, the kernel's default).")
+@click.option("--tick", "tick_ns", type=POSITIVE_DURATION, default=None,
+              help="The scheduler tick (1/HZ) [default: from CONFIG_HZ of this kernel, "
+                   "else 4ms].")
+@click.option("--max-slices", type=click.IntRange(min=1), default=None,
+              help="The most budgets (Q) a job at the --target-prob quantile of the "
+                   "execution times may need [default: 1 with tick enforcement, 4 with "
+                   "HRTICK_DL].")
+@click.option("--under", type=ReservationParam(), default=None,
+              help="The trace was recorded while the threads ran under this reservation "
+                   "(Q,T: 250us,1ms): report the achieved P{response <= D} against the "
+                   "promised --target-prob (needs --deadline).")
 @click.option("--plot", "plot_dir", type=click.Path(file_okay=False), default=None,
               help="Write PNG and SVG plots of both PMFs per thread into this directory.")
 @click.option("--json", "as_json", is_flag=True, help="Print everything as JSON.")
 @click.option("--profile-out", type=click.Path(dir_okay=False, writable=True), default=None,
               help="Write a profile with every recommended reservation to this file.")
 def analyze_cmd(trace, pattern, tasks, granularity, buffers, min_interarrival, periods,
-                deadline, target_prob, max_bandwidth, model, plot_dir, as_json, profile_out):
+                deadline, target_prob, max_bandwidth, model, exec_source, enforcement, tick_ns,
+                max_slices, under, plot_dir, as_json, profile_out):
     from ..trace.reader import read_trace
 
     _check_output(profile_out, "'--profile-out'")
@@ -169,13 +210,16 @@ def analyze_cmd(trace, pattern, tasks, granularity, buffers, min_interarrival, p
             loader.join()
             if progress is not None:
                 progress.done()
+        from ..model.kernel import host_facts
         from ..report import Options, analyze
 
         opts = Options(pattern=pattern, tasks=tuple(tasks), granularity_ns=granularity,
                        buffers=tuple(buffers),
                        min_interarrival_ns=min_interarrival,
                        periods_ns=list(periods) or None, deadline_ns=deadline,
-                       target_prob=target_prob, max_bandwidth=max_bandwidth, model=model)
+                       target_prob=target_prob, max_bandwidth=max_bandwidth, model=model,
+                       exec_source=exec_source, max_slices=max_slices, under=under,
+                       kernel=host_facts(enforcement=enforcement, tick_ns=tick_ns))
         try:
             report = analyze(tr, opts)
         except SelectionError:

@@ -21,8 +21,9 @@ from .common import POSITIVE_DURATION, cli_errors
               help="Ring buffer size per CPU, KiB.")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 def record_cmd(output, duration, buffer_kb, command):
-    """Record sched_switch, sched_waking/wakeup, sched_migrate_task and
-    irq_handler_entry/exit into OUTPUT while COMMAND runs (or for --duration).
+    """Record sched_switch, sched_waking/wakeup, sched_migrate_task,
+    irq_handler_entry/exit and (where the kernel has it) sched_stat_runtime into OUTPUT
+    while COMMAND runs (or for --duration).
 
     \b
     irqres record -o trace.dat --duration 10s

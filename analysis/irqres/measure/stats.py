@@ -76,6 +76,7 @@ class ThreadStats:
     dropped_edge: int
     dropped_lost: int
     dropped_inconsistent: int
+    charged: Summary | None = None  # the kernel's charge per activation, when traced
 
     def to_dict(self) -> dict:
         out = {}
@@ -91,6 +92,7 @@ class ThreadStats:
         rows = (("inter-arrival (activ.)", self.interarrival),
                 ("inter-arrival (IRQ)", self.irq_interarrival),
                 ("execution time", self.exec),
+                *((("  kernel charge", self.charged),) if self.charged else ()),
                 ("response time", self.response))
         # each statistic a column in one unit, 4 significant digits (irqres.tables)
         cols = [column_texts([ns_cell(None if s.count == 0 else round(getattr(s, k)))
@@ -108,8 +110,9 @@ class ThreadStats:
         return "\n".join(lines)
 
 
-def thread_stats(act: ThreadActivations) -> ThreadStats:
-    """The statistics of one thread's activations."""
+def thread_stats(act: ThreadActivations, charged_ns: np.ndarray | None = None) -> ThreadStats:
+    """The statistics of one thread's activations; ``charged_ns``: the kernel's charge of
+    each (:mod:`.charge`), when the trace has it."""
     span = max(int(act.span_ns), 0)
     rate = (lambda n: n * 1e9 / span) if span > 0 else (lambda n: 0.0)
     th = act.thread
@@ -127,4 +130,5 @@ def thread_stats(act: ThreadActivations) -> ThreadStats:
         span_ns=span,
         dropped_edge=act.dropped_edge, dropped_lost=act.dropped_lost,
         dropped_inconsistent=act.dropped_inconsistent,
+        charged=None if charged_ns is None else Summary.of(charged_ns),
     )

@@ -5,7 +5,10 @@ solver, which is monotone in Q) such that
 
 - P{response <= D} - error_bound >= target_prob (D: ``deadline_ns``, default T),
 - the buffering constraint (T - Q)/P < N_c holds when a buffer is given,
-- Q >= 1024 ns (the kernel's minimum) and Q/T <= max_bandwidth.
+- Q >= 1024 ns (the kernel's minimum) and Q/T <= max_bandwidth;
+- T within the kernel's deadline period limits, and at most ``max_slices`` budgets per
+  job at the target quantile of the execution time (:mod:`.kernel`: one under tick
+  enforcement, where the budget does not cut a job where the model assumes).
 
 The model is chosen per period (``model="auto"``): the per-activation chain of
 :mod:`.cbs` when most inter-arrival times are at least T, the per-period demand chain of
@@ -33,11 +36,10 @@ from ..pmf import Pmf, as_ns_array, default_granularity
 from . import MODELS, buffering, format_exact
 from .cbs import CbsModel, supply_units
 from .demand import DemandModel, check_activations, demand_granularity, occupied_demand
+from .kernel import KernelFacts
 from .montecarlo import simulate
 from .replay import replay
 
-#: The kernel refuses SCHED_DEADLINE runtimes below this (sched_setattr: EINVAL).
-KERNEL_MIN_RUNTIME_NS = 1024
 MIN_PERIOD_NS = 100_000
 MAX_PERIOD_NS = 1_000_000_000
 _NAME_RE = re.compile(r"^[A-Za-z0-9_.-]{1,63}$")
@@ -68,6 +70,7 @@ class Candidate:
     buffer_check: buffering.BufferCheck | None = None
     model: str = "activation"  # "activation" or "demand": the chain this row was solved with
     granularity_ns: int | None = None  # Δ of that chain (None: no model was built)
+    limited_by: str | None = None  # the lower bound that set Q above the model's need
 
     @property
     def feasible(self) -> bool:
@@ -97,6 +100,7 @@ class Candidate:
             "buffering": None if self.buffer_check is None else self.buffer_check.to_dict(),
             "model": self.model,
             "granularity_ns": self.granularity_ns,
+            "limited_by": self.limited_by,
         }
 
 
@@ -113,6 +117,9 @@ class Recommendation:
     buffer: int | None = None
     min_interarrival_ns: int | None = None
     model: str = "auto"  # what was asked for; each row's ``model`` says what was used
+    kernel: KernelFacts = field(default_factory=KernelFacts)
+    max_slices: int = 1
+    slice_exec_ns: int = 0  # the execution time at the target quantile the slices count
     _best: Candidate | None = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -135,6 +142,9 @@ class Recommendation:
             "buffer": self.buffer,
             "min_interarrival_ns": self.min_interarrival_ns,
             "model": self.model,
+            "kernel": self.kernel.to_dict(),
+            "max_slices": self.max_slices,
+            "slice_exec_ns": self.slice_exec_ns,
             "rows": [r.to_dict() for r in self.rows],
             "best": None if self.best is None else self.best.to_dict(),
         }
@@ -254,6 +264,8 @@ def recommend(
     run_replay: bool = True,
     seed: int = 0,
     model: str = "auto",
+    kernel: KernelFacts | None = None,
+    max_slices: int | None = None,
 ) -> Recommendation:
     """The smallest budget per candidate period, checked three ways.
 
@@ -287,6 +299,13 @@ def recommend(
         inter-arrival times are >= T or when the activations span fewer periods than
         :func:`min_demand_periods`, else the per-period demand model),
         ``"activation"`` or ``"demand"`` (a row without enough periods is infeasible).
+    kernel
+        The kernel's limits and budget enforcement (default: the kernel's defaults, tick
+        enforcement at HZ=250; :func:`.kernel.host_facts` reads the running kernel's).
+        A period the kernel refuses is an infeasible row.
+    max_slices
+        The most budgets a job at the ``target_prob`` quantile of the execution times
+        may need (Q >= c_p / max_slices); default ``kernel.default_max_slices()``.
     """
     if model not in MODELS:
         raise ModelError(f"model: must be one of {', '.join(MODELS)}, got {model!r}")
@@ -322,6 +341,13 @@ def recommend(
             raise ModelError("periods: give at least one positive period")
     if deadline_ns is not None and int(deadline_ns) <= 0:
         raise ModelError(f"deadline: must be positive, got {deadline_ns}")
+    kernel = KernelFacts() if kernel is None else kernel
+    if max_slices is None:
+        max_slices = kernel.default_max_slices()
+    if isinstance(max_slices, bool) or not isinstance(max_slices, int | np.integer) \
+            or max_slices < 1:
+        raise ModelError(f"max slices: must be a positive number of budgets, got {max_slices!r}")
+    c_p = int(np.quantile(exe, target_prob, method="higher"))
     search = _Search(
         arr,
         exe,
@@ -334,8 +360,13 @@ def recommend(
         mc_jobs,
         run_replay,
         seed,
+        kernel,
+        -(-c_p // int(max_slices)),
+        int(max_slices),
     )
     rows = [
+        Candidate(t, t if deadline_ns is None else int(deadline_ns),
+                  reason=kernel.period_refused(t)) if kernel.period_refused(t) else
         _candidate(*_model_for(model, act_model, arr, exe, inter, t, target_prob), t, search)
         for t in sorted(set(periods))
     ]
@@ -349,6 +380,9 @@ def recommend(
         None if buffer is None else int(buffer),
         p_min,
         model,
+        kernel,
+        int(max_slices),
+        c_p,
     )
 
 
@@ -438,6 +472,9 @@ class _Search:
     mc_jobs: int
     run_replay: bool
     seed: int
+    kernel: KernelFacts
+    slice_min_ns: int   # Q that keeps a job at the target quantile within max_slices
+    max_slices: int
 
 
 def _candidate(model: CbsModel | str, note: str, t: int, s: _Search) -> Candidate:
@@ -458,7 +495,10 @@ def _solve_row(model: CbsModel, t: int, d: int, s: _Search) -> dict:
     arr, exe, target, buffer, p_min = s.arr, s.exe, s.target, s.buffer, s.p_min
     max_bw, max_delta, mc_jobs, seed = s.max_bw, s.max_delta, s.mc_jobs, s.seed
     q_hi = math.floor(max_bw * t) // g
-    bounds = {"the kernel minimum": -(-KERNEL_MIN_RUNTIME_NS // g)}  # lower bounds on q
+    bounds = {"the kernel minimum": -(-s.kernel.runtime_min_ns // g)}  # lower bounds on q
+    slices = (f"at most {s.max_slices} budget slice{'s' if s.max_slices > 1 else ''} per job "
+              f"({s.kernel.enforcement} enforcement; --max-slices)")
+    bounds[slices] = -(-s.slice_min_ns // g)
     if buffer is not None and p_min is not None:   # p_min is known whenever buffer is
         need = buffering.check(t, t, p_min, buffer).min_runtime_for(t)
         bounds["the buffering constraint"] = -(-need // g)
@@ -506,7 +546,12 @@ def _solve_row(model: CbsModel, t: int, d: int, s: _Search) -> dict:
             lo = mid + 1
     res, p = best  # hi only moves to budgets that pass
     q_ns = hi * g
+    # a lower bound that kept Q above what the model alone needs
+    limited = None
+    if hi == q_lo and hi > 1 and solve(hi - 1)[2]:
+        limited = max(bounds, key=lambda w: bounds[w])
     row = {
+        "limited_by": limited,
         "runtime_ns": q_ns,
         "solver_prob": p,
         "error_bound": res.error_bound,

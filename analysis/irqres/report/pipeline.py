@@ -24,7 +24,11 @@ from ..measure.activations import (
     line_requests,
     task_matches,
 )
+from ..measure.charge import KernelCharge, execution_for_model, kernel_charge
 from ..measure.stats import ThreadStats, thread_stats
+from ..model.bound import far_from_use_note, near_use_bound
+from ..model.kernel import KernelFacts
+from ..model.promise import PromiseCheck, check_promise
 from ..model.recommend import (
     MIN_DEFAULT_BOUND_NS,
     Recommendation,
@@ -59,6 +63,10 @@ class Options:
     max_bandwidth: float = 0.9
     mc_jobs: int = 100_000
     model: str = "auto"  # "auto", "activation" or "demand" (recommend()'s model keyword)
+    exec_source: str = "auto"  # "auto", "kernel" or "switch" (measure.charge.EXEC_SOURCES)
+    kernel: KernelFacts = field(default_factory=KernelFacts)  # limits, enforcement
+    max_slices: int | None = None  # None: kernel.default_max_slices()
+    under: tuple[int, int] | None = None  # (Q, T) the trace was recorded under: check it
 
 
 @dataclass
@@ -76,6 +84,17 @@ class ThreadReport:
     deadline_ns: int | None = None    # the response bound D the rows were searched for
     deadline_source: str = ""         # "given", or how the default was chosen
     warnings: list[str] = field(default_factory=list)
+    charge: KernelCharge | None = None  # the kernel's charge (sched_stat_runtime)
+    exec_source: str = "switch"         # what the PMF and the model use: "kernel", "switch"
+    note: str | None = None             # why the best reservation is far above the use
+    promise: PromiseCheck | None = None  # achieved vs promised under Options.under
+
+    @property
+    def model_exec_ns(self) -> np.ndarray:
+        """The execution time of each kept activation as the model takes it."""
+        if self.exec_source == "kernel" and self.charge is not None:
+            return self.charge.charged_ns
+        return self.act.exec_ns
 
     @property
     def target_name(self) -> str:
@@ -170,16 +189,20 @@ def analyze(trace: Trace, options: Options | None = None) -> Report:
         pattern that matches no thread analysed).
     """
     opt = options or Options()
+    if opt.under is not None and opt.deadline_ns is None:
+        raise ModelError("--under Q,T: give the --deadline D the promise was made for")
     acts = activations(trace, opt.pattern, opt.tasks)
     _check_buffer_patterns(opt.buffers, [a.thread for a in acts])
     gaps = Gaps.from_trace(trace)
     need = min_samples(opt.target_prob)
     threads = []
     for act in acts:
-        st = thread_stats(act)
+        charge = kernel_charge(trace, act)
+        exec_ns, exec_source = execution_for_model(act, charge, opt.exec_source)
+        st = thread_stats(act, None if charge is None else charge.charged_ns)
         served = served_processes(trace, act)
         uncredited = uncredited_wakeups(trace, act)
-        exec_pmf = _pmf(act.exec_ns, opt.granularity_ns, "up")
+        exec_pmf = _pmf(exec_ns, opt.granularity_ns, "up")
         inter_pmf = _pmf(act.interarrival_ns, opt.granularity_ns, "down")
         buffer = buffer_for(act.thread, opt.buffers)
         if opt.min_interarrival_ns is not None:
@@ -203,17 +226,32 @@ def analyze(trace: Trace, options: Options | None = None) -> Report:
             problem = ("the smallest measured inter-arrival is 0 ns; give "
                        "--min-interarrival for the buffering check")
         else:
-            if deadline is None:
-                deadline = default_response_bound(act.interarrival_ns)
-                d_src = (f"default: the mean inter-arrival time, at least "
-                         f"{format_duration(MIN_DEFAULT_BOUND_NS)}; set --deadline")
-            rec = recommend(
-                joined_arrivals(act), act.exec_ns, periods_ns=opt.periods_ns,
-                target_prob=opt.target_prob, deadline_ns=deadline,
-                buffer=buffer, min_interarrival_ns=p if buffer is not None else None,
-                max_bandwidth=opt.max_bandwidth, granularity_ns=opt.granularity_ns,
-                mc_jobs=opt.mc_jobs, model=opt.model)
+            kw: dict[str, Any] = {
+                "target_prob": opt.target_prob, "buffer": buffer,
+                "min_interarrival_ns": p if buffer is not None else None,
+                "max_bandwidth": opt.max_bandwidth, "granularity_ns": opt.granularity_ns,
+                "mc_jobs": opt.mc_jobs, "model": opt.model, "kernel": opt.kernel,
+                "max_slices": opt.max_slices}
+            if deadline is None and opt.periods_ns is None:
+                span = max(int(act.span_ns), 1)
+                found = near_use_bound(joined_arrivals(act), exec_ns, act.interarrival_ns,
+                                       int(exec_ns.sum()) / span,
+                                       period_max_ns=opt.kernel.period_max_ns, **kw)
+                rec, deadline, d_src = found.recommendation, found.deadline_ns, found.source
+            else:
+                if deadline is None:
+                    deadline = default_response_bound(act.interarrival_ns)
+                    d_src = (f"default: the mean inter-arrival time, at least "
+                             f"{format_duration(MIN_DEFAULT_BOUND_NS)}; set --deadline")
+                rec = recommend(joined_arrivals(act), exec_ns, periods_ns=opt.periods_ns,
+                                deadline_ns=deadline, **kw)
+        note = None if rec is None else far_from_use_note(rec, exec_ns, act.span_ns)
+        promise = None
+        if opt.under is not None and opt.deadline_ns is not None:
+            promise = check_promise(act.start_ns, exec_ns, act.response_ns, opt.under[0],
+                                    opt.under[1], opt.deadline_ns, opt.target_prob)
         threads.append(ThreadReport(act, st, served, uncredited, exec_pmf, inter_pmf, p, src,
-                                    rec, problem, deadline, d_src, warnings))
+                                    rec, problem, deadline, d_src, warnings, charge,
+                                    exec_source, note, promise))
     lines = line_requests(trace, sorted({a.thread.irq for a in acts if a.thread.irq is not None}))
     return Report(trace, opt, threads, gaps, lines)

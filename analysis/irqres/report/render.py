@@ -45,7 +45,7 @@ def report_dict(report: Report) -> dict[str, Any]:
                 "records_dropped": sum(j.count for j in t.time_jumps),
                 "runs": [j.to_dict() for j in t.time_jumps]},
         },
-        "options": report.options.__dict__,
+        "options": {**report.options.__dict__, "kernel": report.options.kernel.to_dict()},
         "threads": [_thread_dict(tr) for tr in report.threads],
         "irq_lines": [
             {"irq": ln.irq, "names": ln.names, "requests": len(ln.ts_ns),
@@ -152,16 +152,48 @@ def _thread_dict(tr: ThreadReport) -> dict:
             "interarrival": None if tr.interarrival_pmf is None else tr.interarrival_pmf.to_dict(),
             "exec": None if tr.exec_pmf is None else tr.exec_pmf.to_dict(),
         },
+        "execution": _execution_dict(tr),
         "min_interarrival_ns": tr.min_interarrival_ns,
         "min_interarrival_source": tr.p_source,
         "buffering": _buffering_bounds(rec),
         "recommendation": None if rec is None else rec.to_dict(),
         "problem": tr.problem,
+        "note": tr.note,
+        "promise": None if tr.promise is None else tr.promise.to_dict(),
         "warnings": tr.warnings,
         "deadline_ns": tr.deadline_ns,
         "deadline_source": tr.deadline_source if tr.deadline_ns is not None else None,
         "profile": _snippet(tr),
     }
+
+
+def _execution_dict(tr: ThreadReport) -> dict:
+    """Which execution time the model uses, and the kernel's charge against the
+    switch-based figure."""
+    return {"model_uses": tr.exec_source,
+            "kernel_charge": None if tr.charge is None else tr.charge.summary()}
+
+
+def _execution_text(tr: ThreadReport) -> str:
+    c = tr.charge
+    if c is None:
+        return ("execution time: from sched_switch (the trace has no sched_stat_runtime "
+                "of this thread, so the kernel's charge is unknown)")
+    s = c.summary()
+    if s["relative_diff"] is None:
+        head = "kernel charge (sched_stat_runtime): no execution measured"
+    else:
+        head = (f"kernel charge (sched_stat_runtime) - switch-based execution: "
+                f"{100 * s['relative_diff']:+.2f}% in all, per activation mean "
+                f"{_signed_duration(round(s['mean_diff_ns']))}, from "
+                f"{_signed_duration(s['min_diff_ns'])} to {_signed_duration(s['max_diff_ns'])}")
+    if c.uncharged:
+        head += f"; {c.uncharged} activation(s) carry no charge"
+    return f"{head}; the model uses the {tr.exec_source} figure"
+
+
+def _signed_duration(ns: int) -> str:
+    return ("-" if ns < 0 else "+") + format_duration(abs(int(ns)))
 
 
 def _buffering_bounds(rec: Recommendation | None) -> list[dict] | None:
@@ -186,6 +218,9 @@ def _thread_text(tr: ThreadReport) -> list[str]:
     else:
         out = [f"== {th.comm} (pid {th.pid}, task) =="]
     out.append(tr.stats.table())
+    out.append(_execution_text(tr))
+    if tr.promise is not None:
+        out.append(tr.promise.text())
     if tr.served:
         out += ["processes served (IRQ time split evenly among those an activation woke):",
                 format_served(tr.served)]
@@ -203,6 +238,9 @@ def _thread_text(tr: ThreadReport) -> list[str]:
                f"{dur(tr.deadline_ns)} ({tr.deadline_source}), "
                f"Q/T <= {rec.max_bandwidth:.0%}, Δ = {format_duration(rec.granularity_ns)}; "
                "* the least bandwidth that meets it")
+    out.append(f"kernel: {rec.kernel.describe()}; at most {rec.max_slices} budget "
+               f"slice(s) per job of {format_duration(rec.slice_exec_ns)} (the execution "
+               f"time at the {rec.target_prob} quantile)")
     out.append(f"{'period':>10}{'runtime':>11}{'Q/T':>8}{'model':>12}{'P model':>10}{'±bound':>9}"
                f"{'Monte Carlo [95% CI]':>30}{'replay':>10}  buffering")
     # the period and runtime columns each in one unit (irqres.tables)
@@ -221,10 +259,14 @@ def _thread_text(tr: ThreadReport) -> list[str]:
             f"{r.buffer_check.buffer})"
             if r.buffer_check.ok else r.buffer_check.message)
         mark = " *" if r is rec.best else ""
+        if r.limited_by:
+            mark += f" (Q set by {r.limited_by})"
         bandwidth = r.runtime_ns / r.period_ns
         out.append(f"{period:>10}{runtime:>11}"
                    f"{100 * bandwidth:>7.1f}%{r.model:>12}{_pct(r.solver_prob):>10}"
                    f"{r.error_bound:>9.1e}{mc:>30}{_pct(r.replay_prob):>10}  {buf}{mark}")
+    if tr.note:
+        out.append(f"note: {tr.note}")
     if rec.best is None:
         out.append("warning: no candidate period meets the target; try a longer --deadline, "
                    "--period, a lower --target-prob or a larger --max-bandwidth")

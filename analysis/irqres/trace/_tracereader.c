@@ -556,8 +556,9 @@ static PyMethodDef methods[] = {
 	{ "read", (PyCFunction)(void (*)(void))tr_read, METH_VARARGS | METH_KEYWORDS,
 	  "read(path, buffer=None, progress=None, progress_every=2**20, threads=0,\n"
 	  "     parallel_min_bytes=2**26, select=None, release_pages=True, by_cpu=None) -> dict\n\n"
-	  "Read sched_switch, sched_waking, sched_wakeup, irq_handler_entry/exit and\n"
-	  "sched_migrate_task records of a trace-cmd data file into columns.\n"
+	  "Read sched_switch, sched_waking, sched_wakeup, irq_handler_entry/exit,\n"
+	  "sched_migrate_task and sched_stat_runtime records of a trace-cmd data file into\n"
+	  "columns.\n"
 	  "buffer: instance name ('' = top level; None = the first buffer with data).\n"
 	  "progress: called with the number of records read every progress_every records;\n"
 	  "an exception it raises stops the reading and propagates.\n"

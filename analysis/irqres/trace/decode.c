@@ -30,6 +30,9 @@ const struct evspec event_specs[EV_COUNT] = {
 	[EV_MIGRATE] = { "sched", "sched_migrate_task",
 			 { "pid", "orig_cpu", "dest_cpu" },
 			 { "pid", "orig_cpu", "dest_cpu" }, { 0, 0, 0 } },
+	/* the CPU time the scheduler charges a task (update_curr), ns since its last charge */
+	[EV_RUNTIME] = { "sched", "sched_stat_runtime",
+			 { "pid", "runtime" }, { "pid", "runtime" }, { 0, 1 } },
 };
 
 static inline int64_t field_num(struct tep_format_field *f, struct tep_record *rec,
@@ -232,6 +235,7 @@ static int row_kept(const struct reader *r, int e, const struct evstate *ev,
 		a = field_num(ev->f[1], rec, r->native);
 		return a < 0 || a >= IRQ_LIMIT || r->irqsel[a] != SEL_NO;
 	case EV_MIGRATE: /* no comm in it: unknown pids too, as wakers */
+	case EV_RUNTIME: /* its comm is the task's own: judged by its switches */
 		return !pid_is(r, field_num(ev->f[0], rec, r->native), SEL_NO);
 	default:
 		return 1;

@@ -44,7 +44,8 @@ struct evspec {
 	char wide[F_MAX];           /* 1: int64 column, 0: int32 column */
 };
 
-enum { EV_SWITCH, EV_WAKING, EV_WAKEUP, EV_IRQ_ENTRY, EV_IRQ_EXIT, EV_MIGRATE, EV_COUNT };
+enum { EV_SWITCH, EV_WAKING, EV_WAKEUP, EV_IRQ_ENTRY, EV_IRQ_EXIT, EV_MIGRATE, EV_RUNTIME,
+       EV_COUNT };
 
 /* Column 0 of every event is its timestamp, column 1 its CPU; the rest follow. */
 extern const struct evspec event_specs[EV_COUNT];

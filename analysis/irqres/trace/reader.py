@@ -38,8 +38,8 @@ if TYPE_CHECKING:
 #: ``trace-cmd record`` works, e.g. the PREEMPT_RT target).
 RECORD_COMMAND = (
     "trace-cmd record -e sched:sched_switch -e sched:sched_wakeup -e sched:sched_waking "
-    "-e sched:sched_migrate_task -e irq:irq_handler_entry -e irq:irq_handler_exit "
-    "-o trace.dat -- sleep 10"
+    "-e sched:sched_migrate_task -e sched:sched_stat_runtime -e irq:irq_handler_entry "
+    "-e irq:irq_handler_exit -o trace.dat -- sleep 10"
 )
 
 _MAGIC = b"\x17\x08\x44tracing"
@@ -58,6 +58,9 @@ _COLUMNS: dict[str, dict[str, str]] = {
                          "irq": "int32", "ret": "int32"},
     "sched_migrate_task": {"ts": "int64", "cpu": "int32", "pid": "int32",
                            "orig_cpu": "int32", "dest_cpu": "int32"},
+    # the CPU time the scheduler charged the task since its previous charge (update_curr)
+    "sched_stat_runtime": {"ts": "int64", "cpu": "int32", "pid": "int32",
+                           "runtime": "int64"},
 }
 
 _IRQ_COMM = re.compile(r"^irq/(\d+)-(.*)$")
@@ -352,11 +355,12 @@ def _keep_selected(events: dict, pids: np.ndarray, since: np.ndarray,
             keep = chosen(t["pid"], t["ts"]) | chosen(t["waker"], t["ts"])
             if not keep.all():
                 events[name] = {c: v[keep] for c, v in t.items()}
-    t = events.get("sched_migrate_task")
-    if t is not None and len(t["ts"]):
-        keep = chosen(t["pid"], t["ts"])
-        if not keep.all():
-            events["sched_migrate_task"] = {c: v[keep] for c, v in t.items()}
+    for name in ("sched_migrate_task", "sched_stat_runtime"):
+        t = events.get(name)
+        if t is not None and len(t["ts"]):
+            keep = chosen(t["pid"], t["ts"])
+            if not keep.all():
+                events[name] = {c: v[keep] for c, v in t.items()}
     for name in ("irq_handler_entry", "irq_handler_exit"):
         t = events.get(name)
         if t is not None and len(t["ts"]):

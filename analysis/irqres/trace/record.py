@@ -36,7 +36,12 @@ EVENTS = (
     "sched:sched_migrate_task",
     "irq:irq_handler_entry",
     "irq:irq_handler_exit",
+    "sched:sched_stat_runtime",
 )
+
+#: Events recorded when the kernel has them, skipped (with a note in the log) when not:
+#: the analysis uses them where the trace holds them and does without otherwise.
+OPTIONAL_EVENTS = frozenset({"sched:sched_stat_runtime"})
 
 TRACEFS_CANDIDATES = ("/sys/kernel/tracing", "/sys/kernel/debug/tracing")
 
@@ -180,6 +185,10 @@ def record(output: str, *, command: list[str] | None = None, duration_ns: int | 
         raise TraceError(f"{output}: directory {out_dir} does not exist")
     tracefs = tracefs or find_tracefs()
     available = set((_read(os.path.join(tracefs, "available_events")) or "").split())
+    skipped = [e for e in events if e not in available and e in OPTIONAL_EVENTS]
+    for e in skipped:
+        log.info("record: the kernel has no %s event; recording without it", e)
+    events = tuple(e for e in events if e not in skipped)
     missing = [e for e in events if e not in available]
     if missing:
         raise TraceError(f"record: the kernel has no {', '.join(missing)} event "

@@ -54,6 +54,10 @@ class TraceBuilder:
         self.rows["irq_handler_entry"].append((ts, cpu, current, irq, idx))
         self.rows["irq_handler_exit"].append((ts + duration, cpu, current, irq, ret))
 
+    def runtime(self, ts: int, cpu: int, pid: int, runtime: int) -> None:
+        """The scheduler charged ``pid`` ``runtime`` ns (sched_stat_runtime)."""
+        self.rows["sched_stat_runtime"].append((ts, cpu, pid, runtime))
+
     def gap(self, cpu: int, prev_ts: int, ts: int, count: int) -> None:
         self.lost.append((cpu, prev_ts, ts, count))
 
@@ -87,13 +91,15 @@ class Expected:
     exec_ns: list[int] = field(default_factory=list)
     end_ns: list[int] = field(default_factory=list)
     irqs: list[int] = field(default_factory=list)
+    charged_ns: list[int] = field(default_factory=list)  # with charge_overhead_ns only
 
 
 def irq_thread_trace(arrivals_ns, exec_ns, *, pid: int = 100, irq: int = 11,
                      action: str = "eth0", cpu: int = 0, wake_delay_ns: int = 2_000,
                      switch_delay_ns: int = 3_000, preempt: dict[int, int] | None = None,
                      served: dict[int, int] | None = None,
-                     builder: TraceBuilder | None = None) -> tuple[TraceBuilder, Expected]:
+                     builder: TraceBuilder | None = None,
+                     charge_overhead_ns: int | None = None) -> tuple[TraceBuilder, Expected]:
     """Simulate an IRQ thread: job k arrives (hard IRQ) at ``arrivals_ns[k]`` and needs
     ``exec_ns[k]`` of CPU.
 
@@ -103,6 +109,9 @@ def irq_thread_trace(arrivals_ns, exec_ns, *, pid: int = 100, irq: int = 11,
     through that job. ``served`` maps a job index to a pid the thread wakes when it
     finishes that job. Every activation of the result is complete (the thread is asleep
     at the start and at the end); the first activation is preceded by a sleep at time 1.
+    With ``charge_overhead_ns`` the scheduler's charge is traced too (sched_stat_runtime,
+    1 ns before each switch-out of the thread): each on-CPU interval plus that overhead,
+    which may be negative (time the kernel does not charge, such as IRQ time).
     """
     b = builder or TraceBuilder()
     b.comm(pid, f"irq/{irq}-{action}"[:15])
@@ -125,12 +134,22 @@ def irq_thread_trace(arrivals_ns, exec_ns, *, pid: int = 100, irq: int = 11,
         t = a + switch_delay_ns
         b.switch(t, cpu, 0, TASK_RUNNING, pid)
         exp.start_ns.append(a + wake_delay_ns)
-        total, count = 0, 0
+        total, count, charged, run_from = 0, 0, 0, t
+
+        def charge(until: int, since: int) -> int:
+            if charge_overhead_ns is None:
+                return 0
+            ran = until - since + charge_overhead_ns
+            b.runtime(until - 1, cpu, pid, ran)
+            return ran
+
         while True:
             c = execs[k]
             pre = preempt.get(k, 0)
             if pre:
                 half = c // 2
+                charged += charge(t + half, run_from)
+                run_from = t + half + pre
                 b.switch(t + half, cpu, pid, PREEMPTED, other)
                 b.switch(t + half + pre, cpu, other, TASK_INTERRUPTIBLE, pid)
                 t += pre
@@ -145,8 +164,11 @@ def irq_thread_trace(arrivals_ns, exec_ns, *, pid: int = 100, irq: int = 11,
                 b.irq(arrivals[k], cpu, pid, irq, action, IRQ_WAKE_THREAD)
                 continue
             break
+        charged += charge(t, run_from)
         b.switch(t, cpu, pid, TASK_INTERRUPTIBLE, 0)
         exp.exec_ns.append(total)
+        if charge_overhead_ns is not None:
+            exp.charged_ns.append(charged)
         exp.end_ns.append(t)
         exp.irqs.append(count)
     return b, exp
