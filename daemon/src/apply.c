@@ -501,6 +501,7 @@ static int plan_run(const struct plan *plan, struct state *st, struct apply_wait
 {
 	struct undo_log u = { 0 };
 	size_t done = 0;
+	bool hrtick = false;
 	int rc = 0;
 
 	if (pw)
@@ -522,6 +523,12 @@ static int plan_run(const struct plan *plan, struct state *st, struct apply_wait
 		pr_notice("plan: %s", plan->warnings[i]);
 	if (plan->admission_off) {
 		rc = admission_off(st, &u, err, errlen);
+		if (rc)
+			goto out_undo;
+	}
+	if (plan->enforce.action == ENFORCE_SWITCH_ON) {	/* enforce.h */
+		hrtick = !st->feature_saved;
+		rc = enforce_hrtick_on(st, err, errlen);
 		if (rc)
 			goto out_undo;
 	}
@@ -552,6 +559,8 @@ out_undo:
 	pr_err("%s", err);
 	pr_notice("undoing this apply: every thread goes back as it was");
 	undo_all(&u, st);
+	if (hrtick)
+		enforce_restore(st);
 	if (pw)
 		pw->n = 0;	/* put back with the rest: none waits */
 	return rc;
@@ -970,6 +979,9 @@ int apply_restore_all(struct state *st)
 	if (st->n_parts == 0)
 		affinity_owed_settle();
 	affinity_owed_save(st);
+	rc = enforce_restore(st);
+	if (rc && !first)
+		first = rc;
 	if (st->rt_runtime_saved) {
 		rc = rt_runtime_restore(st, st->rt_runtime_us);
 		if (rc && !first)

@@ -214,6 +214,8 @@ static void print_notes(const struct plan *plan, FILE *f)
 	if (sources)
 		fputs(sources, f);
 	free(sources);
+	if (plan->n_items)
+		enforce_report_text(&plan->enforce, f);
 	for (size_t i = 0; i < plan->n_warnings; i++)
 		fprintf(f, "%swarning: %s\n", i ? "" : "\n", plan->warnings[i]);
 	for (size_t i = 0; i < plan->n_errors; i++)
@@ -283,6 +285,10 @@ static void item_json(const struct plan *plan, const struct plan_item *it, struc
 		json_kv_null(j, "cpuset");
 	json_kv_str(j, "buffer_check", profile_buffer_verdict_name(it->buffer_check));
 	json_kv_str(j, "verdict", it->verdict);
+	if (plan->enforce.granule_ns)	/* enforce.h: the worst overrun of its budget */
+		json_kv_uint(j, "overrun_max_ns", plan->enforce.granule_ns);
+	else
+		json_kv_null(j, "overrun_max_ns");
 	json_obj_end(j);
 }
 
@@ -345,6 +351,8 @@ void plan_report_json(const struct plan *plan, struct json *j)
 	sources = plan_sources_text(plan);
 	json_kv_str(j, "sources", sources ? sources : "");
 	free(sources);
+	json_key(j, "enforcement");
+	enforce_report_json(&plan->enforce, j);
 	strings_json("warnings", plan->warnings, plan->n_warnings, j);
 	strings_json("errors", plan->errors, plan->n_errors, j);
 	json_obj_end(j);
