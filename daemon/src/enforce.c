@@ -532,6 +532,15 @@ int enforce_hrtick_on(struct state *st, char *err, size_t errlen)
 	return 0;
 }
 
+int enforce_apply(const struct enforce_plan *p, struct state *st, bool *switched, char *err,
+		  size_t errlen)
+{
+	if (p->action != ENFORCE_SWITCH_ON)
+		return 0;
+	*switched = !st->feature_saved;
+	return enforce_hrtick_on(st, err, errlen);
+}
+
 int enforce_restore(struct state *st)
 {
 	const struct state_feature *rec = &st->feature;

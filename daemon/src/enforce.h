@@ -114,6 +114,11 @@ const char *enforce_action_name(enum enforce_action a);
 /* Switches HRTICK_DL on (recorded in st first), unless it is on already or st holds a
  * record (irqres switched it on before: someone who turned it off since is obeyed). */
 int enforce_hrtick_on(struct state *st, char *err, size_t errlen);
+/* What applying a plan does about HRTICK_DL: enforce_hrtick_on() when p says
+ * ENFORCE_SWITCH_ON; *switched tells whether this call recorded it (so an apply that fails
+ * afterwards gives it back with enforce_restore()). */
+int enforce_apply(const struct enforce_plan *p, struct state *st, bool *switched, char *err,
+		  size_t errlen);
 /* Gives HRTICK_DL its recorded value back when it still has the one irqres set (else
  * leaves it, logged), and forgets the record. -errno (record kept) when the file cannot
  * be read or written. */

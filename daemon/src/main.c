@@ -565,8 +565,7 @@ static int run_status(struct daemon *d)
 			       cpuset_list_str(&st.owed[i].cpus, cpus, sizeof(cpus)));
 		}
 		if (st.feature_saved)
-			printf("  sched feature %s: set %s, to give back %s
-", st.feature.name,
+			printf("  sched feature %s: set %s, to give back %s\n", st.feature.name,
 			       st.feature.set ? "on" : "off", st.feature.was ? "on" : "off");
 	}
 	json_fini(&j);

@@ -54,7 +54,8 @@ def enforcement_text(e: dict) -> str:
     """How the kernel enforces budgets now (docs/protocol.md, ENFORCEMENT_NOW)."""
     overrun = e.get("overrun_max_ns")
     hz = f" at HZ={e['hz']}" if e.get("hz") and e.get("mode") == "tick" else ""
-    hrtick = {True: "on", False: "off"}.get(e.get("hrtick_dl"), "unknown")
+    on = e.get("hrtick_dl")
+    hrtick = "unknown" if on is None else "on" if on else "off"
     text = (f"budget enforcement: {e.get('mode')}{hz}, overrun up to "
             f"{format_duration(int(overrun)) if overrun else 'unknown'} per period; "
             f"HRTICK_DL {hrtick}")
