@@ -8,7 +8,7 @@
 2. overrun: the same busy task reserved Q = 1 ms every T = 5 ms by ``irqresd --once``,
    HRTICK_DL off (enforcement: keep) and on (enforcement: hrtick), alternating in one
    boot: how long it runs in one go. Emulation stretches guest time, so only the shape is
-   asserted: with the hrtick no burst is much longer than Q, at the tick they run on to
+   asserted: with the hrtick a typical burst stops at Q, at the tick it runs on towards
    the next tick (HZ=250: up to 4 ms past Q).
 """
 
@@ -67,24 +67,35 @@ def _pct(v: list[int], q: float) -> int:
     return v[min(len(v) - 1, int(q * len(v)))] if v else 0
 
 
+def _share_over(v: list[int], bound: int) -> float:
+    return sum(x > bound for x in v) / len(v)
+
+
 def test_overrun_tick_versus_hrtick(boot):
     q, t = 1 * MS, 5 * MS
     res = boot("enforcement_overrun", params={"runtime_ns": q, "period_ns": t,
                                               "seconds": 6, "repeats": 3,
                                               "gap_ns": 200_000})
     where = res.kernel.release
-    rows = {"keep": [], "hrtick": []}
+    rows: dict[str, list[tuple[int, float]]] = {"keep": [], "hrtick": []}
     for ph in res.data["phases"]:
         assert ph["reserved"] and ph["once_rc"] == 0, ph
         assert ph["hrtick_dl"] is (ph["enforcement"] == "hrtick"), ph
         assert ph["after"] is False, ph  # --restore gave it back
         b = ph["bursts_ns"]
         assert len(b) > 50, (where, ph["enforcement"], len(b))
-        rows[ph["enforcement"]].append((_pct(b, 0.5), _pct(b, 0.99), max(b), len(b)))
+        over = _share_over(b, q + 1 * MS)
+        rows[ph["enforcement"]].append((_pct(b, 0.5), over))
         vmrunner.say(f"overrun {where} {ph['enforcement']:6}: {len(b)} bursts, p50 "
-                     f"{_pct(b, 0.5) / MS:.2f} ms, p99 {_pct(b, 0.99) / MS:.2f} ms, max "
-                     f"{max(b) / MS:.2f} ms (Q = {q / MS:.0f} ms, T = {t / MS:.0f} ms)")
-    # the shape: every hrtick run's p99 below every tick run's p99
-    worst_hr = max(r[1] for r in rows["hrtick"])
-    best_tick = min(r[1] for r in rows["keep"])
-    assert worst_hr < best_tick, (where, rows)
+                     f"{_pct(b, 0.5) / MS:.2f} ms, p90 {_pct(b, 0.9) / MS:.2f} ms, p99 "
+                     f"{_pct(b, 0.99) / MS:.2f} ms, max {max(b) / MS:.2f} ms, "
+                     f"{100 * over:.0f} % longer than Q + 1 ms (Q = {q / MS:.0f} ms, "
+                     f"T = {t / MS:.0f} ms)")
+    # The shape, robust to the host stealing the guest's CPU now and then (which makes a
+    # burst look long whatever the enforcement): at the tick a typical burst runs on past
+    # Q towards the next tick, with the hrtick it stops at Q; in every run.
+    assert max(p50 for p50, _ in rows["hrtick"]) < min(p50 for p50, _ in rows["keep"]) / 2, (
+        where, rows)
+    assert max(p50 for p50, _ in rows["hrtick"]) <= 3 * q // 2, (where, rows)
+    assert max(o for _, o in rows["hrtick"]) < min(o for _, o in rows["keep"]) / 2, (
+        where, rows)
