@@ -8,8 +8,8 @@
 2. overrun: the same busy task reserved Q = 1 ms every T = 5 ms by ``irqresd --once``,
    HRTICK_DL off (enforcement: keep) and on (enforcement: hrtick), alternating in one
    boot: how long it runs in one go. Emulation stretches guest time, so only the shape is
-   asserted: with the hrtick a typical burst stops at Q, at the tick it runs on towards
-   the next tick (HZ=250: up to 4 ms past Q).
+   asserted: with the hrtick the mean burst stays near Q, at the tick bursts run on
+   towards the next tick (HZ=250: up to 4 ms past Q), fewer and longer.
 """
 
 import json
@@ -77,25 +77,26 @@ def test_overrun_tick_versus_hrtick(boot):
                                               "seconds": 6, "repeats": 3,
                                               "gap_ns": 200_000})
     where = res.kernel.release
-    rows: dict[str, list[tuple[int, float]]] = {"keep": [], "hrtick": []}
+    runs: dict[str, list[list[int]]] = {"keep": [], "hrtick": []}
     for ph in res.data["phases"]:
         assert ph["reserved"] and ph["once_rc"] == 0, ph
         assert ph["hrtick_dl"] is (ph["enforcement"] == "hrtick"), ph
         assert ph["after"] is False, ph  # --restore gave it back
         b = ph["bursts_ns"]
         assert len(b) > 50, (where, ph["enforcement"], len(b))
-        over = _share_over(b, q + 1 * MS)
-        rows[ph["enforcement"]].append((_pct(b, 0.5), over))
-        vmrunner.say(f"overrun {where} {ph['enforcement']:6}: {len(b)} bursts, p50 "
-                     f"{_pct(b, 0.5) / MS:.2f} ms, p90 {_pct(b, 0.9) / MS:.2f} ms, p99 "
-                     f"{_pct(b, 0.99) / MS:.2f} ms, max {max(b) / MS:.2f} ms, "
-                     f"{100 * over:.0f} % longer than Q + 1 ms (Q = {q / MS:.0f} ms, "
-                     f"T = {t / MS:.0f} ms)")
-    # The shape, robust to the host stealing the guest's CPU now and then (which makes a
-    # burst look long whatever the enforcement): at the tick a typical burst runs on past
-    # Q towards the next tick, with the hrtick it stops at Q; in every run.
-    assert max(p50 for p50, _ in rows["hrtick"]) < min(p50 for p50, _ in rows["keep"]) / 2, (
-        where, rows)
-    assert max(p50 for p50, _ in rows["hrtick"]) <= 3 * q // 2, (where, rows)
-    assert max(o for _, o in rows["hrtick"]) < min(o for _, o in rows["keep"]) / 2, (
-        where, rows)
+        runs[ph["enforcement"]].append(b)
+        vmrunner.say(f"overrun {where} {ph['enforcement']:6}: {len(b)} bursts, mean "
+                     f"{sum(b) / len(b) / MS:.2f} ms, p50 {_pct(b, 0.5) / MS:.2f} ms, p90 "
+                     f"{_pct(b, 0.9) / MS:.2f} ms, p99 {_pct(b, 0.99) / MS:.2f} ms, max "
+                     f"{max(b) / MS:.2f} ms, {100 * _share_over(b, q + MS):.0f} % longer "
+                     f"than Q + 1 ms (Q = {q / MS:.0f} ms, T = {t / MS:.0f} ms)")
+    # The shape. The long-run bandwidth is Q/T either way (the kernel charges an overrun
+    # to the next periods), so what differs is how the run time is cut: at the tick the
+    # task runs on past Q until the next tick or scheduler event, in fewer and longer
+    # bursts; with the hrtick it stops at Q. The mean burst (run time / bursts) is robust
+    # to the host stealing the guest's CPU now and then, which cuts bursts either way.
+    mean = {k: [sum(b) / len(b) for b in v] for k, v in runs.items()}
+    pooled = {k: sum(map(sum, v)) / sum(map(len, v)) for k, v in runs.items()}
+    assert all(k > h for k, h in zip(mean["keep"], mean["hrtick"], strict=True)), (where, mean)
+    assert pooled["hrtick"] <= 1.5 * q, (where, pooled)
+    assert pooled["keep"] >= 1.5 * pooled["hrtick"], (where, pooled)
