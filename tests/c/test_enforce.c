@@ -218,6 +218,8 @@ static void open_state(void)
 
 static void test_switch_and_crash_restore(void **unused)
 {
+	struct enforce_env e;
+	struct enforce_plan p;
 	char err[512] = "";
 
 	open_state();
@@ -229,6 +231,13 @@ static void test_switch_and_crash_restore(void **unused)
 	assert_false(state_empty(&st));
 	/* a second apply changes nothing */
 	assert_int_equal(enforce_hrtick_on(&st, err, sizeof(err)), 0);
+	/* a profile without enforcement: hrtick now gives it back (tick enforcement then) */
+	enforce_env_read(&e);
+	enforce_decide(&e, false, &p);
+	assert_int_equal(p.action, ENFORCE_GIVE_BACK);
+	assert_int_equal(p.mode, ENFORCE_TICK);
+	enforce_decide(&e, true, &p);
+	assert_int_equal(p.action, ENFORCE_ALREADY_ON);
 	state_free(&st);	/* the crash: memory lost, the file stays */
 
 	open_state();		/* the next start (or irqresd --restore) loads it */
@@ -241,6 +250,9 @@ static void test_switch_and_crash_restore(void **unused)
 	assert_false(st.feature_saved);
 	assert_true(state_empty(&st));
 	assert_int_equal(access(fixtree_path("run/state"), F_OK), -1);	/* nothing left */
+	enforce_env_read(&e);
+	enforce_decide(&e, false, &p);
+	assert_int_equal(p.action, ENFORCE_KEEP);
 	state_free(&st);
 }
 
