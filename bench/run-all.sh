@@ -14,8 +14,9 @@ declare -A CMD=(
 	[controller]="python3 bench/controller/bench_controller.py --runs 5"
 	[analyze]="bash bench/analyze/run.sh"
 	[vm]="python3 bench/vm/reference.py --runs 3"
+	[completion]="python3 bench/completion/bench_completion.py --runs 11"
 )
-ORDER=(discover apply daemon solver controller analyze vm)
+ORDER=(discover apply daemon solver controller analyze vm completion)
 fail=0
 for name in ${BENCH:-${ORDER[*]}}; do
 	[ -n "${CMD[$name]:-}" ] || { echo "bench: no benchmark named $name (have: ${ORDER[*]})" >&2; exit 2; }

@@ -7,8 +7,11 @@
 #   vm       the PREEMPT_RT VM suite and the demo: QEMU, the guest image, the .deb
 #   deb      build the Debian package (make deb) and check it with lintian
 #
-# usage: install-deps.sh [--list] [SET...]     (no SET: all of them)
-#   --list  print the Debian packages of the sets, one a line, and install nothing
+# usage: install-deps.sh [--list | --modules] [SET...]     (no SET: all of them)
+#   --list     print the Debian packages of the sets, one a line, and install nothing
+#   --modules  print the Python modules the sets give, one a line, as "PYTHON module"
+#              ($PYTHON's, whichever way they come) or "python3 module" (the system
+#              python3's, from the sets' python3-X Debian packages), install nothing
 #
 # `make` installs build, `make install` runtime (never test or vm: a production box gets
 # no compilers' test tools, QEMU or pytest), `make test` and `make demo` everything they
@@ -51,12 +54,13 @@ LINT_PINS=(ruff==0.17.6 mypy==2.4.1 types-PyYAML==6.0.12.20261113)
 LINT_VENV=${LINT_VENV:-$(cd "$(dirname "$0")/.." && pwd)/build/lint-venv}
 
 PYTHON=${PYTHON:-python3}
-list=0
+list=0 modules=0
 sets=()
 for a in "$@"; do
 	case $a in
 	--list) list=1 ;;
-	-h | --help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--modules) modules=1 ;;
+	-h | --help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*)
 		[[ -v APT[$a] ]] || { echo "install-deps: unknown set '$a' (sets: ${ALL_SETS[*]})" >&2; exit 2; }
 		sets+=("$a") ;;
@@ -127,6 +131,17 @@ apt_install() {
 	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
 		"${missing[@]}" >/dev/null
 }
+
+if ((modules)); then
+	{
+		for m in "${mods[@]}"; do echo "PYTHON ${m%%:*}"; done
+		# python3-X (not -dev) is module X of the system python3 (python3-yaml: yaml)
+		for p in "${apt_pkgs[@]}"; do
+			if [[ $p == python3-* && $p != *-dev ]]; then echo "python3 ${p#python3-}" | tr - _; fi
+		done
+	} | awk '!seen[$0]++'
+	exit 0
+fi
 
 if ((list)); then
 	plan_python

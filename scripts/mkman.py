@@ -246,13 +246,32 @@ def irqres_page(date: str) -> str:
             raise ManError(f"irqres {name}: listed but cannot be loaded")
         ctx = click.Context(cmd, info_name=name, parent=top)
         body.extend([f'.SS "{esc(usage(cmd, ctx))}"', *help_paragraphs(cmd.help or ""),
-                     *options(cmd, ctx, with_help=False)])
+                     # the example line as typed: never filled or hyphenated
+                     *(preformatted(inspect.cleandoc(cmd.epilog).splitlines()) if cmd.epilog
+                       else []), *options(cmd, ctx, with_help=False)])
     body += [
-        ".SH ENVIRONMENT", ".TP", "\\fBIRQRESD\\fR",
-        "The irqresd binary that \\fBapply\\fR and \\fBrestore\\fR run when no daemon "
-        "listens (\\fBirqresd \\-\\-once\\fR, \\fBirqresd \\-\\-restore\\fR); by default "
+        ".SH ENVIRONMENT", ".TP", "\\fBIRQRES_SOCKET\\fR",
+        "irqresd's control socket, as \\fB\\-\\-socket\\fR names it (which wins). A socket "
+        "named either way is that daemon or an error: when it does not answer, "
+        "\\fBstatus\\fR shows the state file of the socket's directory and exits 1, and "
+        "\\fBapply\\fR, \\fBverify\\fR and \\fBrestore\\fR change nothing and exit 1 "
+        "unless a run directory is named too.",
+        ".TP", "\\fBIRQRES_RUN_DIR\\fR",
+        "irqresd's run directory, as \\fB\\-\\-run\\-dir\\fR names it (which wins): its "
+        "socket is \\fIDIR\\fR/irqresd.sock unless one is named, and its state file "
+        "\\fIDIR\\fR/state is where \\fBstatus\\fR, \\fBapply\\fR and \\fBrestore\\fR work "
+        "when no daemon answers (\\fBirqresd \\-\\-run\\-dir\\fR \\fIDIR\\fR). Default "
+        "/run/irqres.",
+        ".TP", "\\fBIRQRESD\\fR",
+        "The irqresd binary that \\fBapply\\fR, \\fBstatus\\fR, \\fBverify\\fR and "
+        "\\fBrestore\\fR run when no daemon listens (\\fBirqresd \\-\\-once\\fR, "
+        "\\fB\\-\\-status\\fR, \\fB\\-\\-verify\\fR, \\fB\\-\\-restore\\fR); by default "
         "the one on \\fBPATH\\fR or in /usr/sbin.",
         ".SH FILES", ".TP", "/run/irqres/irqresd.sock", "irqresd's control socket.",
+        ".TP", "/run/irqres/state",
+        "irqresd's state file: every thread it changed and how it was before (policy, "
+        "priority, cgroup, CPU affinity). \\fBirqres status\\fR shows it when no daemon "
+        "answers; \\fBirqres restore\\fR (\\fBirqresd \\-\\-restore\\fR) puts them back.",
         ".TP", "/etc/irqres/profile.yaml", "The profile irqresd.service applies at boot.",
         ".SH EXIT STATUS", "0 on success; 1 when a command fails (the message says what "
         "and why); 2 for a bad option or argument.",

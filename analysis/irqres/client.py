@@ -4,24 +4,37 @@ One request is one line of words; each gets one JSON reply line with ``"ok"``. A
 request raises :class:`irqres.errors.DaemonError` carrying the daemon's own message; a
 daemon that is not running, refuses the caller or does not answer raises it too, with a
 message that says which and what to do.
+
+Every wait is bounded: the connection and each whole request (sending it and reading its
+reply line, however slowly the bytes come) take at most ``timeout``. A reply that is not
+one JSON object, that ends before its newline or that is longer than :data:`REPLY_MAX`
+is refused with an error naming the socket and the request. A caller that must stop at
+once (a signal, the end of a run) gives a ``cancel_fd`` that turns readable then, or a
+``deadline_ns``: a request waiting when either comes raises :class:`RequestCancelled`.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import select
 import shutil
 import socket
 import stat
 import subprocess
+import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .errors import DaemonError
 from .units import format_duration
 
-DEFAULT_SOCKET = "/run/irqres/irqresd.sock"
+DEFAULT_RUN_DIR = "/run/irqres"
+SOCKET_NAME = "irqresd.sock"        # irqresd's socket in its run directory
+DEFAULT_SOCKET = f"{DEFAULT_RUN_DIR}/{SOCKET_NAME}"
 SOCKET_ENV = "IRQRES_SOCKET"
+RUN_DIR_ENV = "IRQRES_RUN_DIR"
 IRQRESD_ENV = "IRQRESD"
 REQUEST_MAX = 4096          # bytes per request line, including the newline
 BODY_MAX = 1 << 20          # bytes of profile text after a plan/apply line
@@ -36,11 +49,68 @@ class DaemonNotRunning(DaemonUnreachable):
     """No irqresd listens on the socket (it does not exist or refuses connections)."""
 
 
+class RequestCancelled(DaemonError):
+    """A request given up unanswered because the caller's ``cancel_fd`` turned readable
+    or its ``deadline_ns`` passed (the connection is closed: the reply may still come)."""
+
+
 def socket_path(explicit: str | os.PathLike[str] | None = None) -> str:
     """The socket to use: ``explicit``, else ``$IRQRES_SOCKET``, else the default."""
     if explicit:
         return os.fspath(explicit)
     return os.environ.get(SOCKET_ENV) or DEFAULT_SOCKET
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """The irqresd a command was told to use: its socket, and its run directory (state
+    file DIR/state), where ``irqresd --status/--once/--restore`` work without a daemon.
+
+    A socket the user named (``--socket``, ``$IRQRES_SOCKET``) is that daemon or an
+    error: :attr:`fallback` is false then, unless a run directory was named as well.
+    """
+
+    socket: str
+    run_dir: str
+    socket_named: bool = False
+    run_dir_named: bool = False
+
+    @property
+    def fallback(self) -> bool:
+        """May a command act on the run directory (irqresd --once, --restore) when no
+        daemon answers on the socket?"""
+        return self.run_dir_named or not self.socket_named
+
+    @property
+    def state_file(self) -> str:
+        return os.path.join(self.run_dir, "state")
+
+    def describe(self) -> str:
+        """Where it looked, for messages: the socket, and the run directory when it is
+        not the socket's own."""
+        if os.path.dirname(self.socket) == self.run_dir.rstrip("/"):
+            return self.socket
+        return f"{self.socket} (run directory {self.run_dir})"
+
+    def as_json(self) -> dict[str, str]:
+        return {"socket": self.socket, "run_dir": self.run_dir}
+
+
+def endpoint(socket_: str | os.PathLike[str] | None = None,
+             run_dir: str | os.PathLike[str] | None = None) -> Endpoint:
+    """Resolve the daemon to use: ``socket_`` else ``$IRQRES_SOCKET``; ``run_dir`` else
+    ``$IRQRES_RUN_DIR``. A named run directory alone gives its socket (DIR/irqresd.sock);
+    a named socket alone gives the run directory it lies in (irqresd's own layout)."""
+    sock = os.fspath(socket_) if socket_ else os.environ.get(SOCKET_ENV) or None
+    run = os.fspath(run_dir) if run_dir else os.environ.get(RUN_DIR_ENV) or None
+    if run is not None:
+        run = os.path.abspath(run)
+    if sock is not None:
+        sock = os.path.abspath(sock)
+    return Endpoint(
+        socket=sock or os.path.join(run or DEFAULT_RUN_DIR, SOCKET_NAME),
+        run_dir=run or (os.path.dirname(sock) if sock else DEFAULT_RUN_DIR),
+        socket_named=sock is not None, run_dir_named=run is not None)
 
 
 class Client:
@@ -51,12 +121,24 @@ class Client:
     path
         Socket path; see :func:`socket_path` for the default.
     timeout
-        Seconds to wait for the connection and for each reply.
+        Seconds to wait for the connection, and for each request from its sending to
+        the end of its reply line.
+    cancel_fd
+        A file descriptor that turns readable when waiting must stop (a self-pipe a
+        signal handler writes to): a request waiting then raises :class:`RequestCancelled`.
+    deadline_ns
+        A ``time.monotonic_ns()`` instant no request waits past (it raises
+        :class:`RequestCancelled` then); None: only ``timeout`` bounds the waits.
     """
 
-    def __init__(self, path: str | os.PathLike[str] | None = None, timeout: float = 5.0):
+    def __init__(self, path: str | os.PathLike[str] | None = None, timeout: float = 5.0,
+                 cancel_fd: int | None = None, deadline_ns: int | None = None):
+        if not timeout > 0:
+            raise DaemonError(f"irqresd client: timeout {timeout!r} s is not positive")
         self.path = socket_path(path)
         self.timeout = timeout
+        self.cancel_fd = cancel_fd
+        self.deadline_ns = deadline_ns
         self._sock: socket.socket | None = None
         self._buf = b""
 
@@ -130,9 +212,11 @@ class Client:
             raise DaemonError(f"irqresd request {what}: longer than {REQUEST_MAX} bytes")
         self.connect()
         assert self._sock is not None
+        end_ns = time.monotonic_ns() + int(self.timeout * 1e9)
         try:
+            self._sock.settimeout(self._wait_s(end_ns, what))
             self._sock.sendall(line + (body or b""))
-            raw = self._read_line(what)
+            raw = self._read_line(what, end_ns)
         except TimeoutError as exc:
             self.close()
             raise DaemonUnreachable(f"irqresd ({self.path}): no reply to {what} within "
@@ -143,10 +227,10 @@ class Client:
                               f"{exc.strerror or exc}") from exc
         try:
             reply = json.loads(raw)
-        except (ValueError, UnicodeDecodeError) as exc:
+        except (ValueError, UnicodeDecodeError, RecursionError) as exc:
             self.close()
-            raise DaemonError(f"irqresd ({self.path}): reply to {what} is not JSON: "
-                              f"{raw[:200]!r}") from exc
+            raise DaemonError(f"irqresd ({self.path}): reply to {what} is not JSON "
+                              f"({len(raw)} bytes): {raw[:200]!r}") from exc
         if not isinstance(reply, dict) or "ok" not in reply:
             self.close()
             raise DaemonError(f"irqresd ({self.path}): reply to {what} has no \"ok\" field")
@@ -156,18 +240,48 @@ class Client:
                               else f"irqresd: {what}: {msg}")
         return reply
 
-    def _read_line(self, what: str) -> bytes:
+    def _wait_s(self, end_ns: int, what: str) -> float:
+        """Seconds left before ``end_ns`` (the request's timeout) for a wait in ``what``;
+        raises TimeoutError when none, :class:`RequestCancelled` when the caller's
+        deadline has come or its cancel_fd is readable."""
+        now = time.monotonic_ns()
+        if self.deadline_ns is not None and self.deadline_ns <= now:
+            self._cancel(what, "its caller's time is over")
+        if self.cancel_fd is not None and select.select([self.cancel_fd], [], [], 0)[0]:
+            self._cancel(what, "its caller is stopping")
+        left = end_ns - now
+        if left <= 0:
+            raise TimeoutError
+        return left / 1e9
+
+    def _cancel(self, what: str, why: str) -> None:
+        self.close()
+        raise RequestCancelled(f"irqresd ({self.path}): {what} given up unanswered: {why}")
+
+    def _read_line(self, what: str, end_ns: int) -> bytes:
+        """The next reply line, read by the request's deadline ``end_ns``."""
         assert self._sock is not None
+        sock = self._sock
         while b"\n" not in self._buf:
-            chunk = self._sock.recv(65536)
+            wait = self._wait_s(end_ns, what)
+            if self.deadline_ns is not None:
+                wait = min(wait, max(self.deadline_ns - time.monotonic_ns(), 0) / 1e9)
+            fds = [sock.fileno()] + ([] if self.cancel_fd is None else [self.cancel_fd])
+            if fds[0] not in select.select(fds, [], [], wait)[0]:
+                continue            # cancelled, past the deadline or timed out: _wait_s says
+            chunk = sock.recv(65536)
             if not chunk:
+                got = len(self._buf)
                 self.close()
-                raise DaemonUnreachable(f"irqresd ({self.path}): closed the connection without "
-                                  f"answering {what}")
+                raise DaemonUnreachable(
+                    f"irqresd ({self.path}): closed the connection "
+                    + (f"in the middle of its reply to {what} (truncated after {got} bytes)"
+                       if got else f"without answering {what}"))
             self._buf += chunk
             if len(self._buf) > REPLY_MAX:
                 self.close()
-                raise DaemonError(f"irqresd ({self.path}): reply to {what} is too long")
+                raise DaemonError(f"irqresd ({self.path}): reply to {what} is longer than "
+                                  f"{REPLY_MAX} bytes: refused")
         line, _, self._buf = self._buf.partition(b"\n")
         return line
 

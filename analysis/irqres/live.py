@@ -7,8 +7,9 @@ Per thread, over the interval between the two snapshots (irqresd's own clock):
   budget Q; %Q the same as a share of Q (can pass 100 % only when the kernel lets a
   reservation reclaim idle time);
 * %CPU: Δcpu / Δt, the share of one CPU;
-* IRQ/s: interrupts raised on its lines; THR/s: throttled periods per second, derived as
-  in :mod:`irqres.metrics` (involuntary switches under SCHED_DEADLINE, an upper bound);
+* IRQ/s: interrupts raised on its lines; THR/s: throttle events per second, derived as
+  in :mod:`irqres.metrics` (involuntary switches under SCHED_DEADLINE; one throttling
+  can pay for several periods' budgets, so not the periods whose budget ran out);
   WAIT%: the share of the interval it was runnable but held back;
 * DROP/s: frames its target's NIC dropped (rx_dropped + rx_missed_errors).
 
@@ -23,6 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from .metrics import Snapshot, ThreadSample
+from .tables import Ns, column_texts, ns_cell
 from .units import format_duration
 
 
@@ -94,17 +96,16 @@ def _bar(x: float | None, width: int = 10) -> str:
 
 
 # header, priority (lower goes first when the terminal is narrow), right-aligned, cell
-COLUMNS: list[tuple[str, int, bool, Callable[[Row], str]]] = [
+# (durations are Ns: a column of them in one unit, irqres.tables)
+COLUMNS: list[tuple[str, int, bool, Callable[[Row], object]]] = [
     ("TARGET", 9, False, lambda r: r.th.target),
     ("THREAD", 8, False, lambda r: r.th.comm),
     ("PID", 7, True, lambda r: str(r.th.pid)),
     ("CPU", 2, True, lambda r: r.th.cpus or "-"),
     ("POLICY", 3, False, lambda r: r.th.policy),
-    ("Q/T", 6, True, lambda r: (f"{format_duration(r.th.runtime_ns)}/"
-                                f"{format_duration(r.th.period_ns)}")
+    ("Q/T", 6, True, lambda r: (Ns(r.th.runtime_ns), Ns(r.th.period_ns))
      if r.th.policy == "deadline" and r.th.runtime_ns and r.th.period_ns else "-"),
-    ("USED/T", 5, True, lambda r: "-" if r.used_per_period_ns is None
-     else format_duration(r.used_per_period_ns)),
+    ("USED/T", 5, True, lambda r: ns_cell(r.used_per_period_ns)),
     ("%Q", 10, True, lambda r: _pct(r.budget_share)),
     ("", 1, False, lambda r: _bar(r.budget_share)),
     ("%CPU", 4, True, lambda r: _pct(r.cpu_share)),
@@ -118,7 +119,7 @@ COLUMNS: list[tuple[str, int, bool, Callable[[Row], str]]] = [
 def table(rs: Sequence[Row], width: int) -> list[str]:
     """Header and rows in at most ``width`` columns: the least important columns go first
     when they do not fit, then the lines are cut."""
-    cells = [[c[3](r) for r in rs] for c in COLUMNS]
+    cells = [column_texts([c[3](r) for r in rs]) for c in COLUMNS]
     widths = [max([len(c[0]), *map(len, col)]) for c, col in zip(COLUMNS, cells, strict=True)]
     keep = list(range(len(COLUMNS)))
     for i in sorted(keep, key=lambda i: COLUMNS[i][1]):
@@ -137,6 +138,14 @@ def table(rs: Sequence[Row], width: int) -> list[str]:
     for j in range(len(rs)):
         out.append(line([cells[i][j] for i in range(len(COLUMNS))]))
     return out
+
+
+def gone_frame(why: str, width: int) -> list[str]:
+    """The screen while irqresd does not answer: why, and no table (the last one would
+    show a daemon that is gone, and its reservations, as if they were current)."""
+    return [f"irqres top  {time.strftime('%H:%M:%S')}  irqresd is gone"[:width], why[:width],
+            "no table: nothing is measured while irqresd does not answer (retrying every "
+            "interval; q quits)"[:width]]
 
 
 def frame(prev: Snapshot | None, cur: Snapshot, width: int, height: int,

@@ -9,13 +9,19 @@ Where each number comes from:
 * runtime used: ``cpu_time_ns`` (the first field of /proc/PID/schedstat), wait time the
   second field (time runnable but not running, throttled time included);
 * context switches: voluntary and involuntary, as /proc/PID/status shows them;
-* throttled periods: derived, not counted by the kernel (SCHED_DEADLINE keeps no
-  per-task throttle count). A SCHED_DEADLINE thread whose budget runs out is switched out
-  involuntarily once per throttled period, so the involuntary switches of a thread under
-  SCHED_DEADLINE bound its throttled periods from above (a preemption by an earlier
-  deadline counts too). The counter starts with the thread; its rate while the thread
-  is reserved is throttled periods per second. Exported only for threads under
-  SCHED_DEADLINE;
+* throttle events: derived, not counted by the kernel (SCHED_DEADLINE keeps no per-task
+  throttle count): the involuntary context switches of a thread under SCHED_DEADLINE.
+  Each time its budget runs out while it runs, the kernel switches it out once; a
+  preemption by an earlier deadline counts too, so the count bounds the throttlings from
+  above. It is at most one per period, and it is not the number of periods in which the
+  budget ran out: where the kernel enforces budgets at its tick (HRTICK_DL off, the
+  default; 4 ms at HZ=250) a thread overruns a budget shorter than the tick, and one
+  throttling then pays for several periods (the kernel pushes the deadline on by as many
+  periods as the overrun needs). A thread that needs 1 ms of every 10 ms and runs until
+  its next tick shows some 20-35 events a second, not 100. The counter starts with the
+  thread. Exported only for threads under SCHED_DEADLINE;
+* taken: 1 while another irqresd or tool holds the thread (``status``: ``taken``), which
+  irqresd then leaves alone (docs/coexistence.md);
 * waiting: how long a thread irqresd moved into its cpuset partition has waited for the
   kernel to accept its reservation (``status``, WAITING: refused until it has run there,
   at its next interrupt); exported only while it waits;
@@ -64,6 +70,7 @@ class ThreadSample:
     irq_count: int | None           # None for a task
     irqs: tuple[int, ...] = ()
     interface: str | None = None
+    taken: bool = False             # another irqresd or tool holds it (status "taken")
 
 
 @dataclass(frozen=True)
@@ -100,7 +107,7 @@ def _int(v: object) -> int | None:
 def snapshot(status: dict, stats: dict, sys_root: str = "/sys") -> Snapshot:
     """A :class:`Snapshot` from irqresd's ``status`` and ``stats`` replies
     (docs/protocol.md). Raises :class:`MetricsError` on a malformed reply."""
-    kinds, actions, cpus, waiting = {}, {}, {}, {}
+    kinds, actions, cpus, waiting, taken = {}, {}, {}, {}, {}
     for t in status.get("targets") or []:
         kinds[t.get("name")] = t.get("kind", "irq")
         for w in t.get("waiting") or []:
@@ -113,6 +120,7 @@ def snapshot(status: dict, stats: dict, sys_root: str = "/sys") -> Snapshot:
         for th in t.get("threads") or []:
             actions[th.get("pid")] = list(th.get("actions") or [])
             cpus[th.get("pid")] = str(th.get("cpus") or "")
+            taken[th.get("pid")] = bool(th.get("taken"))
     threads = []
     nic: dict[tuple[str, str], dict[str, int]] = {}
     try:
@@ -129,7 +137,7 @@ def snapshot(status: dict, stats: dict, sys_root: str = "/sys") -> Snapshot:
                 int(th.get("wait_time_ns") or 0), int(th["voluntary_switches"]),
                 int(th["involuntary_switches"]),
                 _int(th.get("irq_count")) if kind == "irq" else None,
-                tuple(int(i) for i in th.get("irqs") or []), iface))
+                tuple(int(i) for i in th.get("irqs") or []), iface, taken.get(pid, False)))
         return Snapshot(int(stats.get("time_ns") or 0), _int(status.get("pid")),
                         status.get("profile"), tuple(threads), nic, waiting)
     except (KeyError, TypeError, ValueError) as exc:
@@ -193,14 +201,22 @@ def families(snap: Snapshot) -> list[Family]:
                "throttled time included (/proc/PID/schedstat).", "seconds")
     sw = fam("irqres_thread_context_switches", "counter",
              "Context switches by kind (/proc/PID/status).")
-    thr = fam("irqres_thread_throttled_periods", "counter",
-              "Throttled periods, derived: involuntary switches of a SCHED_DEADLINE thread "
-              "(one per throttled period; preemptions count too, so an upper bound).")
+    thr = fam("irqres_thread_throttle_events", "counter",
+              "Times the kernel took the CPU from the thread under SCHED_DEADLINE: its "
+              "involuntary context switches (one per throttling, when its budget ran out "
+              "while it ran; preemptions by earlier deadlines count too). At most one per "
+              "period, and not the periods in which the budget ran out: with budgets "
+              "enforced at the scheduler tick (HRTICK_DL off; 4 ms at HZ=250) one "
+              "throttling can pay for several periods' budgets.")
     irq = fam("irqres_thread_interrupts", "counter",
               "Interrupts raised on the thread's IRQ lines (/proc/interrupts, all CPUs).")
     waiting = fam("irqres_thread_waiting_seconds", "gauge",
                   "How long a thread moved into its cpuset partition has waited for the "
                   "kernel to accept its reservation (until it has run there once).", "seconds")
+    taken_ = fam("irqres_thread_taken", "gauge",
+                 "1 while another irqresd or tool holds the thread (its scheduling is "
+                 "theirs, and irqresd leaves it alone until it is free or back in line), "
+                 "else 0.")
     drops = fam("irqres_nic_drops", "counter",
                 "Frames the NIC of an IRQ target dropped (/sys/class/net/IF/statistics).")
     for th in snap.threads:
@@ -212,6 +228,7 @@ def families(snap: Snapshot) -> list[Family]:
         wait.samples.append((lb, seconds(th.wait_time_ns)))
         sw.samples.append(({**lb, "kind": "voluntary"}, str(th.voluntary)))
         sw.samples.append(({**lb, "kind": "involuntary"}, str(th.involuntary)))
+        taken_.samples.append((lb, "1" if th.taken else "0"))
         if th.policy == "deadline":
             thr.samples.append((lb, str(th.involuntary)))
         if th.irq_count is not None:

@@ -25,6 +25,7 @@ import numpy as np
 
 from .errors import IrqresError
 from .pmf import Pmf, nice_granularity
+from .tables import readable
 from .units import format_duration
 
 if TYPE_CHECKING:
@@ -55,8 +56,8 @@ def display_bins(pmf: Pmf, bins: int = PLOT_BINS) -> tuple[np.ndarray, np.ndarra
 
 
 def stats_label(s: Summary) -> str:
-    """The legend of a panel: the table's own numbers, in its format."""
-    return f"mean {format_duration(round(s.mean_ns))} (std {format_duration(round(s.std_ns))})"
+    """The legend of a panel: the table's statistics, rounded as tables round them."""
+    return f"mean {readable(round(s.mean_ns))} (std {readable(round(s.std_ns))})"
 
 
 def _bars(ax, pmf: Pmf, s: Summary, color: str, title: str, xlabel: str) -> None:

@@ -15,6 +15,7 @@
 #include "fileio.h"
 #include "log.h"
 #include "notify.h"
+#include "owner.h"
 #include "stats.h"
 #include "units.h"
 
@@ -138,6 +139,7 @@ static int managed_add(struct daemon *d, size_t target, const struct thread_info
 	m->target = target;
 	m->thread = *ti;
 	m->drift[0] = '\0';
+	m->taken = false;
 	m->runtime_ns = t->runtime_ns;
 	m->deadline_ns = t->deadline_ns;
 	m->period_ns = t->period_ns;
@@ -646,8 +648,12 @@ static void sched_text(const struct dl_attr *a, char *buf, size_t len)
 		      a->sched_runtime, a->sched_deadline, a->sched_period, buf, len);
 }
 
-/* What differs on m now ("" nothing); -ESRCH when the thread is gone. */
-static int managed_drift(struct daemon *d, const struct managed *m, char *what, size_t len)
+enum drift_kind { DRIFT_SCHED, DRIFT_CGROUP, DRIFT_IRQ };
+
+/* What differs on m now ("" nothing; *kind: what kind of change); -ESRCH when the
+ * thread is gone. */
+static int managed_drift(struct daemon *d, const struct managed *m, char *what, size_t len,
+			 enum drift_kind *kind)
 {
 	const struct state_thread *rec = state_find_thread(&d->st, m->thread.pid);
 	struct dl_attr want = { .sched_policy = SCHED_DEADLINE, .sched_runtime = m->runtime_ns,
@@ -657,6 +663,7 @@ static int managed_drift(struct daemon *d, const struct managed *m, char *what, 
 	int rc;
 
 	what[0] = '\0';
+	*kind = DRIFT_SCHED;
 	rc = dl_get(m->thread.pid, &a);
 	if (rc < 0)
 		return rc;
@@ -668,8 +675,13 @@ static int managed_drift(struct daemon *d, const struct managed *m, char *what, 
 		return 0;
 	}
 	if (rec && rec->partition[0] && cpuset_pid_cgroup(m->thread.pid, cg, sizeof(cg)) == 0 &&
-	    !(cg[0] == '/' && strcmp(cg + 1, rec->partition) == 0))
+	    !(cg[0] == '/' && strcmp(cg + 1, rec->partition) == 0)) {
 		snprintf(what, len, "cgroup is %.160s, irqres put it in /%s", cg, rec->partition);
+		*kind = DRIFT_CGROUP;
+	} else if (rec && rec->partition[0] && m->thread.irq >= 0 &&
+		   owner_irq_moved(m->thread.irq, rec->partition, what, len)) {
+		*kind = DRIFT_IRQ;
+	}
 	return 0;
 }
 
@@ -693,23 +705,64 @@ static int managed_reapply(struct daemon *d, struct managed *m, char *err, size_
 	return apply_thread(&one, &mt, &d->st, NULL, err, errlen);
 }
 
+/*
+ * Whether another irqresd or tool holds m now (owner.h): its scheduling is no longer
+ * what a new thread has, nor irqres's. what gets who it is. Such a thread is left to it
+ * (one owner per thread: no fight), and irqresd takes it back only when it is free again
+ * (the scheduling a new thread has: drift, handled as the profile says) or back in line
+ * (the holder gave back irqres's reservation, as another irqresd's restore does).
+ */
+static bool managed_taken(const struct managed *m, char *what, size_t len)
+{
+	struct thread_info now;
+	struct owner o;
+	size_t used = strlen(what);
+
+	if (discover_read(m->thread.pid, &now) < 0 || owner_find(&now, false, &o) < 0 ||
+	    o.kind == OWNER_NONE)
+		return false;
+	snprintf(what + used, len - used, "; %s", o.text);
+	return true;
+}
+
+/* A drift that is never fought over, whatever the profile's drift says (another holder
+ * took m, or its IRQ was moved): logged once, recorded in m; true when it is one. */
+static bool drift_left_alone(struct managed *m, enum drift_kind kind, char *what,
+			     size_t len, const char *tname)
+{
+	m->taken = kind == DRIFT_SCHED && managed_taken(m, what, len);
+	if (!m->taken && kind != DRIFT_IRQ)
+		return false;
+	if (strcmp(m->drift, what) != 0)
+		pr_warn("%s (pid %d), target '%s': %s behind irqresd's back: %s; left %s",
+			m->thread.comm, (int)m->thread.pid, tname, m->taken ? "taken" : "changed",
+			what, m->taken ? "to it (irqresd takes it back once it is free again)" :
+			"as it is until the IRQ is back");
+	snprintf(m->drift, sizeof(m->drift), "%s", what);
+	return true;
+}
+
 int daemon_check_drift(struct daemon *d)
 {
 	char what[sizeof(d->m[0].drift)], err[ERRLEN];
+	enum drift_kind kind;
 	int n = 0;
 
 	for (size_t i = 0; d->have_prof && i < d->n_m; i++) {
 		struct managed *m = &d->m[i];
 		const char *tname = d->prof.targets[m->target].name;
 
-		if (managed_drift(d, m, what, sizeof(what)) < 0 || !what[0]) {
+		if (managed_drift(d, m, what, sizeof(what), &kind) < 0 || !what[0]) {
 			if (m->drift[0] && !what[0])
 				pr_info("%s (pid %d), target '%s': back in line", m->thread.comm,
 					(int)m->thread.pid, tname);
 			m->drift[0] = '\0';
+			m->taken = false;
 			continue;
 		}
 		n++;
+		if (drift_left_alone(m, kind, what, sizeof(what), tname))
+			continue;
 		if (d->prof.drift_report) {
 			if (strcmp(m->drift, what) != 0)
 				pr_warn("%s (pid %d), target '%s': changed behind irqresd's back: %s; "

@@ -42,7 +42,8 @@ struct managed {
 	size_t target;
 	struct thread_info thread;
 	uint64_t runtime_ns, deadline_ns, period_ns;
-	char drift[320];		/* what was found changed behind irqresd's back, "" none */
+	char drift[800];		/* what was found changed behind irqresd's back, "" none */
+	bool taken;			/* another irqresd or tool holds it (owner.h): left to it */
 };
 
 struct refused {
@@ -133,7 +134,9 @@ void daemon_rescan(struct daemon *d);
  * either (the proc connector reports fork/exec/comm/exit only), so the rescan looks.
  * Each drift is logged once; with the profile's drift: reapply (the default) the thread
  * gets its reservation back, with drift: report it is left and shown in status (and
- * `irqres verify` fails) until it is back in line. Returns how many threads drifted.
+ * `irqres verify` fails) until it is back in line. A thread whose scheduling another
+ * irqresd or tool set (owner.h) is left to it whatever drift says, shown as taken, and
+ * taken back only once it is free again or back in line. Returns how many drifted.
  */
 int daemon_check_drift(struct daemon *d);
 

@@ -74,6 +74,7 @@ struct target {
 	uint32_t buffer;		/* N_c, 0 = unknown */
 	enum target_mode mode;
 	struct adaptive_cfg adaptive;
+	bool take_over;			/* take threads another irqresd or tool holds (owner.h) */
 };
 
 struct profile {

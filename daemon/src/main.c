@@ -84,7 +84,7 @@ static void usage(FILE *f)
 	      "Gives IRQ threads (and chosen tasks) SCHED_DEADLINE reservations from a profile,\n"
 	      "follows new threads, serves the control socket, and restores everything on exit.\n"
 	      "\n"
-	      "  -p, --profile FILE   profile to apply (YAML, see docs/profile.md)\n"
+	      "  -p, --profile FILE   profile to apply (YAML, see irqres-profile(5))\n"
 	      "  -n, --dry-run        print the plan and exit: 0 the kernel will accept it,\n"
 	      "                       1 it will not, 2 bad profile or bad option\n"
 	      "      --json           with --dry-run, --verify, --status: JSON on stdout\n"
@@ -116,7 +116,9 @@ static void usage(FILE *f)
 	      "\n"
 	      "Without --dry-run, --once or --restore irqresd runs as a daemon: SIGTERM/SIGINT\n"
 	      "restore every thread and exit 0; SIGHUP (or irqresd --reload) re-reads the\n"
-	      "profile given with -p and applies it in place of whatever is in force.\n", f);
+	      "profile given with -p and applies it in place of whatever is in force.\n"
+	      "\n"
+	      "Example: irqresd --dry-run -p /etc/irqres/profile.yaml\n", f);
 }
 
 /* --run-dir, --proc, --sys, --cgroup: one of the roots of irqres_paths */
@@ -250,6 +252,38 @@ static int check_mode_args(const struct options *o)
 }
 
 /* Returns 0, 1 when the program should exit 0 now (--help, --version), or -EINVAL. */
+/*
+ * -p as an absolute path: what status shows and what a reload re-reads must not depend on
+ * the directory irqresd was started in (a reload resolves nothing against it later).
+ */
+static char profile_abs[PATH_MAX];
+
+static int absolute_profile(struct options *o)
+{
+	char cwd[PATH_MAX];
+	const char *rel = o->profile;
+	int n, err;
+
+	if (!rel || rel[0] == '/')
+		return 0;
+	if (!getcwd(cwd, sizeof(cwd))) {
+		err = errno;
+		pr_err("-p %s: cannot tell the working directory it is relative to: %s", rel,
+		       strerror(err));
+		return -err;
+	}
+	while (rel[0] == '.' && rel[1] == '/')
+		rel += 2;
+	n = snprintf(profile_abs, sizeof(profile_abs), "%s%s%s", cwd,
+		     strcmp(cwd, "/") ? "/" : "", rel);
+	if (n < 0 || (size_t)n >= sizeof(profile_abs)) {
+		pr_err("-p %s: path too long in %s", o->profile, cwd);
+		return -ENAMETOOLONG;
+	}
+	o->profile = profile_abs;
+	return 0;
+}
+
 static int parse_options(int argc, char **argv, struct options *o, char *socket_path)
 {
 	int c, rc;
@@ -273,6 +307,9 @@ static int parse_options(int argc, char **argv, struct options *o, char *socket_
 	}
 	if (check_modes(o) || check_mode_args(o))
 		return -EINVAL;
+	rc = absolute_profile(o);
+	if (rc)
+		return rc;
 	if (o->socket && strlen(o->socket) >= PATH_MAX) {
 		pr_err("--socket: path too long");
 		return -EINVAL;
@@ -428,7 +465,7 @@ static int run_verify(struct daemon *d)
 		pr_err("%s", err);
 		return EXIT_USAGE;
 	}
-	rc = verify_profile(&prof, &res, err, sizeof(err));
+	rc = verify_profile(&prof, NULL, 0, &res, err, sizeof(err));
 	if (rc < 0) {
 		pr_err("%s", err);
 		profile_free(&prof);

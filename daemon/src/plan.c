@@ -410,6 +410,24 @@ static int items_alloc(struct plan *plan, size_t n)
 	return 0;
 }
 
+/* A thread someone else holds (owner.h) is refused unless its target says take_over:
+ * 1 refused, 0 not (taken over: a warning names whom from), or -errno. */
+static int item_taken(struct plan *plan, struct plan_item *it, bool take_over)
+{
+	int rc = owner_find(&it->thread, true, &it->owner);
+
+	if (rc < 0 || it->owner.kind == OWNER_NONE)
+		return rc;
+	if (take_over)
+		return array_printf(&plan->warnings, &plan->n_warnings, &plan->warnings_cap,
+				    "%s (pid %d): take_over: taken from its holder, %s",
+				    it->thread.comm, (int)it->thread.pid, it->owner.text);
+	it->refusal = EBUSY;
+	snprintf(it->verdict, sizeof(it->verdict), "taken: %s; irqres leaves it alone "
+		 "(take_over: true in the target takes it)", it->owner.text);
+	return 1;
+}
+
 static int build_items(struct plan *plan, const struct profile *prof,
 		       const struct match_list *matches, const struct plan_env *env)
 {
@@ -422,7 +440,11 @@ static int build_items(struct plan *plan, const struct profile *prof,
 		it->target = matches->v[i].target;
 		item_init(it, &matches->v[i].thread, t->runtime_ns, t->deadline_ns, t->period_ns);
 		it->buffer_check = profile_buffer_check(t, it->runtime_ns, it->period_ns);
-		rc = place_item(plan, it, env);
+		rc = item_taken(plan, it, t->take_over);
+		if (rc == 0)
+			rc = place_item(plan, it, env);
+		else if (rc > 0)
+			rc = 0;
 	}
 	return rc;
 }
@@ -650,6 +672,41 @@ static void verdicts(struct plan *plan, const struct plan_env *env)
 	}
 }
 
+/*
+ * With admission control off (sched_rt_runtime_us = -1: tuned's realtime profile sets
+ * it) the kernel accepts every reservation, and so does the plan. Said loudly, with each
+ * root domain whose reservations add up to more than its CPUs: there nothing keeps the
+ * deadlines, and irqres does not set the limit back (it is not irqres's to change).
+ */
+static int admission_off_notes(struct plan *plan, const struct plan_env *env)
+{
+	char cpus[64], bw[16];
+	int rc = 0;
+
+	plan->kernel_admission_off = env->rt_runtime_us < 0;
+	if (plan->kernel_admission_off && !plan->admission_off)
+		rc = array_printf(&plan->warnings, &plan->n_warnings, &plan->warnings_cap,
+				  "ADMISSION CONTROL IS OFF: kernel.sched_rt_runtime_us is -1 "
+				  "(tuned's realtime profile sets it): the kernel accepts every "
+				  "SCHED_DEADLINE reservation whatever the bandwidth, so irqres "
+				  "refuses none on bandwidth either and nothing guarantees a "
+				  "reservation its budget; irqres leaves the setting alone "
+				  "(sysctl kernel.sched_rt_runtime_us=950000 turns admission back on)");
+	for (size_t i = 0; !rc && i < plan->n_domains; i++) {
+		const struct plan_domain *d = &plan->domains[i];
+
+		if (!d->unlimited || d->existing_bw + d->new_bw <= DL_BW_UNIT * (uint64_t)d->ncpus)
+			continue;
+		bw_str(d->existing_bw + d->new_bw, bw, sizeof(bw));
+		rc = array_printf(&plan->warnings, &plan->n_warnings, &plan->warnings_cap,
+				  "CPUs %s: the SCHED_DEADLINE reservations add up to %s CPUs, more "
+				  "than the %d there: with admission control off the kernel takes "
+				  "them, and deadlines will be missed",
+				  cpuset_list_str(&d->cpus, cpus, sizeof(cpus)), bw, d->ncpus);
+	}
+	return rc;
+}
+
 /* Everything after the items are placed: partitions, admission, verdicts, messages. */
 static int plan_finish(struct plan *plan, const struct plan_env *env)
 {
@@ -678,6 +735,8 @@ static int plan_finish(struct plan *plan, const struct plan_env *env)
 		rc = array_printf(&plan->warnings, &plan->n_warnings, &plan->warnings_cap, "admission_control: disable: "
 			     "the kernel's SCHED_DEADLINE admission control will be turned off "
 			     "(sched_rt_runtime_us = -1) until irqres restores it");
+	if (!rc)
+		rc = admission_off_notes(plan, env);
 	for (size_t i = 0; !rc && i < plan->n_domains; i++)
 		if (plan->domains[i].is_new)
 			rc = array_printf(&plan->warnings, &plan->n_warnings, &plan->warnings_cap, "cpuset partition %s "

@@ -29,6 +29,7 @@
 #include "irqres.h"
 #include "json.h"
 #include "match.h"
+#include "owner.h"
 #include "profile.h"
 
 #include <stdbool.h>
@@ -112,11 +113,14 @@ struct plan_item {
 					 * EPERM (root domain), EBUSY (admission), EINVAL
 					 * (buffering check, no root domain) */
 	char verdict[640];		/* "ok" or why the kernel will refuse it */
+	struct owner owner;		/* who else holds it (owner.h); kind OWNER_NONE: nobody */
 };
 
 struct plan {
 	const struct profile *prof;
 	bool admission_off;		/* the profile turns admission control off */
+	bool kernel_admission_off;	/* sched_rt_runtime_us is -1 already (tuned's
+					 * realtime profile): the kernel admits everything */
 	bool feasible;
 	struct plan_item *items;
 	size_t n_items;

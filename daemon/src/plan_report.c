@@ -42,6 +42,12 @@ const char *plan_report_summary(const struct plan *plan)
 {
 	if (plan->n_items == 0)
 		return "REFUSED: the profile matches no thread";
+	for (size_t i = 0; i < plan->n_items; i++)
+		if (!plan->items[i].ok && plan->items[i].owner.kind != OWNER_NONE)
+			return "REFUSED: another irqresd or tool holds a thread it selects";
+	if (plan->feasible && plan->kernel_admission_off && !plan->admission_off)
+		return "the kernel will accept it, but ADMISSION CONTROL IS OFF "
+		       "(sched_rt_runtime_us = -1): no reservation is guaranteed";
 	return plan->feasible ? "the kernel will accept it" : "the kernel will NOT accept it";
 }
 
@@ -255,6 +261,28 @@ void plan_report_text(const struct plan *plan, FILE *f)
 	print_notes(plan, f);
 }
 
+/* "owner": who else holds the thread (owner.h), null when nobody. */
+static void owner_json(const struct owner *o, struct json *j)
+{
+	if (o->kind == OWNER_NONE) {
+		json_kv_null(j, "owner");
+		return;
+	}
+	json_key(j, "owner");
+	json_obj_begin(j);
+	json_kv_str(j, "kind", o->kind == OWNER_IRQRESD ? "irqresd" : "tool");
+	if (o->kind == OWNER_IRQRESD) {
+		json_kv_int(j, "pid", o->daemon_pid);
+		json_kv_str(j, "run_dir", o->run_dir);
+	} else {
+		json_kv_null(j, "pid");
+		json_kv_null(j, "run_dir");
+	}
+	json_kv_str(j, "scheduling", o->sched);
+	json_kv_str(j, "text", o->text);
+	json_obj_end(j);
+}
+
 static void item_json(const struct plan *plan, const struct plan_item *it, struct json *j)
 {
 	char cpus[256], dir[CGROUP_PATH_MAX];
@@ -285,6 +313,7 @@ static void item_json(const struct plan *plan, const struct plan_item *it, struc
 		json_kv_null(j, "cpuset");
 	json_kv_str(j, "buffer_check", profile_buffer_verdict_name(it->buffer_check));
 	json_kv_str(j, "verdict", it->verdict);
+	owner_json(&it->owner, j);
 	if (plan->enforce.granule_ns)	/* enforce.h: the worst overrun of its budget */
 		json_kv_uint(j, "overrun_max_ns", plan->enforce.granule_ns);
 	else
@@ -353,6 +382,7 @@ void plan_report_json(const struct plan *plan, struct json *j)
 	free(sources);
 	json_key(j, "enforcement");
 	enforce_report_json(&plan->enforce, j);
+	json_kv_str(j, "kernel_admission", plan->kernel_admission_off ? "off" : "on");
 	strings_json("warnings", plan->warnings, plan->n_warnings, j);
 	strings_json("errors", plan->errors, plan->n_errors, j);
 	json_obj_end(j);

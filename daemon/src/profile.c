@@ -180,7 +180,8 @@ static const struct yamlmap_mapping adaptive_mapping = {
 /* A target's keys, by index into its table (and its struct yamlmap_given array). */
 enum target_key {
 	T_NAME, T_INTERFACE, T_IRQ, T_ACTION, T_DRIVER, T_SECONDARY, T_TASK, T_RUNTIME,
-	T_PERIOD, T_DEADLINE, T_MIN_INTERARRIVAL, T_BUFFER, T_MODE, T_ADAPTIVE, T_NKEYS
+	T_PERIOD, T_DEADLINE, T_MIN_INTERARRIVAL, T_BUFFER, T_MODE, T_ADAPTIVE, T_TAKE_OVER,
+	T_NKEYS
 };
 
 static const struct yamlmap_key target_keys[T_NKEYS + 1] = {
@@ -206,6 +207,8 @@ static const struct yamlmap_key target_keys[T_NKEYS + 1] = {
 		       &buffer_range },
 	[T_MODE] = { "mode", YAML_SCALAR_NODE, on_mode, TARGET_FIELD(mode), &mode_choice },
 	[T_ADAPTIVE] = { "adaptive", YAML_MAPPING_NODE, NULL, 0, &adaptive_mapping },
+	[T_TAKE_OVER] = { "take_over", YAML_SCALAR_NODE, yamlmap_on_bool,
+			  TARGET_FIELD(take_over), NULL },
 	[T_NKEYS] = { 0 },
 };
 

@@ -77,6 +77,7 @@ static void write_thread(struct daemon *d, const struct managed *m, struct json 
 	else
 		json_kv_null(j, "cpuset");
 	json_kv_str(j, "drift", m->drift[0] ? m->drift : NULL);
+	json_kv_bool(j, "taken", m->taken);
 	json_obj_end(j);
 }
 
@@ -366,12 +367,41 @@ static int req_plan(const struct ctl_request *req, struct json *j, char *err, si
 	return rc;
 }
 
+/* Does a managed thread hold another reservation than its target's (a set-budget pid:N)? */
+static bool own_budget(const struct daemon *d, const struct managed *m)
+{
+	const struct target *t = &d->prof.targets[m->target];
+
+	return m->runtime_ns != t->runtime_ns || m->deadline_ns != t->deadline_ns ||
+	       m->period_ns != t->period_ns;
+}
+
+/* The threads with a budget of their own, for verify: *n of them (NULL with *n > 0: no
+ * memory). */
+static struct verify_budget *set_budgets(const struct daemon *d, size_t *n)
+{
+	struct verify_budget *b;
+	size_t k = 0;
+
+	*n = 0;
+	for (size_t i = 0; i < d->n_m; i++)
+		*n += own_budget(d, &d->m[i]);
+	b = *n ? calloc(*n, sizeof(*b)) : NULL;
+	for (size_t i = 0; b && i < d->n_m; i++)
+		if (own_budget(d, &d->m[i]))
+			b[k++] = (struct verify_budget){ d->m[i].thread.pid, d->m[i].runtime_ns,
+							 d->m[i].deadline_ns, d->m[i].period_ns };
+	return b;
+}
+
 static int req_verify(struct daemon *d, const struct ctl_request *req, struct json *j,
 		      char *err, size_t errlen)
 {
 	struct profile given = { 0 };
 	const struct profile *prof = &d->prof;
+	struct verify_budget *budgets;
 	struct verify_result res;
+	size_t n = 0;
 	int rc;
 
 	if (req->body) {
@@ -384,7 +414,13 @@ static int req_verify(struct daemon *d, const struct ctl_request *req, struct js
 			 "(irqres verify PROFILE)");
 		return -ENOENT;
 	}
-	rc = verify_profile(prof, &res, err, errlen);
+	budgets = prof == &d->prof ? set_budgets(d, &n) : NULL;
+	if (prof == &d->prof && n && !budgets) {
+		profile_free(&given);
+		return -ENOMEM;
+	}
+	rc = verify_profile(prof, budgets, n, &res, err, errlen);
+	free(budgets);
 	if (rc == 0) {
 		verify_write_json(prof, &res, j);
 		verify_result_free(&res);

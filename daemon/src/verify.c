@@ -32,36 +32,59 @@ static bool in_partition_unreserved(const struct plan *plan, const struct plan_i
 	       strcmp(cg + 1, part) == 0;
 }
 
-/* The differences of one selected thread. */
-static int check_item(const struct plan *plan, const struct plan_item *it,
-		      struct verify_result *res)
+static const struct verify_budget *find_budget(const struct verify_budget *b, size_t n,
+					       pid_t pid)
 {
-	const struct target *t = &plan->prof->targets[it->target];
-	const struct thread_info *ti = &it->thread;
-	char now[96], q[UNITS_FMT_LEN], d[UNITS_FMT_LEN], p[UNITS_FMT_LEN];
-	char lo[UNITS_FMT_LEN], hi[UNITS_FMT_LEN], want[160];
-	bool runtime_ok = ti->dl_runtime_ns == t->runtime_ns;
-	int rc = 0;
+	for (size_t i = 0; i < n; i++)
+		if (b[i].pid == pid)
+			return &b[i];
+	return NULL;
+}
 
-	units_format_duration(t->runtime_ns, q, sizeof(q));
-	units_format_duration(t->deadline_ns, d, sizeof(d));
-	units_format_duration(t->period_ns, p, sizeof(p));
-	snprintf(want, sizeof(want), "deadline %s/%s/%s", q, d, p);
-	if (t->mode == MODE_ADAPTIVE) {
+/* Does ti hold the reservation w (an adaptive target's runtime within its clamps, unless
+ * w is a set-budget's)? The expectation as text in want. */
+static bool reservation_holds(const struct target *t, const struct verify_budget *w,
+			      bool own, const struct thread_info *ti, char *want, size_t len)
+{
+	char q[UNITS_FMT_LEN], d[UNITS_FMT_LEN], p[UNITS_FMT_LEN];
+	char lo[UNITS_FMT_LEN], hi[UNITS_FMT_LEN];
+	bool runtime_ok = ti->dl_runtime_ns == w->runtime_ns;
+
+	units_format_duration(w->runtime_ns, q, sizeof(q));
+	units_format_duration(w->deadline_ns, d, sizeof(d));
+	units_format_duration(w->period_ns, p, sizeof(p));
+	snprintf(want, len, "deadline %s/%s/%s", q, d, p);
+	if (t->mode == MODE_ADAPTIVE && !own) {
 		uint64_t min = profile_adaptive_min_runtime(t, t->period_ns);
 		uint64_t max = profile_adaptive_max_runtime(t, t->period_ns);
 
 		runtime_ok = ti->dl_runtime_ns >= min && ti->dl_runtime_ns <= max;
-		snprintf(want, sizeof(want), "deadline %s..%s/%s/%s (adaptive)",
+		snprintf(want, len, "deadline %s..%s/%s/%s (adaptive)",
 			 units_format_duration(min, lo, sizeof(lo)),
 			 units_format_duration(max, hi, sizeof(hi)), d, p);
 	}
-	if (ti->policy != SCHED_DEADLINE || !runtime_ok || ti->dl_deadline_ns != t->deadline_ns ||
-	    ti->dl_period_ns != t->period_ns) {
+	return ti->policy == SCHED_DEADLINE && runtime_ok && ti->dl_deadline_ns == w->deadline_ns &&
+	       ti->dl_period_ns == w->period_ns;
+}
+
+/* The differences of one selected thread; sb: its budget since a set-budget pid:N. */
+static int check_item(const struct plan *plan, const struct plan_item *it,
+		      const struct verify_budget *sb, struct verify_result *res)
+{
+	const struct target *t = &plan->prof->targets[it->target];
+	const struct thread_info *ti = &it->thread;
+	const struct verify_budget w = sb ? *sb : (struct verify_budget){
+		ti->pid, t->runtime_ns, t->deadline_ns, t->period_ns };
+	char now[96], want[160];
+	int rc = 0;
+
+	res->by_set_budget += sb != NULL;
+	if (!reservation_holds(t, &w, sb != NULL, ti, want, sizeof(want))) {
 		now_text(ti, now, sizeof(now));
 		rc = array_printf(&res->diffs, &res->n_diffs, &res->diffs_cap, "target '%s': %s "
-				  "(pid %d): scheduling is %s, the profile says %s%s", t->name,
-				  ti->comm, (int)ti->pid, now, want, in_partition_unreserved(plan, it) ?
+				  "(pid %d): scheduling is %s, %s says %s%s", t->name, ti->comm,
+				  (int)ti->pid, now, sb ? "the last set-budget" : "the profile",
+				  want, in_partition_unreserved(plan, it) ?
 				  " (it is in its cpuset partition and has not run there since it "
 				  "was moved: the kernel accepts SCHED_DEADLINE after its next "
 				  "interrupt, and a running irqresd applies it then)" : "");
@@ -74,8 +97,8 @@ static int check_item(const struct plan *plan, const struct plan_item *it,
 	return rc;
 }
 
-int verify_profile(const struct profile *prof, struct verify_result *res, char *err,
-		   size_t errlen)
+int verify_profile(const struct profile *prof, const struct verify_budget *budgets,
+		   size_t n_budgets, struct verify_result *res, char *err, size_t errlen)
 {
 	struct match_list matches = { 0 };
 	struct plan plan;
@@ -89,7 +112,8 @@ int verify_profile(const struct profile *prof, struct verify_result *res, char *
 	rc = 0;
 	res->checked = plan.n_items;
 	for (size_t i = 0; !rc && i < plan.n_items; i++)
-		rc = check_item(&plan, &plan.items[i], res);
+		rc = check_item(&plan, &plan.items[i],
+				find_budget(budgets, n_budgets, plan.items[i].thread.pid), res);
 	/* targets that select nothing: the plan's notes name them with file:line:col */
 	for (size_t i = 0; !rc && i < plan.n_errors + plan.n_warnings; i++) {
 		const char *msg = i < plan.n_errors ? plan.errors[i]
@@ -119,6 +143,7 @@ void verify_write_json(const struct profile *prof, const struct verify_result *r
 	json_kv_str(j, "profile", prof->path);
 	json_kv_bool(j, "consistent", res->n_diffs == 0);
 	json_kv_uint(j, "checked", res->checked);
+	json_kv_uint(j, "by_set_budget", res->by_set_budget);
 	json_key(j, "differences");
 	json_arr_begin(j);
 	for (size_t i = 0; i < res->n_diffs; i++)
@@ -129,8 +154,12 @@ void verify_write_json(const struct profile *prof, const struct verify_result *r
 void verify_print_text(const struct profile *prof, const struct verify_result *res, FILE *f)
 {
 	if (!res->n_diffs) {
-		fprintf(f, "Verified %s: %zu thread%s as the profile says\n", prof->path,
+		fprintf(f, "Verified %s: %zu thread%s as the profile says", prof->path,
 			res->checked, res->checked == 1 ? "" : "s");
+		if (res->by_set_budget)
+			fprintf(f, ", %zu of them as the last set-budget says",
+				res->by_set_budget);
+		fputc('\n', f);
 		return;
 	}
 	fprintf(f, "%s: %zu difference%s between the running system and the profile:\n",

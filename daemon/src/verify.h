@@ -18,20 +18,30 @@
 
 struct verify_result {
 	size_t checked;			/* threads the profile selects */
+	size_t by_set_budget;		/* of them, checked against a set-budget pid:N */
 	char **diffs;			/* one message per difference */
 	size_t n_diffs, diffs_cap;
 };
 
-/* 0 with the result (differences or none), or -errno with a message in err. */
-int verify_profile(const struct profile *prof, struct verify_result *res, char *err,
-		   size_t errlen);
+/* The reservation irqresd holds for one thread since a `set-budget pid:N`: irqres verify
+ * of the profile in force expects it there, not the thread's target's. */
+struct verify_budget {
+	pid_t pid;
+	uint64_t runtime_ns, deadline_ns, period_ns;
+};
+
+/* 0 with the result (differences or none), or -errno with a message in err; budgets
+ * (n_budgets of them, or NULL) replace the target's reservation for their threads. */
+int verify_profile(const struct profile *prof, const struct verify_budget *budgets,
+		   size_t n_budgets, struct verify_result *res, char *err, size_t errlen);
 void verify_result_free(struct verify_result *res);
 
 /* {"profile":..,"consistent":bool,"checked":N,"differences":[..]} members into the open
  * object j. */
 void verify_write_json(const struct profile *prof, const struct verify_result *res,
 		       struct json *j);
-/* "Verified PROFILE: N threads as the profile says" or the differences, one a line. */
+/* "Verified PROFILE: N threads as the profile says" (", M as the last set-budget
+ * says") or the differences, one a line. */
 void verify_print_text(const struct profile *prof, const struct verify_result *res, FILE *f);
 
 #endif

@@ -14,6 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "irqres.h"
+
 static char fixtree_root[128];
 
 /* Creates root/rel (and its parent directories) holding content. */
@@ -67,6 +69,19 @@ static inline int fixtree_setup(void **unused)
 {
 	snprintf(fixtree_root, sizeof(fixtree_root), "/tmp/irqres-test-XXXXXX");
 	return mkdtemp(fixtree_root) ? 0 : -1;
+}
+
+/* fixtree_setup(), with the proc, sys, cgroup and run roots of irqres_paths in the tree
+ * (irqres_paths_default() puts them back). */
+static inline int fixtree_setup_roots(void **unused)
+{
+	if (fixtree_setup(unused))
+		return -1;
+	snprintf(irqres_paths.proc, sizeof(irqres_paths.proc), "%s/proc", fixtree_root);
+	snprintf(irqres_paths.sys, sizeof(irqres_paths.sys), "%s/sys", fixtree_root);
+	snprintf(irqres_paths.cgroup, sizeof(irqres_paths.cgroup), "%s/cgroup", fixtree_root);
+	snprintf(irqres_paths.run, sizeof(irqres_paths.run), "%s/run", fixtree_root);
+	return 0;
 }
 
 static inline int fixtree_rm_one(const char *path, const struct stat *sb, int flag,

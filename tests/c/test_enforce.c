@@ -375,7 +375,7 @@ static void test_plan_report(void **unused)
 	json_init(&j);
 	plan_report_json(&plan, &j);
 	assert_int_equal(json_error(&j), 0);
-	assert_non_null(strstr(json_buf(&j), "\"verdict\":\"ok\",\"overrun_max_ns\":4000000}"));
+	assert_non_null(strstr(json_buf(&j), "\"verdict\":\"ok\",\"owner\":null,\"overrun_max_ns\":4000000}"));
 	assert_non_null(strstr(json_buf(&j), "\"enforcement\":{\"mode\":\"tick\",\"requested\":"
 			       "false,\"action\":\"keep\",\"impossible\":null,\"granularity_ns\":"
 			       "4000000,\"overrun_max_ns\":4000000,\"hz\":250,"));

@@ -18,6 +18,7 @@
 #include "json.h"
 #include "plan.h"
 #include "plan_report.h"
+#include "state.h"
 
 #define MS 1000000ULL
 
@@ -35,6 +36,7 @@ static int setup(void **state)
 	snprintf(irqres_paths.proc, sizeof(irqres_paths.proc), "%s/proc", fixtree_root);
 	snprintf(irqres_paths.sys, sizeof(irqres_paths.sys), "%s/sys", fixtree_root);
 	snprintf(irqres_paths.cgroup, sizeof(irqres_paths.cgroup), "%s/cgroup", fixtree_root);
+	snprintf(irqres_paths.run, sizeof(irqres_paths.run), "%s/run", fixtree_root);
 	memset(targets, 0, sizeof(targets));
 	memset(&prof, 0, sizeof(prof));
 	memset(mv, 0, sizeof(mv));
@@ -90,6 +92,21 @@ static struct match *add_thread(size_t target, pid_t pid, const char *comm, int 
 }
 
 static const int cpu0[] = { 0 }, both[] = { 0, 1 };
+
+/* ti recorded in irqres's own state file (RUN_DIR/state). */
+static void record_own(const struct thread_info *ti)
+{
+	struct state st;
+	struct state_thread t = { .pid = ti->pid, .starttime = ti->starttime,
+				  .policy = SCHED_FIFO, .priority = 50 };
+	char err[256];
+
+	state_init(&st);
+	assert_int_equal(state_open(&st, err, sizeof(err)), 0);
+	snprintf(t.comm, sizeof(t.comm), "%s", ti->comm);
+	assert_int_equal(state_add_thread(&st, &t), 0);
+	state_free(&st);
+}
 
 static struct plan_dltask dl_tasks[4];
 
@@ -713,6 +730,7 @@ static void plan_kernel_fixture(const char *kernel, pid_t nic_pid, int64_t total
 	nic = add_thread(0, nic_pid, "irq/11-eth0", 11, cpu0, 1);
 	nic->thread.policy = SCHED_DEADLINE;
 	snprintf(nic->thread.cgroup, sizeof(nic->thread.cgroup), "/irqres.cpu0");
+	record_own(&nic->thread);	/* irqresd reserved it: its own to plan again */
 	fill = add_thread(1, 600, "python3", -1, cpu0, 1);
 	snprintf(fill->thread.cgroup, sizeof(fill->thread.cgroup), "/irqres.cpu0");
 	/* what CPU 0's root domain leaves for the fill task once the NIC thread is in */

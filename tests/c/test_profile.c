@@ -217,7 +217,7 @@ static const struct bad_case bad_cases[] = {
 	{ NIC QT "    priority: 5\n",
 	  "bad.yaml:7:5: target 'nic': unknown key 'priority' (known keys: name, interface, irq, "
 	  "action, driver, secondary, task, runtime, period, deadline, min_interarrival, buffer, "
-	  "mode, adaptive)" },
+	  "mode, adaptive, take_over)" },
 	{ NIC QT "    runtime: 3ms\n",
 	  "bad.yaml:7:5: target 'nic': duplicate key 'runtime' (first given at line 5)" },
 	{ HEAD "    interface: [eth0]\n" QT,

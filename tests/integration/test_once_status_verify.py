@@ -28,12 +28,10 @@ MS = 1_000_000
 
 
 def cli_without_daemon(tmp_path):
-    """`irqres` with no irqresd answering, its irqresd (found through $IRQRESD) using the
-    run directory tmp_path/run: a function of the arguments giving (exit code, output)."""
-    wrapper = tmp_path / "irqresd"
-    wrapper.write_text(f'#!/bin/sh\nexec "{IRQRESD}" --run-dir "{tmp_path}/run" "$@"\n')
-    wrapper.chmod(0o755)
-    env = {"IRQRESD": str(wrapper), "IRQRES_SOCKET": str(tmp_path / "nobody.sock")}
+    """`irqres` with no irqresd answering, told to use the run directory tmp_path/run
+    ($IRQRES_RUN_DIR): a function of the arguments giving (exit code, output)."""
+    env = {"IRQRESD": str(IRQRESD), "IRQRES_SOCKET": None,
+           "IRQRES_RUN_DIR": str(tmp_path / "run")}
 
     def irqres(*args: str) -> tuple[int, str]:
         r = CliRunner().invoke(main, list(args), env=env, catch_exceptions=False)

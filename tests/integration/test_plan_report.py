@@ -19,7 +19,8 @@ GHOST = "  - name: ghost\n    interface: nosuch0\n    irq: [99999]\n    runtime:
 
 
 def cli(*args: str, tmp_path) -> tuple[int, str]:
-    env = {"IRQRESD": str(IRQRESD), "IRQRES_SOCKET": str(tmp_path / "nobody.sock")}
+    env = {"IRQRESD": str(IRQRESD), "IRQRES_SOCKET": None,
+           "IRQRES_RUN_DIR": str(tmp_path / "run")}
     r = CliRunner().invoke(main, list(args), env=env, catch_exceptions=False)
     return r.exit_code, r.output
 

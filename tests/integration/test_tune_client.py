@@ -74,7 +74,8 @@ def start(env, profile: bool = True):
     pytest.fail(f"irqresd did not start: {(env['tmp'] / 'irqresd.log').read_text()}")
 
 
-def test_dry_run_without_daemon_uses_irqresd(env):
+def test_dry_run_without_daemon_uses_irqresd(env, monkeypatch):
+    monkeypatch.setenv("IRQRES_RUN_DIR", str(env["tmp"]))   # the socket alone: an error
     r = run("apply", "--dry-run", "--json", env["profile"])
     assert r.exit_code == 0, r.output
     plan = json.loads(r.output)
@@ -124,18 +125,19 @@ def test_daemon_gone(env):
     env["daemon"].wait(10)
     r = run("stats")
     assert r.exit_code == 1 and "irqresd is not running" in r.output
-    # status falls back to the state file (irqresd --status), and says there is no daemon
+    # status shows the state file (irqresd --status) instead, and, the socket being named
+    # ($IRQRES_SOCKET), fails: that daemon does not answer
     r = run("status")
-    assert r.exit_code == 0 and "no irqresd running" in r.output
+    assert r.exit_code == 1 and f"no irqresd answers on {env['sock']}" in r.output
 
 
 def test_apply_once_then_restore_without_daemon(env, monkeypatch):
     """No irqresd running: apply runs `irqresd --once`, restore `irqresd --restore`, and
-    restore says truthfully what it put back (irqresd in a run directory of its own)."""
-    wrapper = env["tmp"] / "irqresd-here"
-    wrapper.write_text(f"#!/bin/sh\nexec {env['exe']} --run-dir {env['tmp']} \"$@\"\n")
-    wrapper.chmod(0o755)
-    monkeypatch.setenv("IRQRESD", str(wrapper))
+    restore says truthfully what it put back (irqresd in a run directory of its own,
+    named: a named socket alone is that daemon or an error)."""
+    r = run("apply", env["profile"])
+    assert r.exit_code == 1 and f"irqresd is not running: {env['sock']}" in r.output
+    monkeypatch.setenv("IRQRES_RUN_DIR", str(env["tmp"]))
     r = run("apply", env["profile"])
     assert r.exit_code == 0 and "irqresd --once" in r.output, r.output
     assert read_dl_params(env["pid"]).policy == SCHED_DEADLINE

@@ -63,7 +63,11 @@ class FakeDaemon:
     """A small irqresd stand-in on a Unix socket, keeping just enough state.
 
     ``override[word]`` replaces the reply to a request: a dict (sent as JSON), bytes (sent
-    raw), ``"close"`` (hang up) or ``"silent"`` (never answer).
+    raw), ``"close"`` (hang up), ``"silent"`` (no answer for 5 s, then hang up) or
+    ``"hang"`` (no answer until the fake stops), or a callable given the connection (it
+    answers as it likes; returning False hangs up). ``once[word]`` does the same for the
+    next such request only. ``frozen`` set: every request, of any word, hangs, as with a
+    stopped (SIGSTOP) irqresd whose socket still accepts connections.
     """
 
     def __init__(self, path: str, targets: list | None = None, profile: str | None = None):
@@ -74,6 +78,8 @@ class FakeDaemon:
         self.requests: list[str] = []
         self.bodies: list[bytes] = []  # the profile texts of plan/apply
         self.override: dict[str, object] = {}
+        self.once: dict[str, object] = {}
+        self.frozen = threading.Event()
         self.stats_threads: list[dict] = []
         self.stats_fn = None          # when set, called for each stats request
         self.stats_clock = None       # when set, gives the stats reply's time_ns
@@ -129,17 +135,37 @@ class FakeDaemon:
                     buf = rest
                     with self.lock:
                         self.requests.append(line.decode())
-                    ov = self.override.get(words[0] if words else "")
+                    word = words[0] if words else ""
+                    with self.lock:
+                        ov = self.once.pop(word, self.override.get(word))
+                    if self.frozen.is_set():
+                        ov = "hang"
                     if ov == "close":
                         return
                     if ov == "silent":
                         time.sleep(5)
                         return
+                    if ov == "hang":
+                        self._stop.wait()
+                        return
                     if isinstance(ov, bytes):
-                        conn.sendall(ov)
+                        try:
+                            conn.sendall(ov)
+                        except OSError:
+                            return
+                        continue
+                    if callable(ov):
+                        try:
+                            if ov(conn) is False:
+                                return
+                        except OSError:
+                            return
                         continue
                     reply = ov if isinstance(ov, dict) else self.handle(words)
-                    conn.sendall((json.dumps(reply) + "\n").encode())
+                    try:
+                        conn.sendall((json.dumps(reply) + "\n").encode())
+                    except OSError:         # the client gave up (a cancelled request)
+                        return
 
     def target(self, name: str) -> dict | None:
         return next((t for t in self.targets if t["name"] == name), None)

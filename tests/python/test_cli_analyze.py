@@ -272,6 +272,7 @@ def test_plot_statistics_are_the_tables_and_the_response_panel_predicts_the_best
     import matplotlib.pyplot as plt
     from irqres.plots import stats_label, thread_figure
     from irqres.report import Options, analyze
+    from irqres.tables import readable
 
     rep = analyze(read_trace(FAKE), Options(mc_jobs=0))
     (tr,) = rep.threads
@@ -282,9 +283,9 @@ def test_plot_statistics_are_the_tables_and_the_response_panel_predicts_the_best
         for ax, s in ((axes[0], tr.stats.interarrival), (axes[1], tr.stats.exec)):
             (label,) = [t.get_text() for t in ax.get_legend().get_texts()]
             # the raw samples' mean, as in the table, not the binned PMF's
-            assert label == stats_label(s)
-            assert f"mean {s.row()[1]} (std {s.row()[2]})" == label
-            assert s.row()[1] in text
+            assert label == stats_label(s) == (f"mean {readable(round(s.mean_ns))} "
+                                               f"(std {readable(round(s.std_ns))})")
+            assert tr.stats.table() in text
         pmf_mean = tr.interarrival_pmf.mean_ns()
         assert round(pmf_mean) != round(tr.stats.interarrival.mean_ns)
         assert axes[2].get_yscale() == "log"                  # the tails

@@ -50,7 +50,9 @@ exit 9
 """)
     exe.chmod(0o755)
     monkeypatch.setenv("IRQRESD", str(exe))
-    monkeypatch.setenv("IRQRES_SOCKET", str(tmp_path / "nobody-here.sock"))
+    # a run directory named, no daemon on its socket: the commands fall back to irqresd
+    monkeypatch.delenv("IRQRES_SOCKET", raising=False)
+    monkeypatch.setenv("IRQRES_RUN_DIR", str(tmp_path / "run"))
     return log
 
 
@@ -93,7 +95,7 @@ def test_apply_through_daemon(fake, profile):
     r = run("apply", str(profile))
     assert r.exit_code == 0, r.output
     assert PLAN_TEXT in r.output
-    assert "applied" in r.output and "through irqresd" in r.output
+    assert f"applied {profile} through irqresd on {fake.path}: 1 thread(s)" in r.output
     size = profile.stat().st_size
     assert fake.requests == [f"plan {profile} {size}", f"apply {profile} {size}"]
     assert fake.bodies == [profile.read_bytes()] * 2
@@ -107,7 +109,7 @@ def test_apply_says_which_threads_wait(fake, profile):
     fake.apply_waiting = [{"pid": 105, "comm": "irq/11-eth0", "partition": "irqres.cpu0"}]
     r = run("apply", str(profile))
     assert r.exit_code == 0, r.output
-    assert "through irqresd: 0 thread(s) reserved" in r.output
+    assert f"through irqresd on {fake.path}: 0 thread(s) reserved" in r.output
     assert ("waiting: irq/11-eth0 (pid 105) is in cpuset partition irqres.cpu0 and is "
             "reserved once it has run there") in r.output
 
@@ -151,15 +153,18 @@ def test_apply_without_daemon_runs_irqresd_once(tmp_path, monkeypatch, profile):
     assert r.exit_code == 0, r.output
     assert PLAN_TEXT in r.output
     assert "applied" in r.output and "irqresd --once" in r.output and "irqres restore" in r.output
-    assert log.read_text().splitlines() == [f"--dry-run --json -p {profile}",
-                                            f"--once -p {profile}"]
+    run_dir = tmp_path / "run"
+    assert f"no irqresd answers on {run_dir}/irqresd.sock" in r.output
+    assert log.read_text().splitlines() == [f"--dry-run --json -p {profile} --run-dir {run_dir}",
+                                            f"--once -p {profile} --run-dir {run_dir}"]
 
 
 def test_dry_run_without_daemon(tmp_path, monkeypatch, profile):
     log = fake_irqresd(tmp_path, monkeypatch)
     r = run("apply", "-n", str(profile))
     assert r.exit_code == 0 and "the kernel will accept it" in r.output
-    assert log.read_text().splitlines() == [f"--dry-run --json -p {profile}"]
+    assert log.read_text().splitlines() == [
+        f"--dry-run --json -p {profile} --run-dir {tmp_path / 'run'}"]
 
 
 def test_bad_profile_without_daemon(tmp_path, monkeypatch, profile):
@@ -218,11 +223,12 @@ def test_restore(fake, tmp_path, monkeypatch):
     assert r.exit_code == 0 and "restored 1 thread" in r.output
     assert fake.requests == ["restore"]
     r = run("restore", "--json")
-    assert json.loads(r.output) == {"by": "irqresd", "restored": 1, "log": []}
+    assert json.loads(r.output) == {"by": "irqresd", "restored": 1, "log": [],
+                                    "socket": fake.path}
     log = fake_irqresd(tmp_path, monkeypatch)
     r = run("restore")
     assert r.exit_code == 0 and "irqresd --restore" in r.output
-    assert log.read_text().splitlines() == ["--restore"]
+    assert log.read_text().splitlines() == [f"--restore --run-dir {tmp_path / 'run'}"]
 
 
 @pytest.mark.parametrize(("stderr", "restored", "text"), [
@@ -254,18 +260,20 @@ def test_set_budget_json(fake):
 def test_status_and_verify_without_daemon(tmp_path, monkeypatch, profile):
     log = fake_irqresd(tmp_path, monkeypatch)
     r = run("status")
-    assert r.exit_code == 0 and "no irqresd running, and no state file /run/x/state" in r.output
+    assert r.exit_code == 0 and "no irqresd answers on" in r.output
+    assert "and no state file /run/x/state" in r.output
     r = run("verify", str(profile))
     assert r.exit_code == 1 and "1 difference between" in r.output and "target a: drift" \
         in r.output
     r = run("verify")
     assert r.exit_code == 1 and "no irqresd is running: name the PROFILE" in r.output
-    assert log.read_text().splitlines() == ["--status --json",
+    assert log.read_text().splitlines() == [f"--status --json --run-dir {tmp_path / 'run'}",
                                             f"--verify --json -p {profile}"]
 
 
 def test_no_daemon_no_binary(tmp_path, monkeypatch):
-    monkeypatch.setenv("IRQRES_SOCKET", str(tmp_path / "none.sock"))
+    monkeypatch.delenv("IRQRES_SOCKET", raising=False)
+    monkeypatch.setenv("IRQRES_RUN_DIR", str(tmp_path))
     monkeypatch.setenv("IRQRESD", str(tmp_path / "missing"))
     r = run("set-budget", "nic", "1ms")
     assert r.exit_code == 1 and "irqresd is not running" in r.output

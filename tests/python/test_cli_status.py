@@ -98,6 +98,8 @@ def test_not_running(tmp_path, monkeypatch):
     r = run("stats")
     assert r.exit_code == 1 and "irqresd is not running" in r.output
     # status reads the state file through irqresd --status instead (tests/integration)
+    monkeypatch.delenv("IRQRES_SOCKET")
+    monkeypatch.setenv("IRQRES_RUN_DIR", str(tmp_path))
     monkeypatch.setenv("IRQRESD", str(tmp_path / "no-irqresd"))
     r = run("status")
     assert r.exit_code == 1 and "no-irqresd: not an executable file" in r.output

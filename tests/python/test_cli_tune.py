@@ -162,3 +162,78 @@ def test_sigterm_stops_tune_cleanly(daemon, tmp_path):
     assert proc.returncode == 0, err
     assert "load" in out and "budgets sent" in out
     assert len(log.read_text().splitlines()) > 30
+
+
+def _after(daemon, calls, act):
+    """Stats from a model that wants 6 ms of 10 ms; ``act()`` after ``calls`` requests."""
+    model = Model(daemon, [(10**9, 6_000_000)])
+
+    def stats():
+        threads = model()
+        if model.calls == calls:
+            act()
+        return threads
+
+    daemon.stats_fn = stats
+    return model
+
+
+def test_tune_survives_one_bad_stats_reply(daemon, caplog):
+    model = _after(daemon, 10, lambda: daemon.once.update(stats=b"garbage\n"))
+    r = CliRunner().invoke(main, ["tune", "--duration", "500ms"])
+    assert r.exit_code == 0, r.output
+    assert "reply to stats is not JSON" in caplog.text and "interval skipped" in caplog.text
+    assert model.calls > 11                        # it went on after the bad one
+    assert "2ms (put back)" in r.output
+
+
+def test_tune_gives_up_after_bad_replies_in_a_row(daemon):
+    _after(daemon, 10, lambda: daemon.override.update(stats=b"garbage\n"))
+    r = CliRunner().invoke(main, ["tune", "--duration", "20s"])
+    assert r.exit_code == 1, r.output
+    assert "Error: 5 bad replies in a row from irqresd, giving up" in r.output
+    assert daemon.target("load")["runtime_ns"] == 2_000_000       # put back first
+
+
+def _frozen_after(daemon, calls):
+    # then no request, of any word, is answered
+    return _after(daemon, calls, daemon.frozen.set)
+
+
+def test_tune_keeps_its_duration_when_irqresd_stops_answering(daemon, caplog):
+    """Before: --duration 1s took 15 s (2 + 5 s of timeouts, 5 s to put a budget back)."""
+    model = _frozen_after(daemon, 20)
+    t0 = time.monotonic()
+    r = CliRunner().invoke(main, ["tune", "--duration", "1s"])
+    took = time.monotonic() - t0
+    assert r.exit_code == 0, r.output
+    assert model.calls >= 20
+    # the duration, plus at most 1 s trying to put the raised budget back
+    assert 1.0 <= took < 2.7, took
+    assert "could not put the budgets back" in caplog.text
+
+
+def test_tune_obeys_sigterm_when_irqresd_stops_answering(daemon):
+    """Before: 14.7 s (the stats request's timeout, a reconnection's, then 5 s for the
+    set-budget that puts the budget back)."""
+    model = _frozen_after(daemon, 20)
+    proc = subprocess.Popen([sys.executable, "-m", "irqres", "tune", "--socket", daemon.path],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        end = time.monotonic() + 20
+        while not daemon.frozen.is_set() and time.monotonic() < end:
+            time.sleep(0.02)
+        time.sleep(0.3)                     # tune now waits on a request that hangs
+        t0 = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=30)
+        took = time.monotonic() - t0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert model.calls >= 20
+    assert proc.returncode == 0, err
+    # at once, plus at most 1 s trying to put the raised budget back
+    assert took < 2.0, took
+    assert "budgets sent" in out and "Traceback" not in err

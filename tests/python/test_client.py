@@ -6,13 +6,18 @@ from __future__ import annotations
 import os
 import socket
 import stat
+import threading
+import time
 
+import irqres.client as client_mod
 import pytest
 from fakes import FakeDaemon
 from irqres.client import (
     BODY_MAX,
     Client,
     DaemonNotRunning,
+    DaemonUnreachable,
+    RequestCancelled,
     daemon_running,
     find_irqresd,
     socket_path,
@@ -153,3 +158,64 @@ def test_find_irqresd(monkeypatch, tmp_path):
     monkeypatch.setenv("PATH", str(tmp_path))
     found = find_irqresd()          # the checkout's build when it exists, else PATH
     assert found.endswith("build/daemon/irqresd") or found == str(exe)
+
+
+def test_a_reply_trickling_in_is_bounded_by_the_timeout(fake):
+    """The timeout bounds the whole request, not each read: one byte every 0.1 s of a
+    long reply would otherwise keep the client for minutes."""
+    def trickle(conn):
+        for b in b'{"ok": true, "pad": "' + b"x" * 300 + b'"}\n':
+            conn.sendall(bytes([b]))
+            time.sleep(0.1)
+
+    fake.override["status"] = trickle
+    t0 = time.monotonic()
+    with pytest.raises(DaemonUnreachable, match=r"no reply to status within 0.5 s"):
+        Client(timeout=0.5).status()
+    assert time.monotonic() - t0 < 1.5
+
+
+def test_truncated_nested_and_over_long_replies(fake, monkeypatch):
+    fake.override["status"] = lambda conn: (conn.sendall(b'{"ok": tr'), False)[1]
+    with pytest.raises(DaemonUnreachable, match=rf"irqresd \({fake.path}\): closed the "
+                       r"connection in the middle of its reply to status \(truncated after "
+                       r"9 bytes\)"):
+        Client().status()
+    fake.override["status"] = b"[" * 100_000 + b"\n"          # deeper than json can go
+    with pytest.raises(DaemonError, match=rf"irqresd \({fake.path}\): reply to status is "
+                       r"not JSON \(100000 bytes\)"):
+        Client().status()
+    monkeypatch.setattr(client_mod, "REPLY_MAX", 1000)
+    fake.override["status"] = {"ok": True, "pad": "x" * 5000}
+    with pytest.raises(DaemonError, match=rf"irqresd \({fake.path}\): reply to status is "
+                       r"longer than 1000 bytes: refused"):
+        Client().status()
+
+
+@pytest.mark.parametrize("how", ["cancel_fd", "deadline_ns"])
+def test_a_waiting_request_is_cancelled(fake, how):
+    """A caller that must stop (a signal's self-pipe, the end of its run) is not held
+    for the timeout by a daemon that does not answer."""
+    fake.override["status"] = "hang"
+    r, w = os.pipe()
+    try:
+        if how == "cancel_fd":
+            threading.Timer(0.2, os.write, (w, b"x")).start()
+            c = Client(timeout=10, cancel_fd=r)
+        else:
+            c = Client(timeout=10, deadline_ns=time.monotonic_ns() + 200_000_000)
+        t0 = time.monotonic()
+        with pytest.raises(RequestCancelled, match=rf"irqresd \({fake.path}\): status given "
+                           "up unanswered"):
+            c.status()
+        assert 0.15 < time.monotonic() - t0 < 1.0
+        with pytest.raises(RequestCancelled):            # and so is the next one, at once
+            c.ping()
+    finally:
+        os.close(r)
+        os.close(w)
+
+
+def test_bad_timeout():
+    with pytest.raises(DaemonError, match="timeout 0 s is not positive"):
+        Client(timeout=0)

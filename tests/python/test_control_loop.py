@@ -12,7 +12,13 @@ from fakes import LOAD_SAMPLE_NS as SAMPLE
 from fakes import FakeDaemon, make_target
 from fakes import LoadModel as Model
 from irqres.control import ControlError
-from irqres.control.loop import LOG_COLUMNS, REFUSAL_HOLD_NS, Tuner, cpu_count
+from irqres.control.loop import (
+    LOG_COLUMNS,
+    REFUSAL_HOLD_NS,
+    RESTORE_TIMEOUT_S,
+    Tuner,
+    cpu_count,
+)
 from irqres.units import parse_duration
 
 
@@ -281,3 +287,68 @@ def test_stop_ends_a_sleep_wherever_the_signal_lands():
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr[-2000:]
     assert int(r.stdout) > 5           # instructions of _sleep that were each tried
+
+
+def test_a_garbled_stats_reply_costs_one_interval(daemon, caplog):
+    """One reply that is not JSON is logged and skipped: the loop goes on controlling."""
+    model = Model(daemon, [(40, 2_000_000), (40, 6_000_000)])
+
+    def stats():
+        threads = model()
+        if model.calls == 20:
+            daemon.once["stats"] = b"garbage\n"     # the next reply
+        return threads
+
+    daemon.stats_fn = stats
+    tuner = Tuner(daemon.path)
+    run_until_done(tuner, model)
+    assert "reply to stats is not JSON (7 bytes): b'garbage'; interval skipped " \
+        "(1 bad reply in a row; 5 end the loop)" in caplog.text
+    assert tuner.skipped == 1 and tuner.bad_replies == 0
+    assert tuner.targets["load"].sent > 0            # it went on controlling
+
+
+@pytest.mark.parametrize("reply", [b"garbage\n", {"ok": True, "threads": 5},
+                                   {"ok": True, "threads": [], "time_ns": "soon"},
+                                   {"ok": False, "error": "stats: busy"}])
+def test_bad_replies_in_a_row_end_the_loop(daemon, reply, caplog):
+    model = Model(daemon, [(10**6, 6_000_000)])
+
+    def stats():
+        threads = model()
+        if model.calls == 30:
+            daemon.override["stats"] = reply        # every reply from the next one on
+        return threads
+
+    daemon.stats_fn = stats
+    tuner = Tuner(daemon.path)
+    with pytest.raises(ControlError, match=r"5 bad replies in a row from irqresd, giving "
+                       r"up; the last: irqres"):
+        tuner.run()
+    assert tuner.skipped == 5
+    assert caplog.text.count("interval skipped") == 4
+    # on the way out the budget it raised was put back all the same
+    assert daemon.target("load")["runtime_ns"] == 2_000_000
+    assert tuner.restored == {"load": 2_000_000}
+
+
+def test_duration_ends_a_request_irqresd_does_not_answer(daemon, caplog):
+    """A daemon that stops answering holds the loop to its duration: the waiting request
+    is given up at its end (before: 2 + 5 s of timeouts, then 5 s to put a budget back)."""
+    model = Model(daemon, [(10**6, 6_000_000)])
+
+    def stats():
+        threads = model()
+        if model.calls == 30:
+            daemon.frozen.set()                     # every request from the next one on
+        return threads
+
+    daemon.stats_fn = stats
+    tuner = Tuner(daemon.path, duration_ns=1_000_000_000)
+    t0 = time.monotonic()
+    tuner.run()
+    took = time.monotonic() - t0
+    # the duration, then at most RESTORE_TIMEOUT_S for the budget it could not put back
+    assert model.calls >= 30 and 1.0 <= took < 1.0 + RESTORE_TIMEOUT_S + 0.7, took
+    assert "could not put the budgets back" in caplog.text
+    assert "no reply to set-budget within 1 s" in caplog.text

@@ -96,3 +96,37 @@ def test_top_without_daemon(tmp_path, monkeypatch):
     monkeypatch.setenv("IRQRES_SOCKET", str(tmp_path / "none.sock"))
     r = CliRunner().invoke(main, ["top", "--once"])
     assert r.exit_code == 1 and "irqresd is not running" in r.output
+
+
+def test_top_on_a_terminal_says_when_irqresd_is_gone(stats_daemon, monkeypatch):
+    """The screen drops the table when irqresd stops answering (a stale table would show
+    a gone daemon's reservations as current), and says so."""
+    import contextlib
+    import io
+    import sys
+
+    from irqres.cli import top
+    from irqres.client import Client
+    from irqres.metrics import collect
+
+    out = io.StringIO()
+    monkeypatch.setattr(sys, "stdout", out)
+    monkeypatch.setattr(sys, "stdin", io.StringIO())
+    monkeypatch.setattr(sys.stdin, "fileno", lambda: 0, raising=False)
+    monkeypatch.setattr(top, "_terminal", lambda fd, o: contextlib.nullcontext(-1))
+    monkeypatch.setattr(top, "_size", lambda: (200, 30))
+    keys = []
+
+    def wait(fd_in, wake, seconds):
+        keys.append(out.getvalue().rsplit(top.HOME, 1)[-1])   # the frame on the screen
+        if len(keys) == 2:
+            stats_daemon.override.update(status="close", stats="close")
+        return "q" if len(keys) == 3 else ""
+
+    monkeypatch.setattr(top, "_wait", wait)
+    client = Client(stats_daemon.path).connect()
+    top._run_screen(client, collect(client), 10_000_000, None)
+    _measured, table, gone = keys
+    assert "TARGET" in table and "irq/11-eth0" in table
+    assert "irqresd is gone" in gone and "TARGET" not in gone and "irq/11-eth0" not in gone
+    assert f"irqresd does not answer on {stats_daemon.path}" in gone

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import click
 import pytest
+from click.testing import CliRunner
 from irqres import cli
 
 REPO = Path(__file__).resolve().parents[2]
@@ -179,3 +180,37 @@ def test_zsh_completion_script_and_its_answers(built, irqres_on_path):
                COMP_CWORD="1")
     proc = subprocess.run(["irqres"], capture_output=True, text=True, env=env)
     assert proc.stdout.splitlines()[:2] == ["plain", "tune"], proc.stdout + proc.stderr
+
+
+def test_irqres1_environment_and_files(built):
+    text, _ = render(built / "irqres.1")
+    env = text.split("\nENVIRONMENT\n", 1)[1].split("\nFILES\n", 1)
+    for var in ("IRQRES_SOCKET", "IRQRES_RUN_DIR", "IRQRESD"):
+        assert re.search(rf"^ +{var}$", env[0], re.M), var
+    assert "--run-dir" in env[0] and "that daemon or an error" in env[0]
+    files = env[1].split("\nEXIT STATUS\n", 1)[0]
+    for path in ("/run/irqres/irqresd.sock", "/run/irqres/state", "/etc/irqres/profile.yaml"):
+        assert re.search(rf"^ +{re.escape(path)}$", files, re.M), path
+
+
+def test_irqresd_points_at_the_profile_page_not_a_source_path(built):
+    help_text = subprocess.run([str(IRQRESD), "--help"], capture_output=True, text=True,
+                               check=True).stdout
+    text, _ = render(built / "irqresd.8")
+    for what in (help_text, text):
+        assert "irqres-profile(5)" in what and "docs/" not in what
+
+
+def test_every_help_ends_with_an_example(built):
+    """An example line in every --help: each subcommand's, irqresd's (and irqres(1))."""
+    runner = CliRunner()
+    page, _ = render(built / "irqres.1")
+    for name in cli_commands():
+        out = runner.invoke(cli.main, [name, "--help"]).output
+        example = " ".join(out.strip().split("\n\n")[-1].split())   # click wraps it
+        assert example.startswith(f"Example: irqres {name} "), (name, example)
+        assert example.split(": ", 1)[1] in " ".join(page.split()), name
+    assert "Typical use" in runner.invoke(cli.main, ["--help"]).output
+    help_text = subprocess.run([str(IRQRESD), "--help"], capture_output=True, text=True,
+                               check=True).stdout
+    assert help_text.strip().splitlines()[-1].startswith("Example: irqresd ")

@@ -55,8 +55,9 @@ def test_openmetrics_parses_and_carries_the_numbers(sysfs):
     assert v("irqres_thread_cpu_seconds_total") == 1.234567891
     assert v("irqres_thread_wait_seconds_total") == 0.000005
     assert v("irqres_thread_context_switches_total", kind="involuntary") == 2
-    assert v("irqres_thread_throttled_periods_total") == 2
+    assert v("irqres_thread_throttle_events_total") == 2
     assert v("irqres_thread_interrupts_total", irqs="11") == 1234
+    assert v("irqres_thread_taken") == 0
     drops = {k: val for k, val in got.items() if k[0] == "irqres_nic_drops_total"}
     assert sorted((dict(k[1])["counter"], val) for k, val in drops.items()) == [
         ("rx_dropped", 17), ("rx_missed_errors", 3)]
@@ -67,9 +68,19 @@ def test_openmetrics_parses_and_carries_the_numbers(sysfs):
     assert task and all(lb["comm"] == 'lo"ad\\x' for lb in task)
     names = {k[0] for k in got if dict(k[1]).get("pid") == "777"}
     assert "irqres_thread_runtime_seconds" not in names
-    assert "irqres_thread_throttled_periods_total" not in names
+    assert "irqres_thread_throttle_events_total" not in names
     assert "irqres_thread_interrupts_total" not in names
     assert "irqres_thread_cpu_seconds_total" in names
+
+
+def test_a_taken_thread_is_exported(sysfs):
+    """irqres_thread_taken: 1 for a thread status says another irqresd or tool holds."""
+    status = copy.deepcopy(STATUS)
+    status["targets"][0]["threads"][0]["taken"] = True
+    got = samples(om_parse(metrics.render(metrics.families(
+        metrics.snapshot(status, STATS, sysfs)))))
+    taken = {dict(k[1])["pid"]: v for k, v in got.items() if k[0] == "irqres_thread_taken"}
+    assert taken["105"] == 1 and set(taken.values()) == {0, 1}
 
 
 def test_a_waiting_thread_is_exported_while_it_waits(sysfs):

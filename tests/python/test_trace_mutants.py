@@ -7,8 +7,10 @@ recipe of tests/fuzz/traces/regressions.txt; the long runs are in tests/fuzz/RES
 
 from __future__ import annotations
 
+import json
 import random
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -88,3 +90,50 @@ def test_short_pass_of_random_mutants(sources, workdir):
             if outcome not in tracefuzz.GOOD:
                 bad.append((recipe, mode, outcome, detail))
     assert not bad
+
+
+def test_one_damaged_page_timestamp_is_dropped_with_a_warning(sources, workdir):
+    """One flipped bit (2**62 ns) in the header of CPU 0's 11th page of the VM trace:
+    before, a result for a 146-year trace with every rate 0.0/s and no warning; now the
+    page's records are dropped, named, counted, and the rest analysed as recorded."""
+    v6 = sources["vm-e1000-udp.dat@v6"]
+    page = v6.regions[0][0] + 10 * tracefuzz.PAGE          # its u64 timestamp comes first
+    recipe = f"vm-e1000-udp.dat@v6 flip {page + 7}:6"
+    mutant = workdir / "page-ts.dat"
+    mutant.write_bytes(tracefuzz.apply(recipe, sources))
+    good = workdir / "good.dat"
+    good.write_bytes(v6.data)
+
+    def analyze(path, *extra):
+        return subprocess.run([sys.executable, "-m", "irqres", "analyze", str(path),
+                               *ANALYZE_ARGS, *extra], capture_output=True, text=True,
+                              timeout=TIMEOUT)
+
+    got, want = (json.loads(analyze(p, "--json").stdout) for p in (mutant, good))
+    t = got["trace"]
+    assert t["last_ts_ns"] - t["first_ts_ns"] == \
+        want["trace"]["last_ts_ns"] - want["trace"]["first_ts_ns"]       # 6.29 s
+    dmg = t["damaged_timestamps"]
+    assert dmg["records_dropped"] > 0 and len(dmg["runs"]) == 1
+    run = dmg["runs"][0]
+    assert run["cpu"] == 0 and run["reason"] == "after the recording ended"
+    assert 1 << 61 < run["jump_ns"] < 1 << 63
+    assert run["after_ns"] is not None and run["before_ns"] is not None
+    # where time comes back: the first record of the next page
+    assert page + tracefuzz.PAGE < run["offset"] < page + 2 * tracefuzz.PAGE
+    assert run["record"] > 0
+    rates = {th["comm"]: th["stats"]["irq_rate_hz"] for th in got["threads"]}
+    want_rates = {th["comm"]: th["stats"]["irq_rate_hz"] for th in want["threads"]}
+    assert rates.keys() == want_rates.keys()
+    for comm, rate in rates.items():
+        assert rate == pytest.approx(want_rates[comm], rel=0.2), comm
+    assert rates["irq/11-eth0"] > 100
+    text = analyze(mutant)
+    assert text.returncode == 0, text.stderr
+    warning = [ln for ln in text.stderr.splitlines() if "damaged" in ln or "dropped (" in ln]
+    assert len(warning) == 1 and warning[0].startswith(f"warning: {mutant}: CPU 0: "), \
+        text.stderr
+    assert "4611686018.4" in warning[0] and "ahead of the CPU's records" in warning[0]
+    assert f"steps back at its record {run['record']} (file offset {run['offset']})" \
+        in warning[0]
+    assert "damaged timestamps: " in text.stdout and "6.293789573s" in text.stdout

@@ -6,9 +6,10 @@ from __future__ import annotations
 import importlib.util
 
 import click
+from click.shell_completion import CompletionItem
 
 from .. import __version__
-from .common import add_verbosity, set_verbosity
+from .common import add_verbosity, daemon_params, set_verbosity
 
 # name -> (module under irqres.cli, function name, one-line help)
 COMMANDS: dict[str, tuple[str, str, str]] = {
@@ -47,6 +48,13 @@ class LazyGroup(click.Group):
         module = importlib.import_module(f"{__name__}.{module_name}")
         return add_verbosity(getattr(module, attr))
 
+    def shell_complete(self, ctx: click.Context, incomplete: str) -> list[CompletionItem]:
+        """Subcommand names with their one-line help from :data:`COMMANDS`: completing a
+        name imports no subcommand (click's own would import them all for their help)."""
+        items = [CompletionItem(name, help=COMMANDS[name][2])
+                 for name in self.list_commands(ctx) if name.startswith(incomplete)]
+        return items + click.Command.shell_complete(self, ctx, incomplete)
+
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(name, COMMANDS[name][2]) for name in self.list_commands(ctx)]
         if rows:
@@ -69,9 +77,10 @@ def main(ctx: click.Context) -> None:
       irqres status
 
     Durations take a unit: 2ms, 500us, 1.5ms, 10s (0 alone needs none).
-    -v/-q work before or after the subcommand.
+    -v/-q, --socket and --run-dir work before or after the subcommand.
     """
     set_verbosity(ctx)
 
 
 add_verbosity(main)
+main.params.extend(daemon_params())

@@ -115,7 +115,9 @@ def _progress(path: str) -> _Progress | None:
     return _Progress(path) if sys.stderr.isatty() else None
 
 
-@click.command("analyze", help=HELP)
+@click.command("analyze", help=HELP,
+               epilog="Example: irqres analyze trace.dat --buffer 256 --plot plots/ "
+                      "--profile-out nic.yaml")
 @click.argument("trace", type=click.Path(dir_okay=False))
 @click.option("--thread", "pattern", metavar="PATTERN",
               help="Only IRQ threads whose comm matches this glob (irq/11-*, eth0) or IRQ number.")
@@ -179,7 +181,9 @@ def analyze_cmd(trace, pattern, tasks, granularity, buffers, min_interarrival, p
         except SelectionError:
             tr = read_trace(trace, progress=progress)
             report = analyze(tr, opts)
-        if not as_json:  # JSON carries them in each thread's "warnings"
+        if not as_json:  # JSON carries them in its trace's and each thread's entries
+            for jump in tr.time_jumps:
+                click.echo(f"warning: {tr.path}: {jump.describe(tr.first_ts)}", err=True)
             for t in report.threads:
                 for w in t.warnings:
                     click.echo(f"warning: {w}", err=True)

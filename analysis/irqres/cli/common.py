@@ -6,7 +6,8 @@
   (``set-budget nic -1ms``), so the duration type, not the option parser, reports them;
 - :func:`add_verbosity`: ``-v``/``-q`` on a subcommand too, adding to the group's;
 - :func:`cli_errors`: the library's errors as clean click errors;
-- :data:`socket_option`, :data:`json_option`, :func:`echo_json`;
+- :func:`socket_option` (``--socket``, ``--run-dir``) and :func:`where`;
+- :data:`json_option`, :func:`echo_json`;
 - :func:`table` and :func:`dur` (plain-text tables, :mod:`irqres.tables`).
 """
 
@@ -16,17 +17,20 @@ import contextlib
 import json
 import logging
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, TypeVar
 
 import click
+from click.shell_completion import CompletionItem
 
-from ..errors import IrqresError
+from ..client import SOCKET_ENV, Client, Endpoint, endpoint
+from ..errors import DaemonError, IrqresError
 from ..tables import dur, text_table
 from ..units import DurationError, parse_duration
 
 __all__ = ["DURATION", "POSITIVE_DURATION", "Command", "Duration", "add_verbosity",
-           "cli_errors", "dur", "echo_json", "json_option", "set_verbosity",
-           "socket_option", "table"]
+           "cli_errors", "complete_targets", "dur", "echo_json", "json_option",
+           "not_named_daemon", "set_verbosity", "socket_option", "table", "where"]
 
 
 class Duration(click.ParamType):
@@ -163,9 +167,77 @@ def add_verbosity(cmd: click.Command) -> click.Command:
 
 
 # -- errors and output ----------------------------------------------------------------
-socket_option = click.option(
-    "--socket", "socket_", metavar="PATH", default=None,
-    help="irqresd's control socket [default: $IRQRES_SOCKET or /run/irqres/irqresd.sock].")
+_WHERE = "irqres.where"
+FC = TypeVar("FC", bound=Callable[..., Any])
+
+
+def _where_cb(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    if value is not None and param.name:
+        ctx.find_root().meta.setdefault(_WHERE, {})[param.name] = value
+
+
+_SOCKET_HELP = ("irqresd's control socket [default: $IRQRES_SOCKET, else "
+                "RUN_DIR/irqresd.sock]. A named socket is that daemon or an error.")
+_RUN_DIR_HELP = ("irqresd's run directory: DIR/state, DIR/irqresd.sock [default: "
+                 "$IRQRES_RUN_DIR, else the named socket's directory, else /run/irqres].")
+
+
+def daemon_params() -> list[click.Option]:
+    """Fresh ``--socket``/``--run-dir`` options (for the group; not passed to a command
+    function: :func:`where` gives what they name)."""
+    return [click.Option(["--socket"], metavar="PATH", expose_value=False,
+                         callback=_where_cb, help=_SOCKET_HELP),
+            click.Option(["--run-dir"], metavar="DIR", expose_value=False,
+                         callback=_where_cb, help=_RUN_DIR_HELP)]
+
+
+def socket_option(f: FC) -> FC:
+    """Give a command that talks to irqresd ``--socket`` and ``--run-dir``."""
+    f = click.option("--run-dir", metavar="DIR", expose_value=False, callback=_where_cb,
+                     help=_RUN_DIR_HELP)(f)
+    return click.option("--socket", metavar="PATH", expose_value=False, callback=_where_cb,
+                        help=_SOCKET_HELP)(f)
+
+
+def not_named_daemon(ep: Endpoint, exc: DaemonError, shown: str = "") -> None:
+    """Called when no irqresd answers: a socket the user named is that daemon or an
+    error, never a silent fall back to a run directory (unless one was named too).
+    ``shown``: what the command printed instead (status: the state file)."""
+    if ep.fallback:
+        return
+    if shown:
+        raise click.ClickException(f"{exc}; {ep.socket} was named (--socket or "
+                                   f"${SOCKET_ENV}): {shown}") from exc
+    raise click.ClickException(
+        f"{exc}; {ep.socket} was named (--socket or ${SOCKET_ENV}), so irqres does not act "
+        "on a run directory without it (name one with --run-dir to do that)") from exc
+
+
+def where(ctx: click.Context | None = None) -> Endpoint:
+    """The irqresd the command line names (``--socket``/``--run-dir`` before or after the
+    subcommand, the subcommand's last), else the environment's, else the default."""
+    named = (ctx or click.get_current_context()).find_root().meta.get(_WHERE, {})
+    return endpoint(named.get("socket"), named.get("run_dir"))
+
+
+#: how long TAB completion waits for irqresd (a key press must stay quick)
+COMPLETION_TIMEOUT = 0.1
+
+
+def complete_targets(ctx: click.Context, param: click.Parameter, incomplete: str
+                     ) -> list[CompletionItem]:
+    """TAB completion of a target: the names irqresd holds and pid:N of their threads,
+    from its status (nothing when it does not answer within COMPLETION_TIMEOUT)."""
+    try:
+        with Client(where(ctx).socket, timeout=COMPLETION_TIMEOUT) as c:
+            targets = c.status().get("targets") or []
+    except (DaemonError, OSError):
+        return []
+    words = [str(t.get("name")) for t in targets]
+    words += [f"pid:{th.get('pid')}" for t in targets for th in t.get("threads") or []]
+    return [CompletionItem(w) for w in words if w.startswith(incomplete)]
+
+
 json_option = click.option("--json", "as_json", is_flag=True,
                            help="Print the daemon's reply as JSON.")
 

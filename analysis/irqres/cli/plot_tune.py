@@ -49,7 +49,7 @@ def read_log(path: str) -> dict[str, dict[str, list[int]]]:
     return out
 
 
-@click.command("plot-tune")
+@click.command("plot-tune", epilog="Example: irqres plot-tune tune.csv -o tune.png")
 @click.argument("log", type=click.Path(exists=True, dir_okay=False))
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
               help="Image to write (.png, .svg, .pdf).")

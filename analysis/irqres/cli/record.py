@@ -10,7 +10,8 @@ from .common import POSITIVE_DURATION, cli_errors
 
 
 @click.command("record", context_settings={"ignore_unknown_options": True,
-                                           "allow_interspersed_args": False})
+                                           "allow_interspersed_args": False},
+               epilog="Example: irqres record -o trace.dat --duration 10s")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
               help="The trace.dat file to write.")
 @click.option("--duration", type=POSITIVE_DURATION, default=None,

@@ -6,7 +6,6 @@ import click
 
 from ..control import ControllerConfig
 from ..control.loop import CsvLog
-from ..control.simulate import Workload, compare, simulate_adaptive
 from .common import POSITIVE_DURATION, cli_errors, dur, echo_json, table
 
 
@@ -24,7 +23,8 @@ def _check_durations(interval_ns: int, job_ns: int, default_job_ns: int,
                                  param_hint="'--min-runtime'")
 
 
-@click.command("simulate")
+@click.command("simulate",
+               epilog="Example: irqres simulate --traffic fluctuating --rate-on 25 --gain 0.05")
 @click.option("--intervals", default=20_000, show_default=True, help="Sampling intervals.")
 @click.option("--interval", "interval_ns", default="1ms", show_default=True,
               type=POSITIVE_DURATION, help="Sampling interval = server period T.")
@@ -86,6 +86,9 @@ def simulate_cmd(intervals: int, interval_ns: int, job_ns: int, jitter: float,
     largest backlog (jobs handed off, with handoff). The reference's smoothing:
     --traffic fluctuating --rate-on 25 --gain 0.05 --hold 256.
     """
+    # numpy comes with the model, when it runs: not when a shell completes the options
+    from ..control.simulate import Workload, compare, simulate_adaptive
+
     _check_durations(interval_ns, job_ns, default_job_ns, min_ns, max_ns)
     with cli_errors():
         w = Workload(intervals, interval_ns, job_ns, jitter, rate_on, rate_off, p_on_off,

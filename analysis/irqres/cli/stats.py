@@ -10,8 +10,8 @@ import click
 from .. import metrics
 from ..client import Client
 from ..errors import DaemonError
-from ..tables import RESERVATION_COLUMNS, reservation_cells
-from .common import cli_errors, dur, echo_json, json_option, socket_option, table
+from ..tables import RESERVATION_COLUMNS, ns_cell, reservation_cells
+from .common import cli_errors, echo_json, json_option, socket_option, table, where
 
 logger = logging.getLogger(__name__)
 
@@ -23,32 +23,33 @@ def format_stats(reply: dict) -> str:
         return "no threads under irqresd"
     rows = [[th.get("pid"), th.get("comm"), th.get("target"),
              ",".join(str(i) for i in th.get("irqs") or []) or "-", th.get("irq_count"),
-             th.get("policy"), *reservation_cells(th), dur(th.get("cpu_time_ns")),
-             dur(th.get("wait_time_ns")), th.get("timeslices"), th.get("voluntary_switches"),
+             th.get("policy"), *reservation_cells(th), ns_cell(th.get("cpu_time_ns")),
+             ns_cell(th.get("wait_time_ns")), th.get("timeslices"), th.get("voluntary_switches"),
              th.get("involuntary_switches")] for th in threads]
     return table(["PID", "COMM", "TARGET", "IRQS", "IRQ COUNT", "POLICY", *RESERVATION_COLUMNS,
                   "CPU TIME", "WAIT TIME", "SLICES", "VOL SW", "INVOL SW"], rows)
 
 
-@click.command("stats")
+@click.command("stats", epilog="Example: irqres stats --openmetrics")
 @socket_option
 @json_option
 @click.option("--openmetrics", is_flag=True,
               help="Print OpenMetrics text (Q/D/T, runtime used, wait, context switches, "
-                   "throttled periods, interrupts, NIC drops per thread).")
+                   "throttle events, interrupts, NIC drops per thread).")
 @click.option("--textfile", metavar="DIR", type=click.Path(file_okay=False),
               help="Write DIR/irqres.prom for node_exporter's textfile collector "
                    "(atomically; irqres_up 0 when irqresd does not answer).")
-def stats_cmd(socket_: str | None, as_json: bool, openmetrics: bool,
+def stats_cmd(as_json: bool, openmetrics: bool,
               textfile: str | None) -> None:
     """Per thread under irqresd: interrupts, CPU and wait time, context switches.
 
     \b
     With --openmetrics or --textfile, per thread: the reservation (Q, D, T), runtime
-    used, wait time, context switches, throttled periods, interrupts; per NIC of an IRQ
-    target: rx_dropped and rx_missed_errors. Throttled periods are derived: a
-    SCHED_DEADLINE thread is switched out involuntarily once per throttled period, so
-    its involuntary switches are an upper bound (preemptions count too).
+    used, wait time, context switches, throttle events, interrupts; per NIC of an IRQ
+    target: rx_dropped and rx_missed_errors. Throttle events are derived: a
+    SCHED_DEADLINE thread is switched out involuntarily once each time its budget runs
+    out (preemptions count too); one throttling can pay for several periods' budgets
+    when the kernel enforces budgets at its tick, so they are not throttled periods.
     \b
     For node_exporter, every 15 s from a systemd timer or cron:
       irqres stats --textfile /var/lib/prometheus/node-exporter
@@ -56,7 +57,7 @@ def stats_cmd(socket_: str | None, as_json: bool, openmetrics: bool,
     if as_json and openmetrics:
         raise click.UsageError("--json and --openmetrics exclude each other")
     if not (openmetrics or textfile):
-        with cli_errors(), Client(socket_) as c:
+        with cli_errors(), Client(where().socket) as c:
             reply = c.stats()
         if as_json:
             echo_json(reply)
@@ -65,7 +66,7 @@ def stats_cmd(socket_: str | None, as_json: bool, openmetrics: bool,
         return
     with cli_errors():
         try:
-            with Client(socket_) as c:
+            with Client(where().socket) as c:
                 status = c.status()
                 reply = c.stats()
         except DaemonError:

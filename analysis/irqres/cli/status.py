@@ -8,7 +8,15 @@ import click
 from ..client import Client, DaemonNotRunning, irqresd_json
 from ..tables import RESERVATION_COLUMNS, reservation_cells
 from ..units import format_duration
-from .common import cli_errors, echo_json, json_option, socket_option, table
+from .common import (
+    cli_errors,
+    echo_json,
+    json_option,
+    not_named_daemon,
+    socket_option,
+    table,
+    where,
+)
 
 
 def policy_text(policy: object, priority: object = None) -> str:
@@ -18,7 +26,8 @@ def policy_text(policy: object, priority: object = None) -> str:
 
 
 def format_status(reply: dict) -> str:
-    lines = [f"irqresd pid {reply.get('pid')}, profile {reply.get('profile') or '(none)'}, "
+    on = f" on {reply['socket']}" if reply.get("socket") else ""
+    lines = [f"irqresd pid {reply.get('pid')}{on}, profile {reply.get('profile') or '(none)'}, "
              f"admission control {reply.get('admission_control', '?')}"]
     if "configured_profile" in reply:  # what systemctl reload / SIGHUP re-reads
         conf = reply["configured_profile"]
@@ -76,12 +85,15 @@ def waiting_text(target: dict, th: dict) -> str:
 
 def format_state(reply: dict) -> str:
     """What the state file records, when no irqresd answers (``irqresd --status``)."""
+    who = (f"no irqresd answers on {reply['socket']}" if reply.get("socket")
+           else "no irqresd running")
     if not reply.get("exists"):
-        return (f"no irqresd running, and no state file {reply.get('state_file')}: irqres "
-                "holds no reservation here")
+        return (f"{who}, and no state file {reply.get('state_file')}: irqres holds no "
+                "reservation there")
     threads = reply.get("threads") or []
-    lines = [f"no irqresd running; state file {reply.get('state_file')} (left by "
-             f"irqresd --once; undo with irqres restore): {len(threads)} thread(s), "
+    lines = [f"{who}; state file {reply.get('state_file')} (left by irqresd --once, or "
+             "by an irqresd that ended without restoring; undo with irqres restore): "
+             f"{len(threads)} thread(s), "
              f"admission control {reply.get('admission_control')}"]
     if threads:
         lines.append(table(["THREAD", "PID", "CPU", *RESERVATION_COLUMNS, "POLICY", "WAS",
@@ -101,25 +113,31 @@ def format_state(reply: dict) -> str:
     return "\n".join(lines)
 
 
-@click.command("status")
+@click.command("status", epilog="Example: irqres status --run-dir /run/irqres --json")
 @socket_option
 @json_option
-def status_cmd(socket_: str | None, as_json: bool) -> None:
+def status_cmd(as_json: bool) -> None:
     """Show the profile and reservations irqresd holds, thread by thread.
 
-    With no irqresd running, show what its state file records: the reservations an
-    `irqres apply` without a daemon (`irqresd --once`) left in place.
+    With no irqresd answering, show what its state file (RUN_DIR/state) records: the
+    reservations an `irqres apply` without a daemon (`irqresd --once`) left in place, or
+    those of an irqresd that was killed. When the socket was named (--socket,
+    $IRQRES_SOCKET) that daemon not answering is an error (exit 1), after the state
+    file of its run directory.
     """
+    ep = where()
     with cli_errors():
         try:
-            with Client(socket_) as c:
-                reply = c.status()
-        except DaemonNotRunning:
-            reply = _state_without_daemon()
+            with Client(ep.socket) as c:
+                reply = {**c.status(), "socket": ep.socket}
+        except DaemonNotRunning as exc:
+            reply = {"daemon": False, **_state_without_daemon(ep.run_dir), **ep.as_json()}
             if as_json:
-                echo_json({"daemon": False, **reply})
+                echo_json(reply)
             else:
                 click.echo(format_state(reply))
+            not_named_daemon(ep, exc, f"shown instead: the state file of its directory, "
+                                      f"{ep.state_file}")
             return
     if as_json:
         echo_json(reply)
@@ -127,5 +145,5 @@ def status_cmd(socket_: str | None, as_json: bool) -> None:
         click.echo(format_status(reply))
 
 
-def _state_without_daemon() -> dict:
-    return irqresd_json("--status", "--json", ok_codes=(0,))
+def _state_without_daemon(run_dir: str) -> dict:
+    return irqresd_json("--status", "--json", "--run-dir", run_dir, ok_codes=(0,))

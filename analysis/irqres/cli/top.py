@@ -18,7 +18,7 @@ import click
 from .. import live, metrics
 from ..client import Client
 from ..errors import DaemonError
-from .common import POSITIVE_DURATION, cli_errors, socket_option
+from .common import POSITIVE_DURATION, cli_errors, socket_option, where
 
 # plain ANSI/VT100: alternate screen, cursor off/on, home, erase to end of line/screen
 ENTER, LEAVE = "\x1b[?1049h\x1b[?25l", "\x1b[?25h\x1b[?1049l"
@@ -78,7 +78,7 @@ def _wait(fd_in: int, wake: int, seconds: float) -> str:
     return ""
 
 
-@click.command("top")
+@click.command("top", epilog="Example: irqres top --interval 500ms")
 @socket_option
 @click.option("-i", "--interval", type=POSITIVE_DURATION, default="1s", show_default=True,
               help="Time between refreshes.")
@@ -86,21 +86,21 @@ def _wait(fd_in: int, wake: int, seconds: float) -> str:
               help="Stop after this many refreshes [default: until q].")
 @click.option("--once", is_flag=True, help="Measure one interval, print one table, exit "
               "(for scripts; same as --iterations 1 without the screen handling).")
-def top_cmd(socket_: str | None, interval: int, iterations: int | None, once: bool) -> None:
+def top_cmd(interval: int, iterations: int | None, once: bool) -> None:
     """Per thread under irqresd, refreshed: the budget it used per period against Q,
-    %CPU, waiting, interrupts, throttled periods and NIC drops per second.
+    %CPU, waiting, interrupts, throttle events and NIC drops per second.
 
     On a terminal it redraws in place with plain ANSI codes (fine over ssh), follows
     resizes (narrow terminals lose the least useful columns first) and quits on q or
     Ctrl-C. Piped, or with --once, it prints plain tables, one per interval.
     Rates are over the last interval, from irqresd's counters (see `irqres stats
-    --openmetrics` for how throttled periods are derived).
+    --openmetrics` for how throttle events are derived).
     """
     if once:
         iterations = 1
     screen = sys.stdout.isatty() and sys.stdin.isatty() and not once
     with cli_errors():
-        client = Client(socket_).connect()
+        client = Client(where().socket).connect()
         try:
             prev = metrics.collect(client)
             if screen:
@@ -132,12 +132,14 @@ def _run_screen(client: Client, first: metrics.Snapshot, interval: int,
     out = sys.stdout
     fd_in = sys.stdin.fileno()
     prev, cur, note, n = None, first, "measuring the first interval...", 0
+    gone = ""           # why irqresd does not answer: no table then (it would be stale)
     try:
         with _terminal(fd_in, out) as wake:
             next_at = time.monotonic() + interval / 1e9
             while True:
                 width, height = _size()
-                lines = live.frame(prev, cur, width, height, interval, note)
+                lines = (live.gone_frame(gone, width) if gone
+                         else live.frame(prev, cur, width, height, interval, note))
                 out.write(HOME + "".join(line + EOL + "\r\n" for line in lines[:-1])
                           + lines[-1] + EOL + EOS)
                 out.flush()
@@ -152,8 +154,12 @@ def _run_screen(client: Client, first: metrics.Snapshot, interval: int,
                 try:
                     new = metrics.collect(client)
                 except DaemonError as exc:
-                    note = f"irqresd does not answer: {exc} (retrying)"
+                    gone = gone or (f"{time.strftime('%H:%M:%S')}: irqresd does not answer "
+                                    f"on {client.path}: {exc}")
                     client.close()
+                    continue
+                if gone:        # back (perhaps restarted): rates start over
+                    prev, cur, note, gone = None, new, "irqresd answers again", ""
                     continue
                 prev, cur, note, n = cur, new, "", n + 1
     except (KeyboardInterrupt, _Quit):

@@ -8,10 +8,10 @@ import sys
 import click
 
 from ..control.loop import Tuner
-from .common import POSITIVE_DURATION, cli_errors, dur, socket_option, table
+from .common import POSITIVE_DURATION, cli_errors, dur, socket_option, table, where
 
 
-@click.command("tune")
+@click.command("tune", epilog="Example: irqres tune /etc/irqres/profile.yaml --log tune.csv")
 @click.argument("profile", required=False,
                 type=click.Path(exists=True, dir_okay=False, readable=True))
 @click.option("-d", "--duration", type=POSITIVE_DURATION, default=None,
@@ -20,8 +20,7 @@ from .common import POSITIVE_DURATION, cli_errors, dur, socket_option, table
               help="Write every interval: time_ns, target, N_pro, T_pro_ns, N_rmn, "
               "T_thr_ns, Q_sent_ns.")
 @socket_option
-def tune_cmd(profile: str | None, duration: int | None, log_path: str | None,
-             socket_: str | None) -> None:
+def tune_cmd(profile: str | None, duration: int | None, log_path: str | None) -> None:
     """Adapt the budget of every `mode: adaptive` target irqresd holds.
 
     Each target is sampled every `adaptive.sample` interval; its next budget comes from
@@ -31,10 +30,16 @@ def tune_cmd(profile: str | None, duration: int | None, log_path: str | None,
     that come and go are survived. When it stops (--duration, Ctrl-C, SIGTERM, SIGHUP)
     every budget it changed is put back to the one the target had when tune started
     (the profile's), so no adapted budget outlives it.
+
+    A bad reply from irqresd (not JSON, truncated, an error) is logged and costs one
+    interval; 5 in a row end tune with an error. A daemon that is gone or stops
+    answering (2 s per request) is reconnected to with backoff until the duration ends
+    or tune is stopped. No wait goes past --duration or a signal: tune ends within one
+    interval of either, plus at most 1 s per budget put back.
     """
     with cli_errors():
         view = sys.stdout if sys.stdout.isatty() else None
-        tuner = Tuner(socket_, profile, duration, log_path, view)
+        tuner = Tuner(where().socket, profile, duration, log_path, view)
 
         def stop(signum: int, frame: object) -> None:
             tuner.stop()                    # the loop ends and puts the budgets back

@@ -8,15 +8,17 @@ import click
 
 from ..client import Client, DaemonNotRunning, irqresd_json
 from ..errors import DaemonError
-from .common import Command, cli_errors, echo_json, socket_option
+from .common import Command, cli_errors, echo_json, not_named_daemon, socket_option, where
 
 
 def format_verify(reply: dict) -> str:
     diffs = reply.get("differences") or []
     if not diffs:
         n = reply.get("checked", 0)
-        return f"Verified {reply.get('profile')}: {n} thread{'' if n == 1 else 's'} as the " \
-               "profile says"
+        own = reply.get("by_set_budget") or 0   # threads a set-budget pid:N re-budgeted
+        return (f"Verified {reply.get('profile')}: {n} thread{'' if n == 1 else 's'} as the "
+                "profile says" + (f", {own} of them as the last set-budget says" if own
+                                  else ""))
     lines = [f"{reply.get('profile')}: {len(diffs)} difference{'' if len(diffs) == 1 else 's'}"
              " between the running system and the profile:"]
     return "\n".join(lines + [f"  {d}" for d in diffs])
@@ -29,14 +31,13 @@ def _verify_without_daemon(profile: str) -> dict:
     return reply
 
 
-@click.command("verify", cls=Command)
+@click.command("verify", cls=Command, epilog="Example: irqres verify /etc/irqres/profile.yaml")
 @click.argument("profile", required=False,
                 type=click.Path(exists=True, dir_okay=False, readable=True))
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @socket_option
 @click.pass_context
-def verify_cmd(ctx: click.Context, profile: str | None, as_json: bool,
-               socket_: str | None) -> None:
+def verify_cmd(ctx: click.Context, profile: str | None, as_json: bool) -> None:
     """Check that the running system holds PROFILE (default: the profile irqresd holds).
 
     Every thread the profile selects must have its reservation (policy, runtime, deadline,
@@ -46,11 +47,13 @@ def verify_cmd(ctx: click.Context, profile: str | None, as_json: bool,
     """
     if profile is not None:
         profile = os.path.abspath(profile)
+    ep = where()
     with cli_errors():
         try:
-            with Client(socket_) as c:
+            with Client(ep.socket) as c:
                 reply = c.verify(profile)
-        except DaemonNotRunning:
+        except DaemonNotRunning as exc:
+            not_named_daemon(ep, exc)
             if profile is None:
                 raise DaemonError("no irqresd is running: name the PROFILE to verify "
                                   "(irqres verify PROFILE)") from None

@@ -1,4 +1,4 @@
-"""The adaptive threshold controller (DESIGN.md point 4) and what drives it.
+"""The adaptive threshold controller (docs/controller.md) and what drives it.
 
 ``controller`` is the pure algorithm, ``inputs`` reads the live counters, ``loop`` runs the
 controller against irqresd (``irqres tune``) and ``simulate`` drives it through a model of

@@ -1,4 +1,5 @@
-"""The threshold controller of DESIGN.md point 4, in integer nanoseconds.
+"""The threshold controller of a bottom-half scheduler (docs/controller.md), in integer
+nanoseconds.
 
 Per sampling interval i the caller reports N_pro jobs processed in T_pro ns of CPU time
 and N_rmn jobs left over. The controller computes

@@ -23,7 +23,8 @@ difference between two samples):
   N_rmn = cuts. For a NIC add the frames
   the device could not hold: the increase of rx_missed_errors + rx_dropped in
   /sys/class/net/IF/statistics, where the device has those files. (On this kernel a
-  throttled SCHED_DEADLINE task shows one involuntary switch per throttled period, and
+  throttled SCHED_DEADLINE task shows one involuntary switch each time it is throttled,
+  which can be once for several periods' budgets (docs/metrics.md), and
   its schedstat wait time grows by the time it was held back.)
 """
 

@@ -9,6 +9,14 @@ in force) and threads that disappear and come back (a returning thread starts a 
 window). When it stops, however it stops, every budget it changed is put back to the one
 the target had when the loop took it over from that irqresd (the profile's, unless
 someone set another before), so no adapted budget outlives the controller.
+
+A reply irqresd garbles (not JSON, an error, ``stats`` without its thread list) costs the
+interval it was for: it is logged and the next interval is tried; only
+:data:`MAX_BAD_REPLIES` in a row end the loop (:class:`ControlError`). A daemon that is
+gone or stops answering is waited for (reconnecting with backoff) until the duration is
+over or the loop is stopped. Every request waits at most :data:`REQUEST_TIMEOUT_S`, and
+none goes on past the duration or past :meth:`Tuner.stop`; putting the budgets back at the
+end waits at most :data:`RESTORE_TIMEOUT_S` per request.
 """
 
 from __future__ import annotations
@@ -22,7 +30,7 @@ import time
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-from ..client import Client, DaemonNotRunning, DaemonUnreachable
+from ..client import Client, DaemonNotRunning, DaemonUnreachable, RequestCancelled
 from ..errors import DaemonError
 from ..units import format_duration
 from .controller import ControlError, ControllerConfig, Step, ThresholdController
@@ -42,6 +50,14 @@ logger = logging.getLogger(__name__)
 
 LOG_COLUMNS = ("time_ns", "target", "N_pro", "T_pro_ns", "N_rmn", "T_thr_ns", "Q_sent_ns")
 REFUSAL_HOLD_NS = 1_000_000_000     # after a refused budget, ask no further that way this long
+#: Bad replies (not JSON, an error, a stats reply without its threads) in a row that end
+#: the loop; each one before costs one interval.
+MAX_BAD_REPLIES = 5
+#: Seconds a request of the loop may wait for its reply (a daemon that does not answer
+#: by then is reconnected to).
+REQUEST_TIMEOUT_S = 2.0
+#: Seconds each request that puts a budget back at the end may wait.
+RESTORE_TIMEOUT_S = 1.0
 
 
 class CsvLog:
@@ -164,6 +180,8 @@ class Tuner:
         self.baseline: dict[str, int] = {}
         self._daemon_pid: object = None
         self.restored: dict[str, int] = {}      # target -> runtime_ns put back at the end
+        self.bad_replies = 0                    # in a row; MAX_BAD_REPLIES end the loop
+        self.skipped = 0                        # intervals lost to bad replies
 
     # -- control --------------------------------------------------------------------
     def stop(self) -> None:
@@ -203,12 +221,18 @@ class Tuner:
         left = self._time_left()
         return self._stopped or (left is not None and left <= 0)
 
+    def _client(self) -> Client:
+        """A connection whose requests give up at :meth:`stop` and at the duration's end."""
+        end = None if self.duration_ns is None else self._t0 + self.duration_ns
+        return Client(self.socket, timeout=REQUEST_TIMEOUT_S, cancel_fd=self._wake_r,
+                      deadline_ns=end)
+
     # -- daemon ---------------------------------------------------------------------
     def _connect(self, first: bool) -> bool:
         """Connect, make sure the profile is held, load the targets. False when stopped."""
         delay = self.backoff_ns[0]
         while True:
-            client = Client(self.socket)
+            client = self._client()
             try:
                 client.connect()
                 status = client.status()
@@ -271,26 +295,9 @@ class Tuner:
     def run(self) -> dict[str, Any]:
         """Run until the duration is over or :meth:`stop`; return a summary per target."""
         try:
-            self._connect(first=True)
-            while not self._expired():
-                due = min(st.next_due_ns for st in self.targets.values())
-                wait = due - time.monotonic_ns()
-                left = self._time_left()
-                if left is not None and left < wait:
-                    self._sleep(left)
-                    break
-                if wait > 0 and self._sleep(wait):
-                    break
-                try:
-                    self._tick()
-                except DaemonUnreachable as exc:
-                    logger.warning("%s; reconnecting", exc)
-                    if self.client:
-                        self.client.close()
-                    self.client = None
-                    self.reconnects += 1
-                    if not self._connect(first=False):
-                        break
+            self._loop()
+        except RequestCancelled as exc:     # stopped, or the duration ended, mid-request
+            logger.debug("%s", exc)
         finally:
             last = {name: st.runtime_ns for name, st in self.targets.items()}
             try:
@@ -305,6 +312,50 @@ class Tuner:
                        "restored": name in self.restored}
                 for name, st in self.targets.items()}
 
+    def _loop(self) -> None:
+        self._connect(first=True)
+        while not self._expired():
+            due = min(st.next_due_ns for st in self.targets.values())
+            wait = due - time.monotonic_ns()
+            left = self._time_left()
+            if left is not None and left < wait:
+                self._sleep(left)
+                break
+            if wait > 0 and self._sleep(wait):
+                break
+            try:
+                self._tick()
+                self.bad_replies = 0
+            except DaemonUnreachable as exc:
+                logger.warning("%s; reconnecting", exc)
+                if self.client:
+                    self.client.close()
+                self.client = None
+                self.reconnects += 1
+                if not self._connect(first=False):
+                    break
+            except RequestCancelled:
+                raise
+            except DaemonError as exc:
+                self._bad_reply(exc)
+
+    def _bad_reply(self, exc: DaemonError) -> None:
+        """One garbled reply: skip the interval it was for; MAX_BAD_REPLIES in a row end
+        the loop."""
+        self.bad_replies += 1
+        self.skipped += 1
+        if self.bad_replies >= MAX_BAD_REPLIES:
+            raise ControlError(f"{self.bad_replies} bad replies in a row from irqresd, "
+                               f"giving up; the last: {exc}") from exc
+        logger.warning("%s; interval skipped (%d bad repl%s in a row; %d end the loop)",
+                       exc, self.bad_replies, "y" if self.bad_replies == 1 else "ies",
+                       MAX_BAD_REPLIES)
+        now = time.monotonic_ns()
+        for st in self.targets.values():
+            if st.next_due_ns <= now:
+                st.next_due_ns = now + st.sample_ns
+                st.note = "bad reply"
+
     def restore_budgets(self) -> dict[str, int]:
         """Put back the budget of every target this loop changed, on a fresh connection
         (the loop's may have been cut mid-request). Best effort: a refusal is logged and
@@ -315,7 +366,8 @@ class Tuner:
         if not to_restore:
             return {}
         try:
-            with Client(self.socket) as client:
+            # not cancelled by stop(): this is what stopping does; bounded all the same
+            with Client(self.socket, timeout=RESTORE_TIMEOUT_S) as client:
                 for name, q in to_restore.items():
                     try:
                         reply = client.set_budget(name, q)
@@ -342,7 +394,7 @@ class Tuner:
         due = [st for st in self.targets.values() if st.next_due_ns <= now]
         stats = self.client.stats()
         by_target: dict[str, list[dict]] = {}
-        for th in stats.get("threads") or []:
+        for th in _stats_threads(stats, self.client.path):
             by_target.setdefault(str(th.get("target")), []).append(th)
         new = {int(th.get("pid", -1)) for st in due for th in by_target.get(st.name, [])
                if int(th.get("pid", -1)) not in st.threads} - self._asked
@@ -350,7 +402,7 @@ class Tuner:
             self._asked |= new          # ask once per new thread, not at every tick
             self._refresh_threads()     # hotplug: learn the new threads' CPUs and actions
         t_ns = now - self._t0
-        read_ns = int(stats.get("time_ns") or now)     # when irqresd read the counters
+        read_ns = stats.get("time_ns") or now           # when irqresd read the counters
         used = self._domain_usage()
         for st in due:
             try:
@@ -534,6 +586,22 @@ class Tuner:
         self.view.write(up + out)
         self.view.flush()
         self._view_lines = len(lines)
+
+
+def _stats_threads(stats: dict[str, Any], path: str) -> list[dict]:
+    """The thread entries of a ``stats`` reply; DaemonError when it has no such list or
+    no usable time (a garbled reply)."""
+    threads = stats.get("threads")
+    if threads is None:
+        threads = []
+    if not isinstance(threads, list) or not all(isinstance(th, dict) for th in threads):
+        raise DaemonError(f"irqresd ({path}): reply to stats: \"threads\" is not a list "
+                          "of objects")
+    t = stats.get("time_ns")
+    if t is not None and (not isinstance(t, int) or isinstance(t, bool) or t < 0):
+        raise DaemonError(f"irqresd ({path}): reply to stats: \"time_ns\" {t!r} is not a "
+                          "time in ns")
+    return threads
 
 
 def _same_file(a: str | None, b: str) -> bool:

@@ -32,8 +32,8 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from ..tables import Ns, column_texts
 from ..trace.reader import FLAG_HARDIRQ, FLAG_NMI, FLAG_SOFTIRQ, Trace
-from ..units import format_duration
 from .activations import ThreadActivations
 
 
@@ -128,10 +128,11 @@ def served_processes(trace: Trace, act: ThreadActivations) -> list[Served]:
 
 def format_served(served: list[Served], limit: int = 10) -> str:
     """A short table of the processes served."""
-    lines = [f"{'process':28}{'pid':>8}{'wakeups':>9}{'activ.':>8}{'IRQ time':>13}{'share':>8}"]
-    for s in served[:limit]:
+    lines = [f"{'process':28}{'pid':>8}{'wakeups':>9}{'activ.':>8}{'IRQ time':>10}{'share':>8}"]
+    times = column_texts([Ns(s.irq_time_ns) for s in served[:limit]])
+    for s, t in zip(served[:limit], times, strict=True):
         lines.append(f"{s.comm[:27]:28}{s.pid:>8}{s.wakeups:>9}{s.activations:>8}"
-                     f"{format_duration(s.irq_time_ns):>13}{100 * s.share:>7.1f}%")
+                     f"{t:>10}{100 * s.share:>7.1f}%")
     if len(served) > limit:
         lines.append(f"... and {len(served) - limit} more")
     return "\n".join(lines)

@@ -83,11 +83,16 @@ class Gaps:
 
     @classmethod
     def from_trace(cls, trace: Trace) -> Gaps:
-        start = np.asarray(trace.lost["prev_ts"], dtype=np.int64).copy()
+        # runs of records dropped for impossible timestamps leave gaps of unknown size too
+        jumps = np.array([(j.after_ns, j.before_ns) for j in trace.time_jumps],
+                         dtype=np.int64).reshape(-1, 2)
+        start = np.concatenate([np.asarray(trace.lost["prev_ts"], dtype=np.int64), jumps[:, 0]])
         start[start < 0] = np.iinfo(np.int64).min
-        end = np.asarray(trace.lost["ts"], dtype=np.int64)
+        end = np.concatenate([np.asarray(trace.lost["ts"], dtype=np.int64), jumps[:, 1]])
+        count = np.concatenate([np.asarray(trace.lost["count"], dtype=np.int64),
+                                np.full(len(jumps), -1, dtype=np.int64)])
         order = np.argsort(start, kind="stable")
-        return cls(start[order], end[order], np.asarray(trace.lost["count"])[order])
+        return cls(start[order], end[order], count[order])
 
     def __len__(self) -> int:
         return len(self.start)

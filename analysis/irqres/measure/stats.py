@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from ..tables import column_texts, ns_cell
 from ..units import format_duration
 from .activations import ThreadActivations
 
@@ -85,14 +86,18 @@ class ThreadStats:
     def table(self) -> str:
         """The reference-style table as text."""
         # exact durations run to 11 characters and more (21.478378ms): a blank before each
-        head = f"{'':24}{'count':>9}{'mean':>14}{'std':>14}{'min':>14}{'max':>14}"
+        head = f"{'':24}{'count':>9}{'mean':>10}{'std':>10}{'min':>10}{'max':>10}"
         lines = [head]
-        for label, s in (("inter-arrival (activ.)", self.interarrival),
-                         ("inter-arrival (IRQ)", self.irq_interarrival),
-                         ("execution time", self.exec),
-                         ("response time", self.response)):
-            r = s.row()
-            lines.append(f"{label:24}{r[0]:>9} {r[1]:>13} {r[2]:>13} {r[3]:>13} {r[4]:>13}")
+        rows = (("inter-arrival (activ.)", self.interarrival),
+                ("inter-arrival (IRQ)", self.irq_interarrival),
+                ("execution time", self.exec),
+                ("response time", self.response))
+        # each statistic a column in one unit, 4 significant digits (irqres.tables)
+        cols = [column_texts([ns_cell(None if s.count == 0 else round(getattr(s, k)))
+                              for _, s in rows])
+                for k in ("mean_ns", "std_ns", "min_ns", "max_ns")]
+        for i, (label, s) in enumerate(rows):
+            lines.append(f"{label:24}{s.count:>9}" + "".join(f"{c[i]:>10}" for c in cols))
         lines.append(
             f"IRQ rate {self.irq_rate_hz:.1f}/s ({self.irq_requests} requests, "
             f"{self.merged_irqs} merged into running activations); activations "

@@ -15,7 +15,7 @@ from ..measure.accounting import format_served
 from ..measure.stats import Summary
 from ..model import buffering
 from ..model.recommend import Recommendation
-from ..tables import dur
+from ..tables import Ns, column_texts, dur, ns_cell
 from ..trace.reader import Trace
 from ..units import format_duration
 
@@ -41,6 +41,9 @@ def report_dict(report: Report) -> dict[str, Any]:
             "path": t.path, "buffer": t.buffer, "cpus": t.ncpus, "records": t.nrecords,
             "events_kept": t.nevents, "first_ts_ns": t.first_ts, "last_ts_ns": t.last_ts,
             "lost": _gaps_dict(report.gaps, t),
+            "damaged_timestamps": {
+                "records_dropped": sum(j.count for j in t.time_jumps),
+                "runs": [j.to_dict() for j in t.time_jumps]},
         },
         "options": report.options.__dict__,
         "threads": [_thread_dict(tr) for tr in report.threads],
@@ -61,6 +64,13 @@ def report_text(report: Report) -> str:
         f"{t.nrecords} records, {format_duration(t.last_ts - t.first_ts)}",
         _gaps_text(report.gaps, t),
     ]
+    if t.time_jumps:
+        out.append(f"damaged timestamps: {sum(j.count for j in t.time_jumps)} records "
+                   f"dropped in {len(t.time_jumps)} runs; activations across them are "
+                   "discarded (counted with those across lost events)")
+        out += [f"  {j.describe(t.first_ts)}" for j in t.time_jumps[:8]]
+        if len(t.time_jumps) > 8:
+            out.append(f"  ... and {len(t.time_jumps) - 8} more runs")
     for tr in report.threads:
         out.append("")
         out += _thread_text(tr)
@@ -95,14 +105,23 @@ def _lost_list(trace: Trace) -> list[dict]:
     ]
 
 
+def _lost_counts(g: Gaps, trace: Trace) -> tuple[int, int]:
+    """Gaps and events lost, without the gaps damaged timestamps left (each counted as
+    one gap of one unknown amount in ``g``)."""
+    n = len(trace.time_jumps)
+    return len(g) - n, g.total_lost() - n
+
+
 def _gaps_dict(g: Gaps, trace: Trace) -> dict:
-    return {"gaps": len(g), "events_lost": g.total_lost(), "list": _lost_list(trace)}
+    gaps, lost = _lost_counts(g, trace)
+    return {"gaps": gaps, "events_lost": lost, "list": _lost_list(trace)}
 
 
 def _gaps_text(g: Gaps, trace: Trace, limit: int = 8) -> str:
-    if len(g) == 0:
+    ngaps, nlost = _lost_counts(g, trace)
+    if ngaps == 0:
         return "lost events: none"
-    out = [f"lost events: {g.total_lost()} in {len(g)} gaps; activations across them "
+    out = [f"lost events: {nlost} in {ngaps} gaps; activations across them "
            "are discarded"]
 
     def at(ns: int) -> str:
@@ -186,9 +205,12 @@ def _thread_text(tr: ThreadReport) -> list[str]:
                "* the least bandwidth that meets it")
     out.append(f"{'period':>10}{'runtime':>11}{'Q/T':>8}{'model':>12}{'P model':>10}{'±bound':>9}"
                f"{'Monte Carlo [95% CI]':>30}{'replay':>10}  buffering")
-    for r in rec.rows:
+    # the period and runtime columns each in one unit (irqres.tables)
+    periods = column_texts([Ns(r.period_ns) for r in rec.rows])
+    runtimes = column_texts([ns_cell(r.runtime_ns) for r in rec.rows])
+    for r, period, runtime in zip(rec.rows, periods, runtimes, strict=True):
         if r.runtime_ns is None:    # infeasible
-            out.append(f"{format_duration(r.period_ns):>10}{'-':>11}{'-':>8}{r.model:>12}"
+            out.append(f"{period:>10}{'-':>11}{'-':>8}{r.model:>12}"
                        f"  infeasible: {r.reason}")
             continue
         mc = "-" if r.mc_prob is None else (
@@ -200,7 +222,7 @@ def _thread_text(tr: ThreadReport) -> list[str]:
             if r.buffer_check.ok else r.buffer_check.message)
         mark = " *" if r is rec.best else ""
         bandwidth = r.runtime_ns / r.period_ns
-        out.append(f"{format_duration(r.period_ns):>10}{format_duration(r.runtime_ns):>11}"
+        out.append(f"{period:>10}{runtime:>11}"
                    f"{100 * bandwidth:>7.1f}%{r.model:>12}{_pct(r.solver_prob):>10}"
                    f"{r.error_bound:>9.1e}{mc:>30}{_pct(r.replay_prob):>10}  {buf}{mark}")
     if rec.best is None:

@@ -225,6 +225,27 @@ static int put_lost(PyObject *res, struct reader *r)
 	return dict_put(res, "lost", lost) | ret;
 }
 
+/* "steps": where a CPU's time stepped back, as columns; "nsteps": how many there were. */
+static int put_steps(PyObject *res, struct reader *r)
+{
+	PyObject *steps = PyDict_New();
+	int ret;
+
+	if (!steps)
+		return -1;
+	struct item cols[] = {
+		{ "cpu", col_take(&r->step_cpu) },
+		{ "index", col_take(&r->step_index) },
+		{ "offset", col_take(&r->step_offset) },
+		{ "prev_ts", col_take(&r->step_prev_ts) },
+		{ "ts", col_take(&r->step_ts) },
+	};
+
+	ret = put_items(steps, cols, sizeof(cols) / sizeof(cols[0]));
+	ret |= dict_put(res, "nsteps", PyLong_FromUnsignedLongLong(r->nsteps));
+	return dict_put(res, "steps", steps) | ret;
+}
+
 /* "seen": the records of each event, kept or not. */
 static int put_seen(PyObject *res, struct reader *r)
 {
@@ -277,8 +298,8 @@ static PyObject *reader_result(struct reader *r, const char *buffer, const char 
 		Py_DECREF(events);
 		goto fail;
 	}
-	if (dict_put(res, "events", events) || put_lost(res, r) || put_seen(res, r) ||
-	    put_selected(res, r))
+	if (dict_put(res, "events", events) || put_lost(res, r) || put_steps(res, r) ||
+	    put_seen(res, r) || put_selected(res, r))
 		goto fail;
 	return res;
 fail:

@@ -243,8 +243,17 @@ static inline int note_time(struct reader *r, struct tep_record *rec, int64_t ts
 {
 	int ret = 0;
 
-	if (ts < r->last_ts[cpu])
+	if (ts < r->last_ts[cpu]) {
 		r->unsorted = 1;
+		if (r->nsteps++ < STEPS_MAX) {
+			ret |= col_push32(&r->step_cpu, cpu);
+			ret |= col_push64(&r->step_index, (int64_t)r->cpu_nrec[cpu]);
+			ret |= col_push64(&r->step_offset, (int64_t)rec->offset);
+			ret |= col_push64(&r->step_prev_ts, r->last_ts[cpu]);
+			ret |= col_push64(&r->step_ts, ts);
+		}
+	}
+	r->cpu_nrec[cpu]++;
 	r->cur_ts = ts;
 	r->cur_cpu = cpu;
 	if (rec->missed_events) {
@@ -378,6 +387,12 @@ void reader_free(struct reader *r)
 	free(r->lost_prev_ts.data);
 	free(r->lost_ts.data);
 	free(r->lost_count.data);
+	free(r->step_cpu.data);
+	free(r->step_index.data);
+	free(r->step_offset.data);
+	free(r->step_prev_ts.data);
+	free(r->step_ts.data);
+	free(r->cpu_nrec);
 	free(r->last_ts);
 	free(r->cpu_first_ts);
 	free(r->pidsel);
@@ -472,6 +487,8 @@ static int reader_setup(struct reader *r, const char *path)
 	r->entry_name.size = 4;
 	r->lost_cpu.size = 4;
 	r->lost_prev_ts.size = r->lost_ts.size = r->lost_count.size = 8;
+	r->step_cpu.size = 4;
+	r->step_index.size = r->step_offset.size = r->step_prev_ts.size = r->step_ts.size = 8;
 	return 0;
 }
 
@@ -487,7 +504,8 @@ int reader_init(struct reader *r, struct tracecmd_input *h, const char *path, in
 	}
 	r->last_ts = malloc(sizeof(*r->last_ts) * (size_t)r->ncpus);
 	r->cpu_first_ts = malloc(sizeof(*r->cpu_first_ts) * (size_t)r->ncpus);
-	if (!r->last_ts || !r->cpu_first_ts) {
+	r->cpu_nrec = calloc((size_t)r->ncpus, sizeof(*r->cpu_nrec));
+	if (!r->last_ts || !r->cpu_first_ts || !r->cpu_nrec) {
 		PyErr_NoMemory();
 		return -1;
 	}

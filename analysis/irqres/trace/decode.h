@@ -11,6 +11,10 @@
  * Lost events: a record whose missed_events is non-zero follows a gap on its CPU. The
  * gap is recorded as (cpu, last timestamp seen on that CPU before it or -1, timestamp
  * of the record after it, count or -1 when the kernel did not say how many).
+ *
+ * Steps back: a record older than the one before it on its CPU has a damaged timestamp
+ * (or follows one); it is noted as (cpu, its index among the CPU's records, its file
+ * offset, the previous record's timestamp, its own), for the messages that name it.
  */
 #ifndef IRQRES_TRACE_DECODE_H
 #define IRQRES_TRACE_DECODE_H
@@ -28,6 +32,9 @@
 #include "selection.h"
 
 enum { F_MAX = 6 };
+
+/* Steps back in time noted in full; more are only counted (a file of garbage times). */
+enum { STEPS_MAX = 1 << 16 };
 
 struct evspec {
 	const char *system;
@@ -59,6 +66,10 @@ struct reader {
 	struct names irq_names; /* irq -> handler name */
 	struct col entry_name;  /* per irq_handler_entry: index into irq_names, or -1 */
 	struct col lost_cpu, lost_prev_ts, lost_ts, lost_count;
+	/* where a CPU's time stepped back (a damaged timestamp): the first STEPS_MAX */
+	struct col step_cpu, step_index, step_offset, step_prev_ts, step_ts;
+	uint64_t nsteps;        /* steps back seen, kept or not */
+	uint64_t *cpu_nrec;     /* per cpu: records decoded so far */
 	int64_t *last_ts;       /* per cpu, -1 before the first record */
 	int64_t *cpu_first_ts;  /* per cpu, -1 when the cpu has no record */
 	int8_t ev_of_id[4096];  /* event id -> index in ev[], -1 for events not read */

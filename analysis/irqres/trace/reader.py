@@ -150,6 +150,9 @@ class Trace:
         (a read with a :class:`Selection`): the tables hold only rows that involve them.
     seen
         Records of each event in the file, kept or not.
+    time_jumps
+        Runs of rows dropped for impossible timestamps (a damaged file), each a
+        :class:`~irqres.trace.timecheck.TimeJump`; each left a gap in ``lost``.
 
     The wake-up tables carry ``flags``, the events' common_flags: the context the
     wake-up was raised in (:data:`FLAG_HARDIRQ`, :data:`FLAG_SOFTIRQ`, :data:`FLAG_NMI`).
@@ -168,6 +171,7 @@ class Trace:
     uname: str = ""
     selected_pids: frozenset[int] | None = None
     seen: dict[str, int] | None = None
+    time_jumps: list = field(default_factory=list)
     _pid_names: dict[int, list[str]] | None = field(default=None, repr=False)
 
     def table(self, event: str) -> dict[str, np.ndarray]:
@@ -222,24 +226,41 @@ class Trace:
         return sum(len(t["ts"]) for t in self.events.values())
 
 
-def parse_cpustats(text: str, buffer: str) -> dict[int, dict[str, int]]:
-    """cpu -> {"overrun": n, "dropped": n} from the stats trace-cmd stores in a file.
-
-    The text holds the top-level buffer's CPUs first, then a ``Buffer: NAME`` section per
-    instance; the section of ``buffer`` ("" = top level) is returned.
-    """
+def _cpustats_blocks(text: str, buffer: str) -> dict[int, str]:
+    """cpu -> its lines in the stats trace-cmd stores in a file. The text holds the
+    top-level buffer's CPUs first, then a ``Buffer: NAME`` section per instance; the
+    section of ``buffer`` ("" = top level) is read."""
     sections = re.split(r"^Buffer: (.*)$", text, flags=re.M)
     by_name = {"": sections[0]}
     for i in range(1, len(sections) - 1, 2):
         by_name[sections[i].strip()] = sections[i + 1]
-    out: dict[int, dict[str, int]] = {}
+    out: dict[int, str] = {}
     for block in re.split(r"^CPU: ", by_name.get(buffer, ""), flags=re.M)[1:]:
         head, _, rest = block.partition("\n")
-        if not head.strip().isdigit():
-            continue
+        if head.strip().isdigit():
+            out[int(head)] = rest
+    return out
+
+
+def parse_cpustats(text: str, buffer: str) -> dict[int, dict[str, int]]:
+    """cpu -> {"overrun": n, "dropped": n} from the stats trace-cmd stores in a file
+    (the section of ``buffer``, "" = top level)."""
+    out: dict[int, dict[str, int]] = {}
+    for cpu, rest in _cpustats_blocks(text, buffer).items():
         vals = dict(re.findall(r"^([a-z ]+):\s*(\d+)\s*$", rest, flags=re.M))
-        out[int(head)] = {"overrun": int(vals.get("overrun", 0)),
-                          "dropped": int(vals.get("dropped events", 0))}
+        out[cpu] = {"overrun": int(vals.get("overrun", 0)),
+                    "dropped": int(vals.get("dropped events", 0))}
+    return out
+
+
+def parse_cpustats_now(text: str, buffer: str) -> dict[int, int]:
+    """cpu -> the clock (ns) trace-cmd read when it took the stats, at the end of the
+    recording (``now ts:  56.682105``); CPUs without a readable one are left out."""
+    out: dict[int, int] = {}
+    for cpu, rest in _cpustats_blocks(text, buffer).items():
+        m = re.search(r"^now ts:\s*(\d{1,12})\.(\d{1,9})\s*$", rest, flags=re.M)
+        if m:
+            out[cpu] = int(m.group(1)) * 1_000_000_000 + int(m.group(2).ljust(9, "0"))
     return out
 
 
@@ -425,6 +446,13 @@ def read_trace(path: str | os.PathLike, *, buffer: str | None = None, progress=N
         nrecords=raw["nrecords"], buffer=raw["buffer"], uname=raw.get("uname", ""),
         selected_pids=selected, seen=dict(raw.get("seen", {})),
     )
+    from .timecheck import drop_damaged_times
+
+    steps = {c: np.frombuffer(v, dtype=np.int32 if c == "cpu" else np.int64)
+             for c, v in raw["steps"].items()}
+    drop_damaged_times(trace, parse_cpustats_now(raw["cpustats"], raw["buffer"]),
+                       (np.frombuffer(raw["cpu_first_ts"], dtype=np.int64),
+                        np.frombuffer(raw["cpu_last_ts"], dtype=np.int64)), steps)
     if check_events:
         _check_events(trace)
     return trace

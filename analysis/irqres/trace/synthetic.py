@@ -150,3 +150,17 @@ def irq_thread_trace(arrivals_ns, exec_ns, *, pid: int = 100, irq: int = 11,
         exp.end_ns.append(t)
         exp.irqs.append(count)
     return b, exp
+
+
+def damage_times(trace: Trace, cpu: int, start_ns: int, stop_ns: int, delta_ns: int) -> int:
+    """Move the timestamps of ``cpu``'s rows in [start_ns, stop_ns) by ``delta_ns`` in every
+    table, leaving the rows where they are, as one damaged page header or time-extend
+    record does in a trace-cmd file (the reader hands each CPU's rows over in the order the
+    CPU wrote them). Returns the rows moved."""
+    moved = 0
+    for t in trace.events.values():
+        hit = (t["cpu"] == cpu) & (t["ts"] >= start_ns) & (t["ts"] < stop_ns)
+        t["ts"] = t["ts"].copy()
+        t["ts"][hit] += np.int64(delta_ns)
+        moved += int(hit.sum())
+    return moved
