@@ -63,6 +63,10 @@ def format_plan(plan: dict[str, Any]) -> str:
         # where the numbers come from: irqresd's own text, as it prints it
         if plan.get("sources"):
             lines += str(plan["sources"]).rstrip("\n").split("\n")
+        # how the budgets will be enforced: irqresd's paragraph, as it prints it
+        enforcement = plan.get("enforcement") or {}
+        if enforcement.get("text"):
+            lines += str(enforcement["text"]).rstrip("\n").split("\n")
     warnings = plan.get("warnings") or []
     errors = plan.get("errors") or []
     for i, w in enumerate(warnings):

@@ -501,6 +501,7 @@ static int plan_run(const struct plan *plan, struct state *st, struct apply_wait
 {
 	struct undo_log u = { 0 };
 	size_t done = 0;
+	bool hrtick = false;
 	int rc = 0;
 
 	if (pw)
@@ -525,6 +526,9 @@ static int plan_run(const struct plan *plan, struct state *st, struct apply_wait
 		if (rc)
 			goto out_undo;
 	}
+	rc = enforce_apply(&plan->enforce, st, &hrtick, err, errlen);
+	if (rc)
+		goto out_undo;
 	/* threads going into partitions first: a thread staying in the default root domain
 	 * covers it only once the new partitions have taken their CPUs out of it */
 	for (int pass = 0; pass < 2; pass++) {
@@ -552,6 +556,8 @@ out_undo:
 	pr_err("%s", err);
 	pr_notice("undoing this apply: every thread goes back as it was");
 	undo_all(&u, st);
+	if (hrtick)	/* switched on by this apply */
+		enforce_restore(st);
 	if (pw)
 		pw->n = 0;	/* put back with the rest: none waits */
 	return rc;
@@ -970,6 +976,8 @@ int apply_restore_all(struct state *st)
 	if (st->n_parts == 0)
 		affinity_owed_settle();
 	affinity_owed_save(st);
+	rc = enforce_restore(st);	/* HRTICK_DL, when irqres switched it */
+	first = first ? first : rc;
 	if (st->rt_runtime_saved) {
 		rc = rt_runtime_restore(st, st->rt_runtime_us);
 		if (rc && !first)

@@ -451,6 +451,8 @@ int daemon_apply(struct daemon *d, const char *path, const char *text, size_t le
 		restore_left_out(d, &matches);
 		rc = take_profile(d, path, &prof, &matches, &pw, err, errlen);
 		plan.prof = &d->prof;	/* the plan's reply below names the targets */
+		if (rc == 0 && !d->prof.hrtick)
+			enforce_restore(&d->st);	/* held for the profile before */
 	}
 	if (plan_out && rc == 0) {
 		json_key(plan_out, "plan");

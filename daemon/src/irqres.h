@@ -81,6 +81,7 @@ struct profile {
 	char *path;			/* the file it came from, or "<string>" */
 	bool admission_off;		/* admission_control: disable */
 	bool drift_report;		/* drift: report (default reapply) */
+	bool hrtick;			/* enforcement: hrtick (default keep) */
 	struct target *targets;
 	size_t n_targets;
 };

@@ -553,6 +553,17 @@ static void status_json(const struct state *st, const char *path, bool exists,
 		json_obj_end(j);
 	}
 	json_arr_end(j);
+	/* a sched feature irqres switched (enforce.h), given back on restore */
+	json_key(j, "sched_feature");
+	if (st->feature_saved) {
+		json_obj_begin(j);
+		json_kv_str(j, "name", st->feature.name);
+		json_kv_bool(j, "was", st->feature.was == 1);
+		json_kv_bool(j, "set", st->feature.set == 1);
+		json_obj_end(j);
+	} else {
+		json_null(j);
+	}
 	json_obj_end(j);
 }
 
@@ -590,6 +601,9 @@ static int run_status(struct daemon *d)
 			       (int)st.owed[i].pid,
 			       cpuset_list_str(&st.owed[i].cpus, cpus, sizeof(cpus)));
 		}
+		if (st.feature_saved)
+			printf("  sched feature %s: set %s, to give back %s\n", st.feature.name,
+			       st.feature.set ? "on" : "off", st.feature.was ? "on" : "off");
 	}
 	json_fini(&j);
 	state_free(&st);

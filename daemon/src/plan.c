@@ -217,6 +217,8 @@ int plan_env_read(struct plan_env *env, bool with_dl)
 	if (with_dl) {
 		read_servers(env);
 		read_kernel_bw(env);
+		enforce_env_read(&env->enforce);
+		env->enforce_read = true;
 		rc = scan_dl(env);
 		if (rc) {
 			pr_err("cannot list the SCHED_DEADLINE threads: %s", strerror(-rc));
@@ -758,6 +760,8 @@ int plan_build_env(const struct profile *prof, const struct match_list *matches,
 		rc = build_items(plan, prof, matches, env);
 	if (!rc)
 		rc = plan_finish(plan, env);
+	if (!rc)
+		rc = enforce_plan_notes(plan, env);
 	if (rc)
 		plan_free(plan);
 	return rc;

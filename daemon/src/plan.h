@@ -25,6 +25,7 @@
 #define IRQRES_PLAN_H
 
 #include "cpuset.h"
+#include "enforce.h"
 #include "irqres.h"
 #include "json.h"
 #include "match.h"
@@ -63,6 +64,9 @@ struct plan_env {
 	cpu_set_t kernel_bw_cpus;
 	int64_t kernel_total_bw[CPU_SETSIZE];
 	int64_t kernel_cap_bw[CPU_SETSIZE];
+	/* How budgets are enforced (enforce.h): read with scan_dl only. */
+	bool enforce_read;
+	struct enforce_env enforce;
 };
 
 /* Where a domain's existing bandwidth comes from. */
@@ -126,6 +130,7 @@ struct plan {
 	size_t n_warnings, warnings_cap;
 	char **errors;
 	size_t n_errors, errors_cap;
+	struct enforce_plan enforce;	/* how its budgets will be enforced (enforce.h) */
 };
 
 /* Reads online/isolated CPUs, sched_rt_{runtime,period}_us, the partitions present and,

@@ -220,6 +220,8 @@ static void print_notes(const struct plan *plan, FILE *f)
 	if (sources)
 		fputs(sources, f);
 	free(sources);
+	if (plan->n_items)
+		enforce_report_text(&plan->enforce, f);
 	for (size_t i = 0; i < plan->n_warnings; i++)
 		fprintf(f, "%swarning: %s\n", i ? "" : "\n", plan->warnings[i]);
 	for (size_t i = 0; i < plan->n_errors; i++)
@@ -312,6 +314,10 @@ static void item_json(const struct plan *plan, const struct plan_item *it, struc
 	json_kv_str(j, "buffer_check", profile_buffer_verdict_name(it->buffer_check));
 	json_kv_str(j, "verdict", it->verdict);
 	owner_json(&it->owner, j);
+	if (plan->enforce.granule_ns)	/* enforce.h: the worst overrun of its budget */
+		json_kv_uint(j, "overrun_max_ns", plan->enforce.granule_ns);
+	else
+		json_kv_null(j, "overrun_max_ns");
 	json_obj_end(j);
 }
 
@@ -374,6 +380,8 @@ void plan_report_json(const struct plan *plan, struct json *j)
 	sources = plan_sources_text(plan);
 	json_kv_str(j, "sources", sources ? sources : "");
 	free(sources);
+	json_key(j, "enforcement");
+	enforce_report_json(&plan->enforce, j);
 	json_kv_str(j, "kernel_admission", plan->kernel_admission_off ? "off" : "on");
 	strings_json("warnings", plan->warnings, plan->n_warnings, j);
 	strings_json("errors", plan->errors, plan->n_errors, j);

@@ -128,6 +128,7 @@ static const struct yamlmap_int_list irq_rule = { 0, INT32_MAX, TARGET_FIELD(n_i
 static const struct yamlmap_int_list pid_rule = { 1, INT32_MAX, TARGET_FIELD(n_pids) };
 static const struct yamlmap_choice admission_choice = { "a choice", { "keep", "disable" } };
 static const struct yamlmap_choice drift_choice = { "a choice", { "reapply", "report" } };
+static const struct yamlmap_choice enforcement_choice = { "a choice", { "keep", "hrtick" } };
 static const struct yamlmap_choice mode_choice = { "a mode", { "static", "adaptive" } };
 
 _Static_assert(sizeof(pid_t) == sizeof(int), "task.pid is read as an int list");
@@ -213,7 +214,7 @@ static const struct yamlmap_key target_keys[T_NKEYS + 1] = {
 
 static const struct yamlmap_mapping target_mapping = { .keys = target_keys };
 
-enum root_key { R_VERSION, R_ADMISSION, R_DRIFT, R_TARGETS, R_NKEYS };
+enum root_key { R_VERSION, R_ADMISSION, R_DRIFT, R_ENFORCEMENT, R_TARGETS, R_NKEYS };
 
 static const struct yamlmap_key root_keys[R_NKEYS + 1] = {
 	[R_VERSION] = { "version", YAML_SCALAR_NODE, on_version, 0, NULL },
@@ -221,6 +222,8 @@ static const struct yamlmap_key root_keys[R_NKEYS + 1] = {
 			  offsetof(struct profile, admission_off), &admission_choice },
 	[R_DRIFT] = { "drift", YAML_SCALAR_NODE, yamlmap_on_choice,
 		      offsetof(struct profile, drift_report), &drift_choice },
+	[R_ENFORCEMENT] = { "enforcement", YAML_SCALAR_NODE, yamlmap_on_choice,
+			    offsetof(struct profile, hrtick), &enforcement_choice },
 	[R_TARGETS] = { "targets", YAML_SEQUENCE_NODE, yamlmap_on_skip, 0, NULL },
 	[R_NKEYS] = { 0 },
 };

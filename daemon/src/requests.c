@@ -162,6 +162,8 @@ static int req_status(struct daemon *d, struct json *j)
 	json_kv_str(j, "configured_profile", d->opt.profile);	/* what reload re-reads */
 	json_kv_str(j, "admission_control",
 		    d->have_prof && d->prof.admission_off ? "disable" : "keep");
+	json_key(j, "enforcement");
+	enforce_status_json(&d->st, d->have_prof && d->prof.hrtick, j);
 	json_key(j, "targets");
 	json_arr_begin(j);
 	for (i = 0; d->have_prof && i < d->prof.n_targets; i++)

@@ -15,6 +15,9 @@
  *   owed pid=<N> start=<N> comm=<s> cpus=<cpulist> seen=<cpulist>
  *                                         CPUs a partition change took from an IRQ thread
  *                                         irqres did not move (seen= empty: not known yet)
+ *   sched_feature name=<s> was=<0|1> set=<0|1>
+ *                                         a sched feature irqres switched (enforce.h):
+ *                                         its value before and the one irqres set
  *
  * String values (comm, cgroup, names) escape bytes <= 0x20, '%', '=' and >= 0x7f as %XX;
  * an empty value means "none". Records are appended and fsync'd before the change they
@@ -59,13 +62,13 @@ void state_free(struct state *st)
 	st->owed = NULL;
 	st->n_threads = st->cap_threads = st->n_parts = st->cap_parts = 0;
 	st->n_owed = st->cap_owed = 0;
-	st->cpuset_added = st->rt_runtime_saved = false;
+	st->cpuset_added = st->rt_runtime_saved = st->feature_saved = false;
 }
 
 bool state_empty(const struct state *st)
 {
 	return st->n_threads == 0 && st->n_parts == 0 && st->n_owed == 0 && !st->cpuset_added &&
-	       !st->rt_runtime_saved;
+	       !st->rt_runtime_saved && !st->feature_saved;
 }
 
 static void esc(const char *s, char *out, size_t len)
@@ -291,6 +294,15 @@ static const struct record_field owed_fields[] = {
 	{ "seen", &cpus_field, OWED_FIELD(seen), 0, 0, false, NULL },
 };
 
+#define FEATURE_FIELD(f) offsetof(struct state_feature, f)
+
+static const struct record_field feature_fields[] = {
+	{ "name", &text_field, FEATURE_FIELD(name), 0, sizeof(((struct state_feature *)0)->name),
+	  true, NULL },
+	{ "was", &int_field, FEATURE_FIELD(was), 0, 1, true, NULL },
+	{ "set", &int_field, FEATURE_FIELD(set), 0, 1, true, NULL },
+};
+
 /* A record's table of fields. */
 struct fields {
 	const char *word;		/* the record's first word */
@@ -301,6 +313,7 @@ struct fields {
 #define FIELDS(word, t) { word, t, sizeof(t) / sizeof(t[0]) }
 static const struct fields thread_record = FIELDS("thread", thread_fields);
 static const struct fields owed_record = FIELDS("owed", owed_fields);
+static const struct fields feature_record = FIELDS("sched_feature", feature_fields);
 
 _Static_assert(sizeof(thread_fields) / sizeof(thread_fields[0]) <= 32 &&
 	       sizeof(owed_fields) / sizeof(owed_fields[0]) <= 32,
@@ -379,6 +392,10 @@ static void write_records(const struct state *st, FILE *f)
 		fputs(CPUSET_ADDED_LINE, f);
 	if (st->rt_runtime_saved) {
 		fmt_rt_runtime(st->rt_runtime_us, line, sizeof(line));
+		fputs(line, f);
+	}
+	if (st->feature_saved) {
+		fmt_fields(&feature_record, &st->feature, line, sizeof(line));
 		fputs(line, f);
 	}
 	for (size_t i = 0; i < st->n_parts; i++) {
@@ -552,6 +569,22 @@ int state_set_rt_runtime(struct state *st, long long orig_us)
 	return rc;
 }
 
+int state_set_feature(struct state *st, const struct state_feature *f)
+{
+	char line[256];
+	int rc;
+
+	if (st->feature_saved)
+		return 0;
+	fmt_fields(&feature_record, f, line, sizeof(line));
+	rc = append_line(st, line);
+	if (!rc) {
+		st->feature_saved = true;
+		st->feature = *f;
+	}
+	return rc;
+}
+
 static bool owed_same(const struct state_owed *a, const struct state_owed *b)
 {
 	return a->pid == b->pid && a->starttime == b->starttime && !strcmp(a->comm, b->comm) &&
@@ -610,6 +643,14 @@ int state_clear_cpuset_added(struct state *st)
 int state_clear_rt_runtime(struct state *st)
 {
 	st->rt_runtime_saved = false;
+	return rewrite(st);
+}
+
+int state_clear_feature(struct state *st)
+{
+	st->feature_saved = false;
+	if (state_empty(st))
+		return state_remove(st);
 	return rewrite(st);
 }
 
@@ -732,6 +773,18 @@ static int record_owed(struct state *st, char **save, struct line_err *e)
 	return rc;
 }
 
+static int record_feature(struct state *st, char **save, struct line_err *e)
+{
+	struct state_feature fe = { 0 };
+	int rc = record_fields(&feature_record, &fe, save, e);
+
+	if (rc || st->feature_saved)
+		return rc;	/* the first record holds the original */
+	st->feature_saved = true;
+	st->feature = fe;
+	return 0;
+}
+
 /* Set even when trailing words make the line bad: enabling +cpuset is undone on restore. */
 static int record_cpuset_added(struct state *st, char **save, struct line_err *e)
 {
@@ -777,6 +830,7 @@ static const struct record {
 	{ "partition", record_partition },
 	{ "thread", record_thread },
 	{ "owed", record_owed },
+	{ "sched_feature", record_feature },
 };
 
 /* Parses one line (without its newline) into st. */

@@ -39,6 +39,13 @@ struct state_owed {
 	cpu_set_t seen;			/* what irqres left it with; empty: not known yet */
 };
 
+/* A sched feature irqres switched (debugfs sched/features, see enforce.h): its value
+ * before and the one irqres set; given back only while it still has the latter. */
+struct state_feature {
+	char name[32];
+	int was, set;			/* 1 on, 0 off */
+};
+
 /* A partition irqres uses. */
 struct state_partition {
 	char name[CPUSET_NAME_MAX];
@@ -56,6 +63,8 @@ struct state {
 	bool cpuset_added;		/* irqres enabled +cpuset in the root's subtree_control */
 	bool rt_runtime_saved;		/* admission control was turned off by irqres */
 	long long rt_runtime_us;	/* the original sched_rt_runtime_us */
+	bool feature_saved;		/* irqres switched a sched feature */
+	struct state_feature feature;
 };
 
 void state_init(struct state *st);
@@ -75,6 +84,8 @@ int state_add_thread(struct state *st, const struct state_thread *t);
 int state_add_partition(struct state *st, const char *name, bool created);
 int state_set_cpuset_added(struct state *st);
 int state_set_rt_runtime(struct state *st, long long orig_us);
+/* Records the sched feature irqres is about to switch (the first record wins). */
+int state_set_feature(struct state *st, const struct state_feature *f);
 /* Replaces the owed affinities with v[0..n) (a rewrite, skipped when they are the same). */
 int state_set_owed(struct state *st, const struct state_owed *v, size_t n);
 
@@ -87,6 +98,7 @@ int state_forget_thread(struct state *st, pid_t pid);
 int state_forget_partition(struct state *st, const char *name);
 int state_clear_cpuset_added(struct state *st);
 int state_clear_rt_runtime(struct state *st);
+int state_clear_feature(struct state *st);
 /* Deletes the file (when everything is restored). */
 int state_remove(struct state *st);
 void state_free(struct state *st);

@@ -128,6 +128,35 @@ static void test_apply_and_restore(void **unused)
 	assert_int_equal(access(fixtree_path("run/state"), F_OK), -1);
 }
 
+/* enforcement: hrtick on a fixture /sys whose sched features say NO_HRTICK_DL: switched
+ * on (recorded first) by the apply, given back by the restore. */
+static void test_hrtick_on_while_reserved(void **unused)
+{
+	struct plan plan;
+	pid_t a;
+
+	REQUIRE_DL();
+	fixtree_file("sys/devices/system/cpu/online", "0-1\n");
+	fixtree_file("sys/kernel/debug/sched/features", "START_DEBIT NO_HRTICK_DL\n");
+	snprintf(irqres_paths.sys, sizeof(irqres_paths.sys), "%s/sys", fixtree_root);
+	prof.hrtick = true;
+	a = matched_child(0, SCHED_OTHER, 0, 0);
+	assert_int_equal(plan_build(&prof, &ml, &plan), 0);
+	assert_true(plan.feasible);
+	assert_int_equal(plan.enforce.action, ENFORCE_SWITCH_ON);
+	assert_int_equal(apply_plan(&plan, &st, NULL, err, sizeof(err)), 0);
+	plan_free(&plan);
+	assert_dl(a, 1 * MS, 100 * MS, 100 * MS);
+	assert_string_equal(fixtree_read("sys/kernel/debug/sched/features"), "HRTICK_DL");
+	assert_non_null(strstr(fixtree_read("run/state"), "sched_feature name=HRTICK_DL was=0 "
+			       "set=1\n"));
+	assert_int_equal(apply_restore_all(&st), 1);
+	assert_string_equal(fixtree_read("sys/kernel/debug/sched/features"), "NO_HRTICK_DL");
+	assert_policy(a, SCHED_OTHER, 0, 0);
+	assert_true(state_empty(&st));
+	assert_int_equal(access(fixtree_path("run/state"), F_OK), -1);
+}
+
 /* Kills every child but a and b. */
 static void kill_fillers(pid_t a, pid_t b)
 {
@@ -371,7 +400,9 @@ static void test_pinned_eperm_undoes_sysctl(void **unused)
 	snprintf(irqres_paths.proc, sizeof(irqres_paths.proc), "%s/proc", fixtree_root);
 	snprintf(irqres_paths.sys, sizeof(irqres_paths.sys), "%s/sys", fixtree_root);
 
+	fixtree_file("sys/kernel/debug/sched/features", "NO_HRTICK_DL\n");
 	prof.admission_off = true;
+	prof.hrtick = true;	/* switched on, then given back with the rest */
 	assert_int_equal(plan_build(&prof, &ml, &plan), 0);
 	assert_true(plan.feasible);
 	assert_false(plan.items[0].needs_partition);
@@ -380,6 +411,7 @@ static void test_pinned_eperm_undoes_sysctl(void **unused)
 	assert_non_null(strstr(err, "SCHED_DEADLINE refused: EPERM: thread pinned to CPUs 0, "
 			       "root domain spans 0-1"));
 	assert_string_equal(fixtree_read("proc/sys/kernel/sched_rt_runtime_us"), "950000");
+	assert_string_equal(fixtree_read("sys/kernel/debug/sched/features"), "NO_HRTICK_DL");
 	assert_policy(a, SCHED_FIFO, 50, 0);
 	assert_true(state_empty(&st));
 }
@@ -670,6 +702,7 @@ int main(void)
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 	const struct CMUnitTest tests[] = {
 		T(test_apply_and_restore),
+		T(test_hrtick_on_while_reserved),
 		T(test_all_or_nothing),
 		T(test_infeasible_plan_refused),
 		T(test_gone_is_skipped),

@@ -101,6 +101,7 @@ static void test_profile_defaults(void **state)
 	assert_string_equal(p.path, "<string>");
 	assert_false(p.admission_off);
 	assert_false(p.drift_report);
+	assert_false(p.hrtick);		/* enforcement: keep */
 	t = &p.targets[0];
 	assert_true(t->secondary);
 	assert_int_equal(t->deadline_ns, 10000000);
@@ -177,7 +178,11 @@ static const struct bad_case bad_cases[] = {
 	  "bad.yaml:2:1: profile: duplicate key 'version' (first given at line 1)" },
 	{ "version: 1\ntarget: []\n",
 	  "bad.yaml:2:1: profile: unknown key 'target' (known keys: version, admission_control, "
-	  "drift, targets)" },
+	  "drift, enforcement, targets)" },
+	{ "version: 1\nenforcement: hrtick_dl\ntargets: []\n",
+	  "bad.yaml:2:14: enforcement: 'hrtick_dl' is not a choice: use keep or hrtick" },
+	{ "version: 1\nenforcement: [hrtick]\ntargets: []\n",
+	  "bad.yaml:2:14: enforcement: expected a string, got a list" },
 	{ "version: 1\ndrift: fix\ntargets: []\n",
 	  "bad.yaml:2:8: drift: 'fix' is not a choice: use reapply or report" },
 	{ "version: 1\nadmission_control: off\ntargets: []\n",

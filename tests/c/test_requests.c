@@ -93,6 +93,10 @@ static void test_ping_and_status(void **state)
 	assert_int_equal(handle(f, &req), 0);
 	assert_non_null(strstr(f->out, "\"profile\":\"" FULL "\""));
 	assert_non_null(strstr(f->out, "\"admission_control\":\"disable\""));
+	/* how budgets are enforced now: full.yaml keeps HRTICK_DL, irqresd holds nothing */
+	assert_non_null(strstr(f->out, "\"enforcement\":{\"mode\":\""));
+	assert_non_null(strstr(f->out, "\"requested\":false,\"held\":false,\"granularity_ns\":"));
+	assert_non_null(strstr(f->out, "\"hrtick_dl\":"));
 	assert_non_null(strstr(f->out, "\"name\":\"nic\""));
 	assert_non_null(strstr(f->out, "\"name\":\"disk.1\""));
 	assert_non_null(strstr(f->out, "\"threads\":[]"));

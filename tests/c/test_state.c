@@ -252,7 +252,7 @@ static void test_bad_line_messages(void **unused)
 	} cases[] = {
 		{ "bogus record",
 		  "unknown record 'bogus' (known records: cpuset_added, rt_runtime_us, partition, "
-		  "thread, owed)" },
+		  "thread, owed, sched_feature)" },
 		{ "cpuset_added yes", "trailing words" },
 		{ "rt_runtime_us", "rt_runtime_us needs one number (-1 or microseconds)" },
 		{ "rt_runtime_us -2", "rt_runtime_us needs one number (-1 or microseconds)" },

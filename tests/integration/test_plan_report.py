@@ -48,7 +48,13 @@ def test_c_and_python_reports_are_one(spawn, profile, tmp_path):
     # the same warnings in the JSON, from both
     plan = json.loads(run_irqresd("--dry-run", "--json", "-p", str(p)).stdout)
     code, out = cli("apply", "-n", "--json", str(p), tmp_path=tmp_path)
-    assert json.loads(out)["warnings"] == plan["warnings"] and len(plan["warnings"]) == 3
+    assert json.loads(out)["warnings"] == plan["warnings"] and len(plan["warnings"]) == 4
+    # how the budget is enforced: this host's tick (HZ=250: 4ms > Q/2), in both
+    assert [w for w in plan["warnings"] if w.startswith(
+        "target 'app': Q = 2ms, T = 10ms: enforced at the tick (")], plan["warnings"]
+    assert plan["enforcement"]["mode"] == "tick" and plan["enforcement"]["hz"] in (
+        100, 250, 300, 1000)
+    assert plan["enforcement"]["text"] in r.stdout
     assert plan["items"][0]["pid"] == a.pid and plan["summary"] == "the kernel will accept it"
 
 

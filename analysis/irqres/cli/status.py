@@ -33,6 +33,8 @@ def format_status(reply: dict) -> str:
         conf = reply["configured_profile"]
         lines[0] += (f"; reload re-reads {conf}" if conf
                      else "; no profile of its own (reload re-reads nothing)")
+    if reply.get("enforcement"):
+        lines.append(enforcement_text(reply["enforcement"]))
     targets = reply.get("targets") or []
     if not targets:
         lines.append("no targets")
@@ -55,6 +57,22 @@ def format_status(reply: dict) -> str:
               if th.get("drift")]
     lines += [waiting_text(t, th) for t in targets for th in t.get("waiting") or []]
     return "\n".join(lines)
+
+
+def enforcement_text(e: dict) -> str:
+    """How the kernel enforces budgets now (docs/protocol.md, ENFORCEMENT_NOW)."""
+    overrun = e.get("overrun_max_ns")
+    hz = f" at HZ={e['hz']}" if e.get("hz") and e.get("mode") == "tick" else ""
+    on = e.get("hrtick_dl")
+    hrtick = "unknown" if on is None else "on" if on else "off"
+    text = (f"budget enforcement: {e.get('mode')}{hz}, overrun up to "
+            f"{format_duration(int(overrun)) if overrun else 'unknown'} per period; "
+            f"HRTICK_DL {hrtick}")
+    if e.get("held"):
+        text += " (switched on by irqresd, given back on stop)"
+    elif e.get("requested"):
+        text += " (the profile asks for hrtick)"
+    return text
 
 
 def waiting_text(target: dict, th: dict) -> str:
@@ -88,6 +106,10 @@ def format_state(reply: dict) -> str:
     # IRQ threads whose CPUs a partition change of irqres's took: given back on restore
     lines += [f"CPU affinity to give back: {o.get('comm')} (pid {o.get('pid')}): "
               f"{o.get('cpus')}" for o in reply.get("owed") or []]
+    feature = reply.get("sched_feature")
+    if feature:  # switched by irqresd (enforcement: hrtick), given back on restore
+        lines.append(f"sched feature to give back: {feature.get('name')} "
+                     f"{'on' if feature.get('was') else 'off'}")
     return "\n".join(lines)
 
 

@@ -7,6 +7,7 @@ import platform
 import time
 import traceback
 
+import enforcement
 import scenarios
 import seeds
 import seeds_disk
@@ -25,7 +26,8 @@ def main() -> None:
         if "install.sh failed" in install_log or "payload install done" not in install_log:
             raise RuntimeError(f"installing the payload failed:\n{install_log[-2000:]}")
         # the seeds' experiments (bench/seeds/) live in their own module
-        fn = next((getattr(m, "scenario_" + name) for m in (scenarios, seeds, seeds_disk)
+        modules = (scenarios, seeds, seeds_disk, enforcement)
+        fn = next((getattr(m, "scenario_" + name) for m in modules
                    if hasattr(m, "scenario_" + name)), None)
         if fn is None:
             raise RuntimeError(f"no scenario {name!r}")
