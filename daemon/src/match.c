@@ -534,7 +534,9 @@ int match_selector_problems(const struct target *t, struct match_problem *out, s
 					    t->interface);
 		}
 	}
-	for (i = 0; !rc && i < t->n_irqs; i++)
+	/* at most @max problems are reported: no need to look further (each look may
+	 * read /proc/interrupts) */
+	for (i = 0; !rc && i < t->n_irqs && n < max; i++)
 		if (!irq_exists(t->irqs[i]))
 			add_problem(out, max, &n, t->irq_line, "IRQ %d does not exist (not in "
 				    "%s/interrupts)", t->irqs[i], irqres_paths.proc);

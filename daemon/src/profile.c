@@ -448,7 +448,7 @@ static int check_unique_names(struct yamlmap *c, yaml_node_t *list, struct profi
 static int parse_targets(struct yamlmap *c, yaml_node_t *node, struct profile *prof)
 {
 	yaml_node_item_t *item;
-	size_t count, i;
+	size_t count, i, ids = 0;
 	int rc;
 
 	if (node->type != YAML_SEQUENCE_NODE)
@@ -458,14 +458,24 @@ static int parse_targets(struct yamlmap *c, yaml_node_t *node, struct profile *p
 	if (!count)
 		return yamlmap_error(c, node, "targets: the list is empty: give at least one "
 				     "target");
+	if (count > PROFILE_TARGETS_MAX)
+		return yamlmap_error(c, node, "targets: %zu targets, at most %d in one profile",
+				     count, PROFILE_TARGETS_MAX);
 	prof->targets = calloc(count, sizeof(*prof->targets));
 	if (!prof->targets)
 		return -ENOMEM;
 	for (item = node->data.sequence.items.start, i = 0; i < count; item++, i++) {
+		struct target *t = &prof->targets[i];
+
 		prof->n_targets = i + 1;	/* so that profile_free() frees a partial one */
-		rc = parse_target(c, yamlmap_node(c, *item), i, &prof->targets[i]);
+		rc = parse_target(c, yamlmap_node(c, *item), i, t);
 		if (rc)
 			return rc;
+		ids += t->n_irqs + t->n_pids;
+		if (ids > PROFILE_IDS_MAX)
+			return yamlmap_error(c, yamlmap_node(c, *item), "target '%s': irq and pid "
+					     "entries: %zu in the profile up to here, at most %d in "
+					     "one profile", t->name, ids, PROFILE_IDS_MAX);
 	}
 	return check_unique_names(c, node, prof);
 }
