@@ -411,7 +411,9 @@ static bool task_target_selects(const struct target *t, const struct thread_info
 {
 	size_t i;
 
-	if (ti->kthread)
+	/* never init, nor irqresd (this process, or another one's threads by their name) */
+	if (ti->kthread || ti->pid == 1 || ti->tgid == 1 || ti->tgid == getpid() ||
+	    !strcmp(ti->comm, IRQRES_DAEMON_COMM))
 		return false;
 	if (t->task_comm && fnmatch(t->task_comm, ti->comm, 0))
 		return false;

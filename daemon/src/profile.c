@@ -139,6 +139,15 @@ static int task_done(struct yamlmap *c, const struct yamlmap_mapping *m, yaml_no
 	const struct target *t = obj;
 	char keys[64];
 
+	/* init and irqresd itself are never reserved (match.c skips them in any case) */
+	for (size_t i = 0; i < t->n_pids; i++)
+		if (t->pids[i] == 1)
+			return yamlmap_error(c, yamlmap_value(c, map, "pid"), "%s.pid: pid 1 is "
+					     "init: irqres never changes its scheduling", where);
+	if (t->task_comm && !strcmp(t->task_comm, IRQRES_DAEMON_COMM))
+		return yamlmap_error(c, yamlmap_value(c, map, "comm"), "%s.comm: '%s' is irqresd "
+				     "itself: irqres never reserves its own threads", where,
+				     t->task_comm);
 	if (t->task_comm || t->pids || t->task_cgroup)
 		return 0;
 	return yamlmap_error(c, map, "%s: give at least one of %s", where,

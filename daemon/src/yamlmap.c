@@ -92,6 +92,10 @@ int yamlmap_get_text(struct yamlmap *c, yaml_node_t *node, const char *what, con
 	if (node->type != YAML_SCALAR_NODE || is_null(node))
 		return yamlmap_error(c, node, "%s: expected a string, got %s", what,
 				     yamlmap_kind(node));
+	/* "x\0zz" would be read as "x" */
+	if (strlen(yamlmap_scalar(node)) != node->data.scalar.length)
+		return yamlmap_error(c, node, "%s: contains a NUL byte (\\0) at offset %zu",
+				     what, strlen(yamlmap_scalar(node)));
 	*out = yamlmap_scalar(node);
 	return 0;
 }

@@ -254,6 +254,14 @@ static const struct bad_case bad_cases[] = {
 	  "bad.yaml:6:5: target 'nic': secondary applies to IRQ threads only, not to a task target" },
 	{ HEAD "    task: {}\n" QT,
 	  "bad.yaml:4:11: target 'nic': task: give at least one of comm, pid, cgroup" },
+	{ HEAD "    task:\n      pid: [7, 1]\n" QT,
+	  "bad.yaml:5:12: target 'nic': task.pid: pid 1 is init: irqres never changes its "
+	  "scheduling" },
+	{ HEAD "    task:\n      comm: irqresd\n" QT,
+	  "bad.yaml:5:13: target 'nic': task.comm: 'irqresd' is irqresd itself: irqres never "
+	  "reserves its own threads" },
+	{ HEAD "    task:\n      comm: \"x\\0zz\"\n" QT,
+	  "bad.yaml:5:13: target 'nic': task.comm: contains a NUL byte (\\0) at offset 1" },
 	{ HEAD "    task: mpv\n" QT,
 	  "bad.yaml:4:11: target 'nic': task: expected a mapping of comm, pid and cgroup, got a "
 	  "scalar" },
@@ -546,12 +554,12 @@ static void test_profile_bounds(void **state)
 	len += (size_t)snprintf(buf + len, cap - len, "]\n- {name: b, runtime: 1ms, period: "
 				"10ms, task: {pid: [");
 	for (i = 0; i < 25; i++)
-		len += (size_t)snprintf(buf + len, cap - len, "%s%zu", i ? "," : "", i + 1);
+		len += (size_t)snprintf(buf + len, cap - len, "%s%zu", i ? "," : "", i + 2);
 	len += (size_t)snprintf(buf + len, cap - len, "]}}\n");
 	assert_int_equal(profile_parse(buf, len, "irq.yaml", &p, err, sizeof(err)), -EINVAL);
 	assert_string_equal(err, "irq.yaml:7:3: target 'b': irq and pid entries: 1025 in the "
 			    "profile up to here, at most 1024 in one profile");
-	/* 1,024 are fine: drop the last pid (",25") */
+	/* 1,024 are fine: drop the last pid (",26") */
 	memcpy(buf + len - 7, "]}}\n", 5);
 	len -= 3;
 	assert_int_equal(profile_parse(buf, len, "irq.yaml", &p, err, sizeof(err)), 0);
