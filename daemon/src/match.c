@@ -407,13 +407,19 @@ static bool irq_target_selects(const struct target *t, const struct resolved *r,
 	return true;
 }
 
+/* Kernel threads, init and irqresd (this process, or another's threads by their name)
+ * are never a task target's. */
+static bool never_a_task(const struct thread_info *ti)
+{
+	return ti->kthread || ti->pid == 1 || ti->tgid == 1 || ti->tgid == getpid() ||
+	       !strcmp(ti->comm, IRQRES_DAEMON_COMM);
+}
+
 static bool task_target_selects(const struct target *t, const struct thread_info *ti)
 {
 	size_t i;
 
-	/* never init, nor irqresd (this process, or another one's threads by their name) */
-	if (ti->kthread || ti->pid == 1 || ti->tgid == 1 || ti->tgid == getpid() ||
-	    !strcmp(ti->comm, IRQRES_DAEMON_COMM))
+	if (never_a_task(ti))
 		return false;
 	if (t->task_comm && fnmatch(t->task_comm, ti->comm, 0))
 		return false;

@@ -899,6 +899,22 @@ static int record_line(struct state *st, struct load *l, char *line)
 	return 0;
 }
 
+/* A line fgets() did not end with a newline: too long (the rest is skipped), or the
+ * file's last, unfinished one. */
+static void unfinished_line(struct load *l, FILE *f)
+{
+	int c;
+
+	if (feof(f)) {
+		problem(l, l->lineno, "unfinished last line (no newline): a write that did not "
+			"finish");
+		return;
+	}
+	while ((c = fgetc(f)) != EOF && c != '\n')
+		;
+	problem(l, l->lineno, "line too long");
+}
+
 int state_load(struct state *st, const char *path, char *err, size_t errlen)
 {
 	char line[LINE_MAX_LEN + STATELINE_SEAL_LEN + 2];
@@ -916,17 +932,8 @@ int state_load(struct state *st, const char *path, char *err, size_t errlen)
 			break;
 		if (l.lineno == 1)
 			continue;
-		if (!whole && !feof(f)) {
-			int c;
-
-			while ((c = fgetc(f)) != EOF && c != '\n')
-				;
-			problem(&l, l.lineno, "line too long");
-			continue;
-		}
 		if (!whole) {
-			problem(&l, l.lineno, "unfinished last line (no newline): a write that "
-				"did not finish");
+			unfinished_line(&l, f);
 			continue;
 		}
 		line[len - 1] = '\0';
