@@ -5,8 +5,9 @@ Starts irqresd in a temporary run dir with a one-task profile (a sleeping child 
 spawns), then sends each request below --runs times on a fresh connection and measures
 the wall time until the reply and irqresd's CPU time for it (utime + stime of
 /proc/PID/stat, in clock ticks: what the unit's LimitRTTIME=2s:3s counts while irqresd
-runs SCHED_FIFO). A last check sends the heaviest request and SIGTERM right behind it
-and times irqresd's exit. Prints a Markdown report on stdout.
+runs SCHED_FIFO). Then 64 clients trickle request bodies while a real client pings (the
+share answered within 1 s); a last check sends the heaviest request and SIGTERM right
+behind it and times irqresd's exit. Prints a Markdown report on stdout.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -103,9 +105,66 @@ def start(tmp: Path, child: subprocess.Popen) -> subprocess.Popen:
     raise SystemExit("irqresd did not start")
 
 
+def slow_clients(sock: Path, seconds: float) -> tuple[int, int, float]:
+    """64 clients that each announce a body and send it a byte every 2 s (reconnecting
+    when dropped) while a real client sends `ping` every 0.25 s: (tries, answered within
+    1 s, the slowest answer in ms)."""
+    stop = threading.Event()
+    socks: list[socket.socket | None] = [None] * 64
+
+    def trickle() -> None:
+        while not stop.is_set():
+            for i in range(len(socks)):
+                try:
+                    if socks[i] is None:
+                        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                        s.connect(str(sock))
+                        s.sendall(b"plan /slow 100000\n")
+                        socks[i] = s
+                    socks[i].sendall(b"#")
+                except OSError:
+                    if socks[i] is not None:
+                        socks[i].close()
+                    socks[i] = None
+            stop.wait(2.0)
+
+    th = threading.Thread(target=trickle)
+    th.start()
+    tries = answered = 0
+    worst = 0.0
+    time.sleep(1.0)
+    end = time.monotonic() + seconds
+    try:
+        while time.monotonic() < end:
+            tries += 1
+            t0 = time.monotonic()
+            try:
+                s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                s.settimeout(1.0)
+                s.connect(str(sock))
+                s.sendall(b"ping\n")
+                ok = json.loads(s.recv(4096)).get("ok") is True
+                s.close()
+            except (OSError, ValueError):
+                ok = False
+            took = time.monotonic() - t0
+            if ok:
+                answered += 1
+                worst = max(worst, took * 1000)
+            time.sleep(0.25)
+    finally:
+        stop.set()
+        th.join()
+        for s in socks:
+            if s is not None:
+                s.close()
+    return tries, answered, worst
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=7)
+    ap.add_argument("--slow-seconds", type=float, default=20)
     args = ap.parse_args()
     if os.geteuid() != 0:
         raise SystemExit("needs root")
@@ -126,6 +185,7 @@ def main() -> int:
                 verdict = "ok" if reply["ok"] else reply["error"][:90]
                 rows.append((name, len(body), statistics.median(walls), max(walls),
                              statistics.median(cpus), max(cpus), verdict))
+            slow = slow_clients(sock, args.slow_seconds)
             heaviest = max(rows, key=lambda r: r[2])[0]
             body = cases()[heaviest]
             s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -143,7 +203,8 @@ def main() -> int:
             child.kill()
             child.wait()
     la = os.getloadavg()
-    print(f"Command: `python3 bench/requests/bench_requests.py --runs {args.runs}`  ")
+    print(f"Command: `python3 bench/requests/bench_requests.py --runs {args.runs} "
+          f"--slow-seconds {args.slow_seconds:g}` (irqresd: {IRQRESD})  ")
     print(f"Host: {os.cpu_count()} CPUs, kernel {platform.release()}, load average "
           f"{la[0]:.2f}; irqresd SCHED_OTHER; clock ticks {HZ}/s.\n")
     print("| request (`plan`) | bytes | wall median | wall max | CPU median | CPU max "
@@ -152,6 +213,9 @@ def main() -> int:
     for name, size, wm, wx, cm, cx, verdict in rows:
         print(f"| {name} | {size} | {wm:.1f} ms | {wx:.1f} ms | {cm:.0f} ms | {cx:.0f} ms "
               f"| {verdict} |")
+    print(f"\n64 clients trickling request bodies (a byte every 2 s), {args.slow_seconds:g} s: "
+          f"a real `ping` every 0.25 s answered within 1 s {slow[1]} of {slow[0]} times, "
+          f"the slowest answer {slow[2]:.0f} ms.")
     print(f"\nSIGTERM right behind the heaviest request ({heaviest}): irqresd exited "
           f"{rc} after {term_ms:.0f} ms.")
     return 0

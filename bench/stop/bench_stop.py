@@ -5,7 +5,8 @@ Needs root.
 Spawns --tasks sleeping processes (a copy of sleep(1) under a unique name, so that a
 task target selects them by comm and nothing else), starts irqresd in a temporary run
 dir (on /dev/shm, tmpfs like /run) with a profile reserving them (10us every 1s each),
-waits until every one is SCHED_DEADLINE, then times:
+waits until every one is SCHED_DEADLINE (--run-base: a disk directory instead), then
+times:
 
   stop      SIGTERM to irqresd's exit (every task restored; the unit's TimeoutStopSec=20s)
   restore   irqresd --once, then irqresd --restore (the unit's ExecStopPost path)
@@ -54,12 +55,15 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tasks", type=int, default=2000)
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--run-base", default="/dev/shm",
+                    help="where the run dir goes (/dev/shm: tmpfs like /run; a disk "
+                    "directory shows what fsync costs there)")
     args = ap.parse_args()
     if os.geteuid() != 0:
         raise SystemExit("needs root")
     comm = f"irqbst{os.getpid() % 100000}"
     results: dict[str, list[float]] = {"stop": [], "restore": []}
-    with tempfile.TemporaryDirectory(dir="/dev/shm") as td:
+    with tempfile.TemporaryDirectory(dir=args.run_base) as td:
         tmp = Path(td)
         exe = tmp / comm
         shutil.copy("/bin/sleep", exe)
@@ -106,9 +110,9 @@ def main() -> int:
                 p.wait()
     la = os.getloadavg()
     print(f"Command: `python3 bench/stop/bench_stop.py --tasks {args.tasks} --runs "
-          f"{args.runs}` (irqresd: {IRQRESD})  ")
+          f"{args.runs} --run-base {args.run_base}` (irqresd: {IRQRESD})  ")
     print(f"Host: {os.cpu_count()} CPUs, kernel {platform.release()}, load average "
-          f"{la[0]:.2f}; run dir on /dev/shm.\n")
+          f"{la[0]:.2f}; run dir under {args.run_base}.\n")
     print("| operation | tasks | median | min | max |")
     print("|---|---|---|---|---|")
     for k, v in results.items():

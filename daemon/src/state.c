@@ -532,7 +532,7 @@ int state_add_thread(struct state *st, const struct state_thread *t)
 			return 0;
 		snprintf(old->partition, sizeof(old->partition), "%s", t->partition);
 		snprintf(old->cgroup, sizeof(old->cgroup), "%s", t->cgroup);
-		return rewrite(st);
+		return rewrite_now(st);		/* on disk before the move, batch or not */
 	}
 	fmt_thread(t, line, sizeof(line));
 	rc = push_thread(st, t);
