@@ -73,7 +73,7 @@ def main() -> int:
         prof.write_text(f'version: 1\ntargets:\n  - name: many\n    task: {{comm: "{comm}"}}\n'
                         "    runtime: 10us\n    period: 1s\n")
         run = tmp / "run"
-        log = open(tmp / "irqresd.log", "wb")  # noqa: SIM115 (closed with the dir)
+        log = open(tmp / "irqresd.log", "wb")
         try:
             for _ in range(args.runs):
                 d = subprocess.Popen([str(IRQRESD), "--run-dir", str(run), "-p", str(prof),
@@ -104,6 +104,7 @@ def main() -> int:
                 assert r.returncode == 0, r.stderr[-2000:]
                 wait_all(pids, False, 5)
         finally:
+            log.close()
             for p in procs:
                 p.kill()
             for p in procs:

@@ -25,7 +25,7 @@ def test_dry_run_refuses_what_the_kernel_refuses(spawn, profile, tmp_path, runti
     p = profile(profile_text(task_target("a", runtime, period, pid=a.pid)))
     r = run_irqresd("--dry-run", "-p", str(p), "--run-dir", str(tmp_path / "run"))
     assert r.returncode == 1, r.stdout + r.stderr
-    assert f"EINVAL: target 'a': period" in r.stdout + r.stderr and words in r.stdout + \
+    assert "EINVAL: target 'a': period" in r.stdout + r.stderr and words in r.stdout + \
         r.stderr, r.stdout + r.stderr
 
 
