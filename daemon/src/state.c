@@ -344,6 +344,8 @@ static int append_line(struct state *st, const char *line)
 
 	if (!st->path[0] || st->frozen)
 		return 0;	/* an in-memory state (no run directory), or a kept file */
+	if (st->legacy)
+		return 1;	/* records without checksums: the file goes to version 2 whole */
 	if (seal(line, sealed, sizeof(sealed)))
 		return -ENAMETOOLONG;
 	fd = open(st->path, O_RDWR | O_APPEND | O_CLOEXEC);	/* read: its last byte */
@@ -439,6 +441,8 @@ static int rewrite_now(struct state *st)
 	rc = close_synced(f);
 	if (!rc && rename(tmp, st->path) < 0)
 		rc = -errno;
+	if (!rc)
+		st->legacy = false;
 	if (!rc)
 		rc = fsync_dir(st->path);
 	if (rc) {
@@ -942,6 +946,7 @@ int state_load(struct state *st, const char *path, char *err, size_t errlen)
 	fclose(f);
 	if (rc)
 		return rc;
+	st->legacy = l.lineno > 0 && !l.sealed;
 	if (l.lineno == 0)
 		problem(&l, 0, "empty: irqresd never leaves an empty state file (a write that "
 			"did not finish?)");

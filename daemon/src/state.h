@@ -60,6 +60,7 @@ struct state {
 	 * change in memory only, nothing is written, the file is never deleted */
 	bool frozen;
 	unsigned int damaged;		/* problems state_open() found in the file */
+	bool legacy;			/* a version 1 file: rewritten whole, never appended to */
 	unsigned int batch;		/* state_batch_begin() depth */
 	bool dirty;			/* a rewrite waits for the end of the batch */
 };

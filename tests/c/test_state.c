@@ -447,6 +447,29 @@ static void test_batch_rewrites_once(void **unused)
 	state_free(&st);
 }
 
+/* A version 1 file (an older irqresd's) is read, and rewritten whole as version 2 at
+ * the first record added: a checksummed record is never appended to it. */
+static void test_version1_upgraded(void **unused)
+{
+	struct state st;
+	struct state_thread t = sample(301);
+	char err[512] = "", text[4096];
+
+	fixtree_file("run/irqres/state", "# irqres state 1\nthread pid=300 start=9 policy=fifo "
+		     "priority=50\n");
+	state_init(&st);
+	assert_int_equal(state_open(&st, err, sizeof(err)), 0);
+	assert_int_equal(st.damaged, 0);
+	assert_int_equal(st.n_threads, 1);
+	assert_int_equal(state_add_thread(&st, &t), 0);
+	state_free(&st);
+	snprintf(text, sizeof(text), "%s", fixtree_read("run/irqres/state"));
+	assert_memory_equal(text, "# irqres state 2\n", 17);
+	assert_int_equal(load_text(text, err, sizeof(err)), 0);
+	assert_non_null(strstr(text, "pid=300 "));
+	assert_non_null(strstr(text, "pid=301 "));
+}
+
 static void test_unwritable_run_dir(void **unused)
 {
 	struct state st;
@@ -472,6 +495,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_damaged_file_kept, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_append_after_torn_line, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_batch_rewrites_once, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_version1_upgraded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unwritable_run_dir, setup, teardown),
 	};
 
