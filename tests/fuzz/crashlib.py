@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import signal
 import socket
 import statistics
@@ -278,6 +279,14 @@ class Campaign:
             + text[i + 1:]
 
     @staticmethod
+    def pid_of(entry: int | str) -> int:
+        """The pid of one changed() entry: a pid, or a text naming "(pid N)"."""
+        if isinstance(entry, int):
+            return entry
+        m = re.search(r"\(pid (\d+)\)", entry)
+        return int(m.group(1)) if m else -1
+
+    @staticmethod
     def intact_pids(orig: str, damaged: str) -> set[int]:
         """The pids whose thread record is whole in the damaged text (header intact)."""
         header = orig[:orig.index("\n") + 1]
@@ -298,7 +307,7 @@ class Campaign:
         state.write_bytes(damaged.encode("latin-1"))      # one byte per character
         intact = self.intact_pids(orig, damaged)
         r = self.d.restore()
-        left = set(self.subjects.changed())
+        left = {self.pid_of(x) for x in self.subjects.changed()}
         want_left = {int(ln.split()[1][4:]) for ln in orig.splitlines()
                      if ln.startswith("thread ")} - intact
         kept = state.exists() and state.read_bytes() == damaged.encode("latin-1")
@@ -313,9 +322,11 @@ class Campaign:
         # the original put back: everything goes back, the file goes
         state.write_text(orig)
         r2 = self.d.restore()
-        if r2.returncode != 0 or self.subjects.changed() or self.d.state_left:
+        if r2.returncode != 0 or self.subjects.changed() or self.subjects.residue() or \
+                self.d.state_left:
             problems.append(f"the original file did not restore: {r2.returncode} "
-                            f"{r2.stderr[-600:]}")
+                            f"{r2.stderr[-600:]} {self.subjects.changed()} "
+                            f"{self.subjects.residue()}")
             state.unlink(missing_ok=True)
         if not problems:
             return None
