@@ -908,12 +908,11 @@ def _nic_traffic(pps: int, stop: threading.Event) -> dict:
 
 
 def scenario_crash_campaign(trials: int, seed: int, calibration_runs: int,
-                            new_runtime_ns: int, traffic_pps: int, damage: int = 0) -> dict:
+                            new_runtime_ns: int, traffic_pps: int) -> dict:
     """SIGKILL irqresd at random instants while it reserves, re-budgets and restores the
     NIC's IRQ thread (a cpuset partition each time), and while it follows the new thread
     of a link down/up, recover the documented way, and check every IRQ thread and the
-    cgroup tree after each recovery (tests/fuzz/crashlib.py); then ``damage`` trials with
-    the state file a kill left damaged (crashlib.py). irqresd.service is not
+    cgroup tree after each recovery (tests/fuzz/crashlib.py). irqresd.service is not
     started: the campaign runs irqresd itself, with its own run directory, on
     /etc/irqres/profile.yaml."""
     import sys
@@ -949,8 +948,6 @@ def scenario_crash_campaign(trials: int, seed: int, calibration_runs: int,
     t0 = time.monotonic_ns()
     try:
         out = campaign.run(trials, calibration_runs, progress)
-        mark(f"crash campaign: {damage} trials with the state file damaged")
-        out["damage"] = campaign.damage_trials(damage)
     finally:
         stop.set()
         if sender is not None:
