@@ -15,8 +15,10 @@ declare -A CMD=(
 	[analyze]="bash bench/analyze/run.sh"
 	[vm]="python3 bench/vm/reference.py --runs 3"
 	[completion]="python3 bench/completion/bench_completion.py --runs 11"
+	[requests]="python3 bench/requests/bench_requests.py --runs 7 --slow-seconds 20"
+	[stop]="python3 bench/stop/bench_stop.py --tasks 2000 --runs 3"
 )
-ORDER=(discover apply daemon solver controller analyze vm completion)
+ORDER=(discover apply daemon solver controller analyze vm completion requests stop)
 fail=0
 for name in ${BENCH:-${ORDER[*]}}; do
 	[ -n "${CMD[$name]:-}" ] || { echo "bench: no benchmark named $name (have: ${ORDER[*]})" >&2; exit 2; }

@@ -956,6 +956,9 @@ int apply_restore_all(struct state *st)
 	int restored = 0, first = 0, rc;
 
 	affinity_owed_load(st);		/* an earlier run's, after a crash or --once */
+	/* one rewrite of the state file for the threads, not one per thread: a record
+	 * still in the file after a crash here only restores its thread once more */
+	state_batch_begin(st);
 	for (size_t i = st->n_threads; i-- > 0;) {
 		rc = i < st->n_threads ? apply_restore_thread(st, st->threads[i].pid) : 0;
 		if (rc > 0)
@@ -963,6 +966,7 @@ int apply_restore_all(struct state *st)
 		else if (rc < 0 && !first)
 			first = rc;
 	}
+	state_batch_end(st);
 	rc = partitions_restore(st);
 	if (rc && !first)
 		first = rc;

@@ -363,8 +363,9 @@ struct client {
 	size_t out_len, out_off, out_cap;
 	bool closing;		/* close once the output is flushed */
 	/* CLOCK_MONOTONIC ms: connected or last request answered; first byte of the
-	 * request still incomplete in in[]; last progress sending out[] */
-	uint64_t idle_ms, part_ms, out_ms;
+	 * request still incomplete in in[]; last progress sending out[]; first byte of the
+	 * request line whose body is being read */
+	uint64_t idle_ms, part_ms, out_ms, body_ms;
 };
 
 struct ctl_server {
@@ -589,11 +590,16 @@ static bool client_error_close(struct client *c, const char *msg, struct json *r
 	return client_queue(c, json_buf(reply), json_len(reply));
 }
 
-/* When the client's current wait began: for its output, its partial request, or idle. */
+/*
+ * When the client's current wait began: for its output, its request (a body being read
+ * counts from the first byte of its request line, however slowly it trickles in), or idle.
+ */
 static uint64_t client_wait_since(const struct client *c)
 {
 	if (c->out_len > c->out_off || c->closing)
 		return c->out_ms;
+	if (c->body)
+		return c->body_ms;
 	if (c->in_len)
 		return c->part_ms;
 	return c->idle_ms;
@@ -601,10 +607,8 @@ static uint64_t client_wait_since(const struct client *c)
 
 static uint64_t client_deadline(const struct ctl_server *srv, const struct client *c)
 {
-	if (c->out_len > c->out_off || c->closing)
-		return c->out_ms + srv->to.request_ms;
-	if (c->in_len)
-		return c->part_ms + srv->to.request_ms;
+	if (c->out_len > c->out_off || c->closing || c->body || c->in_len)
+		return client_wait_since(c) + srv->to.request_ms;
 	return c->idle_ms + srv->to.idle_ms;
 }
 
@@ -617,9 +621,14 @@ static void client_drop(struct ctl_server *srv, struct client *c, const char *wh
 {
 	char msg[160];
 
-	if (c->in_len && !c->closing && !(c->out_len > c->out_off)) {
-		snprintf(msg, sizeof(msg), "request incomplete (%zu bytes, no newline) %s: "
-			 "connection closed", c->in_len, why);
+	if ((c->in_len || c->body) && !c->closing && !(c->out_len > c->out_off)) {
+		if (c->body)
+			snprintf(msg, sizeof(msg), "%s %.64s: body incomplete (%zu of %zu bytes) %s: "
+				 "connection closed", ctl_verb_name(c->req.verb), c->req.name,
+				 c->body_got + c->in_len, c->req.body_len, why);
+		else
+			snprintf(msg, sizeof(msg), "request incomplete (%zu bytes, no newline) %s: "
+				 "connection closed", c->in_len, why);
 		if (client_error_close(c, msg, &srv->reply))
 			client_flush(c);
 	}
@@ -790,18 +799,49 @@ static int client_body(struct ctl_server *srv, struct client *c, size_t *start)
 	return client_reply(srv, c) ? 1 : -1;
 }
 
-/* Handles the line of n bytes at *start: answers it, or waits for the body it announces.
- * False when the client must be dropped. */
+/* Whether the line's first word is a verb that may announce a body. */
+static bool line_has_body_verb(const char *line, size_t n)
+{
+	static const char *const verbs[] = { "plan", "apply", "verify" };
+	size_t i = 0, k;
+
+	while (i < n && (line[i] == ' ' || line[i] == '\t'))
+		i++;
+	for (k = 0; k < sizeof(verbs) / sizeof(verbs[0]); k++) {
+		size_t len = strlen(verbs[k]);
+
+		if (n - i >= len && !memcmp(line + i, verbs[k], len) &&
+		    (n - i == len || line[i + len] == ' ' || line[i + len] == '\t' ||
+		     line[i + len] == '\r'))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Handles the line of n bytes at *start: answers it, or waits for the body it announces.
+ * A refused line that may have announced a body closes the connection after its reply:
+ * the bytes that follow are profile text, not requests. False when the client must be
+ * dropped.
+ */
 static bool client_line(struct ctl_server *srv, struct client *c, size_t *start, size_t n)
 {
 	char err[512] = "";
 	const char *line = c->in + *start;
+	uint64_t line_ms = c->part_ms;
 
 	*start += n + 1;
-	if (ctl_parse(line, n, &c->req, err, sizeof(err)) == 0 && c->req.body_len) {
-		c->body = malloc(c->req.body_len);
-		c->body_got = 0;
-		return c->body != NULL;
+	if (ctl_parse(line, n, &c->req, err, sizeof(err)) == 0) {
+		if (c->req.body_len) {
+			c->body = malloc(c->req.body_len);
+			c->body_got = 0;
+			c->body_ms = line_ms;
+			return c->body != NULL;
+		}
+	} else if (line_has_body_verb(line, n)) {
+		strncat(err, ": connection closed (what follows would be the body)",
+			sizeof(err) - strlen(err) - 1);
+		return client_error_close(c, err, &srv->reply);
 	}
 	ctl_handle_line(line, n, srv->handler, srv->ctx, &srv->reply);
 	return client_reply(srv, c);
@@ -832,6 +872,8 @@ static bool client_process(struct ctl_server *srv, struct client *c)
 		if (!client_line(srv, c, &start, (size_t)(nl - (c->in + start))))
 			return false;
 	}
+	if (c->closing)		/* a refused line ended the connection: its input is dropped */
+		return true;
 	if (start) {
 		memmove(c->in, c->in + start, c->in_len - start);
 		c->in_len -= start;

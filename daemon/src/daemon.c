@@ -579,6 +579,22 @@ static void forget_thread(struct daemon *d, pid_t pid)
 	apply_forget_thread(&d->st, pid);
 }
 
+size_t daemon_forget_gone(struct daemon *d, int target)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < d->n_m;) {
+		if ((target >= 0 && d->m[i].target != (size_t)target) ||
+		    discover_still_same(&d->m[i].thread) == 1) {
+			i++;
+			continue;
+		}
+		forget_thread(d, d->m[i].thread.pid);
+		n++;
+	}
+	return n;
+}
+
 /*
  * A cheap first look at an event's thread (its comm, one small read) so that the many
  * threads a busy machine forks are dropped before discover_read() reads all of /proc/PID:
@@ -811,13 +827,7 @@ void daemon_rescan(struct daemon *d)
 		      (has_cgroup_selector(&d->prof) && d->n_rescans % TASK_RESCAN_EVERY == 0));
 	d->events_lost = false;
 	d->n_rescans++;
-	for (i = 0; i < d->n_m;) {	/* threads gone while events were lost */
-		if (discover_still_same(&d->m[i].thread) == 1) {
-			i++;
-			continue;
-		}
-		forget_thread(d, d->m[i].thread.pid);
-	}
+	daemon_forget_gone(d, -1);	/* threads gone while events were lost */
 	daemon_check_drift(d);
 	rc = discover_scan_irq(&irq);
 	if (rc == 0 && with_tasks)

@@ -127,6 +127,9 @@ void daemon_run_pending(struct daemon *d);
 /* Reserves the threads the profile selects that the daemon does not manage yet, and
  * checks the managed ones for drift (daemon_check_drift). */
 void daemon_rescan(struct daemon *d);
+/* Forgets the managed threads of @target (-1: of every target) that have exited (or whose
+ * pid was reused), as an exit event would: how many. */
+size_t daemon_forget_gone(struct daemon *d, int target);
 
 /*
  * Drift: a managed thread whose scheduling (policy, runtime, deadline, period) or cgroup

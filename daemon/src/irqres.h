@@ -16,6 +16,7 @@
 #include <sys/types.h>
 
 #define IRQRES_VERSION "0.1.0"
+#define IRQRES_DAEMON_COMM "irqresd"	/* its comm: never a task target's thread */
 
 #define TARGET_NAME_MAX 64
 #define COMM_MAX 16		/* kernel TASK_COMM_LEN, including the NUL */

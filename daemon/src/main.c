@@ -96,7 +96,8 @@ static void usage(FILE *f)
 	      "      --once           apply, record the state, exit without serving the socket\n"
 	      "                       (undo later with irqresd --restore)\n"
 	      "      --restore        restore every thread in the state file, remove irqres's\n"
-	      "                       partitions, delete the state file, exit\n"
+	      "                       partitions, delete the state file, exit; a damaged\n"
+	      "                       state file: exit 1, the file kept\n"
 	      "      --reload         ask the running irqresd (its socket) to re-read its own\n"
 	      "                       profile, wait for the answer; exit 0 done, 1 refused\n"
 	      "                       (systemctl reload runs this)\n"
@@ -618,7 +619,21 @@ static int run_status(struct daemon *d)
  * second start would take a running daemon's state file for a crashed one's and undo
  * its reservations.
  */
-static int instance_lock(char *err, size_t errlen)
+/*
+ * The lock of a read-only run dir, for --restore: the lock file when there is one (a
+ * flock needs no write access), else the directory itself (no daemon can run on a
+ * read-only run dir: it could not record anything). An fd, or -1 with errno set.
+ */
+static int readonly_lock(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0 && errno == ENOENT)
+		fd = open(irqres_paths.run, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return fd;
+}
+
+static int instance_lock(bool restore, char *err, size_t errlen)
 {
 	char path[sizeof(irqres_paths.run) + 8];
 	int fd, e;
@@ -631,6 +646,8 @@ static int instance_lock(char *err, size_t errlen)
 	}
 	snprintf(path, sizeof(path), "%s/lock", irqres_paths.run);
 	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0 && errno == EROFS && restore)
+		fd = readonly_lock(path);
 	if (fd < 0) {
 		e = errno;
 		snprintf(err, errlen, "%s: %s", path, strerror(e));
@@ -791,6 +808,24 @@ static int run_oneshot(struct daemon *d)
 	return -1;
 }
 
+/*
+ * A damaged state file: what its good records name is restored, the file is kept as it
+ * is (no rewrite, no deletion) and the run fails, naming what could not be accounted for.
+ */
+static int state_damaged(struct daemon *d, const char *first)
+{
+	int rc = state_empty(&d->st) ? 0 : daemon_restore_everything(d);
+
+	pr_err("%s", first);
+	pr_err("state file %s: %u problem%s (each logged above): what %s recorded could not be "
+	       "restored; restored %d thread%s from its good records; the file is kept as it is "
+	       "(check the threads and partitions it names, then remove it)%s", d->st.path,
+	       d->st.damaged, d->st.damaged == 1 ? "" : "s", d->st.damaged == 1 ? "it" : "they",
+	       rc > 0 ? rc : 0, rc == 1 ? "" : "s",
+	       d->opt.restore ? "" : "; irqresd does not start over it");
+	return EXIT_REFUSED;
+}
+
 /* Opens the state file and restores what an earlier run left there. False when that is
  * all there is to do (--restore, or a failure), with *code the exit code. */
 static bool state_start(struct daemon *d, int *code)
@@ -803,6 +838,16 @@ static bool state_start(struct daemon *d, int *code)
 		*code = EXIT_REFUSED;
 		return false;
 	}
+	if (d->st.damaged) {
+		*code = state_damaged(d, err);
+		return false;
+	}
+	/* --restore on a read-only run dir: restore, and leave the file (it cannot go) */
+	if (d->opt.restore && access(irqres_paths.run, W_OK) < 0 && errno == EROFS) {
+		pr_warn("%s: read-only file system: restoring without rewriting or deleting the "
+			"state file", irqres_paths.run);
+		d->st.frozen = true;
+	}
 	if (!state_empty(&d->st)) {
 		pr_warn("%s: state of an earlier run found (it did not stop cleanly): "
 			"restoring it first", d->st.path);
@@ -810,7 +855,9 @@ static bool state_start(struct daemon *d, int *code)
 		if (!d->opt.restore)
 			return true;
 		if (rc >= 0)
-			printf("restored %d thread%s from %s\n", rc, rc == 1 ? "" : "s", d->st.path);
+			printf("restored %d thread%s from %s%s\n", rc, rc == 1 ? "" : "s", d->st.path,
+			       d->st.frozen ? " (read-only: the file stays; a later --restore finds "
+			       "its threads already restored)" : "");
 		*code = rc < 0 ? EXIT_REFUSED : 0;
 		return false;
 	}
@@ -890,7 +937,7 @@ int main(int argc, char **argv)
 		return code;
 	code = 0;
 
-	d.lockfd = instance_lock(err, sizeof(err));
+	d.lockfd = instance_lock(d.opt.restore, err, sizeof(err));
 	if (d.lockfd < 0) {
 		pr_err("%s", err);
 		return EXIT_REFUSED;

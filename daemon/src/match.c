@@ -407,11 +407,19 @@ static bool irq_target_selects(const struct target *t, const struct resolved *r,
 	return true;
 }
 
+/* Kernel threads, init and irqresd (this process, or another's threads by their name)
+ * are never a task target's. */
+static bool never_a_task(const struct thread_info *ti)
+{
+	return ti->kthread || ti->pid == 1 || ti->tgid == 1 || ti->tgid == getpid() ||
+	       !strcmp(ti->comm, IRQRES_DAEMON_COMM);
+}
+
 static bool task_target_selects(const struct target *t, const struct thread_info *ti)
 {
 	size_t i;
 
-	if (ti->kthread)
+	if (never_a_task(ti))
 		return false;
 	if (t->task_comm && fnmatch(t->task_comm, ti->comm, 0))
 		return false;
@@ -534,7 +542,9 @@ int match_selector_problems(const struct target *t, struct match_problem *out, s
 					    t->interface);
 		}
 	}
-	for (i = 0; !rc && i < t->n_irqs; i++)
+	/* at most @max problems are reported: no need to look further (each look may
+	 * read /proc/interrupts) */
+	for (i = 0; !rc && i < t->n_irqs && n < max; i++)
 		if (!irq_exists(t->irqs[i]))
 			add_problem(out, max, &n, t->irq_line, "IRQ %d does not exist (not in "
 				    "%s/interrupts)", t->irqs[i], irqres_paths.proc);

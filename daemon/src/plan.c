@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* plan.c - root domains, admission and per-thread verdicts; see plan.h. */
 #include "plan.h"
+#include "dlcheck.h"
 #include "array.h"
 #include "discover.h"
 #include "dl.h"
@@ -707,6 +708,29 @@ static int admission_off_notes(struct plan *plan, const struct plan_env *env)
 	return rc;
 }
 
+/* The items whose parameters the kernel would refuse (dlcheck.h), with the target and
+ * the rule broken; verdicts() leaves them so. */
+static void kernel_rules(struct plan *plan)
+{
+	struct dlcheck_limits lim;
+	char why[256];
+
+	dlcheck_limits_read(&lim);
+	for (size_t i = 0; i < plan->n_items; i++) {
+		struct plan_item *it = &plan->items[i];
+
+		if (!dlcheck_params(&lim, it->runtime_ns, it->deadline_ns, it->period_ns, why,
+				    sizeof(why)))
+			continue;
+		it->refusal = EINVAL;
+		if (plan->prof)
+			snprintf(it->verdict, sizeof(it->verdict), "EINVAL: target '%s': %s",
+				 plan->prof->targets[it->target].name, why);
+		else
+			snprintf(it->verdict, sizeof(it->verdict), "EINVAL: %s", why);
+	}
+}
+
 /* Everything after the items are placed: partitions, admission, verdicts, messages. */
 static int plan_finish(struct plan *plan, const struct plan_env *env)
 {
@@ -717,6 +741,7 @@ static int plan_finish(struct plan *plan, const struct plan_env *env)
 		return rc;
 	carve_partitions(plan);
 	admission(plan, env);
+	kernel_rules(plan);
 	verdicts(plan, env);
 
 	plan->feasible = plan->n_items > 0;

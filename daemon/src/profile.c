@@ -140,6 +140,15 @@ static int task_done(struct yamlmap *c, const struct yamlmap_mapping *m, yaml_no
 	const struct target *t = obj;
 	char keys[64];
 
+	/* init and irqresd itself are never reserved (match.c skips them in any case) */
+	for (size_t i = 0; i < t->n_pids; i++)
+		if (t->pids[i] == 1)
+			return yamlmap_error(c, yamlmap_value(c, map, "pid"), "%s.pid: pid 1 is "
+					     "init: irqres never changes its scheduling", where);
+	if (t->task_comm && !strcmp(t->task_comm, IRQRES_DAEMON_COMM))
+		return yamlmap_error(c, yamlmap_value(c, map, "comm"), "%s.comm: '%s' is irqresd "
+				     "itself: irqres never reserves its own threads", where,
+				     t->task_comm);
 	if (t->task_comm || t->pids || t->task_cgroup)
 		return 0;
 	return yamlmap_error(c, map, "%s: give at least one of %s", where,
@@ -454,7 +463,7 @@ static int check_unique_names(struct yamlmap *c, yaml_node_t *list, struct profi
 static int parse_targets(struct yamlmap *c, yaml_node_t *node, struct profile *prof)
 {
 	yaml_node_item_t *item;
-	size_t count, i;
+	size_t count, i, ids = 0;
 	int rc;
 
 	if (node->type != YAML_SEQUENCE_NODE)
@@ -464,14 +473,24 @@ static int parse_targets(struct yamlmap *c, yaml_node_t *node, struct profile *p
 	if (!count)
 		return yamlmap_error(c, node, "targets: the list is empty: give at least one "
 				     "target");
+	if (count > PROFILE_TARGETS_MAX)
+		return yamlmap_error(c, node, "targets: %zu targets, at most %d in one profile",
+				     count, PROFILE_TARGETS_MAX);
 	prof->targets = calloc(count, sizeof(*prof->targets));
 	if (!prof->targets)
 		return -ENOMEM;
 	for (item = node->data.sequence.items.start, i = 0; i < count; item++, i++) {
+		struct target *t = &prof->targets[i];
+
 		prof->n_targets = i + 1;	/* so that profile_free() frees a partial one */
-		rc = parse_target(c, yamlmap_node(c, *item), i, &prof->targets[i]);
+		rc = parse_target(c, yamlmap_node(c, *item), i, t);
 		if (rc)
 			return rc;
+		ids += t->n_irqs + t->n_pids;
+		if (ids > PROFILE_IDS_MAX)
+			return yamlmap_error(c, yamlmap_node(c, *item), "target '%s': irq and pid "
+					     "entries: %zu in the profile up to here, at most %d in "
+					     "one profile", t->name, ids, PROFILE_IDS_MAX);
 	}
 	return check_unique_names(c, node, prof);
 }

@@ -310,6 +310,10 @@ static int req_set_budget(struct daemon *d, const struct ctl_request *req, struc
 	rc = budget_subject(d, req, &m, &ti, &old_period, &old_deadline, err, errlen);
 	if (rc)
 		return rc;
+	/* a thread of the target that exited since the last event or rescan (--no-netlink,
+	 * lost events) is forgotten now, not reported as a failure of the others' budget */
+	if (ti >= 0)
+		daemon_forget_gone(d, ti);
 	period = req->period_ns ? req->period_ns : old_period;
 	deadline = dl_deadline_rescale(old_deadline, old_period, period);
 	units_format_duration(req->runtime_ns, q, sizeof(q));

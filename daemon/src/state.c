@@ -3,9 +3,11 @@
  * state.c - the state file RUN_DIR/state; see state.h.
  *
  * Format: text, one record per line, words separated by single spaces; lines starting
- * with '#' and empty lines are ignored. The first word names the record:
+ * with '#' and empty lines are ignored. The first line is the header; every record line
+ * ends with " crc32=<8 hex>", its checksum (stateline.h; a version 1 file, written by
+ * an older irqresd, has none). The first word names the record:
  *
- *   # irqres state 1
+ *   # irqres state 2
  *   cpuset_added                          irqres wrote +cpuset into the root's subtree_control
  *   rt_runtime_us <us>                    the original sched_rt_runtime_us (irqres set -1)
  *   partition <name> created=<0|1>        a cpuset partition irqres uses (and made)
@@ -21,14 +23,17 @@
  *
  * String values (comm, cgroup, names) escape bytes <= 0x20, '%', '=' and >= 0x7f as %XX;
  * an empty value means "none". Records are appended and fsync'd before the change they
- * describe; forgetting one rewrites the file (temp file, fsync, rename, fsync of the dir).
- * The first record of a pid wins: it holds the original attributes. A bad line is
- * reported with its line number and skipped; it never stops the load of the others.
+ * describe, never after an unfinished last line (then the file is rewritten from memory);
+ * forgetting one rewrites the file (temp file, fsync, rename, fsync of the dir), and a
+ * file left with no record is deleted, never written empty. The first record of a pid
+ * wins: it holds the original attributes. A bad line is reported with its line number;
+ * it never stops the load of the others, and the file it is in is kept as it is.
  */
 #include "state.h"
 #include "array.h"
 #include "dl.h"
 #include "log.h"
+#include "stateline.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -43,7 +48,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define STATE_HEADER "# irqres state 1\n"
+#define STATE_HEADER "# irqres state 2\n"
+#define STATE_HEADER_V1 "# irqres state 1\n"
 #define CPUSET_ADDED_LINE "cpuset_added\n"
 #define LINE_MAX_LEN 4096
 
@@ -127,22 +133,6 @@ static int fsync_dir(const char *file)
 		rc = -errno;
 	close(fd);
 	return rc;
-}
-
-static int write_all(int fd, const char *buf, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, buf, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
 }
 
 /*
@@ -348,31 +338,40 @@ static void fmt_partition(const struct state_partition *p, char *buf, size_t len
 	snprintf(buf, len, "partition %s created=%d\n", name, p->created ? 1 : 0);
 }
 
-/* Appends one record and fsyncs it; creates the file (with its header) when needed. */
+/* @line (a record ending in '\n') with its checksum, into @out. */
+static int seal(const char *line, char *out, size_t len)
+{
+	snprintf(out, len, "%s", line);
+	return stateline_seal(out, len);
+}
+
+/*
+ * Appends one record and fsyncs it: 0, 1 when the file must be rewritten from memory
+ * instead (it is missing or empty, or its last line is unfinished: a record appended
+ * there would be glued to the broken one), or -errno.
+ */
 static int append_line(struct state *st, const char *line)
 {
-	struct stat sb;
-	bool fresh;
-	int fd, rc, errsave;
+	char sealed[LINE_MAX_LEN + STATELINE_SEAL_LEN];
+	int fd, rc;
 
-	if (!st->path[0])
-		return 0;	/* an in-memory state (no run directory) */
-	fresh = stat(st->path, &sb) < 0 || sb.st_size == 0;
-	fd = open(st->path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+	if (!st->path[0] || st->frozen)
+		return 0;	/* an in-memory state (no run directory), or a kept file */
+	if (st->legacy)
+		return 1;	/* records without checksums: the file goes to version 2 whole */
+	if (seal(line, sealed, sizeof(sealed)))
+		return -ENAMETOOLONG;
+	fd = open(st->path, O_RDWR | O_APPEND | O_CLOEXEC);	/* read: its last byte */
 	if (fd < 0) {
-		errsave = errno;
-		pr_err("state file %s: cannot open: %s", st->path, strerror(errsave));
-		return -errsave;
-	}
-	rc = fresh ? write_all(fd, STATE_HEADER, strlen(STATE_HEADER)) : 0;
-	if (!rc)
-		rc = write_all(fd, line, strlen(line));
-	if (!rc && fsync(fd) < 0)
 		rc = -errno;
+		if (rc == -ENOENT)
+			return 1;
+		pr_err("state file %s: cannot open: %s", st->path, strerror(-rc));
+		return rc;
+	}
+	rc = stateline_append(fd, sealed);
 	close(fd);
-	if (!rc && fresh)
-		rc = fsync_dir(st->path);
-	if (rc)
+	if (rc < 0)
 		pr_err("state file %s: cannot record: %s", st->path, strerror(-rc));
 	return rc;
 }
@@ -382,6 +381,15 @@ static void fmt_rt_runtime(long long us, char *buf, size_t len)
 	snprintf(buf, len, "rt_runtime_us %lld\n", us);
 }
 
+/* One record with its checksum. */
+static void put_record(const char *line, FILE *f)
+{
+	char sealed[LINE_MAX_LEN + STATELINE_SEAL_LEN];
+
+	if (seal(line, sealed, sizeof(sealed)) == 0)
+		fputs(sealed, f);
+}
+
 /* Every record of @st, as rewrite() puts them in the file. */
 static void write_records(const struct state *st, FILE *f)
 {
@@ -389,10 +397,10 @@ static void write_records(const struct state *st, FILE *f)
 
 	fputs(STATE_HEADER, f);
 	if (st->cpuset_added)
-		fputs(CPUSET_ADDED_LINE, f);
+		put_record(CPUSET_ADDED_LINE, f);
 	if (st->rt_runtime_saved) {
 		fmt_rt_runtime(st->rt_runtime_us, line, sizeof(line));
-		fputs(line, f);
+		put_record(line, f);
 	}
 	if (st->feature_saved) {
 		fmt_fields(&feature_record, &st->feature, line, sizeof(line));
@@ -400,15 +408,15 @@ static void write_records(const struct state *st, FILE *f)
 	}
 	for (size_t i = 0; i < st->n_parts; i++) {
 		fmt_partition(&st->parts[i], line, sizeof(line));
-		fputs(line, f);
+		put_record(line, f);
 	}
 	for (size_t i = 0; i < st->n_threads; i++) {
 		fmt_thread(&st->threads[i], line, sizeof(line));
-		fputs(line, f);
+		put_record(line, f);
 	}
 	for (size_t i = 0; i < st->n_owed; i++) {
 		fmt_fields(&owed_record, &st->owed[i], line, sizeof(line));
-		fputs(line, f);
+		put_record(line, f);
 	}
 }
 
@@ -424,15 +432,19 @@ static int close_synced(FILE *f)
 	return rc;
 }
 
-/* Rewrites the whole file from st: temp file, fsync, rename, fsync of the directory. */
-static int rewrite(struct state *st)
+/* Rewrites the whole file from st: temp file, fsync, rename, fsync of the directory; a
+ * state with no record deletes the file instead. */
+static int rewrite_now(struct state *st)
 {
 	char tmp[sizeof(st->path) + 8];
 	FILE *f;
 	int rc, fd;
 
-	if (!st->path[0])
+	if (!st->path[0] || st->frozen)
 		return 0;
+	st->dirty = false;
+	if (state_empty(st))
+		return state_remove(st);
 	snprintf(tmp, sizeof(tmp), "%s.new", st->path);
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0 || !(f = fdopen(fd, "w"))) {
@@ -447,12 +459,45 @@ static int rewrite(struct state *st)
 	if (!rc && rename(tmp, st->path) < 0)
 		rc = -errno;
 	if (!rc)
+		st->legacy = false;
+	if (!rc)
 		rc = fsync_dir(st->path);
 	if (rc) {
 		pr_err("state file %s: cannot rewrite: %s", st->path, strerror(-rc));
 		unlink(tmp);
 	}
 	return rc;
+}
+
+/* A rewrite after records were forgotten: at the end of the batch, when in one. */
+static int rewrite(struct state *st)
+{
+	if (st->batch) {
+		st->dirty = true;
+		return 0;
+	}
+	return rewrite_now(st);
+}
+
+void state_batch_begin(struct state *st)
+{
+	st->batch++;
+}
+
+int state_batch_end(struct state *st)
+{
+	if (st->batch && --st->batch == 0 && st->dirty)
+		return rewrite_now(st);
+	return 0;
+}
+
+/* Puts @line (a record already in memory) into the file: appended, or the file rewritten
+ * when appending is not safe. Never deferred: a record is on disk before its change. */
+static int persist(struct state *st, const char *line)
+{
+	int rc = append_line(st, line);
+
+	return rc == 1 ? rewrite_now(st) : rc;
 }
 
 struct state_thread *state_find_thread(struct state *st, pid_t pid)
@@ -508,15 +553,15 @@ int state_add_thread(struct state *st, const struct state_thread *t)
 			return 0;
 		snprintf(old->partition, sizeof(old->partition), "%s", t->partition);
 		snprintf(old->cgroup, sizeof(old->cgroup), "%s", t->cgroup);
-		return rewrite(st);
+		return rewrite_now(st);		/* on disk before the move, batch or not */
 	}
 	fmt_thread(t, line, sizeof(line));
-	rc = append_line(st, line);
-	if (rc)
-		return rc;
 	rc = push_thread(st, t);
 	if (rc)
-		rewrite(st);	/* keep the file equal to memory */
+		return rc;
+	rc = persist(st, line);
+	if (rc)
+		st->n_threads--;
 	return rc;
 }
 
@@ -532,12 +577,12 @@ int state_add_partition(struct state *st, const char *name, bool created)
 		return -ENAMETOOLONG;
 	snprintf(p.name, sizeof(p.name), "%s", name);
 	fmt_partition(&p, line, sizeof(line));
-	rc = append_line(st, line);
-	if (rc)
-		return rc;
 	rc = push_partition(st, name, created);
 	if (rc)
-		rewrite(st);
+		return rc;
+	rc = persist(st, line);
+	if (rc)
+		st->n_parts--;
 	return rc;
 }
 
@@ -547,9 +592,10 @@ int state_set_cpuset_added(struct state *st)
 
 	if (st->cpuset_added)
 		return 0;
-	rc = append_line(st, CPUSET_ADDED_LINE);
-	if (!rc)
-		st->cpuset_added = true;
+	st->cpuset_added = true;
+	rc = persist(st, CPUSET_ADDED_LINE);
+	if (rc)
+		st->cpuset_added = false;
 	return rc;
 }
 
@@ -561,11 +607,11 @@ int state_set_rt_runtime(struct state *st, long long orig_us)
 	if (st->rt_runtime_saved)
 		return 0;
 	fmt_rt_runtime(orig_us, line, sizeof(line));
-	rc = append_line(st, line);
-	if (!rc) {
-		st->rt_runtime_saved = true;
-		st->rt_runtime_us = orig_us;
-	}
+	st->rt_runtime_saved = true;
+	st->rt_runtime_us = orig_us;
+	rc = persist(st, line);
+	if (rc)
+		st->rt_runtime_saved = false;
 	return rc;
 }
 
@@ -607,9 +653,7 @@ int state_set_owed(struct state *st, const struct state_owed *v, size_t n)
 	if (n)
 		memcpy(st->owed, v, n * sizeof(*v));
 	st->n_owed = n;
-	if (state_empty(st))
-		return state_remove(st);
-	return rewrite(st);
+	return rewrite_now(st);		/* owed CPUs are recorded before the change, batch or not */
 }
 
 int state_forget_thread(struct state *st, pid_t pid)
@@ -656,7 +700,7 @@ int state_clear_feature(struct state *st)
 
 int state_remove(struct state *st)
 {
-	if (!st->path[0])
+	if (!st->path[0] || st->frozen)
 		return 0;
 	if (unlink(st->path) < 0 && errno != ENOENT) {
 		int rc = -errno;
@@ -852,44 +896,117 @@ static int parse_line(struct state *st, char *line, struct line_err *e)
 	return bad(e, "unknown record '%s' (known records: %s)", shown, known);
 }
 
+/* What one state file's reading has found so far. */
+struct load {
+	const char *path;
+	unsigned int lineno, records, problems;
+	bool sealed;			/* version 2: every record has its checksum */
+	char *err;
+	size_t errlen;
+};
+
+static void problem(struct load *l, unsigned int lineno, const char *why)
+{
+	if (lineno)
+		pr_err("state file %s:%u: %s: what it records cannot be restored", l->path,
+		       lineno, why);
+	else
+		pr_err("state file %s: %s", l->path, why);
+	if (l->problems++ == 0 && l->err) {
+		if (lineno)
+			snprintf(l->err, l->errlen, "state file %s:%u: %s", l->path, lineno, why);
+		else
+			snprintf(l->err, l->errlen, "state file %s: %s", l->path, why);
+	}
+}
+
+/* The header line: which version, or a problem (then nothing else is read). */
+static bool header_line(struct load *l, const char *line)
+{
+	if (!strcmp(line, STATE_HEADER)) {
+		l->sealed = true;
+		return true;
+	}
+	if (!strcmp(line, STATE_HEADER_V1))
+		return true;
+	problem(l, 1, "not an irqres state file: its first line is not the header '# irqres "
+		"state 2' (garbage, or a write that did not finish)");
+	return false;
+}
+
+/* One line after the header (without its newline): -ENOMEM, or 0 (problems counted). */
+static int record_line(struct state *st, struct load *l, char *line)
+{
+	struct line_err e = { "" };
+	const char *why = NULL;
+	int rc;
+
+	if (!line[0] || line[0] == '#')
+		return 0;
+	if (l->sealed && stateline_unseal(line, &why)) {
+		problem(l, l->lineno, why);
+		return 0;
+	}
+	rc = parse_line(st, line, &e);
+	if (rc == -ENOMEM)
+		return rc;
+	if (rc)
+		problem(l, l->lineno, e.text);
+	else
+		l->records++;
+	return 0;
+}
+
+/* A line fgets() did not end with a newline: too long (the rest is skipped), or the
+ * file's last, unfinished one. */
+static void unfinished_line(struct load *l, FILE *f)
+{
+	int c;
+
+	if (feof(f)) {
+		problem(l, l->lineno, "unfinished last line (no newline): a write that did not "
+			"finish");
+		return;
+	}
+	while ((c = fgetc(f)) != EOF && c != '\n')
+		;
+	problem(l, l->lineno, "line too long");
+}
+
 int state_load(struct state *st, const char *path, char *err, size_t errlen)
 {
-	char line[LINE_MAX_LEN + 2];
-	unsigned int lineno = 0;
-	int n_bad = 0;
+	char line[LINE_MAX_LEN + STATELINE_SEAL_LEN + 2];
+	struct load l = { .path = path, .err = err, .errlen = errlen };
 	FILE *f = fopen(path, "re");
+	int rc = 0;
 
 	if (!f)
 		return -errno;
-	while (fgets(line, sizeof(line), f)) {
+	while (!rc && fgets(line, sizeof(line), f)) {
 		size_t len = strlen(line);
-		struct line_err e = { "line too long" };
-		int rc = 0;
+		bool whole = len && line[len - 1] == '\n';
 
-		lineno++;
-		if (len && line[len - 1] == '\n') {
-			line[--len] = '\0';
-		} else if (!feof(f)) {
-			int c;
-
-			while ((c = fgetc(f)) != EOF && c != '\n')
-				;
-			rc = -EINVAL;
+		if (++l.lineno == 1 && !header_line(&l, line))
+			break;
+		if (l.lineno == 1)
+			continue;
+		if (!whole) {
+			unfinished_line(&l, f);
+			continue;
 		}
-		if (!rc)
-			rc = parse_line(st, line, &e);
-		if (rc == -ENOMEM) {
-			fclose(f);
-			return rc;
-		}
-		if (rc) {
-			pr_err("state file %s:%u: %s; line skipped", path, lineno, e.text);
-			if (n_bad++ == 0 && err)
-				snprintf(err, errlen, "state file %s:%u: %s", path, lineno, e.text);
-		}
+		line[len - 1] = '\0';
+		rc = record_line(st, &l, line);
 	}
 	fclose(f);
-	return n_bad;
+	if (rc)
+		return rc;
+	st->legacy = l.lineno > 0 && !l.sealed;
+	if (l.lineno == 0)
+		problem(&l, 0, "empty: irqresd never leaves an empty state file (a write that "
+			"did not finish?)");
+	else if (l.records == 0 && l.problems == 0)
+		problem(&l, 0, "holds no record: irqresd never leaves such a file (damaged?)");
+	return (int)l.problems;
 }
 
 int state_open(struct state *st, char *err, size_t errlen)
@@ -914,6 +1031,10 @@ int state_open(struct state *st, char *err, size_t errlen)
 	if (rc < 0) {
 		snprintf(err, errlen, "state file %s: cannot read: %s", st->path, strerror(-rc));
 		return rc;
+	}
+	if (rc > 0) {		/* kept as it is: it is the only account of what it lost */
+		st->damaged = (unsigned int)rc;
+		st->frozen = true;
 	}
 	if (!state_empty(st))
 		pr_notice("state file %s from an earlier run: %zu thread(s), %zu partition(s), "

@@ -65,16 +65,39 @@ struct state {
 	long long rt_runtime_us;	/* the original sched_rt_runtime_us */
 	bool feature_saved;		/* irqres switched a sched feature */
 	struct state_feature feature;
+	/* the file is left as it is (damaged, or on a read-only file system): records
+	 * change in memory only, nothing is written, the file is never deleted */
+	bool frozen;
+	unsigned int damaged;		/* problems state_open() found in the file */
+	bool legacy;			/* a version 1 file: rewritten whole, never appended to */
+	unsigned int batch;		/* state_batch_begin() depth */
+	bool dirty;			/* a rewrite waits for the end of the batch */
 };
 
 void state_init(struct state *st);
-/* Creates irqres_paths.run (0700) and loads RUN_DIR/state when it exists (after a crash);
- * a missing file is an empty state. err names the file, line and cause of a bad record. */
+/*
+ * Creates irqres_paths.run (0700) and loads RUN_DIR/state when it exists (after a crash);
+ * a missing file is an empty state. A damaged file (see state_load()) loads what it can,
+ * sets st->damaged and st->frozen (the file stays as it is, for whoever must account for
+ * what it could not say) and returns 0 with the first problem in err.
+ */
 int state_open(struct state *st, char *err, size_t errlen);
-/* Parses a state file into st (st must be initialised); bad lines are reported with their
- * line number in err (the first one) and through the log, and skipped; returns the number
- * of bad lines (>= 0) or -errno when the file cannot be read. */
+/*
+ * Parses a state file into st (st must be initialised). Problems are reported with their
+ * line number in err (the first one) and through the log; the records around a bad line
+ * are still read. A problem is a bad record (a failed checksum included), an unfinished
+ * last line, a file that is empty, has no header, or holds no record (irqresd never
+ * leaves such a file). Returns the number of problems (>= 0) or -errno when the file
+ * cannot be read.
+ */
 int state_load(struct state *st, const char *path, char *err, size_t errlen);
+/*
+ * Between these, forgetting records rewrites the file once, at the end, not once per
+ * record (a restore of n threads: O(n), not O(n^2) written lines). Records added are
+ * still written before they return. Batches nest.
+ */
+void state_batch_begin(struct state *st);
+int state_batch_end(struct state *st);
 bool state_empty(const struct state *st);
 
 /* Each record is appended and fsync'd before it returns. A thread already recorded

@@ -92,6 +92,10 @@ int yamlmap_get_text(struct yamlmap *c, yaml_node_t *node, const char *what, con
 	if (node->type != YAML_SCALAR_NODE || is_null(node))
 		return yamlmap_error(c, node, "%s: expected a string, got %s", what,
 				     yamlmap_kind(node));
+	/* "x\0zz" would be read as "x" */
+	if (strlen(yamlmap_scalar(node)) != node->data.scalar.length)
+		return yamlmap_error(c, node, "%s: contains a NUL byte (\\0) at offset %zu",
+				     what, strlen(yamlmap_scalar(node)));
 	*out = yamlmap_scalar(node);
 	return 0;
 }
@@ -526,11 +530,72 @@ static int syntax_error(struct yamlmap *c, yaml_parser_t *parser)
 	}
 }
 
+/* The depth of the collection an event opens or closes: +1, -1 or 0. */
+static int depth_step(const yaml_event_t *ev)
+{
+	switch (ev->type) {
+	case YAML_SEQUENCE_START_EVENT:
+	case YAML_MAPPING_START_EVENT:
+		return 1;
+	case YAML_SEQUENCE_END_EVENT:
+	case YAML_MAPPING_END_EVENT:
+		return -1;
+	default:
+		return 0;
+	}
+}
+
+/*
+ * Reads the whole stream as events, without building anything, and stops at the first
+ * collection nested deeper than YAMLMAP_DEPTH_MAX or the event past YAMLMAP_EVENTS_MAX.
+ * libyaml's scanner costs O(flow depth) per token: stopping at a small depth keeps the
+ * work linear in the bytes read, and the event count bounds the document's node count
+ * (its memory) before yaml_parser_load() builds it.
+ */
+static int prescan(struct yamlmap *c)
+{
+	yaml_parser_t p;
+	yaml_event_t ev;
+	size_t events = 0;
+	int depth = 0, rc = 0;
+	bool end = false;
+
+	if (!yaml_parser_initialize(&p)) {
+		snprintf(c->err, c->errlen, "%s: out of memory", c->name);
+		return -ENOMEM;
+	}
+	yaml_parser_set_input_string(&p, (const unsigned char *)c->buf, c->len);
+	while (!rc && !end) {
+		if (!yaml_parser_parse(&p, &ev)) {
+			rc = syntax_error(c, &p);
+			break;
+		}
+		end = ev.type == YAML_STREAM_END_EVENT;
+		depth += depth_step(&ev);
+		if (depth > YAMLMAP_DEPTH_MAX)
+			rc = yamlmap_error_at(c, ev.start_mark, "collections nested more than %d "
+					      "deep: refused before reading further",
+					      YAMLMAP_DEPTH_MAX);
+		else if (++events > YAMLMAP_EVENTS_MAX)
+			rc = yamlmap_error_at(c, ev.start_mark, "more than %d YAML nodes and "
+					      "collection ends: refused before reading further",
+					      YAMLMAP_EVENTS_MAX);
+		yaml_event_delete(&ev);
+	}
+	yaml_parser_delete(&p);
+	return rc;
+}
+
 int yamlmap_open(struct yamlmap *c, const char *buf, size_t len, const char *name, char *err,
 		 size_t errlen)
 {
+	int rc;
+
 	*c = (struct yamlmap){ .name = name, .buf = buf, .len = len, .err = err,
 			       .errlen = errlen };
+	rc = prescan(c);
+	if (rc)
+		return rc;
 	if (!yaml_parser_initialize(&c->parser)) {
 		snprintf(err, errlen, "%s: out of memory", name);
 		return -ENOMEM;

@@ -20,6 +20,13 @@
 #include <yaml.h>
 
 #define YAMLMAP_WHAT_MAX 160		/* "target 'name': adaptive.min_runtime" */
+/*
+ * Bounds on the work one document can cause, checked on a stream of events before the
+ * document is built: collections nested deeper, or more events (scalars, aliases,
+ * collection starts and ends) in the whole stream, refuse it with file:line:col.
+ */
+#define YAMLMAP_DEPTH_MAX 32
+#define YAMLMAP_EVENTS_MAX 65536
 
 /* One document being read, and where its errors go. */
 struct yamlmap {
@@ -35,7 +42,8 @@ struct yamlmap {
 
 /*
  * Loads the first document of @buf; @name stands for the file in messages.  On failure
- * @err holds the syntax error.  yamlmap_close() is needed either way.
+ * @err holds the syntax error, or the bound (YAMLMAP_*_MAX) the stream went past.
+ * yamlmap_close() is needed either way.
  */
 int yamlmap_open(struct yamlmap *c, const char *buf, size_t len, const char *name, char *err,
 		 size_t errlen);

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -697,6 +698,61 @@ static void test_exited_thread_releases_its_partition(void **unused)
 	assert_true(state_empty(&st));
 }
 
+/* How many times the state file was replaced (rename onto it) since @fd was set up. */
+static int state_replacements(int fd)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	int n = 0;
+	ssize_t len;
+
+	while ((len = read(fd, buf, sizeof(buf))) > 0)
+		for (char *p = buf; p < buf + len;) {
+			const struct inotify_event *ev = (const struct inotify_event *)p;
+
+			n += (ev->mask & IN_MOVED_TO) && ev->len && !strcmp(ev->name, "state");
+			p += sizeof(*ev) + ev->len;
+		}
+	return n;
+}
+
+/*
+ * Restoring n threads rewrites the state file once, not once per thread (which made a
+ * stop of 2,000 threads take longer than TimeoutStopSec).
+ */
+static void test_restore_rewrites_once(void **unused)
+{
+	enum { N = 24 };
+	pid_t pids[N];
+	int fd, n;
+
+	for (int i = 0; i < N; i++) {
+		struct state_thread t = { .policy = SCHED_OTHER };
+		struct thread_info ti;
+
+		pids[i] = child_spawn("irqres-many");
+		assert_true(pids[i] > 0);
+		child_info(pids[i], &ti);
+		t.pid = pids[i];
+		t.starttime = ti.starttime;
+		snprintf(t.comm, sizeof(t.comm), "%s", ti.comm);
+		assert_int_equal(state_add_thread(&st, &t), 0);
+	}
+	fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	assert_true(fd >= 0);
+	/* with IN_CREATE (of the temp file) between them, the kernel cannot merge the
+	 * renames into one event */
+	assert_true(inotify_add_watch(fd, irqres_paths.run, IN_MOVED_TO | IN_CREATE) >= 0);
+	assert_int_equal(apply_restore_all(&st), N);
+	n = state_replacements(fd);
+	if (n > 1)
+		fail_msg("the state file was rewritten %d times for %d threads", n, N);
+	close(fd);
+	assert_true(state_empty(&st));
+	assert_int_equal(access(st.path, F_OK), -1);
+	for (int i = 0; i < N; i++)
+		assert_policy(pids[i], SCHED_OTHER, 0, 0);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -718,6 +774,7 @@ int main(void)
 		T(test_apply_thread_joins_partition),
 		T(test_apply_plan_lists_waiting_threads),
 		T(test_exited_thread_releases_its_partition),
+		T(test_restore_rewrites_once),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "profile.h"
+#include "yamlmap.h"
 
 #define HEAD "version: 1\ntargets:\n  - name: nic\n"
 #define NIC HEAD "    interface: eth0\n"
@@ -258,6 +259,14 @@ static const struct bad_case bad_cases[] = {
 	  "bad.yaml:6:5: target 'nic': secondary applies to IRQ threads only, not to a task target" },
 	{ HEAD "    task: {}\n" QT,
 	  "bad.yaml:4:11: target 'nic': task: give at least one of comm, pid, cgroup" },
+	{ HEAD "    task:\n      pid: [7, 1]\n" QT,
+	  "bad.yaml:5:12: target 'nic': task.pid: pid 1 is init: irqres never changes its "
+	  "scheduling" },
+	{ HEAD "    task:\n      comm: irqresd\n" QT,
+	  "bad.yaml:5:13: target 'nic': task.comm: 'irqresd' is irqresd itself: irqres never "
+	  "reserves its own threads" },
+	{ HEAD "    task:\n      comm: \"x\\0zz\"\n" QT,
+	  "bad.yaml:5:13: target 'nic': task.comm: contains a NUL byte (\\0) at offset 1" },
 	{ HEAD "    task: mpv\n" QT,
 	  "bad.yaml:4:11: target 'nic': task: expected a mapping of comm, pid and cgroup, got a "
 	  "scalar" },
@@ -454,10 +463,10 @@ static void test_profile_fifo_refused(void **state)
 }
 
 /*
- * 120,000 keys in one mapping (1.3 MB) and 15,000 targets: the duplicate checks are
- * O(n log n). The pairwise check took 22 s of CPU on 60,000 keys, four times that on
- * these; the sorted one 0.1 s. The CPU-time guard is generous enough for valgrind; it
- * catches a quadratic check, it is not a speed target (bench/ holds those).
+ * 32,000 keys in one mapping, near the event bound: the duplicate check is O(n log n).
+ * The pairwise check took 22 s of CPU on 60,000 keys; the sorted one 0.1 s. The
+ * CPU-time guard is generous enough for valgrind; it catches a quadratic check, it is
+ * not a speed target (bench/ holds those).
  */
 static void test_profile_many_keys(void **state)
 {
@@ -468,22 +477,98 @@ static void test_profile_many_keys(void **state)
 	assert_non_null(buf);
 	cpu_alarm(30);
 	len += (size_t)snprintf(buf + len, cap - len, "version: 1\n");
-	for (i = 0; i < 120000; i++)
+	for (i = 0; i < 32000; i++)
 		len += (size_t)snprintf(buf + len, cap - len, "k%zu: 1\n", i);
 	len += (size_t)snprintf(buf + len, cap - len, "k17: 2\n");
 	assert_int_equal(profile_parse(buf, len, "big.yaml", &p, err, sizeof(err)), -EINVAL);
-	assert_string_equal(err, "big.yaml:120002:1: profile: duplicate key 'k17' (first given "
+	assert_string_equal(err, "big.yaml:32002:1: profile: duplicate key 'k17' (first given "
 			    "at line 19)");
+	cpu_alarm(0);
+	free(buf);
+}
 
+/* A profile of n flow sequences nested in each other at "targets". */
+static size_t nested(char *buf, size_t cap, size_t n, char open, char close)
+{
+	size_t len = (size_t)snprintf(buf, cap, "version: 1\ntargets: ");
+
+	assert_true(len + 2 * n + 2 < cap);
+	memset(buf + len, open, n);
+	memset(buf + len + n, close, n);
+	len += 2 * n;
+	buf[len++] = '\n';
+	buf[len] = '\0';
+	return len;
+}
+
+/*
+ * The work one profile can cause is bounded before it is done. 1 MiB of "[[[...]]]" kept
+ * libyaml's parser (quadratic in the flow depth) busy for minutes; it is refused at the
+ * 33rd level, within the CPU-time guard. At the limit, the parser reads the document.
+ */
+static void test_profile_bounds(void **state)
+{
+	size_t cap = (1 << 20) + 64, len, i;
+	char *buf = malloc(cap), err[512], want[160];
+	struct profile p;
+
+	assert_non_null(buf);
+	cpu_alarm(2);
+	len = nested(buf, cap, 500000, '[', ']');
+	assert_int_equal(profile_parse(buf, len, "deep.yaml", &p, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "deep.yaml:2:41: collections nested more than 32 deep: "
+			    "refused before reading further");
+	len = nested(buf, cap, 500000, '{', '}');
+	assert_int_equal(profile_parse(buf, len, "deep.yaml", &p, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "collections nested more than 32 deep"));
+	/* at the limit (the root mapping is the first level): a well-formed document */
+	len = nested(buf, cap, YAMLMAP_DEPTH_MAX - 1, '[', ']');
+	assert_int_equal(profile_parse(buf, len, "deep.yaml", &p, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "deep.yaml:2:11: targets[0]: expected a mapping (name, runtime, "
+			    "period, ...), got a list");
+	/* 70,000 scalars in a flat list */
+	len = (size_t)snprintf(buf, cap, "version: 1\ntargets: [");
+	for (i = 0; i < 70000; i++)
+		len += (size_t)snprintf(buf + len, cap - len, "%s1", i ? "," : "");
+	len += (size_t)snprintf(buf + len, cap - len, "]\n");
+	assert_int_equal(profile_parse(buf, len, "many.yaml", &p, err, sizeof(err)), -EINVAL);
+	snprintf(want, sizeof(want), "more than %d YAML nodes and collection ends: refused "
+		 "before reading further", YAMLMAP_EVENTS_MAX);
+	assert_non_null(strstr(err, want));
+	assert_memory_equal(err, "many.yaml:2:", 12);
+	/* 257 targets */
 	len = (size_t)snprintf(buf, cap, "version: 1\ntargets:\n");
-	for (i = 0; i < 15000; i++)
+	for (i = 0; i <= PROFILE_TARGETS_MAX; i++)
 		len += (size_t)snprintf(buf + len, cap - len, "- {name: t%zu, irq: 1, runtime: 1ms, "
 					"period: 10ms}\n", i);
-	len += (size_t)snprintf(buf + len, cap - len, "- {name: t5, irq: 2, runtime: 1ms, "
-				"period: 10ms}\n");
-	assert_int_equal(profile_parse(buf, len, "big.yaml", &p, err, sizeof(err)), -EINVAL);
-	assert_string_equal(err, "big.yaml:15003:3: target 't5': duplicate name (first used at "
-			    "line 8)");
+	assert_int_equal(profile_parse(buf, len, "t.yaml", &p, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "t.yaml:3:1: targets: 257 targets, at most 256 in one profile");
+	/* 20,000 IRQs in one list; 1,025 over two targets */
+	len = (size_t)snprintf(buf, cap, "version: 1\ntargets:\n- name: nic\n  runtime: 1ms\n"
+			       "  period: 10ms\n  irq: [");
+	for (i = 0; i < 20000; i++)
+		len += (size_t)snprintf(buf + len, cap - len, "%s%zu", i ? "," : "", i);
+	len += (size_t)snprintf(buf + len, cap - len, "]\n");
+	assert_int_equal(profile_parse(buf, len, "irq.yaml", &p, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "irq.yaml:3:3: target 'nic': irq and pid entries: 20000 in the "
+			    "profile up to here, at most 1024 in one profile");
+	len = (size_t)snprintf(buf, cap, "version: 1\ntargets:\n- name: a\n  runtime: 1ms\n"
+			       "  period: 10ms\n  irq: [");
+	for (i = 0; i < 1000; i++)
+		len += (size_t)snprintf(buf + len, cap - len, "%s%zu", i ? "," : "", i);
+	len += (size_t)snprintf(buf + len, cap - len, "]\n- {name: b, runtime: 1ms, period: "
+				"10ms, task: {pid: [");
+	for (i = 0; i < 25; i++)
+		len += (size_t)snprintf(buf + len, cap - len, "%s%zu", i ? "," : "", i + 2);
+	len += (size_t)snprintf(buf + len, cap - len, "]}}\n");
+	assert_int_equal(profile_parse(buf, len, "irq.yaml", &p, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "irq.yaml:7:3: target 'b': irq and pid entries: 1025 in the "
+			    "profile up to here, at most 1024 in one profile");
+	/* 1,024 are fine: drop the last pid (",26") */
+	memcpy(buf + len - 7, "]}}\n", 5);
+	len -= 3;
+	assert_int_equal(profile_parse(buf, len, "irq.yaml", &p, err, sizeof(err)), 0);
+	profile_free(&p);
 	cpu_alarm(0);
 	free(buf);
 }
@@ -601,6 +686,7 @@ int main(void)
 		cmocka_unit_test(test_profile_bad),
 		cmocka_unit_test(test_profile_bad_files),
 		cmocka_unit_test(test_profile_fifo_refused),
+		cmocka_unit_test(test_profile_bounds),
 		cmocka_unit_test(test_profile_many_keys),
 		cmocka_unit_test(test_profile_shipped),
 		cmocka_unit_test(test_profile_yaml_forms),

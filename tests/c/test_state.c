@@ -309,6 +309,167 @@ static void test_bad_line_messages(void **unused)
 	}
 }
 
+/* A file with the records of @n sample threads, written by irqresd: its text (static). */
+static const char *written_state(struct state *st, int n)
+{
+	char err[256] = "";
+
+	state_init(st);
+	assert_int_equal(state_open(st, err, sizeof(err)), 0);
+	for (int i = 0; i < n; i++) {
+		struct state_thread t = sample(200 + i);
+
+		assert_int_equal(state_add_thread(st, &t), 0);
+	}
+	return fixtree_read("run/irqres/state");
+}
+
+/* Loads the file @text as a state file: the number of problems, the first in err. */
+static int load_text(const char *text, char *err, size_t errlen)
+{
+	struct state st;
+	int rc;
+
+	fixtree_file("run/irqres/state", text);
+	state_init(&st);
+	err[0] = '\0';
+	rc = state_load(&st, fixtree_path("run/irqres/state"), err, errlen);
+	state_free(&st);
+	return rc;
+}
+
+/*
+ * Damage is detected, never skipped: one changed byte (the checksum), an unfinished last
+ * line, an empty, header-only or garbage file. Each is a problem state_load() counts.
+ */
+static void test_damage_detected(void **unused)
+{
+	struct state st;
+	char text[4096], err[512], *p;
+	size_t len;
+
+	snprintf(text, sizeof(text), "%s", written_state(&st, 3));
+	state_free(&st);
+	assert_memory_equal(text, "# irqres state 2\nthread pid=200 ", 32);
+	assert_int_equal(load_text(text, err, sizeof(err)), 0);
+	/* policy=fifo -> policy=fifx: the record parses, its checksum does not match */
+	p = strstr(text, "pid=201");
+	p = strstr(p, "policy=fifo") + strlen("policy=fif");
+	*p = 'x';
+	assert_int_equal(load_text(text, err, sizeof(err)), 1);
+	assert_non_null(strstr(err, "state:3: checksum mismatch"));
+	*p = 'o';
+	/* a torn last line */
+	len = strlen(text);
+	text[len - 20] = '\0';
+	assert_int_equal(load_text(text, err, sizeof(err)), 1);
+	assert_non_null(strstr(err, "state:4: unfinished last line (no newline)"));
+	/* the checksum word itself cut off, with a newline (a glued line would be so) */
+	snprintf(text + len - 20, sizeof(text) - (len - 20), "\n");
+	assert_int_equal(load_text(text, err, sizeof(err)), 1);
+	assert_non_null(strstr(err, "state:4: no checksum (crc32=)"));
+	assert_int_equal(load_text("", err, sizeof(err)), 1);
+	assert_non_null(strstr(err, "state: empty"));
+	assert_int_equal(load_text("# irqres state 2\n", err, sizeof(err)), 1);
+	assert_non_null(strstr(err, "state: holds no record"));
+	assert_int_equal(load_text("\x7f" "ELF\x02\x01", err, sizeof(err)), 1);
+	assert_non_null(strstr(err, "state:1: not an irqres state file"));
+	/* version 2 records need their checksum */
+	assert_int_equal(load_text("# irqres state 2\ncpuset_added\n", err, sizeof(err)), 1);
+	assert_non_null(strstr(err, "state:2: no checksum"));
+}
+
+/* A damaged file is kept as it is: forgetting every record neither rewrites nor deletes
+ * it, and state_open() says how many problems it had. */
+static void test_damaged_file_kept(void **unused)
+{
+	struct state st;
+	char text[4096], err[512] = "";
+
+	snprintf(text, sizeof(text), "%s", written_state(&st, 2));
+	state_free(&st);
+	strcat(text, "thread pid=5 start=1 policy=otherx crc32=00000000\n");
+	fixtree_file("run/irqres/state", text);
+	state_init(&st);
+	assert_int_equal(state_open(&st, err, sizeof(err)), 0);
+	assert_int_equal(st.damaged, 1);
+	assert_true(st.frozen);
+	assert_non_null(strstr(err, "state:4: checksum mismatch"));
+	assert_int_equal(st.n_threads, 2);
+	assert_int_equal(state_forget_thread(&st, 200), 0);
+	assert_int_equal(state_forget_thread(&st, 201), 0);
+	assert_int_equal(state_remove(&st), 0);
+	assert_string_equal(fixtree_read("run/irqres/state"), text);
+	state_free(&st);
+}
+
+/* A record is never appended after an unfinished last line: the file is rewritten from
+ * memory, and every line of it passes its check. */
+static void test_no_append_after_torn_line(void **unused)
+{
+	struct state st;
+	struct state_thread t = sample(300);
+	char text[4096], err[512];
+	size_t len;
+
+	snprintf(text, sizeof(text), "%s", written_state(&st, 2));
+	len = strlen(text);
+	text[len - 7] = '\0';		/* the last record lost its end */
+	fixtree_file("run/irqres/state", text);
+	assert_int_equal(state_add_thread(&st, &t), 0);
+	snprintf(text, sizeof(text), "%s", fixtree_read("run/irqres/state"));
+	state_free(&st);
+	assert_int_equal(load_text(text, err, sizeof(err)), 0);
+	assert_non_null(strstr(text, "pid=201 "));
+	assert_non_null(strstr(text, "pid=300 "));
+}
+
+/* Forgetting in a batch rewrites the file once, at its end; a state with no record left
+ * deletes the file rather than leave a header alone. */
+static void test_batch_rewrites_once(void **unused)
+{
+	struct state st;
+	struct stat before, during;
+
+	written_state(&st, 50);
+	assert_int_equal(stat(st.path, &before), 0);
+	state_batch_begin(&st);
+	for (int i = 0; i < 49; i++)
+		assert_int_equal(state_forget_thread(&st, 200 + i), 0);
+	assert_int_equal(stat(st.path, &during), 0);
+	assert_int_equal(during.st_ino, before.st_ino);	/* not rewritten yet */
+	assert_int_equal(state_batch_end(&st), 0);
+	assert_int_equal(stat(st.path, &during), 0);
+	assert_int_not_equal(during.st_ino, before.st_ino);
+	assert_null(strstr(fixtree_read("run/irqres/state"), "pid=200 "));
+	assert_int_equal(state_forget_thread(&st, 249), 0);
+	assert_int_equal(access(st.path, F_OK), -1);
+	state_free(&st);
+}
+
+/* A version 1 file (an older irqresd's) is read, and rewritten whole as version 2 at
+ * the first record added: a checksummed record is never appended to it. */
+static void test_version1_upgraded(void **unused)
+{
+	struct state st;
+	struct state_thread t = sample(301);
+	char err[512] = "", text[4096];
+
+	fixtree_file("run/irqres/state", "# irqres state 1\nthread pid=300 start=9 policy=fifo "
+		     "priority=50\n");
+	state_init(&st);
+	assert_int_equal(state_open(&st, err, sizeof(err)), 0);
+	assert_int_equal(st.damaged, 0);
+	assert_int_equal(st.n_threads, 1);
+	assert_int_equal(state_add_thread(&st, &t), 0);
+	state_free(&st);
+	snprintf(text, sizeof(text), "%s", fixtree_read("run/irqres/state"));
+	assert_memory_equal(text, "# irqres state 2\n", 17);
+	assert_int_equal(load_text(text, err, sizeof(err)), 0);
+	assert_non_null(strstr(text, "pid=300 "));
+	assert_non_null(strstr(text, "pid=301 "));
+}
+
 static void test_unwritable_run_dir(void **unused)
 {
 	struct state st;
@@ -330,6 +491,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_owed_affinities, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_lines, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_line_messages, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_damage_detected, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_damaged_file_kept, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_no_append_after_torn_line, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_batch_rewrites_once, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_version1_upgraded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unwritable_run_dir, setup, teardown),
 	};
 

@@ -12,7 +12,9 @@ scheduling (SCHED_OTHER at nice 0 and 7, SCHED_BATCH at nice 3, SCHED_FIFO, SCHE
 half of them in a cgroup v2 group the script creates. The phases, the instants of the
 kills and the recovery are crashlib.py's (shared with the PREEMPT_RT guest's campaign on
 the NIC's IRQ thread, tests/vm/test_crash_campaign.py). A task left changed after
-recovery is a failure; the script prints one JSON summary with the counts.
+recovery is a failure. With --damage N, N more trials damage the state file a kill left
+(crashlib.py) and check that the restore restores exactly what the intact records name,
+fails, and keeps the file. The script prints one JSON summary with the counts.
 """
 
 from __future__ import annotations
@@ -139,7 +141,7 @@ class Tasks:
                     time.sleep(0.02)
 
 
-def campaign(trials: int, n_tasks: int = 20, seed: int = 1) -> dict:
+def campaign(trials: int, n_tasks: int = 20, seed: int = 1, damage: int = 0) -> dict:
     if os.geteuid() != 0:
         raise SystemExit("crash_campaign: needs root (sched_setattr on spawned tasks)")
     wait_for_dl_headroom()
@@ -156,6 +158,7 @@ def campaign(trials: int, n_tasks: int = 20, seed: int = 1) -> dict:
                          seed)
             try:
                 out = c.run(trials)
+                out["damage"] = c.damage_trials(damage)
             finally:
                 d.kill()
                 if d.state_left:
@@ -173,12 +176,15 @@ def main() -> None:
     ap.add_argument("--trials", type=int, default=100)
     ap.add_argument("--tasks", type=int, default=20)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--damage", type=int, default=0,
+                    help="then this many trials with the state file damaged")
     a = ap.parse_args()
     t0 = time.monotonic()
-    out = campaign(a.trials, a.tasks, a.seed)
+    out = campaign(a.trials, a.tasks, a.seed, a.damage)
     out["seconds"] = round(time.monotonic() - t0, 1)
     print(json.dumps(out, indent=1))
-    sys.exit(1 if out["threads_left_changed"] or out["failures"] else 0)
+    sys.exit(1 if out["threads_left_changed"] or out["failures"] or out["damage"]["failures"]
+             else 0)
 
 
 if __name__ == "__main__":

@@ -17,6 +17,13 @@ Recovery alternates between the two documented ways (irqresd.service's ExecStopP
 its next start): `irqresd --restore`, and the next start of irqresd, which restores what
 the state file holds before anything else.
 
+After the kills, ``damage_trials`` damages the state file a SIGKILL left (one byte
+changed, a torn last write, a cut anywhere, two records glued, an empty, header-only or
+garbage file) and checks that ``irqresd --restore`` restores exactly the threads whose
+records are intact, exits non-zero naming the problem, and keeps the file as it is; the
+original file put back (as an administrator would from a copy), a second --restore must
+then put everything back.
+
 A campaign may add phases of its own (the guest's: a link down/up while irqresd follows
 the NIC's new thread): an *extra* operation, called like the built-in ones.
 
@@ -29,6 +36,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import signal
 import socket
 import statistics
@@ -39,6 +47,7 @@ from pathlib import Path
 from typing import Protocol
 
 PHASES = ("start", "apply", "set-budget", "restore", "recovery")
+DAMAGES = ("flip", "torn", "cut", "glue", "empty", "header", "garbage")
 
 
 class Subjects(Protocol):
@@ -243,6 +252,97 @@ class Campaign:
         else:  # the next start restores the state file first
             self.d.start().close()
             assert self.d.stop() == 0
+
+    # -- the state file damaged --------------------------------------------------------
+    def damage(self, text: str, kind: str) -> str:
+        """The state file's text damaged the way kind says."""
+        rng = self.rng
+        nl = text.index("\n") + 1                 # the header's end
+        if kind == "empty":
+            return ""
+        if kind == "header":
+            return text[:nl]
+        if kind == "garbage":
+            return "".join(chr(rng.randrange(1, 256)) for _ in range(rng.randrange(1, 300)))
+        if kind == "torn":
+            last = text.rindex("\n", 0, len(text) - 1) + 1
+            return text[:rng.randrange(last + 1, len(text) - 1)]
+        if kind == "cut":
+            return text[:rng.randrange(nl + 1, len(text) - 1)]
+        if kind == "glue":
+            ends = [i for i, c in enumerate(text[:-1]) if c == "\n" and i >= nl]
+            i = rng.choice(ends)
+            return text[:i] + text[i + 1:]
+        # flip: one byte of a record (not its newline) becomes another printable one
+        i = rng.choice([i for i in range(nl, len(text)) if text[i] != "\n"])
+        return text[:i] + rng.choice([c for c in "0123456789abcdefxyz=" if c != text[i]]) \
+            + text[i + 1:]
+
+    @staticmethod
+    def pid_of(entry: int | str) -> int:
+        """The pid of one changed() entry: a pid, or a text naming "(pid N)"."""
+        if isinstance(entry, int):
+            return entry
+        m = re.search(r"\(pid (\d+)\)", entry)
+        return int(m.group(1)) if m else -1
+
+    @staticmethod
+    def intact_pids(orig: str, damaged: str) -> set[int]:
+        """The pids whose thread record is whole in the damaged text (header intact)."""
+        header = orig[:orig.index("\n") + 1]
+        if not damaged.startswith(header):
+            return set()
+        lines = damaged[len(header):].split("\n")
+        whole = set(lines[:-1])                 # the last piece has no newline
+        return {int(ln.split()[1][4:]) for ln in orig.splitlines()
+                if ln.startswith("thread ") and ln in whole}
+
+    def damage_trial(self, kind: str) -> dict | None:
+        """One damaged state file and its restore: None when it held, else a failure."""
+        self.start_applied().close()
+        self.d.kill()
+        state = self.d.run_dir / "state"
+        orig = state.read_text()
+        damaged = self.damage(orig, kind)
+        state.write_bytes(damaged.encode("latin-1"))      # one byte per character
+        intact = self.intact_pids(orig, damaged)
+        r = self.d.restore()
+        left = {self.pid_of(x) for x in self.subjects.changed()}
+        want_left = {int(ln.split()[1][4:]) for ln in orig.splitlines()
+                     if ln.startswith("thread ")} - intact
+        kept = state.exists() and state.read_bytes() == damaged.encode("latin-1")
+        problems = []
+        if r.returncode == 0 or "could not be restored" not in r.stderr:
+            problems.append(f"--restore exited {r.returncode}: {r.stderr[-600:]}")
+        if not kept:
+            problems.append("the damaged file was not kept as it was")
+        if left != want_left:
+            problems.append(f"changed after the restore: {sorted(left)}, expected the "
+                            f"damaged records' {sorted(want_left)}")
+        # the original put back: everything goes back, the file goes
+        state.write_text(orig)
+        r2 = self.d.restore()
+        if r2.returncode != 0 or self.subjects.changed() or self.subjects.residue() or \
+                self.d.state_left:
+            problems.append(f"the original file did not restore: {r2.returncode} "
+                            f"{r2.stderr[-600:]} {self.subjects.changed()} "
+                            f"{self.subjects.residue()}")
+            state.unlink(missing_ok=True)
+        if not problems:
+            return None
+        return {"kind": kind, "damaged": damaged[:400], "problems": problems}
+
+    def damage_trials(self, n: int) -> dict:
+        per = {k: {"trials": 0, "failures": 0} for k in DAMAGES}
+        failures = []
+        for k in range(n):
+            kind = DAMAGES[k % len(DAMAGES)]
+            f = self.damage_trial(kind)
+            per[kind]["trials"] += 1
+            if f is not None:
+                per[kind]["failures"] += 1
+                failures.append(f)
+        return {"trials": n, "kinds": per, "failures": failures}
 
     def calibrate(self, runs: int = 3) -> dict[str, float]:
         med = {}

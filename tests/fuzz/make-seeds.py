@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import re
 import shutil
+import zlib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -78,6 +79,35 @@ def states() -> None:
                  b"owed pid=31 start=90 comm=irq/9-acpi cpus=0 seen=\n")
 
 
+def bounded_profiles() -> None:
+    """Profiles past the bounds on one profile's work (yamlmap.h, profile.h)."""
+    put("profile", b"version: 1\ntargets: " + b"[" * 40000 + b"]" * 40000 + b"\n")
+    put("profile", b"version: 1\ntargets: " + b"{a: " * 5000 + b"1" + b"}" * 5000 + b"\n")
+    put("profile", b"version: 1\ntargets:\n- name: nic\n  runtime: 1ms\n  period: 10ms\n"
+                   b"  irq: [" + b",".join(str(i).encode() for i in range(20000)) + b"]\n")
+    put("profile", b'version: 1\ntargets:\n- name: a\n  task: {comm: "x\\0zz"}\n'
+                   b"  runtime: 1ms\n  period: 10ms\n")
+
+
+def sealed(*records: str) -> bytes:
+    """A version 2 state file: each record with its CRC-32 (stateline.h)."""
+    return ("# irqres state 2\n" + "".join(
+        f"{r} crc32={zlib.crc32(r.encode()):08x}\n" for r in records)).encode()
+
+
+def sealed_states() -> None:
+    thread = ("thread pid=105 start=170 comm=irq/11-eth0 policy=fifo priority=50 nice=0 "
+              "runtime=0 deadline=0 period=0 flags=0 cgroup=/ affinity=0 "
+              "partition=irqres.cpu0")
+    whole = sealed("cpuset_added", "rt_runtime_us 950000", "partition irqres.cpu0 created=1",
+                   thread, "owed pid=30 start=88 comm=irq/24-virtio0- cpus=2 seen=0-1,3")
+    put("state", whole)
+    put("state", whole[:-9])                                # torn: the last write cut
+    put("state", whole.replace(b"policy=fifo", b"policy=fifx"))  # a byte changed
+    put("state", b"# irqres state 2\n")                    # no record
+    put("state", b"")
+
+
 def procfs() -> None:
     idx = {n: i for i, n in enumerate(PROCFS_FILES)}
     for p in sorted(FIX.rglob("*")):
@@ -95,6 +125,8 @@ def main() -> None:
     units()
     requests()
     states()
+    sealed_states()
+    bounded_profiles()
     procfs()
     for d in sorted(OUT.iterdir()):
         print(f"{d.name}: {len(list(d.iterdir()))} seeds")

@@ -67,7 +67,7 @@ def test_bad_options_exit_2(args, words):
 
 
 def test_bad_profile_exits_2(profile):
-    p = profile("version: 1\ntargets:\n  - name: a\n    task: {pid: 1}\n    runtime: 2 parsecs\n"
+    p = profile("version: 1\ntargets:\n  - name: a\n    task: {pid: 4242}\n    runtime: 2 parsecs\n"
                 "    period: 10ms\n")
     r = run_irqresd("--dry-run", "-p", str(p))
     assert r.returncode == 2
