@@ -404,7 +404,7 @@ static void write_records(const struct state *st, FILE *f)
 	}
 	if (st->feature_saved) {
 		fmt_fields(&feature_record, &st->feature, line, sizeof(line));
-		fputs(line, f);
+		put_record(line, f);
 	}
 	for (size_t i = 0; i < st->n_parts; i++) {
 		fmt_partition(&st->parts[i], line, sizeof(line));
@@ -623,11 +623,11 @@ int state_set_feature(struct state *st, const struct state_feature *f)
 	if (st->feature_saved)
 		return 0;
 	fmt_fields(&feature_record, f, line, sizeof(line));
-	rc = append_line(st, line);
-	if (!rc) {
-		st->feature_saved = true;
-		st->feature = *f;
-	}
+	st->feature_saved = true;
+	st->feature = *f;
+	rc = persist(st, line);
+	if (rc)
+		st->feature_saved = false;
 	return rc;
 }
 
@@ -693,8 +693,6 @@ int state_clear_rt_runtime(struct state *st)
 int state_clear_feature(struct state *st)
 {
 	st->feature_saved = false;
-	if (state_empty(st))
-		return state_remove(st);
 	return rewrite(st);
 }
 
