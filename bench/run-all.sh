@@ -17,8 +17,9 @@ declare -A CMD=(
 	[completion]="python3 bench/completion/bench_completion.py --runs 11"
 	[requests]="python3 bench/requests/bench_requests.py --runs 7 --slow-seconds 20"
 	[stop]="python3 bench/stop/bench_stop.py --tasks 2000 --runs 3"
+	[promise]="python3 -m pytest -q -p no:cacheprovider bench/promise/closed_loop_test.py"
 )
-ORDER=(discover apply daemon solver controller analyze vm completion requests stop)
+ORDER=(discover apply daemon solver controller analyze vm completion requests stop promise)
 fail=0
 for name in ${BENCH:-${ORDER[*]}}; do
 	[ -n "${CMD[$name]:-}" ] || { echo "bench: no benchmark named $name (have: ${ORDER[*]})" >&2; exit 2; }

@@ -51,7 +51,7 @@ def test_switch_follows_the_profile_in_force(spawn, daemon, profile, tmp_path):
     try:
         assert features(sysroot) == "HRTICK_DL"
         state = (d.run_dir / "state").read_text()
-        assert "sched_feature name=HRTICK_DL was=0 set=1\n" in state
+        assert "sched_feature name=HRTICK_DL was=0 set=1 crc32=" in state
         enf = d.request("status")["enforcement"]
         assert (enf["requested"], enf["held"], enf["hrtick_dl"]) == (True, True, True), enf
         assert enf["features_path"] == str(sysroot / "kernel/debug/sched/features")

@@ -22,7 +22,7 @@ import pytest
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]
 
-DATA = Path(__file__).resolve().parents[1] / "data"
+DATA = Path(__file__).resolve().parents[2] / "tests" / "data"
 TRACEFS = "/sys/kernel/tracing"
 TARGET = 0.99
 #: achieved P{response <= D} may fall short of the promise by at most this much
