@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -159,4 +160,35 @@ int fileio_cgroup_read(const char *path, char *out, size_t len)
 	if (end)
 		*end = '\0';
 	return (size_t)snprintf(out, len, "%s", line) >= len ? -ENAMETOOLONG : 0;
+}
+
+int fileio_fsync_dir(const char *file)
+{
+	char dir[PATH_MAX];
+	char *slash;
+	int fd, rc = 0;
+
+	snprintf(dir, sizeof(dir), "%s", file);
+	slash = strrchr(dir, '/');
+	if (!slash)
+		return 0;
+	*slash = '\0';
+	fd = open(dir[0] ? dir : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fsync(fd) < 0)
+		rc = -errno;
+	close(fd);
+	return rc;
+}
+
+int fileio_close_synced(FILE *f)
+{
+	int rc = 0;
+
+	if (fflush(f) != 0 || fsync(fileno(f)) < 0)
+		rc = -errno;
+	if (fclose(f) != 0 && !rc)
+		rc = -errno;
+	return rc;
 }

@@ -14,6 +14,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 /* The whole file into buf, NUL-terminated (a longer one is cut at len - 1 bytes).
@@ -27,6 +28,10 @@ int fileio_read_ll(const char *path, long long *v);
  * O_CREAT serves fixture trees of plain files; cgroupfs cannot create files and answers
  * a missing one with EACCES then, so the open is retried without it for the real errno. */
 int fileio_write(const char *path, const char *s, bool create);
+/* fsyncs the directory that holds @file (after a rename or unlink in it): 0 or -errno. */
+int fileio_fsync_dir(const char *file);
+/* Flushes, fsyncs and closes @f: 0 or the first -errno. */
+int fileio_close_synced(FILE *f);
 
 /* The fields of /proc/PID/stat irqresd uses (proc(5) numbers). */
 struct fileio_stat {

@@ -32,6 +32,7 @@
 #include "state.h"
 #include "array.h"
 #include "dl.h"
+#include "fileio.h"
 #include "log.h"
 #include "stateline.h"
 
@@ -75,64 +76,6 @@ bool state_empty(const struct state *st)
 {
 	return st->n_threads == 0 && st->n_parts == 0 && st->n_owed == 0 && !st->cpuset_added &&
 	       !st->rt_runtime_saved && !st->feature_saved;
-}
-
-static void esc(const char *s, char *out, size_t len)
-{
-	size_t o = 0;
-
-	for (; *s && o + 4 < len; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c <= 0x20 || c >= 0x7f || c == '%' || c == '=')
-			o += (size_t)snprintf(out + o, len - o, "%%%02X", c);
-		else
-			out[o++] = (char)c;
-	}
-	out[o] = '\0';
-}
-
-static int unesc(const char *s, char *out, size_t len)
-{
-	size_t o = 0;
-
-	for (; *s; s++) {
-		char c = *s;
-
-		if (c == '%') {
-			if (!isxdigit((unsigned char)s[1]) || !isxdigit((unsigned char)s[2]))
-				return -EINVAL;
-			char hex[3] = { s[1], s[2], 0 };
-
-			c = (char)strtol(hex, NULL, 16);
-			s += 2;
-		}
-		if (o + 1 >= len)
-			return -ENAMETOOLONG;
-		out[o++] = c;
-	}
-	out[o] = '\0';
-	return 0;
-}
-
-static int fsync_dir(const char *file)
-{
-	char dir[PATH_MAX];
-	char *slash;
-	int fd, rc = 0;
-
-	snprintf(dir, sizeof(dir), "%s", file);
-	slash = strrchr(dir, '/');
-	if (!slash)
-		return 0;
-	*slash = '\0';
-	fd = open(dir[0] ? dir : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (fsync(fd) < 0)
-		rc = -errno;
-	close(fd);
-	return rc;
 }
 
 /*
@@ -211,12 +154,12 @@ static void format_u64(const struct record_field *f, const void *src, char *buf,
 
 static int parse_text(const struct record_field *f, const char *val, void *dst)
 {
-	return unesc(val, dst, (size_t)f->max);
+	return stateline_unescape(val, dst, (size_t)f->max);
 }
 
 static void format_text(const struct record_field *f, const void *src, char *buf, size_t len)
 {
-	esc(src, buf, len);
+	stateline_escape(src, buf, len);
 }
 
 static int parse_policy(const struct record_field *f, const char *val, void *dst)
@@ -334,7 +277,7 @@ static void fmt_partition(const struct state_partition *p, char *buf, size_t len
 {
 	char name[CPUSET_NAME_MAX * 3 + 1];
 
-	esc(p->name, name, sizeof(name));
+	stateline_escape(p->name, name, sizeof(name));
 	snprintf(buf, len, "partition %s created=%d\n", name, p->created ? 1 : 0);
 }
 
@@ -420,18 +363,6 @@ static void write_records(const struct state *st, FILE *f)
 	}
 }
 
-/* Flushes, fsyncs and closes @f: 0 or the first -errno. */
-static int close_synced(FILE *f)
-{
-	int rc = 0;
-
-	if (fflush(f) != 0 || fsync(fileno(f)) < 0)
-		rc = -errno;
-	if (fclose(f) != 0 && !rc)
-		rc = -errno;
-	return rc;
-}
-
 /* Rewrites the whole file from st: temp file, fsync, rename, fsync of the directory; a
  * state with no record deletes the file instead. */
 static int rewrite_now(struct state *st)
@@ -455,13 +386,13 @@ static int rewrite_now(struct state *st)
 		return rc;
 	}
 	write_records(st, f);
-	rc = close_synced(f);
+	rc = fileio_close_synced(f);
 	if (!rc && rename(tmp, st->path) < 0)
 		rc = -errno;
 	if (!rc)
 		st->legacy = false;
 	if (!rc)
-		rc = fsync_dir(st->path);
+		rc = fileio_fsync_dir(st->path);
 	if (rc) {
 		pr_err("state file %s: cannot rewrite: %s", st->path, strerror(-rc));
 		unlink(tmp);
@@ -706,7 +637,7 @@ int state_remove(struct state *st)
 		pr_err("state file %s: cannot delete: %s", st->path, strerror(-rc));
 		return rc;
 	}
-	return fsync_dir(st->path);
+	return fileio_fsync_dir(st->path);
 }
 
 /* ---- Reading records ---- */
@@ -766,7 +697,7 @@ static int field_word(const struct fields *fs, void *rec, char *word, unsigned i
 	for (i = 0; i < fs->n && o < sizeof(known); i++)
 		o += (size_t)snprintf(known + o, sizeof(known) - o, "%s%s", i ? ", " : "",
 				      fs->v[i].key);
-	esc(word, shown, sizeof(shown));
+	stateline_escape(word, shown, sizeof(shown));
 	return bad(e, "unknown key '%s' (known keys: %s)", shown, known);
 }
 
@@ -854,7 +785,7 @@ static int record_partition(struct state *st, char **save, struct line_err *e)
 	char *c = strtok_r(NULL, " ", save);
 	char name[CPUSET_NAME_MAX];
 
-	if (!n || !c || strtok_r(NULL, " ", save) || unesc(n, name, sizeof(name)) || !name[0] ||
+	if (!n || !c || strtok_r(NULL, " ", save) || stateline_unescape(n, name, sizeof(name)) || !name[0] ||
 	    (strcmp(c, "created=0") != 0 && strcmp(c, "created=1") != 0))
 		return bad(e, "partition needs <name> created=<0|1>");
 	if (state_find_partition(st, name))
@@ -890,7 +821,7 @@ static int parse_line(struct state *st, char *line, struct line_err *e)
 	for (i = 0; i < sizeof(records) / sizeof(records[0]) && o < sizeof(known); i++)
 		o += (size_t)snprintf(known + o, sizeof(known) - o, "%s%s", i ? ", " : "",
 				      records[i].word);
-	esc(word, shown, sizeof(shown));
+	stateline_escape(word, shown, sizeof(shown));
 	return bad(e, "unknown record '%s' (known records: %s)", shown, known);
 }
 

@@ -2,8 +2,10 @@
 /* stateline.c - checksums of the state file's records; see stateline.h. */
 #include "stateline.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -106,4 +108,42 @@ int stateline_append(int fd, const char *line)
 	if (!rc && fsync(fd) < 0)
 		rc = -errno;
 	return rc;
+}
+
+void stateline_escape(const char *s, char *out, size_t len)
+{
+	size_t o = 0;
+
+	for (; *s && o + 4 < len; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c <= 0x20 || c >= 0x7f || c == '%' || c == '=')
+			o += (size_t)snprintf(out + o, len - o, "%%%02X", c);
+		else
+			out[o++] = (char)c;
+	}
+	out[o] = '\0';
+}
+
+int stateline_unescape(const char *s, char *out, size_t len)
+{
+	size_t o = 0;
+
+	for (; *s; s++) {
+		char c = *s;
+
+		if (c == '%') {
+			if (!isxdigit((unsigned char)s[1]) || !isxdigit((unsigned char)s[2]))
+				return -EINVAL;
+			char hex[3] = { s[1], s[2], 0 };
+
+			c = (char)strtol(hex, NULL, 16);
+			s += 2;
+		}
+		if (o + 1 >= len)
+			return -ENAMETOOLONG;
+		out[o++] = c;
+	}
+	out[o] = '\0';
+	return 0;
 }

@@ -36,4 +36,11 @@ int stateline_tail_ok(int fd);
  * '\n': 0; 1 when it does not (nothing written); -errno. */
 int stateline_append(int fd, const char *line);
 
+/* A record's value as a word of the line: blanks, controls, non-ASCII, '%' and '=' as
+ * %XX (cut at @len - 1 bytes, never inside an escape). */
+void stateline_escape(const char *s, char *out, size_t len);
+/* The value of a stateline_escape()d word: 0, -EINVAL for a bad escape, -ENAMETOOLONG
+ * when it does not fit in @len bytes. */
+int stateline_unescape(const char *s, char *out, size_t len);
+
 #endif /* IRQRES_STATELINE_H */
