@@ -180,7 +180,9 @@ def test_stop_and_kill_end_consistent(boot, demo_profile):
                params=want(demo_profile))
     diffs = res.data["fingerprint_diffs"]
     (res.out.parent / "fingerprints.json").write_text(json.dumps(res.data["fingerprints"]))
-    vmrunner.say(f"stop: fingerprint differences {diffs}")
+    vmrunner.say(f"stop: {res.data['pinned']} pinned before the start; fingerprint "
+                 f"differences {diffs}")
+    assert res.data["pinned"] and res.data["pinned"]["cpus"] == "0", res.data["pinned"]
     assert diffs["after stop"] == [] and diffs["after final stop"] == [], diffs
     snaps = {s["label"]: s for s in res.data["snapshots"]}
     journal = res.data["journal"]["out"]

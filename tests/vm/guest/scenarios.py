@@ -198,12 +198,28 @@ def scenario_hotplug(runtime_ns: int, period_ns: int, deadline_ns: int, bound_s:
             "journal": sh("journalctl -b -u irqresd.service --no-pager -o cat")}
 
 
+def _pin_a_kernel_thread(names: tuple[str, ...], cpu: int) -> dict | None:
+    """Pins the first of ``names`` that is a movable kernel thread to ``cpu``, as the
+    kernel pins a workqueue's rescuer to the CPU it last worked on (ata_sff, seen so in
+    one boot): a thread of the root cgroup with fewer CPUs than the root, whose CPUs
+    every partition change rewrites."""
+    for tid, t in sorted(fingerprint("pin")["threads"].items()):
+        if t["kthread"] and t["comm"] in names:
+            try:
+                os.sched_setaffinity(int(tid), {cpu})
+            except OSError:
+                continue
+            return {"tid": int(tid), "comm": t["comm"], "cpus": cpus_allowed(int(tid))}
+    return None
+
+
 def scenario_stop(runtime_ns: int, period_ns: int, deadline_ns: int) -> dict:
     """systemctl start on a guest irqres never touched; systemctl stop restores; kill -9
     then start ends consistent. The scheduler's fingerprint before the first start and
     after each stop (vmguest.fingerprint), and one a second after the kill -9 (restored
     by the unit's ExecStopPost, or already applied again by Restart=)."""
     want = {"runtime_ns": runtime_ns, "period_ns": period_ns, "deadline_ns": deadline_ns}
+    pinned = _pin_a_kernel_thread(("khungtaskd", "kcompactd0", "oom_reaper"), 0)
     prints = [fingerprint("before any apply")]
     sh("systemctl start irqresd.service")
     wait_for(lambda: _irqresd().get("ActiveState") == "active", 60, 0.2)
@@ -233,6 +249,7 @@ def scenario_stop(runtime_ns: int, period_ns: int, deadline_ns: int) -> dict:
     prints.append(fingerprint("after final stop"))
     return {"snapshots": snaps, "state_dir": sh("ls -la /run/irqres 2>&1"),
             "fingerprint_diffs": {p["label"]: fingerprint_diff(prints[0], p) for p in prints[1:]},
+            "pinned": pinned,
             "fingerprints": prints,
             "journal": sh("journalctl -b -u irqresd.service --no-pager -o cat")}
 

@@ -373,6 +373,7 @@ def fingerprint(label: str) -> dict:
     kernel's deadline bandwidth per root domain and the fair servers; the scheduling
     domains; the scheduler's features."""
     return {"label": label, "t_ns": time.monotonic_ns(), "threads": _threads_now(),
+            "online": read("/sys/devices/system/cpu/online"),
             "cgroups": _cgroups_now(), "domains": _domains_now(),
             "sysctl": {f: read(f"/proc/sys/kernel/{f}")
                        for f in sorted(os.listdir("/proc/sys/kernel")) if f.startswith("sched_")},
@@ -434,3 +435,4 @@ def fingerprint_diff(before: dict, after: dict) -> list[str]:
             + _dict_diff("fair server of CPU", bw_a["fair_server"], bw_b["fair_server"])
             + ([f"sched features {before['features']} -> {after['features']}"]
                if before["features"] != after["features"] else []))
+
