@@ -72,6 +72,16 @@ def test_a_thread_keeps_its_cpus_and_cgroup(prints):
     assert diff == ["thread kthreadd (tid 2): cgroup '/' -> '/irqres-cpu1', cpus '0-1' -> '0'"]
 
 
+def test_a_workqueue_worker_s_cpus_are_the_kernel_s(prints):
+    before, after = copy.deepcopy(prints["before"]), copy.deepcopy(prints["restored"])
+    tid = next(tid for tid, t in before["threads"].items() if t["comm"] == "kthreadd")
+    before["threads"][tid]["wq_worker"] = True
+    after["threads"][tid]["cpus"] = "0"
+    assert fingerprint_diff(before, after) == []
+    after["threads"][tid]["policy"] = "fifo"
+    assert fingerprint_diff(before, after) == ["thread kthreadd (tid 2): policy 'other' -> 'fifo'"]
+
+
 def test_an_irq_thread_made_anew_is_compared_by_name(prints):
     before, after = prints["before"], copy.deepcopy(prints["restored"])
     tid = _tid(before, NIC)                     # a link down/up made it anew already

@@ -21,6 +21,7 @@ import tty
 OUT = "/payload/out"
 CGROUP = "/sys/fs/cgroup"
 PF_KTHREAD = 0x00200000
+PF_WQ_WORKER = 0x00000020  # a workqueue's worker or rescuer: its CPUs follow its work
 
 _ctl_fd: int | None = None
 _ctl_lock = threading.Lock()
@@ -319,6 +320,7 @@ def _task_entry(pid: str, tid: str) -> dict | None:
     cpus = next((line.split(":", 1)[1].strip() for line in (read(f"{base}/status") or "")
                  .splitlines() if line.startswith("Cpus_allowed_list:")), None)
     return {"comm": comm, "kthread": bool(int(fields[6]) & PF_KTHREAD), "start": int(fields[19]),
+            "wq_worker": bool(int(fields[6]) & PF_WQ_WORKER),
             **(sched_attr(int(tid)) or {}), "cgroup": cgroup, "cpus": cpus}
 
 
@@ -385,7 +387,10 @@ def _thread_diff(before: dict, after: dict) -> list[str]:
     time) must match on every key. A thread gone is the end of its process, except an
     IRQ thread the kernel made anew (its comm again, another tid): it must match on all
     but its CPUs (the kernel's choice: every CPU until its first run, then its IRQ's).
-    Threads born since are not compared (they were not there to be disturbed)."""
+    Threads born since are not compared (they were not there to be disturbed). The CPUs
+    of a workqueue's worker or rescuer (PF_WQ_WORKER) are not compared either: the kernel
+    binds it to the CPU of each pool it works for (mm_percpu_wq's rescuer went from CPU 3
+    to CPU 0 during one scenario) and irqres cannot keep them."""
     now = after["threads"]
     by_comm: dict[str, list[dict]] = {}
     for t in now.values():
@@ -403,6 +408,8 @@ def _thread_diff(before: dict, after: dict) -> list[str]:
                            + (f", {len(same)} threads of that name now" if same else ""))
                 continue
             cur, keys = same[0], _THREAD_KEYS[:-1]
+        if was.get("wq_worker"):
+            keys = tuple(k for k in keys if k != "cpus")
         diff = {k: (was.get(k), cur.get(k)) for k in keys if was.get(k) != cur.get(k)}
         if diff:
             out.append(f"thread {was['comm']} (tid {tid}): "
