@@ -133,7 +133,9 @@ int affinity_watch_begin(struct affinity_watch *w)
 	snprintf(path, sizeof(path), "%s/cpuset.cpus.effective", irqres_paths.cgroup);
 	if (cpuset_list_read(path, &w->root) || !CPU_COUNT(&w->root))
 		return 0;	/* no cpuset controller: no partition to change */
-	rc = discover_scan_irq(&l);
+	/* every kernel thread the kernel rewrites: IRQ threads, and the others that were
+	 * bound to a CPU (a workqueue's rescuer keeps the CPU it last worked on) */
+	rc = discover_scan_kthreads(&l);
 	if (!rc && ARRAY_RESERVE(w->v, w->cap, l.n))
 		rc = -ENOMEM;
 	for (size_t i = 0; !rc && i < l.n; i++) {
@@ -147,7 +149,7 @@ int affinity_watch_begin(struct affinity_watch *w)
 	}
 	discover_list_free(&l);
 	if (rc) {
-		pr_warn("CPU affinities of IRQ threads not noted before a cpuset change: %s",
+		pr_warn("CPU affinities of kernel threads not noted before a cpuset change: %s",
 			strerror(-rc));
 		free(w->v);
 		memset(w, 0, sizeof(*w));

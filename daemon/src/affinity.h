@@ -8,7 +8,9 @@
  * excepted), and moving a task gives it the CPUs of its new group. An IRQ thread that
  * followed its IRQ to CPU 2 would then be allowed on every CPU outside the partitions,
  * and stay so after they are gone. irqres gives back what its own changes took:
- *  - around each partition change, every IRQ thread with fewer CPUs than the root had
+ *  - around each partition change, every kernel thread that may be moved (IRQ threads,
+ *    and others bound to a CPU, such as a workqueue's rescuer, which keeps the CPU it last
+ *    worked on) with fewer CPUs than the root had
  *    before the change keeps (or gets back) those CPUs, as far as its cgroup allows; what
  *    it cannot have while a partition holds its CPUs is given back at a later change,
  *    when the partition goes. Such a thread's CPUs are remembered while any partition

@@ -314,8 +314,10 @@ void discover_list_free(struct thread_list *list)
 	list->n = list->cap = 0;
 }
 
-/* Adds @pid to @list when it is an IRQ thread.  Vanished threads are skipped. */
-static int consider_irq_thread(pid_t pid, struct thread_list *list)
+/* Adds @pid to @list when it is a kernel thread, child of kthreadd, that is an IRQ thread
+ * (@irq_only) or any that may be moved (not PF_NO_SETAFFINITY).  Vanished threads are
+ * skipped. */
+static int consider_kthread(pid_t pid, struct thread_list *list, bool irq_only)
 {
 	char dir[DIR_LEN];
 	struct fileio_stat sf;
@@ -327,8 +329,10 @@ static int consider_irq_thread(pid_t pid, struct thread_list *list)
 	rc = read_stat(dir, &sf);
 	if (rc)
 		return skip_or_fail(rc);
-	if (!(sf.flags & PF_KTHREAD) || sf.ppid != KTHREADD_PID ||
-	    discover_parse_irq_comm(sf.comm, &irq, &secondary))
+	if (!(sf.flags & PF_KTHREAD) || sf.ppid != KTHREADD_PID)
+		return 0;
+	if (irq_only ? discover_parse_irq_comm(sf.comm, &irq, &secondary) != 0
+		     : (sf.flags & FILEIO_PF_NO_SETAFFINITY) != 0)
 		return 0;
 	rc = read_rest(dir, pid, pid, &sf, &ti);
 	if (rc)
@@ -361,7 +365,7 @@ static pid_t dir_pid(const char *name)
 	return *end || v <= 0 || v > INT32_MAX ? 0 : (pid_t)v;
 }
 
-static int scan_irq_children(struct thread_list *list, const char *path)
+static int scan_children(struct thread_list *list, const char *path, bool irq_only)
 {
 	char *buf = malloc(CHILDREN_BUF), *p, *end;
 	ssize_t n;
@@ -384,14 +388,14 @@ static int scan_irq_children(struct thread_list *list, const char *path)
 		if (end == p)
 			break;
 		if (pid > 0)
-			rc = consider_irq_thread((pid_t)pid, list);
+			rc = consider_kthread((pid_t)pid, list, irq_only);
 	}
 out:
 	free(buf);
 	return rc;
 }
 
-int discover_scan_irq(struct thread_list *list)
+static int scan_kthreads(struct thread_list *list, bool irq_only)
 {
 	char path[PATH_LEN];
 	struct dirent *de;
@@ -401,7 +405,7 @@ int discover_scan_irq(struct thread_list *list)
 
 	snprintf(path, sizeof(path), "%s/%d/task/%d/children", irqres_paths.proc, KTHREADD_PID,
 		 KTHREADD_PID);
-	rc = scan_irq_children(list, path);
+	rc = scan_children(list, path, irq_only);
 	if (rc != -ENOENT && rc != -E2BIG) {
 		sort_from(list, start);
 		return rc;
@@ -416,11 +420,21 @@ int discover_scan_irq(struct thread_list *list)
 		pid_t pid = dir_pid(de->d_name);
 
 		if (pid)
-			rc = consider_irq_thread(pid, list);
+			rc = consider_kthread(pid, list, irq_only);
 	}
 	closedir(d);
 	sort_from(list, start);
 	return rc;
+}
+
+int discover_scan_irq(struct thread_list *list)
+{
+	return scan_kthreads(list, true);
+}
+
+int discover_scan_kthreads(struct thread_list *list)
+{
+	return scan_kthreads(list, false);
 }
 
 /* Every user thread of process @pid. */

@@ -26,6 +26,13 @@
 int discover_scan_irq(struct thread_list *list);
 
 /*
+ * Appends every kernel thread that kthreadd made and that may be moved (not
+ * PF_NO_SETAFFINITY: per-CPU threads are left out), IRQ threads included, to @list, as
+ * discover_scan_irq does.  Returns 0 or -errno.
+ */
+int discover_scan_kthreads(struct thread_list *list);
+
+/*
  * Appends every user thread (every /proc/PID/task/TID, kernel threads skipped) to @list.
  * Threads that exit during the scan are skipped silently; the new entries are in pid
  * order.  Returns 0 or -errno.

@@ -153,6 +153,27 @@ static void test_discover_scan_irq_walk(void **state)
 	discover_list_free(&l);
 }
 
+/* Every kernel thread that may be moved: the IRQ threads and kworker/0:1, bound to CPU 0;
+ * not ksoftirqd/0, a per-CPU thread (PF_NO_SETAFFINITY) whose CPUs no cpuset changes. */
+static void test_discover_scan_kthreads(void **state)
+{
+	struct thread_list l = { 0 };
+	const struct thread_info *t;
+
+	(void)state;
+	assert_int_equal(discover_scan_kthreads(&l), 0);
+	assert_int_equal(l.n, 14);
+	t = find(&l, 50);
+	assert_non_null(t);
+	assert_true(t->kthread);
+	assert_false(t->is_irq);
+	assert_cpus(&t->affinity, "0");
+	assert_null(find(&l, 51));
+	for (pid_t pid = 101; pid <= 113; pid++)
+		assert_true(find(&l, pid) && find(&l, pid)->is_irq);
+	discover_list_free(&l);
+}
+
 static void test_discover_scan_irq_no_proc(void **state)
 {
 	struct thread_list l = { 0 };
@@ -392,6 +413,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_discover_scan_irq_children, use_fixture, use_host),
 		cmocka_unit_test_setup_teardown(test_discover_scan_irq_walk, use_fixture, use_host),
+		cmocka_unit_test_setup_teardown(test_discover_scan_kthreads, use_fixture, use_host),
 		cmocka_unit_test_setup_teardown(test_discover_scan_irq_no_proc, use_fixture, use_host),
 		cmocka_unit_test_setup_teardown(test_discover_scan_tasks, use_fixture, use_host),
 		cmocka_unit_test_setup_teardown(test_discover_thread_read, use_fixture, use_host),

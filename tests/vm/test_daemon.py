@@ -174,8 +174,16 @@ def test_hotplug_gets_the_reservation_back(boot, demo_profile):
 
 
 def test_stop_and_kill_end_consistent(boot, demo_profile):
-    res = boot("stop", profile=demo_profile["path"], enable_irqresd=True,
+    """irqresd started on a guest it never touched; each stop gives back the scheduler's
+    state exactly as before (vmguest.fingerprint), kill -9 then start ends consistent."""
+    res = boot("stop", profile=demo_profile["path"], enable_irqresd=False,
                params=want(demo_profile))
+    diffs = res.data["fingerprint_diffs"]
+    (res.out.parent / "fingerprints.json").write_text(json.dumps(res.data["fingerprints"]))
+    vmrunner.say(f"stop: {res.data['pinned']} pinned before the start; fingerprint "
+                 f"differences {diffs}")
+    assert res.data["pinned"] and res.data["pinned"]["cpus"] == "0", res.data["pinned"]
+    assert diffs["after stop"] == [] and diffs["after final stop"] == [], diffs
     snaps = {s["label"]: s for s in res.data["snapshots"]}
     journal = res.data["journal"]["out"]
     assert_reserved(snaps["running"], demo_profile)

@@ -119,6 +119,9 @@ def test_partitions_per_cpu_match_the_kernel(boot):
     assert planned <= set(now), (planned - set(now), journal)
     changed = {p: (was[p], now[p]) for p in was if p in now and was[p] != now[p]}
     assert not changed, (changed, journal)
+    # and the whole scheduler state (vmguest.fingerprint): every thread, cgroup, sysctl,
+    # root domain, scheduling domain and sched feature as before the start
+    assert d["fingerprint_diff"] == [], (d["fingerprint_diff"], journal)
     assert "state" not in d["state_dir"]["out"], d["state_dir"]
     vmrunner.say(f"four CPUs on {res.kernel.release}: partitions {sorted(parts)}; root "
                  f"domains' total_bw " + ", ".join(

@@ -20,6 +20,8 @@ from vmguest import (
     Sink,
     cgroup_of,
     cpus_allowed,
+    fingerprint,
+    fingerprint_diff,
     irq_threads,
     kernel_dl_bw,
     mark,
@@ -196,14 +198,36 @@ def scenario_hotplug(runtime_ns: int, period_ns: int, deadline_ns: int, bound_s:
             "journal": sh("journalctl -b -u irqresd.service --no-pager -o cat")}
 
 
+def _pin_a_kernel_thread(names: tuple[str, ...], cpu: int) -> dict | None:
+    """Pins the first of ``names`` that is a movable kernel thread to ``cpu``, as the
+    kernel pins a workqueue's rescuer to the CPU it last worked on (ata_sff, seen so in
+    one boot): a thread of the root cgroup with fewer CPUs than the root, whose CPUs
+    every partition change rewrites."""
+    for tid, t in sorted(fingerprint("pin")["threads"].items()):
+        if t["kthread"] and t["comm"] in names:
+            try:
+                os.sched_setaffinity(int(tid), {cpu})
+            except OSError:
+                continue
+            return {"tid": int(tid), "comm": t["comm"], "cpus": cpus_allowed(int(tid))}
+    return None
+
+
 def scenario_stop(runtime_ns: int, period_ns: int, deadline_ns: int) -> dict:
-    """systemctl stop restores; kill -9 then start ends consistent."""
+    """systemctl start on a guest irqres never touched; systemctl stop restores; kill -9
+    then start ends consistent. The scheduler's fingerprint before the first start and
+    after each stop (vmguest.fingerprint), and one a second after the kill -9 (restored
+    by the unit's ExecStopPost, or already applied again by Restart=)."""
     want = {"runtime_ns": runtime_ns, "period_ns": period_ns, "deadline_ns": deadline_ns}
+    pinned = _pin_a_kernel_thread(("khungtaskd", "kcompactd0", "oom_reaper"), 0)
+    prints = [fingerprint("before any apply")]
+    sh("systemctl start irqresd.service")
     wait_for(lambda: _irqresd().get("ActiveState") == "active", 60, 0.2)
     nic = _nic_reserved(want)
     snaps = [{**_snapshot("running"), "nic_wait": nic}]
     sh("systemctl stop irqresd.service")
     snaps.append(_snapshot("after stop"))
+    prints.append(fingerprint("after stop"))
     sh("systemctl start irqresd.service")
     _nic_reserved(want)
     snaps.append(_snapshot("after start"))
@@ -215,13 +239,18 @@ def scenario_stop(runtime_ns: int, period_ns: int, deadline_ns: int) -> dict:
              or _irqresd().get("MainPID") not in ("0", pid), 10, 0.1)
     time.sleep(1)
     snaps.append(_snapshot("after kill -9"))
+    prints.append(fingerprint("after kill -9"))
     if _irqresd().get("ActiveState") != "active":
         sh("systemctl start irqresd.service")
     _nic_reserved(want)
     snaps.append(_snapshot("after restart"))
     sh("systemctl stop irqresd.service")
     snaps.append(_snapshot("after final stop"))
+    prints.append(fingerprint("after final stop"))
     return {"snapshots": snaps, "state_dir": sh("ls -la /run/irqres 2>&1"),
+            "fingerprint_diffs": {p["label"]: fingerprint_diff(prints[0], p) for p in prints[1:]},
+            "pinned": pinned,
+            "fingerprints": prints,
             "journal": sh("journalctl -b -u irqresd.service --no-pager -o cat")}
 
 
@@ -486,13 +515,25 @@ def scenario_demo(pps: int, seconds: int, udp_port: int, tcp_port: int) -> dict:
             "sent": int(reply[0]), "period_ns": int(reply[1]), "received": sink.close()}
 
 
-def scenario_adapt(quiet_s: int, load_s: int, pps: int, udp_port: int) -> dict:
+def _csv_rows(path: str) -> list[list[str]]:
+    """The data rows irqres tune has flushed to its --log so far."""
+    return [ln.split(",") for ln in (read(path) or "").splitlines()[1:] if ln]
+
+
+def scenario_adapt(min_s: dict, min_samples: int, min_rows: int, max_phase_s: int, pps: int,
+                   chunk_s: int, udp_port: int) -> dict:
     """`irqres tune` on an adaptive NIC target while the load changes: quiet, a UDP flood
-    from the host, quiet again. The thread's real budget is sampled all along."""
+    from the host, quiet again. The thread's real budget is sampled (sched_getattr every
+    250 ms) all along. Everything is counted in guest time, so that a host too loaded to
+    give the guest its share slows the scenario down instead of thinning its data: the
+    quiet phase starts once tune has logged its first interval; each phase lasts at least
+    ``min_s[phase]`` guest seconds, ``min_samples`` budget samples and ``min_rows`` of
+    tune's intervals (the load asked of the host ``chunk_s`` seconds at a time until
+    then), and at most ``max_phase_s``."""
     wait_for(lambda: _irqresd().get("ActiveState") == "active", 60, 0.2)
     log = os.path.join(OUT, "tune.csv")
-    total = 2 * quiet_s + load_s + 10
-    tune = subprocess.Popen(f"exec irqres tune --duration {total}s --log {log}", shell=True,
+    t_start = time.monotonic_ns()
+    tune = subprocess.Popen(f"exec irqres tune --log {log}", shell=True,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     samples: list[tuple[int, str, int]] = []
     phase = ["start"]
@@ -506,26 +547,39 @@ def scenario_adapt(quiet_s: int, load_s: int, pps: int, udp_port: int) -> dict:
                             s["runtime_ns"] if s and s["policy"] == "deadline" else 0))
             time.sleep(0.25)
 
+    # the tuner connects, primes and logs its first interval: only then is there a tuner
+    _, tune_wait = wait_for(lambda: _csv_rows(log) or tune.poll() is not None, 300, 0.2)
+    mark(f"adapt: tune logged its first interval after {tune_wait / 1e9:.1f}s")
     sampler = threading.Thread(target=sample, daemon=True)
-    time.sleep(3)  # the tuner connects and takes its first samples
     sampler.start()
     phases = []
-    for name, secs in (("quiet", quiet_s), ("load", load_s), ("quiet again", quiet_s)):
+    for name in ("quiet", "load", "quiet again"):
         phase[0] = name
-        t0 = time.monotonic_ns()
-        mark(f"adapt: {name} for {secs}s")
-        if name == "load":
-            sink = Sink("udp", udp_port)
-            request(f"udp {udp_port} {pps} {secs} 1400")
-            sink.close()
-        else:
-            time.sleep(secs)
-        phases.append({"name": name, "start_ns": t0, "end_ns": time.monotonic_ns()})
+        t0, rows0, sent = time.monotonic_ns(), len(_csv_rows(log)), 0
+        mark(f"adapt: {name}")
+
+        def enough(t0=t0, rows0=rows0, name=name) -> bool:
+            n = sum(1 for x in samples if x[1] == name)
+            return (time.monotonic_ns() - t0 >= min_s[name] * 10**9 and n >= min_samples
+                    and len(_csv_rows(log)) - rows0 >= min_rows)
+
+        while not enough() and time.monotonic_ns() - t0 < max_phase_s * 10**9 \
+                and tune.poll() is None:
+            if name == "load":
+                sink = Sink("udp", udp_port)
+                sent += int(request(f"udp {udp_port} {pps} {chunk_s} 1400")[0])
+                sink.close()
+            else:
+                time.sleep(0.5)
+        phases.append({"name": name, "start_ns": t0, "end_ns": time.monotonic_ns(),
+                       "rows": [rows0, len(_csv_rows(log))], "sent": sent,
+                       "samples": sum(1 for x in samples if x[1] == name)})
     stop[0] = True
     sampler.join()
     tune.send_signal(2)
     out, _ = tune.communicate(timeout=60)
     return {"samples": samples, "phases": phases, "tune_rc": tune.returncode,
+            "tune_wait_ns": tune_wait, "t_start_ns": t_start,
             "tune_out": out[-3000:], "tune_csv": read(log),
             "journal": sh("journalctl -b -u irqresd.service --no-pager -o cat | tail -n 40")}
 
@@ -753,6 +807,7 @@ def scenario_four_cpus(virtio: str, second: str, second_cpu: int, rt_comm: str,
                              (read(f"/sys/kernel/irq/{i}/actions") or "").split(",")
                              for v in result["irqs"].values() for i in v}
         result["before"] = _system_state("before", [rt.pid])
+        print_before = fingerprint("before")
         mark("four CPUs: irqresd --dry-run")
         result["dry_run"] = sh("irqresd --dry-run --json -p /etc/irqres/profile.yaml")
         result["dry_run_text"] = sh("irqresd --dry-run -p /etc/irqres/profile.yaml")
@@ -764,6 +819,7 @@ def scenario_four_cpus(virtio: str, second: str, second_cpu: int, rt_comm: str,
         mark("four CPUs: systemctl stop irqresd")
         result["stop"] = sh("systemctl stop irqresd.service", timeout=120)
         result["after"] = _system_state("after stop", [rt.pid])
+        result["fingerprint_diff"] = fingerprint_diff(print_before, fingerprint("after stop"))
         result["state_dir"] = sh("ls -la /run/irqres 2>&1")
         result["journal"] = sh("journalctl -b -u irqresd.service --no-pager -o cat | tail -n 60")
     finally:
@@ -775,15 +831,14 @@ def scenario_four_cpus(virtio: str, second: str, second_cpu: int, rt_comm: str,
 # ---- crash campaign (tests/fuzz/crashlib.py, shared with the host's campaign) ----------
 
 class _IrqThreadSubjects:
-    """Every IRQ thread of the guest as the campaign checks it: policy, priority, deadline
-    parameters, cgroup and CPU affinity, against what they were before irqresd first ran
-    (the affinity of a thread the kernel made anew is the kernel's choice); and what
-    irqresd may leave besides (a cgroup of its own, +cpuset in the root's subtree_control,
-    sched_rt_runtime_us). Threads are known by comm: a link down/up gives the NIC a new
-    thread (a new pid), which must be as the kernel made it. ``progress`` looks at the one
+    """The guest's scheduler state as the campaign checks it: the fingerprint of vmguest
+    (every thread's policy, priority, deadline parameters, cgroup and CPUs; cgroups and
+    cpuset partitions; sched_* sysctls such as sched_rt_runtime_us; root domains' deadline
+    bandwidth and fair servers; scheduling domains; sched features) against the one taken
+    before irqresd first ran. IRQ threads are known by comm: a link down/up gives the NIC a
+    new thread (a new pid), which must be as the kernel made it (its CPUs the kernel's).
+    ``changed`` names the threads, ``residue`` the rest; ``progress`` looks at the one
     thread the profile takes."""
-
-    RT_RUNTIME = "/proc/sys/kernel/sched_rt_runtime_us"
 
     def __init__(self, nic_re: str, new_runtime_ns: int):
         self.nic_re = nic_re
@@ -794,8 +849,7 @@ class _IrqThreadSubjects:
         self.orig_pid = {t["comm"]: t["pid"] for t in threads}
         if len(self.orig) != len(threads):
             raise RuntimeError(f"two IRQ threads share a comm: {[t['comm'] for t in threads]}")
-        self.subtree = read(f"{CGROUP}/cgroup.subtree_control")
-        self.rt_runtime = read(self.RT_RUNTIME)
+        self.before = fingerprint("before irqresd")
         self.nic = thread(nic_re)
         if self.nic is None:
             raise RuntimeError(f"no IRQ thread matches {nic_re}")
@@ -809,49 +863,33 @@ class _IrqThreadSubjects:
                 "cpus": cpus_allowed(t["pid"])}
 
     def changed(self, settle_s: float = 1.0) -> list[str]:
-        """The IRQ threads not as found, read again for up to ``settle_s`` while any
-        differs: the kernel re-creates a thread when its IRQ is freed and requested again
+        """The threads not as found, read again for up to ``settle_s`` while any differs:
+        the kernel re-creates a thread when its IRQ is freed and requested again
         (irq/4-ttyS0 when the serial port is closed and reopened), and a thread read in
         between has no attributes at all for a moment; no thread irqres left changed
         returns to its old attributes by waiting."""
         end = time.monotonic() + settle_s
         while True:
-            out = self._changed_now()
+            out = [d for d in fingerprint_diff(self.before, fingerprint("now"))
+                   if d.startswith("thread ")]
             if not out or time.monotonic() >= end:
                 return out
             time.sleep(0.1)
 
     def _as_found(self, comm: str, pid: int, key: dict) -> dict:
         """What ``key`` must equal: the original's key; for a thread the kernel made anew
-        (another pid), without its CPUs, which are the kernel's choice (every CPU until its
-        first run, then its IRQ's)."""
+        (another pid), without its CPUs, which are the kernel's choice."""
         was = self.orig[comm]
         if pid == self.orig_pid[comm]:
             return was
         key.pop("cpus", None)
         return {k: v for k, v in was.items() if k != "cpus"}
 
-    def _changed_now(self) -> list[str]:
-        now = {t["comm"]: (t["pid"], self._key(t)) for t in irq_threads()}
-        out = []
-        for comm in self.orig:
-            pid, cur = now.get(comm, (None, None))
-            was = self._as_found(comm, pid, cur) if cur else self.orig[comm]
-            if cur != was:
-                diff = {k: (was[k], cur[k] if cur else "gone") for k in was
-                        if not cur or cur[k] != was[k]}
-                out.append(f"{comm} (pid {pid}): {diff}")
-        return out
-
     def residue(self) -> list[str]:
-        out = [f"cgroup /{name} left" for name in sorted(os.listdir(CGROUP))
-               if name.startswith("irqres") and os.path.isdir(f"{CGROUP}/{name}")]
-        if read(f"{CGROUP}/cgroup.subtree_control") != self.subtree:
-            out.append(f"cgroup.subtree_control is {read(f'{CGROUP}/cgroup.subtree_control')!r}"
-                       f", was {self.subtree!r}")
-        if read(self.RT_RUNTIME) != self.rt_runtime:
-            out.append(f"sched_rt_runtime_us is {read(self.RT_RUNTIME)}, was {self.rt_runtime}")
-        return out
+        """Everything else not as found: cgroups (an irqres partition left, the root's
+        subtree_control), sysctls, root domains and their bandwidth, sched features."""
+        return [d for d in fingerprint_diff(self.before, fingerprint("now"))
+                if not d.startswith("thread ")]
 
     def reserved(self) -> bool:
         s = (thread(self.nic_re) or {}).get("sched") or {}
@@ -948,6 +986,14 @@ def scenario_crash_campaign(trials: int, seed: int, calibration_runs: int,
     t0 = time.monotonic_ns()
     try:
         out = campaign.run(trials, calibration_runs, progress)
+        # the check's own proof: irqresd applied and SIGKILLed, no recovery yet: the
+        # fingerprint must name what the kill left (the thread, its partition)
+        mark("crash campaign: apply, kill -9, fingerprint before any recovery")
+        campaign.start_applied().close()
+        daemon.kill()
+        unrestored = fingerprint("killed, not restored")
+        daemon.restore()
+        restored = fingerprint("restored")
     finally:
         stop.set()
         if sender is not None:
@@ -958,6 +1004,11 @@ def scenario_crash_campaign(trials: int, seed: int, calibration_runs: int,
             daemon.restore()
     out["campaign_ns"] = time.monotonic_ns() - t0
     return {"campaign": out, "nic": subjects.nic, "originals": subjects.orig,
-            "traffic": traffic, "after": {"changed": subjects.changed(),
+            "traffic": traffic,
+            "fingerprints": {"before": subjects.before, "unrestored": unrestored,
+                             "restored": restored},
+            "unrestored_diff": fingerprint_diff(subjects.before, unrestored),
+            "restored_diff": fingerprint_diff(subjects.before, restored),
+            "after": {"changed": subjects.changed(),
                                           "residue": subjects.residue()},
             "log_tail": daemon.log.read_text(errors="replace")[-6000:]}

@@ -21,6 +21,7 @@ import tty
 OUT = "/payload/out"
 CGROUP = "/sys/fs/cgroup"
 PF_KTHREAD = 0x00200000
+PF_WQ_WORKER = 0x00000020  # a workqueue's worker or rescuer: its CPUs follow its work
 
 _ctl_fd: int | None = None
 _ctl_lock = threading.Lock()
@@ -292,3 +293,153 @@ class Sink(threading.Thread):
             self.sock.close()
         return {"packets": self.packets, "bytes": self.bytes,
                 "span_ns": self.last_ns - self.first_ns}
+
+
+# ---- the scheduler state irqres can touch or disturb, and how two such states differ ----
+
+SCHED_FEATURES = "/sys/kernel/debug/sched/features"
+SCHED_DOMAINS = "/sys/kernel/debug/sched/domains"
+# cgroups systemd makes and removes by itself (units starting and stopping): their coming
+# and going is not irqres's; their attributes, while they exist on both sides, are compared
+_SYSTEMD_UNIT = re.compile(r".*\.(service|scope|slice|socket|mount|swap|target)$")
+_THREAD_KEYS = ("policy", "priority", "runtime_ns", "deadline_ns", "period_ns", "cgroup", "cpus")
+_CGROUP_FILES = ("cgroup.subtree_control", "cgroup.type", "cpuset.cpus", "cpuset.cpus.effective",
+                 "cpuset.cpus.partition", "cpuset.cpus.exclusive", "cpuset.mems",
+                 "cpuset.mems.effective")
+
+
+def _task_entry(pid: str, tid: str) -> dict | None:
+    base = f"/proc/{pid}/task/{tid}"
+    stat = read(f"{base}/stat")
+    if stat is None:
+        return None
+    comm = stat[stat.index("(") + 1 : stat.rindex(")")]
+    fields = stat[stat.rindex(")") + 2 :].split()
+    cgroup = next((line[3:] for line in (read(f"{base}/cgroup") or "").splitlines()
+                   if line.startswith("0::")), None)
+    cpus = next((line.split(":", 1)[1].strip() for line in (read(f"{base}/status") or "")
+                 .splitlines() if line.startswith("Cpus_allowed_list:")), None)
+    return {"comm": comm, "kthread": bool(int(fields[6]) & PF_KTHREAD), "start": int(fields[19]),
+            "wq_worker": bool(int(fields[6]) & PF_WQ_WORKER),
+            **(sched_attr(int(tid)) or {}), "cgroup": cgroup, "cpus": cpus}
+
+
+def _threads_now() -> dict[str, dict]:
+    out = {}
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        with contextlib.suppress(OSError):
+            for tid in os.listdir(f"/proc/{pid}/task"):
+                entry = _task_entry(pid, tid)
+                if entry is not None:
+                    out[tid] = entry
+    return out
+
+
+def _cgroups_now() -> dict[str, dict]:
+    groups = {}
+    for path, dirs, _ in os.walk(CGROUP):
+        rel = "/" + os.path.relpath(path, CGROUP).lstrip(".")
+        groups[rel] = {f: read(os.path.join(path, f)) for f in _CGROUP_FILES
+                       if os.path.exists(os.path.join(path, f))}
+        dirs.sort()
+    return groups
+
+
+def _domains_now() -> dict[str, str]:
+    """Each CPU's scheduling domains: their span (/proc/schedstat) and debugfs name and
+    flags; a cpuset partition is a root domain of its own, so these show it."""
+    out = {}
+    cpu = None
+    for line in (read("/proc/schedstat") or "").splitlines():
+        words = line.split()
+        if words and words[0].startswith("cpu"):
+            cpu = words[0]
+        elif words and words[0].startswith("domain") and cpu:
+            out[f"{cpu}/{words[0]}/span"] = words[1]
+    if os.path.isdir(SCHED_DOMAINS):
+        for c in sorted(os.listdir(SCHED_DOMAINS)):
+            for d in sorted(os.listdir(f"{SCHED_DOMAINS}/{c}")):
+                for f in ("name", "flags"):
+                    v = read(f"{SCHED_DOMAINS}/{c}/{d}/{f}")
+                    if v is not None:
+                        out[f"{c}/{d}/{f}"] = v
+    return out
+
+
+def fingerprint(label: str) -> dict:
+    """The scheduler state irqres can touch or disturb, as it is now: every thread's
+    policy, priority, deadline parameters, cgroup and CPUs; every cgroup's cpuset
+    (partition, effective CPUs) and controllers; the sched_* sysctls (rt_runtime); the
+    kernel's deadline bandwidth per root domain and the fair servers; the scheduling
+    domains; the scheduler's features."""
+    return {"label": label, "t_ns": time.monotonic_ns(), "threads": _threads_now(),
+            "online": read("/sys/devices/system/cpu/online"),
+            "cgroups": _cgroups_now(), "domains": _domains_now(),
+            "sysctl": {f: read(f"/proc/sys/kernel/{f}")
+                       for f in sorted(os.listdir("/proc/sys/kernel")) if f.startswith("sched_")},
+            "dl_bw": kernel_dl_bw(), "features": (read(SCHED_FEATURES) or "").split()}
+
+
+def _thread_diff(before: dict, after: dict) -> list[str]:
+    """Threads of ``before`` not as found in ``after``. The same thread (tid and start
+    time) must match on every key. A thread gone is the end of its process, except an
+    IRQ thread the kernel made anew (its comm again, another tid): it must match on all
+    but its CPUs (the kernel's choice: every CPU until its first run, then its IRQ's).
+    Threads born since are not compared (they were not there to be disturbed). The CPUs
+    of a workqueue's worker or rescuer (PF_WQ_WORKER) are not compared either: the kernel
+    binds it to the CPU of each pool it works for (mm_percpu_wq's rescuer went from CPU 3
+    to CPU 0 during one scenario) and irqres cannot keep them."""
+    now = after["threads"]
+    by_comm: dict[str, list[dict]] = {}
+    for t in now.values():
+        by_comm.setdefault(t["comm"], []).append(t)
+    out = []
+    for tid, was in sorted(before["threads"].items(), key=lambda kv: int(kv[0])):
+        cur = now.get(tid)
+        keys = _THREAD_KEYS
+        if cur is None or cur["start"] != was["start"]:
+            if not (was["kthread"] and was["comm"].startswith("irq/")):
+                continue
+            same = [t for t in by_comm.get(was["comm"], []) if t["kthread"]]
+            if len(same) != 1:
+                out.append(f"thread {was['comm']} (tid {tid}) gone"
+                           + (f", {len(same)} threads of that name now" if same else ""))
+                continue
+            cur, keys = same[0], _THREAD_KEYS[:-1]
+        if was.get("wq_worker"):
+            keys = tuple(k for k in keys if k != "cpus")
+        diff = {k: (was.get(k), cur.get(k)) for k in keys if was.get(k) != cur.get(k)}
+        if diff:
+            out.append(f"thread {was['comm']} (tid {tid}): "
+                       + ", ".join(f"{k} {a!r} -> {b!r}" for k, (a, b) in diff.items()))
+    return out
+
+
+def _dict_diff(what: str, a: dict, b: dict) -> list[str]:
+    return [f"{what} {k}: {a.get(k)!r} -> {b.get(k)!r}" for k in sorted(set(a) | set(b))
+            if a.get(k) != b.get(k)]
+
+
+def _cgroup_diff(before: dict, after: dict) -> list[str]:
+    a, b = before["cgroups"], after["cgroups"]
+    out = [f"cgroup {p} {'removed' if p in a else 'left'}" for p in sorted(set(a) ^ set(b))
+           if not _SYSTEMD_UNIT.match(p.rsplit("/", 1)[-1])]
+    for p in sorted(set(a) & set(b)):
+        out += _dict_diff(f"cgroup {p}", a[p], b[p])
+    return out
+
+
+def fingerprint_diff(before: dict, after: dict) -> list[str]:
+    """Every difference between two fingerprints that is irqres's to answer for, each
+    named (empty: the state is as found)."""
+    bw_a, bw_b = before["dl_bw"], after["dl_bw"]
+    return (_thread_diff(before, after) + _cgroup_diff(before, after)
+            + _dict_diff("sysctl", before["sysctl"], after["sysctl"])
+            + _dict_diff("domain", before["domains"], after["domains"])
+            + _dict_diff("root domain of CPU", bw_a["rd"], bw_b["rd"])
+            + _dict_diff("fair server of CPU", bw_a["fair_server"], bw_b["fair_server"])
+            + ([f"sched features {before['features']} -> {after['features']}"]
+               if before["features"] != after["features"] else []))
+

@@ -1,0 +1,106 @@
+"""The restore-fidelity comparison (vmguest.fingerprint_diff), checked without booting a
+guest on fingerprints a 6.1 guest recorded in the crash campaign: before irqresd first
+ran, after irqresd applied demo.yaml and was SIGKILLed with no recovery, and after
+``irqresd --restore``. The comparison must find nothing after the restore, and name what
+the kill left without it; each part of the scheduler state it covers is changed in turn
+to show that it is compared."""
+
+from __future__ import annotations
+
+import copy
+import gzip
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "guest"))
+
+from vmguest import fingerprint_diff
+
+DATA = Path(__file__).parent / "data" / "fingerprints-6.1.json.gz"
+NIC = "irq/11-eth0"
+
+
+@pytest.fixture(scope="module")
+def prints() -> dict:
+    return json.loads(gzip.decompress(DATA.read_bytes()))
+
+
+def _tid(fp: dict, comm: str) -> str:
+    return next(tid for tid, t in fp["threads"].items() if t["comm"] == comm)
+
+
+def test_the_restore_left_nothing(prints):
+    assert fingerprint_diff(prints["before"], prints["restored"]) == []
+
+
+def test_a_kill_without_restore_is_named(prints):
+    diff = fingerprint_diff(prints["before"], prints["unrestored"])
+    thread = [d for d in diff if d.startswith(f"thread {NIC} ")]
+    assert thread and "policy 'fifo' -> 'deadline'" in thread[0], diff
+    assert any(d.startswith("cgroup /irqres") and d.endswith(" left") for d in diff), diff
+    # the partition is a root domain of its own: the scheduling domains show it
+    assert any(d.startswith("domain ") for d in diff), diff
+
+
+@pytest.mark.parametrize("change, named", [
+    (lambda fp: fp["sysctl"].update(sched_rt_runtime_us="-1"), "sysctl sched_rt_runtime_us"),
+    (lambda fp: fp["features"].append("HRTICK"), "sched features"),
+    (lambda fp: fp["dl_bw"]["rd"]["1"].update(total_bw=fp["dl_bw"]["rd"]["1"]["total_bw"] + 1),
+     "root domain of CPU 1"),
+    (lambda fp: fp["cgroups"]["/"].update({"cgroup.subtree_control": "cpuset"}),
+     "cgroup / cgroup.subtree_control"),
+    (lambda fp: fp["cgroups"]["/init.scope"].update({"cpuset.cpus.partition": "root"}),
+     "cgroup /init.scope cpuset.cpus.partition"),
+    (lambda fp: fp["domains"].update({"cpu0/domain0/span": "01"}), "domain cpu0/domain0/span"),
+])
+def test_each_part_is_compared(prints, change, named):
+    after = copy.deepcopy(prints["restored"])
+    change(after)
+    diff = fingerprint_diff(prints["before"], after)
+    assert len(diff) == 1 and diff[0].startswith(named), diff
+
+
+def test_a_thread_keeps_its_cpus_and_cgroup(prints):
+    after = copy.deepcopy(prints["restored"])
+    t = next(t for t in after["threads"].values() if t["kthread"] and t["comm"] == "kthreadd")
+    t["cpus"] = "0"
+    t["cgroup"] = "/irqres-cpu1"
+    diff = fingerprint_diff(prints["before"], after)
+    assert diff == ["thread kthreadd (tid 2): cgroup '/' -> '/irqres-cpu1', cpus '0-1' -> '0'"]
+
+
+def test_a_workqueue_worker_s_cpus_are_the_kernel_s(prints):
+    before, after = copy.deepcopy(prints["before"]), copy.deepcopy(prints["restored"])
+    tid = next(tid for tid, t in before["threads"].items() if t["comm"] == "kthreadd")
+    before["threads"][tid]["wq_worker"] = True
+    after["threads"][tid]["cpus"] = "0"
+    assert fingerprint_diff(before, after) == []
+    after["threads"][tid]["policy"] = "fifo"
+    assert fingerprint_diff(before, after) == ["thread kthreadd (tid 2): policy 'other' -> 'fifo'"]
+
+
+def test_an_irq_thread_made_anew_is_compared_by_name(prints):
+    before, after = prints["before"], copy.deepcopy(prints["restored"])
+    tid = _tid(before, NIC)                     # a link down/up made it anew already
+    fresh = after["threads"].pop(_tid(after, NIC))
+    fresh["cpus"] = "1"                         # the kernel's choice for a new thread
+    after["threads"]["999999"] = {**fresh, "start": fresh["start"] + 1}
+    assert fingerprint_diff(before, after) == []
+    after["threads"]["999999"]["policy"] = "deadline"
+    assert fingerprint_diff(before, after)[0].startswith(f"thread {NIC} (tid {tid}): policy")
+    del after["threads"]["999999"]
+    assert fingerprint_diff(before, after) == [f"thread {NIC} (tid {tid}) gone"]
+
+
+def test_processes_and_units_come_and_go(prints):
+    before, after = prints["before"], copy.deepcopy(prints["restored"])
+    user = next(tid for tid, t in after["threads"].items() if not t["kthread"])
+    del after["threads"][user]                  # a process that ended
+    after["threads"]["999998"] = {**before["threads"][user], "policy": "fifo"}  # one born
+    after["cgroups"]["/system.slice/irqres-tune.service"] = {}   # a unit started
+    assert fingerprint_diff(before, after) == []
+    after["cgroups"]["/irqres-cpu1"] = {}
+    assert fingerprint_diff(before, after) == ["cgroup /irqres-cpu1 left"]
