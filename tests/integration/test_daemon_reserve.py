@@ -86,7 +86,7 @@ def test_set_budget(spawn, daemon, profile):
     assert (s.runtime_ns, s.deadline_ns, s.period_ns) == (3 * MS, 5 * MS, 10 * MS)
     # a new period: the deadline keeps its ratio (1/2) to the period
     r = d.request("set-budget a 4ms 20ms")
-    assert r["ok"] and (r["deadline_ns"], r["period_ns"]) == (10 * MS, 20 * MS)
+    assert r["ok"] and (r["deadline_ns"], r["period_ns"]) == (10 * MS, 20 * MS), r
     assert r["deadline_scaled"] is True and r["old_deadline_ns"] == 5 * MS
     s = sched_getattr(a.pid)
     assert (s.runtime_ns, s.deadline_ns, s.period_ns) == (4 * MS, 10 * MS, 20 * MS)
