@@ -18,8 +18,9 @@ declare -A CMD=(
 	[requests]="python3 bench/requests/bench_requests.py --runs 7 --slow-seconds 20"
 	[stop]="python3 bench/stop/bench_stop.py --tasks 2000 --runs 3"
 	[promise]="python3 -m pytest -q -p no:cacheprovider bench/promise/closed_loop_test.py"
+	[enforcement]="bash bench/enforcement/run.sh"
 )
-ORDER=(discover apply daemon solver controller analyze vm completion requests stop promise)
+ORDER=(discover apply daemon solver controller analyze vm completion requests stop promise enforcement)
 fail=0
 for name in ${BENCH:-${ORDER[*]}}; do
 	[ -n "${CMD[$name]:-}" ] || { echo "bench: no benchmark named $name (have: ${ORDER[*]})" >&2; exit 2; }
