@@ -26,6 +26,9 @@ import threading
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests" / "integration"))
+from irqresd_util import read_line
+
 ROOT = Path(__file__).resolve().parents[2]
 IRQRESD = Path(os.environ.get("IRQRESD", ROOT / "build" / "daemon" / "irqresd"))
 BODY_MAX = 1 << 20
@@ -80,12 +83,7 @@ def request(sock: Path, body: bytes, timeout: float) -> tuple[dict, float]:
     s.connect(str(sock))
     t0 = time.monotonic()
     s.sendall(f"plan /bench {len(body)}\n".encode() + body)
-    buf = b""
-    while not buf.endswith(b"\n"):
-        chunk = s.recv(65536)
-        if not chunk:
-            break
-        buf += chunk
+    buf = read_line(s)
     took = time.monotonic() - t0
     s.close()
     return json.loads(buf), took

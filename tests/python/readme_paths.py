@@ -79,12 +79,12 @@ def make_database(repo: Path = REPO) -> dict[str, list[str]]:
 def dep_sets(goal: str, db: dict[str, list[str]]) -> list[str]:
     """The install-deps sets ``make GOAL`` installs: the deps-SET targets it reaches."""
     seen: set[str] = set()
-    todo = [goal]
-    while todo:
-        t = todo.pop()
+    frontier = [goal]
+    while frontier:
+        t = frontier.pop()
         if t not in seen:
             seen.add(t)
-            todo.extend(db.get(t, []))
+            frontier.extend(db.get(t, []))
     return sorted(t.removeprefix("deps-") for t in seen
                   if t.startswith("deps-") and t.removeprefix("deps-").isalpha())
 
