@@ -17,10 +17,10 @@
 #include "notify.h"
 #include "owner.h"
 #include "stats.h"
+#include "target_kind.h"
 #include "units.h"
 
 #include <errno.h>
-#include <fnmatch.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -598,13 +598,13 @@ size_t daemon_forget_gone(struct daemon *d, int target)
 /*
  * A cheap first look at an event's thread (its comm, one small read) so that the many
  * threads a busy machine forks are dropped before discover_read() reads all of /proc/PID:
- * an IRQ target can only take a thread named irq/... (or kthreadd, not named yet), and
- * when every task target has a comm glob, a task must match one of them.
+ * some target's kind must find the name possible (an IRQ target only takes a thread
+ * named irq/... or kthreadd, not named yet; a task target with a comm glob one that
+ * matches it).
  */
 static bool may_match(struct daemon *d, pid_t pid)
 {
 	char path[300], comm[COMM_MAX + 2];
-	bool irq_targets = false, all_globs = true;
 	size_t i;
 
 	snprintf(path, sizeof(path), "%s/%d/comm", irqres_paths.proc, (int)pid);
@@ -614,16 +614,10 @@ static bool may_match(struct daemon *d, pid_t pid)
 	for (i = 0; i < d->prof.n_targets; i++) {
 		const struct target *t = &d->prof.targets[i];
 
-		if (t->kind == TARGET_IRQ)
-			irq_targets = true;
-		else if (!t->task_comm)
-			all_globs = false;
-		else if (fnmatch(t->task_comm, comm, 0) == 0)
+		if (target_kind_of(t)->comm_may_match(t, comm))
 			return true;
 	}
-	if (irq_targets && (strncmp(comm, "irq/", 4) == 0 || strcmp(comm, "kthreadd") == 0))
-		return true;
-	return !all_globs;
+	return false;
 }
 
 enum hotplug_verdict daemon_on_hotplug(void *ctx, enum hotplug_event ev, pid_t pid, pid_t ppid)
@@ -645,13 +639,13 @@ enum hotplug_verdict daemon_on_hotplug(void *ctx, enum hotplug_event ev, pid_t p
 	}
 }
 
-/* Whether some task target selects by cgroup: moving into a cgroup sends no proc event. */
+/* Whether some target's threads can change without a proc event (moves between cgroups). */
 static bool has_cgroup_selector(const struct profile *prof)
 {
 	size_t i;
 
 	for (i = 0; i < prof->n_targets; i++)
-		if (prof->targets[i].kind == TARGET_TASK && prof->targets[i].task_cgroup)
+		if (target_kind_of(&prof->targets[i])->changes_unseen(&prof->targets[i]))
 			return true;
 	return false;
 }

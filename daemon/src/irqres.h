@@ -37,6 +37,7 @@ void irqres_paths_default(void);
  * what they change is real)? */
 bool irqres_paths_real_proc(void);
 
+/* What a target selects; each kind has its table of operations in target_kind.h. */
 enum target_kind { TARGET_IRQ, TARGET_TASK };
 enum target_mode { MODE_STATIC, MODE_ADAPTIVE };
 

@@ -12,6 +12,7 @@
 #include "dl.h"
 #include "log.h"
 #include "stats.h"
+#include "target_kind.h"
 #include "units.h"
 #include "verify.h"
 
@@ -111,7 +112,7 @@ static void write_target(struct daemon *d, size_t idx, struct json *j)
 
 	json_obj_begin(j);
 	json_kv_str(j, "name", t->name);
-	json_kv_str(j, "kind", t->kind == TARGET_IRQ ? "irq" : "task");
+	json_kv_str(j, "kind", target_kind_of(t)->name);
 	json_kv_str(j, "mode", t->mode == MODE_ADAPTIVE ? "adaptive" : "static");
 	json_kv_uint(j, "runtime_ns", t->runtime_ns);
 	json_kv_uint(j, "period_ns", t->period_ns);

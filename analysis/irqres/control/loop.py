@@ -32,6 +32,7 @@ from typing import IO, Any
 
 from ..client import Client, DaemonNotRunning, DaemonUnreachable, RequestCancelled
 from ..errors import DaemonError
+from ..targetkind import TargetKind
 from ..units import format_duration
 from .controller import ControlError, ControllerConfig, Step, ThresholdController
 from .inputs import (
@@ -109,7 +110,7 @@ def rt_capacity(proc: str = "/proc") -> float:
 @dataclass
 class TargetState:
     name: str
-    kind: str
+    kind: TargetKind
     config: ControllerConfig
     ctl: ThresholdController
     runtime_ns: int
@@ -277,7 +278,7 @@ class Tuner:
             cfg = ControllerConfig.from_status(t)
             runtime = int(t["runtime_ns"])
             sample = int(t["adaptive"].get("sample_ns") or 10_000_000)
-            st = TargetState(t["name"], t.get("kind", "irq"), cfg,
+            st = TargetState(t["name"], TargetKind.of(t), cfg,
                              ThresholdController(cfg, runtime), runtime, cfg.period_ns, sample)
             st.threads = {int(th["pid"]): th for th in t.get("threads") or []}
             st.next_due_ns = now + sample
@@ -453,12 +454,12 @@ class Tuner:
             if pid not in st.iface:
                 st.iface[pid] = net_interface(
                     list((st.threads.get(pid) or {}).get("actions") or []),
-                    self.sys_root) if st.kind == "irq" else None
+                    self.sys_root) if st.kind == TargetKind.IRQ else None
             iface = st.iface[pid]
             if iface:
                 drops = read_net_drops(iface, self.sys_root)
             interrupts = None
-            if st.kind == "irq" and th.get("irq_count") is None:
+            if st.kind == TargetKind.IRQ and th.get("irq_count") is None:
                 interrupts = self._interrupts()
             c = counters_from_stats(th, st.kind, interrupts, drops)
             cur[pid] = c
