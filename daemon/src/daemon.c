@@ -8,6 +8,7 @@
 #include "plan_report.h"
 
 #include "apply.h"
+#include "apply_restore.h"
 #include "array.h"
 #include "cpuset.h"
 #include "discover.h"
