@@ -27,6 +27,8 @@
 #define NS_PER_MS 1000000ULL
 #define NS_PER_S 1000000000ULL
 #define ERRLEN 1024
+#define EXIT_REFUSED 1		/* irqresd's exit code: the kernel will not / did not accept it */
+#define EXIT_USAGE 2		/* irqresd's exit code: bad profile or bad option */
 #define REFUSED_MAX 256		/* hotplugged threads whose apply failed: not retried */
 #define PENDING_MAX 64		/* new threads waiting to run in their partition */
 
