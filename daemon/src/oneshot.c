@@ -10,6 +10,7 @@
 #include "plan_report.h"
 #include "profile.h"
 #include "state.h"
+#include "thread_status.h"
 #include "verify.h"
 
 #include <errno.h>
@@ -195,25 +196,18 @@ static void status_thread_json(const struct state_thread *t, struct json *j)
 	struct thread_info ti;
 	struct dl_attr a;
 	bool same = discover_read(t->pid, &ti) == 0 && ti.starttime == t->starttime;
+	struct thread_status s = {
+		.pid = t->pid, .comm = t->comm, .cpus = cpus, .orig_policy = t->policy,
+		.orig_priority = t->priority, .partition = t->partition,
+	};
 
-	json_obj_begin(j);
-	json_kv_int(j, "pid", t->pid);
-	json_kv_str(j, "comm", t->comm);
-	json_kv_bool(j, "alive", same);
-	if (same && dl_get(t->pid, &a) == 0) {
-		json_kv_str(j, "policy", dl_policy_name((int)a.sched_policy));
-		json_kv_uint(j, "runtime_ns", a.sched_runtime);
-		json_kv_uint(j, "deadline_ns", a.sched_deadline);
-		json_kv_uint(j, "period_ns", a.sched_period);
-	} else {
-		json_kv_str(j, "policy", "gone");
-	}
-	json_kv_str(j, "orig_policy", dl_policy_name(t->policy));
-	json_kv_int(j, "orig_priority", t->priority);
 	if (cpuset_list_format(&t->affinity, cpus, sizeof(cpus)) < 0)
 		cpus[0] = '\0';
-	json_kv_str(j, "cpus", cpus);
-	json_kv_str(j, "partition", t->partition[0] ? t->partition : NULL);
+	if (same && dl_get(t->pid, &a) == 0)
+		s.now = &a;
+	json_obj_begin(j);
+	thread_status_members(&s, j);
+	json_kv_bool(j, "alive", same);
 	json_obj_end(j);
 }
 
