@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, assert_never
 
 import numpy as np
 
@@ -37,6 +37,7 @@ from ..model.recommend import (
     recommend,
 )
 from ..pmf import Pmf, nice_granularity
+from ..targetkind import TargetKind
 from ..trace.reader import Trace
 from ..units import format_duration
 from . import render
@@ -97,28 +98,44 @@ class ThreadReport:
         return self.act.exec_ns
 
     @property
+    def kind(self) -> TargetKind:
+        """The kind of target the recommended profile makes of this thread."""
+        return TargetKind.IRQ if self.act.thread.is_irq else TargetKind.TASK
+
+    @property
     def target_name(self) -> str:
         th = self.act.thread
-        if not th.is_irq:
-            name = re.sub(r"[^A-Za-z0-9_.-]+", "_", th.comm).strip("_-.")
-            return (name or f"task{th.pid}")[:63].rstrip("_-.")
-        # the full handler name when it is known (comm cuts the action at 15 characters)
-        action = th.names[0] if len(th.names) == 1 else th.action
-        return re.sub(r"[^A-Za-z0-9_.-]+", "_", f"irq{th.irq}-{action}")[:63].rstrip("_-.")
+        match self.kind:
+            case TargetKind.TASK:
+                name = re.sub(r"[^A-Za-z0-9_.-]+", "_", th.comm).strip("_-.")
+                return (name or f"task{th.pid}")[:63].rstrip("_-.")
+            case TargetKind.IRQ:
+                # the full handler name when it is known (comm cuts the action at 15
+                # characters)
+                action = th.names[0] if len(th.names) == 1 else th.action
+                return re.sub(r"[^A-Za-z0-9_.-]+", "_",
+                              f"irq{th.irq}-{action}")[:63].rstrip("_-.")
+            case _:
+                assert_never(self.kind)
 
     @property
     def selector(self) -> dict[str, Any]:
         """The profile selector of this thread (docs/profile.md)."""
         th = self.act.thread
-        if not th.is_irq:
-            # comm is stable across restarts, a pid is not; glob characters match literally
-            return {"task": {"comm": re.sub(r"([*?\[])", r"[\1]", th.comm)}}
-        sel: dict[str, Any] = {"irq": [th.irq]}
-        if len(th.names) == 1:
-            sel["action"] = th.names[0]
-        if th.secondary:
-            sel["secondary"] = True
-        return sel
+        match self.kind:
+            case TargetKind.TASK:
+                # comm is stable across restarts, a pid is not; glob characters match
+                # literally
+                return {"task": {"comm": re.sub(r"([*?\[])", r"[\1]", th.comm)}}
+            case TargetKind.IRQ:
+                sel: dict[str, Any] = {"irq": [th.irq]}
+                if len(th.names) == 1:
+                    sel["action"] = th.names[0]
+                if th.secondary:
+                    sel["secondary"] = True
+                return sel
+            case _:
+                assert_never(self.kind)
 
     def profile_target(self) -> tuple[str, dict[str, Any]] | None:
         """(comment, target) of this thread's recommended reservation, or None."""
