@@ -11,8 +11,10 @@ Four panels per thread, in ``<comm>-<pid>.png`` and ``.svg``:
   predicts under the recommended (Q, T), and the replay of the recorded jobs through that
   reservation, with the bound D and the target marked.
 
-matplotlib is imported only when a plot is drawn (with the Agg backend, so no display is
-needed); ``irqres analyze`` without ``--plot`` never loads it.
+The plots only draw: the model's prediction and the replay come computed, in
+:class:`irqres.report.ResponseCurves`. matplotlib is imported only when a plot is drawn
+(with the Agg backend, so no display is needed); ``irqres analyze`` without ``--plot``
+never loads it.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from .units import format_duration
 
 if TYPE_CHECKING:
     from .measure.stats import Summary
-    from .report import ThreadReport
+    from .report import ResponseCurves, ThreadReport
 
 
 def _safe_name(comm: str, pid: int) -> str:
@@ -39,8 +41,6 @@ def _safe_name(comm: str, pid: int) -> str:
 
 #: bars drawn over a PMF's range at most; finer PMFs are merged into wider bars to draw
 PLOT_BINS = 80
-#: points of the response-time curves
-CURVE_POINTS = 240
 
 
 def display_bins(pmf: Pmf, bins: int = PLOT_BINS) -> tuple[np.ndarray, np.ndarray, int]:
@@ -109,12 +109,8 @@ def _tails(ax, tr: ThreadReport) -> None:
         ax.legend(loc="lower left", fontsize=9, frameon=False)
 
 
-def _response(ax, tr: ThreadReport) -> None:
-    from .measure.activations import joined_arrivals
-    from .model.recommend import predicted_response_cdf
-    from .model.replay import replay
-
-    resp = np.sort(tr.act.response_ns)
+def _response(ax, tr: ThreadReport, curves: ResponseCurves) -> None:
+    resp = curves.measured_ns
     if resp.size == 0:
         ax.text(0.5, 0.5, "no response-time samples", ha="center", va="center",
                 transform=ax.transAxes)
@@ -127,14 +123,11 @@ def _response(ax, tr: ThreadReport) -> None:
     ax.step(resp / 1000.0, np.arange(1, resp.size + 1) / resp.size, where="post",
             color="tab:green", label="measured (as traced)")
     title = "response time"
-    if rec is not None and best is not None and best.runtime_ns is not None:
-        arr = joined_arrivals(tr.act)
-        rep = replay(arr, tr.model_exec_ns, best.runtime_ns, best.period_ns)
-        rr = np.sort(rep.response_ns)
+    rr, xs, cdf = curves.replay_ns, curves.xs_ns, curves.predicted_cdf
+    if rec is not None and best is not None and rr is not None and xs is not None \
+            and cdf is not None:
         hi = max(hi, int(rr.max()))
-        xs = np.linspace(0, hi, CURVE_POINTS).astype(np.int64)
-        ax.plot(xs / 1000.0, predicted_response_cdf(arr, tr.model_exec_ns, best, xs),
-                color="black", label=f"predicted, model ({best.model})")
+        ax.plot(xs / 1000.0, cdf, color="black", label=f"predicted, model ({best.model})")
         ax.step(rr / 1000.0, np.arange(1, rr.size + 1) / rr.size, where="post",
                 color="tab:purple", linestyle=":", label="replay of the jobs")
         title += (f" under Q = {format_duration(best.runtime_ns)} every "
@@ -176,8 +169,9 @@ def pyplot():
     return plt
 
 
-def thread_figure(tr: ThreadReport):
-    """The matplotlib figure of one thread (see the module docstring)."""
+def thread_figure(tr: ThreadReport, curves: ResponseCurves):
+    """The matplotlib figure of one thread (see the module docstring), its response-time
+    panel drawn from ``curves`` (:func:`irqres.report.curves.response_curves`)."""
     plt = pyplot()
     fig, axes = plt.subplots(2, 2, figsize=(13, 9))
     st = tr.stats
@@ -191,7 +185,7 @@ def thread_figure(tr: ThreadReport):
             continue
         _bars(ax, pmf, s, color, f"PMF of the {what}", f"{what} (µs)")
     _tails(axes[1, 0], tr)
-    _response(axes[1, 1], tr)
+    _response(axes[1, 1], tr, curves)
     th = tr.act.thread
     head = f"{th.comm} (pid {th.pid})"
     sub = (f"IRQ {th.irq}, " if th.is_irq else "") + f"{tr.act.count} activations"
@@ -200,9 +194,9 @@ def thread_figure(tr: ThreadReport):
     return fig
 
 
-def plot_thread(out_dir: str, tr: ThreadReport) -> list[str]:
-    """Write ``<comm>-<pid>.png`` and ``.svg`` of one analysed thread in ``out_dir``;
-    return their paths.
+def plot_thread(out_dir: str, tr: ThreadReport, curves: ResponseCurves) -> list[str]:
+    """Write ``<comm>-<pid>.png`` and ``.svg`` of one analysed thread in ``out_dir``
+    (its response-time panel from ``curves``); return their paths.
 
     Raises
     ------
@@ -213,7 +207,7 @@ def plot_thread(out_dir: str, tr: ThreadReport) -> list[str]:
         os.makedirs(out_dir, exist_ok=True)
     except OSError as exc:
         raise IrqresError(f"{out_dir}: cannot create the plot directory: {exc.strerror}") from exc
-    fig = thread_figure(tr)
+    fig = thread_figure(tr, curves)
     import matplotlib.pyplot as plt
 
     try:

@@ -234,9 +234,10 @@ def analyze_cmd(trace, pattern, tasks, granularity, buffers, min_interarrival, p
         plots = []
         if plot_dir is not None:
             from ..plots import plot_thread
+            from ..report.curves import response_curves
 
             for t in report.threads:
-                plots += plot_thread(plot_dir, t)
+                plots += plot_thread(plot_dir, t, response_curves(t))
         if profile_out is not None:
             text = report.profile()
             try:

@@ -1,4 +1,4 @@
-"""How a :class:`~.pipeline.Report` is shown: the text ``irqres analyze`` prints, the
+"""How a :class:`~.types.Report` is shown: the text ``irqres analyze`` prints, the
 JSON-ready dict of ``--json``, and the profile of ``--profile-out``. Reads the report;
 computes nothing of the analysis."""
 
@@ -21,7 +21,7 @@ from ..units import format_duration
 
 if TYPE_CHECKING:
     from ..measure.activations import Gaps
-    from .pipeline import Report, ThreadReport
+    from .types import Report, ThreadReport
 
 
 def profile(report: Report) -> str:
