@@ -41,7 +41,7 @@ declare -A PYMOD=(
 	[test]="matplotlib:matplotlib:python3-matplotlib pytest:pytest:python3-pytest
 		hypothesis:hypothesis:python3-hypothesis
 		prometheus_client:prometheus-client:python3-prometheus-client
-		lizard:lizard==1.24.3:-"
+		jsonschema:jsonschema:python3-jsonschema lizard:lizard==1.24.3:-"
 	[vm]="matplotlib:matplotlib:python3-matplotlib"
 	[deb]=""
 )

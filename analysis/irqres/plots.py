@@ -32,6 +32,7 @@ from .units import format_duration
 
 if TYPE_CHECKING:
     from .measure.stats import Summary
+    from .model.recommend import Recommendation
     from .report import ResponseCurves, ThreadReport
 
 
@@ -123,17 +124,11 @@ def _response(ax, tr: ThreadReport, curves: ResponseCurves) -> None:
     ax.step(resp / 1000.0, np.arange(1, resp.size + 1) / resp.size, where="post",
             color="tab:green", label="measured (as traced)")
     title = "response time"
-    rr, xs, cdf = curves.replay_ns, curves.xs_ns, curves.predicted_cdf
-    if rec is not None and best is not None and rr is not None and xs is not None \
-            and cdf is not None:
-        hi = max(hi, int(rr.max()))
-        ax.plot(xs / 1000.0, cdf, color="black", label=f"predicted, model ({best.model})")
-        ax.step(rr / 1000.0, np.arange(1, rr.size + 1) / rr.size, where="post",
-                color="tab:purple", linestyle=":", label="replay of the jobs")
+    if curves.replay_ns is not None and rec is not None and best is not None \
+            and best.runtime_ns is not None:
+        hi = max(hi, _under_reservation(ax, curves, rec))
         title += (f" under Q = {format_duration(best.runtime_ns)} every "
                   f"T = {format_duration(best.period_ns)}")
-        ax.axhline(rec.target_prob, color="tab:red", linewidth=0.8, linestyle="--",
-                   label=f"target {rec.target_prob}")
     if d is not None:
         ax.axvline(d / 1000.0, color="tab:red", linewidth=0.8,
                    label=f"D = {format_duration(d)}")
@@ -144,6 +139,19 @@ def _response(ax, tr: ThreadReport, curves: ResponseCurves) -> None:
     ax.set_ylabel("P{response <= x}")
     ax.grid(True, alpha=0.3)
     ax.legend(loc="lower right", fontsize=8, frameon=False)
+
+
+def _under_reservation(ax, curves: ResponseCurves, rec: Recommendation) -> int:
+    """The model's CDF and the replay under the recommended reservation, and the target;
+    returns the largest replayed response time."""
+    rr, xs, cdf = curves.replay_ns, curves.xs_ns, curves.predicted_cdf
+    assert rr is not None and xs is not None and cdf is not None and rec.best is not None
+    ax.plot(xs / 1000.0, cdf, color="black", label=f"predicted, model ({rec.best.model})")
+    ax.step(rr / 1000.0, np.arange(1, rr.size + 1) / rr.size, where="post",
+            color="tab:purple", linestyle=":", label="replay of the jobs")
+    ax.axhline(rec.target_prob, color="tab:red", linewidth=0.8, linestyle="--",
+               label=f"target {rec.target_prob}")
+    return int(rr.max())
 
 
 #: what a missing matplotlib costs, and the package that brings it on Debian and elsewhere

@@ -341,11 +341,11 @@ def test_profile_out_is_a_profile_irqresd_reads(tmp_path, trace, args):
 
 
 def test_json_output_never_holds_nan():
-    from irqres.cli.analyze import _finite
+    from irqres.jsonout import json_safe
 
     d = {"a": [float("nan"), 1.5, np.float64("inf")], "b": {"c": (2, float("-inf"))}}
     want = '{"a": [null, 1.5, null], "b": {"c": [2, null]}}'
-    assert json.dumps(_finite(d), allow_nan=False) == want
+    assert json.dumps(json_safe(d), allow_nan=False) == want
 
 
 @pytest.mark.parametrize("args", [["--help"], ["analyze", "--help"], ["status", "--help"],

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import importlib
-import json
-import math
 import os
 import sys
 import threading
@@ -17,7 +15,7 @@ from ..measure import EXEC_SOURCES
 from ..model import MODELS
 from ..model.kernel import ENFORCEMENTS
 from ..trace.reader import RECORD_COMMAND, Selection
-from .common import POSITIVE_DURATION, cli_errors
+from .common import POSITIVE_DURATION, cli_errors, echo_json
 
 
 class ReservationParam(click.ParamType):
@@ -247,10 +245,7 @@ def analyze_cmd(trace, pattern, tasks, granularity, buffers, min_interarrival, p
                 raise IrqresError(f"{profile_out}: cannot write the profile: "
                                   f"{exc.strerror}") from exc
         if as_json:
-            d = report.to_dict()
-            d["plots"] = plots
-            click.echo(json.dumps(_finite(d), indent=1, allow_nan=False,
-                                  default=_json_default))
+            echo_json({**report.to_dict(), "plots": plots}, indent=1, sort_keys=False)
         else:
             click.echo(report.text(), nl=False)
             for p in plots:
@@ -258,23 +253,3 @@ def analyze_cmd(trace, pattern, tasks, granularity, buffers, min_interarrival, p
             if profile_out is not None:
                 click.echo(f"profile written to {profile_out}")
 
-
-def _finite(obj):
-    """JSON has no NaN or infinity: such statistics become null."""
-    if isinstance(obj, float):
-        return obj if math.isfinite(obj) else None
-    if isinstance(obj, dict):
-        return {k: _finite(v) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [_finite(v) for v in obj]
-    return obj
-
-
-def _json_default(obj):
-    import numpy as np
-
-    if isinstance(obj, np.integer):
-        return int(obj)
-    if isinstance(obj, np.floating):
-        return float(obj)
-    raise TypeError(f"cannot serialise {type(obj).__name__}")

@@ -49,6 +49,22 @@ class Options:
     max_slices: int | None = None  # None: kernel.default_max_slices()
     under: tuple[int, int] | None = None  # (Q, T) the trace was recorded under: check it
 
+    def to_dict(self) -> dict[str, Any]:
+        """The options as ``analyze --json`` publishes them (docs/json.md): each key
+        named here, none added by a new field unseen."""
+        return {
+            "pattern": self.pattern, "tasks": list(self.tasks),
+            "granularity_ns": self.granularity_ns,
+            "buffers": [[pattern, n] for pattern, n in self.buffers],
+            "min_interarrival_ns": self.min_interarrival_ns,
+            "periods_ns": None if self.periods_ns is None else list(self.periods_ns),
+            "deadline_ns": self.deadline_ns, "target_prob": self.target_prob,
+            "max_bandwidth": self.max_bandwidth, "mc_jobs": self.mc_jobs, "model": self.model,
+            "exec_source": self.exec_source, "kernel": self.kernel.to_dict(),
+            "max_slices": self.max_slices,
+            "under": None if self.under is None else list(self.under),
+        }
+
 
 @dataclass
 class ThreadReport:
@@ -124,7 +140,7 @@ class Report:
         return render.profile(self)
 
     def to_dict(self) -> dict[str, Any]:
-        """Everything, JSON-ready (``irqres analyze --json``)."""
+        """Everything, as JSON-safe data (``irqres analyze --json``, docs/json.md)."""
         return render.report_dict(self)
 
     def text(self) -> str:
