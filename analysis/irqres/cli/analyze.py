@@ -223,33 +223,37 @@ def analyze_cmd(trace, pattern, tasks, granularity, buffers, min_interarrival, p
         except SelectionError:
             tr = read_trace(trace, progress=progress)
             report = analyze(tr, opts)
-        if not as_json:  # JSON carries them in its trace's and each thread's entries
-            for jump in tr.time_jumps:
-                click.echo(f"warning: {tr.path}: {jump.describe(tr.first_ts)}", err=True)
-            for t in report.threads:
-                for w in t.warnings:
-                    click.echo(f"warning: {w}", err=True)
-        plots = []
-        if plot_dir is not None:
-            from ..plots import plot_thread
-            from ..report.curves import response_curves
+        _show(tr, report, plot_dir, profile_out, as_json)
 
-            for t in report.threads:
-                plots += plot_thread(plot_dir, t, response_curves(t))
-        if profile_out is not None:
-            text = report.profile()
-            try:
-                with open(profile_out, "w") as fh:
-                    fh.write(text)
-            except OSError as exc:
-                raise IrqresError(f"{profile_out}: cannot write the profile: "
-                                  f"{exc.strerror}") from exc
-        if as_json:
-            echo_json({**report.to_dict(), "plots": plots}, indent=1, sort_keys=False)
-        else:
-            click.echo(report.text(), nl=False)
-            for p in plots:
-                click.echo(f"plot: {p}")
-            if profile_out is not None:
-                click.echo(f"profile written to {profile_out}")
 
+def _show(tr, report, plot_dir: str | None, profile_out: str | None, as_json: bool) -> None:
+    """The warnings, the plots and the profile written, and the report (text or JSON)."""
+    if not as_json:  # JSON carries them in its trace's and each thread's entries
+        for jump in tr.time_jumps:
+            click.echo(f"warning: {tr.path}: {jump.describe(tr.first_ts)}", err=True)
+        for t in report.threads:
+            for w in t.warnings:
+                click.echo(f"warning: {w}", err=True)
+    plots = []
+    if plot_dir is not None:
+        from ..plots import plot_thread
+        from ..report.curves import response_curves
+
+        for t in report.threads:
+            plots += plot_thread(plot_dir, t, response_curves(t))
+    if profile_out is not None:
+        text = report.profile()
+        try:
+            with open(profile_out, "w") as fh:
+                fh.write(text)
+        except OSError as exc:
+            raise IrqresError(f"{profile_out}: cannot write the profile: "
+                              f"{exc.strerror}") from exc
+    if as_json:
+        echo_json({**report.to_dict(), "plots": plots}, indent=1, sort_keys=False)
+        return
+    click.echo(report.text(), nl=False)
+    for p in plots:
+        click.echo(f"plot: {p}")
+    if profile_out is not None:
+        click.echo(f"profile written to {profile_out}")

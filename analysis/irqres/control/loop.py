@@ -31,7 +31,7 @@ from ..client import Client, DaemonNotRunning, DaemonUnreachable, RequestCancell
 from ..errors import DaemonError
 from ..units import format_duration
 from .admission import bandwidth_left, domain_usage, rt_capacity
-from .controller import ControlError, ControllerConfig, ThresholdController
+from .controller import ControlError, ControllerConfig, Step, ThresholdController
 from .csvlog import CsvLog
 from .inputs import (
     Counters,
@@ -376,16 +376,7 @@ class Tuner:
             st.absent, st.prev, st.note = True, {}, "no thread"
             return
         cur, intervals = self._read_counters(st, threads)
-        returning = st.absent
-        elapsed = (read_ns - st.prev_time_ns) if read_ns is not None and st.prev_time_ns \
-            else st.sample_ns
-        st.prev, st.prev_time_ns = cur, read_ns or 0
-        st.absent = False
-        if len(st.iface) > 4 * len(cur):                    # forget threads long gone
-            st.iface = {pid: st.iface[pid] for pid in cur if pid in st.iface}
-        if returning:
-            logger.info("target %s: thread(s) %s back", st.name, sorted(cur))
-            st.ctl.reset(st.runtime_ns)
+        elapsed = self._keep_counters(st, cur, read_ns)
         if not intervals:
             st.note = "priming"
             return
@@ -398,17 +389,39 @@ class Tuner:
         step = st.ctl.update(iv.n_pro, iv.t_pro_ns, iv.n_rmn,
                              bandwidth_left(st, now, used, self._capacity))
         st.last, st.last_interval = step, iv
-        sent = None
+        sent = self._follow(st, step, now)
+        if self.log:
+            self.log.row(t_ns, st.name, iv.n_pro, iv.t_pro_ns, iv.n_rmn, step.threshold_ns,
+                         sent)
+
+    def _keep_counters(self, st: TargetState, cur: dict[int, Counters],
+                       read_ns: int | None) -> int:
+        """Keep the counters read (when irqresd read them: ``read_ns``) for the next
+        interval; a thread back after none starts its controller afresh. Returns the ns
+        since the previous read (the sample period when unknown)."""
+        returning = st.absent
+        elapsed = (read_ns - st.prev_time_ns) if read_ns is not None and st.prev_time_ns \
+            else st.sample_ns
+        st.prev, st.prev_time_ns = cur, read_ns or 0
+        st.absent = False
+        if len(st.iface) > 4 * len(cur):                    # forget threads long gone
+            st.iface = {pid: st.iface[pid] for pid in cur if pid in st.iface}
+        if returning:
+            logger.info("target %s: thread(s) %s back", st.name, sorted(cur))
+            st.ctl.reset(st.runtime_ns)
+        return elapsed
+
+    def _follow(self, st: TargetState, step: Step, now: int) -> int | None:
+        """Send the budget the controller decided, unless it is the one in force or a
+        refused decrease still holds it; the budget sent, or None."""
         if st.floor is not None and st.floor[1] <= now:
             st.floor = None
         held = st.floor is not None and step.budget_ns < st.floor[0]
         if step.send and step.budget_ns != st.runtime_ns and not held:
-            sent = self._send(st, step.budget_ns, now)
-        elif step.send:
+            return self._send(st, step.budget_ns, now)
+        if step.send:
             st.ctl.sent_ns = st.runtime_ns
-        if self.log:
-            self.log.row(t_ns, st.name, iv.n_pro, iv.t_pro_ns, iv.n_rmn, step.threshold_ns,
-                         sent)
+        return None
 
     def _read_counters(self, st: TargetState, threads: list[dict]
                        ) -> tuple[dict[int, Counters], list[Interval]]:
