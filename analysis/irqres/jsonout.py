@@ -41,8 +41,11 @@ def json_safe(obj: Any) -> Any:
 
 
 def versioned(obj: dict[str, Any]) -> dict[str, Any]:
-    """The JSON-safe ``obj`` with the schema version first."""
-    return {VERSION_KEY: SCHEMA_VERSION, **json_safe(obj)}
+    """The JSON-safe ``obj`` with the schema version of docs/json.md first (in place of
+    any version a reply of irqresd passed through carries under the same key)."""
+    safe = json_safe(obj)
+    safe.pop(VERSION_KEY, None)
+    return {VERSION_KEY: SCHEMA_VERSION, **safe}
 
 
 def dumps(obj: dict[str, Any], indent: int = 2, sort_keys: bool = True) -> str:

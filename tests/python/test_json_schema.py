@@ -127,5 +127,7 @@ def test_json_safe_is_the_one_clean_up():
                                       "d": {"e": 0.5, "f": True}, "g": None}
     text = jsonout.dumps({"x": nan})
     assert json.loads(text) == {"schema_version": 1, "x": None}
+    # the CLI's version, not one a reply passed through carries
+    assert jsonout.versioned({"a": 1, "schema_version": 7}) == {"schema_version": 1, "a": 1}
     with pytest.raises(TypeError, match="cannot serialise object"):
         jsonout.json_safe({"x": object()})
