@@ -42,8 +42,16 @@ def check(name: str, output: str) -> dict:
     return obj
 
 
+def runner() -> CliRunner:
+    """A runner whose stdout holds stdout alone (click < 8.2 mixes stderr in unless told)."""
+    try:
+        return CliRunner(mix_stderr=False)  # type: ignore[call-arg]
+    except TypeError:                       # click >= 8.2: kept apart always
+        return CliRunner()
+
+
 def run(*args: str) -> str:
-    r = CliRunner().invoke(main, list(args), catch_exceptions=False)
+    r = runner().invoke(main, list(args), catch_exceptions=False)
     return r.stdout
 
 
