@@ -16,7 +16,7 @@
 #include <sys/types.h>
 
 #define IRQRES_VERSION "0.1.0"
-/* The "schema" member of irqresd's JSON outputs (docs/json.md): raised when a member
+/* The "schema_version" member of irqresd's JSON outputs (docs/json.md): raised when a member
  * changes meaning, type or unit or goes away (new members do not raise it). */
 #define IRQRES_JSON_SCHEMA 1
 #define IRQRES_DAEMON_COMM "irqresd"	/* its comm: never a task target's thread */

@@ -215,7 +215,7 @@ static void status_json(const struct state *st, const char *path, bool exists,
 			struct json *j)
 {
 	json_obj_begin(j);
-	json_kv_int(j, "schema", IRQRES_JSON_SCHEMA);
+	json_kv_int(j, "schema_version", IRQRES_JSON_SCHEMA);
 	json_kv_str(j, "state_file", path);
 	json_kv_bool(j, "exists", exists);
 	json_kv_str(j, "admission_control", st->rt_runtime_saved ? "disabled by irqres" : "keep");

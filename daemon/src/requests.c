@@ -148,7 +148,7 @@ static int req_status(struct daemon *d, struct json *j)
 {
 	size_t i;
 
-	json_kv_int(j, "schema", IRQRES_JSON_SCHEMA);
+	json_kv_int(j, "schema_version", IRQRES_JSON_SCHEMA);
 	json_kv_int(j, "pid", getpid());
 	json_kv_str(j, "profile", d->have_prof ? d->prof.path : NULL);
 	json_kv_str(j, "configured_profile", d->opt.profile);	/* what reload re-reads */
@@ -173,7 +173,7 @@ static int req_stats(struct daemon *d, struct json *j)
 	rc = stats_irq_counts_read(&ic);
 	if (rc < 0)
 		pr_debug("%s/interrupts: %s", irqres_paths.proc, strerror(-rc));
-	json_kv_int(j, "schema", IRQRES_JSON_SCHEMA);
+	json_kv_int(j, "schema_version", IRQRES_JSON_SCHEMA);
 	json_kv_uint(j, "time_ns", daemon_now_ns());
 	json_key(j, "threads");
 	json_arr_begin(j);

@@ -1,4 +1,4 @@
-"""irqresd's JSON outputs carry "schema" and match docs/json.md member by member: real
+"""irqresd's JSON outputs carry "schema_version" and match docs/json.md member by member: real
 outputs of a daemon reserving processes these tests spawn (root), and the checker itself
 (without root)."""
 
@@ -37,7 +37,7 @@ def test_the_checker_refuses_what_the_tables_do_not_say():
             "orig_priority": 0, "cpuset": None, "alive": False}
     check(gone, "STATE_THREAD")     # the budget is optional there
     with pytest.raises(SchemaMismatch, match=r"sched_feature\.was: int"):
-        check({"schema": 1, "state_file": "/run/irqres/state", "exists": True,
+        check({"schema_version": 1, "state_file": "/run/irqres/state", "exists": True,
                "admission_control": "keep", "threads": [gone], "partitions": [],
                "owed": [owed], "sched_feature": {"name": "HRTICK_DL", "was": 0,
                                                   "set": True}}, "STATE")
@@ -69,7 +69,7 @@ def test_real_outputs_match_the_tables(spawn, daemon, profile):
 
     tables = load()
     for what, out, name in outputs:
-        assert out.get("schema") == 1, (what, out)
+        assert out.get("schema_version") == 1, (what, out)
         try:
             check(out, name, tables)
         except SchemaMismatch as exc:
