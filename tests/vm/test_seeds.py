@@ -131,7 +131,7 @@ def check_shapes(d: dict, out: Path) -> None:
                  f"{by['above']['mbit_s']:.1f} Mbit/s; below {misses['below']} misses, "
                  f"{by['below']['mbit_s']:.1f} Mbit/s")
     # Below the NIC thread the player misses frames. Above it, two regimes have been seen
-    # (bench/seeds/RESULTS.md, experiment 2): the NIC thread starved and the player
+    # (bench/seeds/OBSERVATIONS.md): the NIC thread starved and the player
     # missing frames anyway (the unexplained one, seen while irqresd waited in place at
     # an apply), or the player on time and the NIC thread on the CPU the player leaves,
     # at the throughput it gets below (seen since irqresd stopped waiting in place):

@@ -1,0 +1,107 @@
+"""The numbers quoted in the prose of RESULTS.md (RESULTS.md.head and .tail), computed from
+the same records as the tables.
+
+The prose names each number by a ``{{key}}`` field; ``fill`` replaces every field and
+refuses a field it has no value for, and a value no field asks for, so that a number in
+the prose is either computed here or written out by hand, never stale from an older run.
+"""
+
+from __future__ import annotations
+
+import re
+
+FIELD = re.compile(r"\{\{([a-z0-9_]+)\}\}")
+
+
+class ReadingError(ValueError):
+    """A prose field without a value, or a value no field asks for."""
+
+
+def fill(text: str, values: dict[str, str], name: str) -> str:
+    """``text`` with every ``{{key}}`` replaced by ``values[key]``."""
+    asked = set(FIELD.findall(text))
+    missing = sorted(asked - values.keys())
+    if missing:
+        raise ReadingError(f"{name}: no value for the field(s) {', '.join(missing)}")
+    return FIELD.sub(lambda m: values[m.group(1)], text)
+
+
+def unused(texts: list[str], values: dict[str, str]) -> list[str]:
+    """The values none of ``texts`` asks for."""
+    asked = {k for t in texts for k in FIELD.findall(t)}
+    return sorted(values.keys() - asked)
+
+
+def _arrow(values: list[float]) -> str:
+    return " → ".join(f"{v:g}" for v in values)
+
+
+def _range(values: list[float], fmt: str = "{:g}") -> str:
+    lo, hi = min(values), max(values)
+    return fmt.format(lo) if lo == hi else f"{fmt.format(lo)}\u2013{fmt.format(hi)}"
+
+
+def load_range(recs: list[dict]) -> dict[str, str]:
+    """The host's one-minute load average over the boots the tables show."""
+    loads = [x for r in recs for x in (r["loadavg_before"][0], r["loadavg_after"][0])]
+    return {"load_range": _range([round(x) for x in loads])}
+
+
+def player_dl(recs: list[dict], size_of, app, offered, misses) -> dict[str, str]:
+    """Experiment 3, every boot (oldest first; the newest is the table's): per-test medians
+    of the NIC thread's, the application's and the offered throughput, the datagrams
+    read, the share against Q/T, and the player's misses over all boots."""
+    import statistics
+
+    def medians(rec: dict, get) -> list[float]:
+        rows = rec["result"]["rows"]
+        return [round(statistics.median(get(r) for r in rows if r["test"] == t), 1)
+                for t in sorted({r["test"] for r in rows})]
+
+    new, old = recs[-1], recs[:-1]
+    size = size_of(new)
+    rows = new["result"]["rows"]
+    period = new["params"]["nic_period_ns"]
+    gaps = [100 * r["cpu_ns"]["nic_thread"] / r["span_ns"] - 100 * r["nic_q"] / period
+            for r in rows if (r.get("cpu_ns") or {}).get("nic_thread") is not None]
+    qts = sorted({100 * r["nic_q"] / period for r in rows})
+    all_rows = [r for rec in recs for r in rec["result"]["rows"]]
+    missed = [r for r in all_rows if misses(r) > 0]
+    return {
+        "exp3_qt": f"{qts[0]:g} → {qts[-1]:g} %",
+        "exp3_nic_mbit": _arrow(medians(new, lambda r: r["mbit_s"])),
+        "exp3_nic_mbit_older": "; ".join(_arrow(medians(o, lambda r: r["mbit_s"]))
+                                         for o in old) or "none",
+        "exp3_app_mbit": _arrow(medians(new, lambda r: app(r, size))),
+        "exp3_offered": _range([round(offered(r, size), 1) for r in rows]),
+        "exp3_read": _range([int(r["receiver"].split()[1]) for r in rows], "{:,}"),
+        "exp3_sent": _range([int(r["sender"].split()[1]) for r in rows], "{:,}"),
+        "exp3_share_gap": _share_gap(gaps),
+        "exp3_soft": _range([round(100 * r["cpu_ns"]["ksoftirqd"] / r["span_ns"])
+                             for r in rows if (r.get("cpu_ns") or {}).get("ksoftirqd")]),
+        "exp3_player_misses": (f"missed no frame in any of the {len(all_rows)} measurements "
+                               f"of the {len(recs)} boot(s)"
+                               if not missed else
+                               f"missed frames in {len(missed)} of {len(all_rows)} "
+                               "measurements"),
+    }
+
+
+def _share_gap(gaps: list[float]) -> str:
+    if not gaps:
+        return "not recorded"
+    lo, hi = round(min(gaps), 1), round(max(gaps), 1)
+    side = (" (below it in every run)" if hi < 0 else " (above it in every run)" if lo > 0
+            else "")
+    return f"between {lo:+.1f} and {hi:+.1f} percentage points of its reservation's Q/T{side}"
+
+
+def adaptive(rec: dict) -> dict[str, str]:
+    """Experiment 5: the player's misses under `irqres tune`, over every tune run."""
+    rows = [r for r in rec["result"]["rows"] if r["config"].startswith("tune")
+            and "analysis" in r]
+    clean = [r for r in rows if r["analysis"]["frames"]["misses"] == 0]
+    rest = [f"{r['analysis']['frames']['misses']} in run {r['run']} of {r['config']}"
+            for r in rows if r not in clean]
+    return {"exp5_tune_misses": f"missed none in {len(clean)} of {len(rows)} runs"
+            + (f" ({', '.join(rest)})" if rest else "")}

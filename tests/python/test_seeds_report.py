@@ -1,0 +1,47 @@
+"""bench/seeds/RESULTS.md is what `report.py all` makes of the committed data: every table,
+figure and computed sentence, and the prose's numbers filled in from the same records."""
+
+from __future__ import annotations
+
+import difflib
+import sys
+from pathlib import Path
+
+import pytest
+
+SEEDS = Path(__file__).resolve().parents[2] / "bench" / "seeds"
+sys.path.insert(0, str(SEEDS))
+
+import reading  # noqa: E402
+import report  # noqa: E402
+
+
+def test_results_md_is_rebuilt_from_the_committed_data(tmp_path):
+    out = report.write_results(tmp_path)
+    made = out.read_text()
+    committed = (SEEDS / "RESULTS.md").read_text()
+    diff = "".join(difflib.unified_diff(committed.splitlines(True), made.splitlines(True),
+                                        "bench/seeds/RESULTS.md", "report.py all", n=1))
+    assert made == committed, ("bench/seeds/RESULTS.md differs from what "
+                               "`python3 bench/seeds/report.py all` makes:\n" + diff[:6000])
+    # every figure RESULTS.md shows is drawn by the same run, none read from elsewhere
+    figures = {line.split("](")[1].rstrip(")") for line in made.splitlines()
+               if line.startswith("![")}
+    assert figures, made[:500]
+    assert figures == {p.name for p in tmp_path.glob("*.png")}
+    assert all((SEEDS / f).is_file() for f in figures)
+
+
+def test_prose_fields_refuse_a_missing_or_an_unused_value():
+    assert reading.fill("at {{load_range}} load", {"load_range": "4-21"}, "t") == "at 4-21 load"
+    with pytest.raises(reading.ReadingError, match=r"t: no value for the field\(s\) nope"):
+        reading.fill("a {{nope}} b", {}, "t")
+    assert reading.unused(["{{a}}", "x"], {"a": "1", "b": "2"}) == ["b"]
+
+
+def test_application_throughput_and_offered_load_are_the_datagrams_over_the_span():
+    row = {"sender": "sent 40000 failed 0", "receiver": "received 2000",
+           "span_ns": 8_000_000_000, "mbit_s": 40.0}
+    # 40,000 x 1400 bytes in 8 s: 56 Mbit/s offered; 2,000 of them read: 2.8 Mbit/s
+    assert report.offered_mbit_s(row, 1400) == pytest.approx(56.0)
+    assert report.app_mbit_s(row, 1400) == pytest.approx(2.8)
