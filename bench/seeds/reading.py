@@ -96,6 +96,32 @@ def _share_gap(gaps: list[float]) -> str:
     return f"between {lo:+.1f} and {hi:+.1f} percentage points of its reservation's Q/T{side}"
 
 
+def latency(recs: list[dict]) -> dict[str, str]:
+    """Experiment 6 over the intended cycle grid, every run of every boot."""
+    from stats import grid_summary
+
+    def runs(label: str) -> list[dict]:
+        return [grid_summary(r["hist"], rec["params"]["interval_us"], rec["params"]["hist_us"])
+                for rec in recs for r in rec["result"]["results"] if r["label"] == label]
+
+    fifo, rsv = runs("fifo50"), runs("reserved")
+    hist = {rec["params"]["hist_us"] for rec in recs}
+    if len(hist) != 1:
+        raise ReadingError(f"latency: the boots' histograms differ in size ({sorted(hist)})")
+    bound = hist.pop()
+    beyond = all(g[k] is None for g in fifo for k in ("p99", "p99.9"))
+    p50 = [g["p50"] for g in fifo]
+    return {
+        "exp6_fifo_grid": (f"beyond the {bound // 1000} ms histogram" if beyond else
+                           "not all beyond the histogram"),
+        "exp6_fifo_grid_p50": ", ".join(f"> {bound}" if v is None else str(v) for v in p50),
+        "exp6_rsv_grid_p50": _range([g["p50"] for g in rsv]),
+        "exp6_rsv_grid_p99": _range([g["p99"] for g in rsv]),
+        "exp6_rsv_grid_p999": _range([g["p99.9"] for g in rsv]),
+        "exp6_rsv_runs": str(len(rsv)),
+    }
+
+
 def adaptive(rec: dict) -> dict[str, str]:
     """Experiment 5: the player's misses under `irqres tune`, over every tune run."""
     rows = [r for r in rec["result"]["rows"] if r["config"].startswith("tune")

@@ -45,3 +45,26 @@ def test_application_throughput_and_offered_load_are_the_datagrams_over_the_span
     # 40,000 x 1400 bytes in 8 s: 56 Mbit/s offered; 2,000 of them read: 2.8 Mbit/s
     assert report.offered_mbit_s(row, 1400) == pytest.approx(56.0)
     assert report.app_mbit_s(row, 1400) == pytest.approx(2.8)
+
+
+def test_grid_counts_the_cycles_a_late_wake_up_held_back():
+    import stats
+
+    # one wake-up 2,500 us late at a 1,000 us interval held back the cycles due 1,000 and
+    # 2,000 us after its own: late 1,500 and 500 us until it ran
+    hist = {"buckets": {"100": 7, "2500": 1}, "overflows": 0, "max_us": 2500,
+            "avg_us": 400, "cycles": 8}
+    cycles, beyond = stats.grid_lateness(hist, 1000, 100_000)
+    assert cycles == {100: 7, 2500: 1, 1500: 1, 500: 1} and beyond == 0
+    g = stats.grid_summary(hist, 1000, 100_000)
+    assert (g["cycles"], g["ran"], g["p50"], g["p99"], g["max"]) == (10, 8, 100, 2500, 2500)
+    # wake-ups beyond the histogram: known by number and (through the average) their sum;
+    # two of 300 ms and 500 ms beside 8 of 100 us: 800,800 us over 10 wake-ups
+    hist = {"buckets": {"100": 8}, "overflows": 2, "max_us": 500_000, "avg_us": 80_080,
+            "cycles": 8}
+    cycles, beyond = stats.grid_lateness(hist, 1000, 100_000)
+    assert sum(cycles.values()) == 8 + 2 * 100 and beyond == (800_000 - 200_000) // 1000
+    g = stats.grid_summary(hist, 1000, 100_000)
+    assert g["p50"] is None and g["cycles"] == 8 + 800 and g["ran"] == 10
+    assert stats.spread_bounded([None, 5, None], 100_000) == "> 100000 [5..> 100000]"
+    assert stats.spread_bounded([None, None], 100_000) == "> 100000 in every run"

@@ -39,12 +39,13 @@ def _runs(rec: dict, label: str) -> list[dict]:
 @pytest.mark.parametrize("rec", LATENCY, ids=["boot1", "boot2"])
 def test_latency_shape_holds_reserved_and_fails_with_the_reservation_removed(rec):
     fifo, rsv = _runs(rec, "fifo50"), _runs(rec, "reserved")
+    grid = rec["params"]["interval_us"], rec["params"]["hist_us"]
     assert len(fifo) == len(rsv) == 3
     for f, r in zip(fifo, rsv, strict=True):
-        assert shapes.latency(f, r) == [], (f["run"], shapes.latency(f, r))
+        assert shapes.latency(f, r, *grid) == [], (f["run"], shapes.latency(f, r, *grid))
     # removed: the "reserved" measurement is another run with the NIC thread at FIFO 50
     for f, g in itertools.permutations(fifo, 2):
-        assert shapes.latency(f, g), (f["run"], g["run"])
+        assert shapes.latency(f, g, *grid), (f["run"], g["run"])
 
 
 def _fifo(order: str, run: int) -> dict:
