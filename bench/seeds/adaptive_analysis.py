@@ -196,8 +196,9 @@ def section(rec: dict, png: Path) -> list[str]:
             "| NIC thread | runs | NIC time per 1 ms: mean (µs) | p1..p99 range (µs) | "
             "windows it took whole | NIC + ksoftirqd per 1 ms: mean (µs) | "
             "player inter-frame mean (ms) | std (ms) | max (ms) | "
-            "player misses | frames | datagrams taken (of sent) | budgets sent by tune |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+            "player misses | frames | datagrams taken (of sent) | datagrams the "
+            "application read | budgets sent by tune |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for n in names:
         rs = by[n]
         if not rs:
@@ -214,6 +215,7 @@ def section(rec: dict, png: Path) -> list[str]:
             f"| {_cell(rs, lambda a: a['frames']['misses'])} "
             f"| {_cell(rs, lambda a: a['frames']['frames'])} "
             f"| {_cell(rs, lambda a: a['taken'])} ({_cell(rs, lambda a: a['sent'])}) "
+            f"| {spread([int(r['receiver'].split()[1]) for r in rs])} "
             f"| {_cell(rs, lambda a: (a['tune'] or {}).get('sent'))} |")
     out += ["", "Every run, NIC time per 1 ms p1 / p50 / p99 (µs), player inter-frame mean / max "
             "(ms), datagrams taken of sent:", ""]

@@ -129,5 +129,14 @@ def adaptive(rec: dict) -> dict[str, str]:
     clean = [r for r in rows if r["analysis"]["frames"]["misses"] == 0]
     rest = [f"{r['analysis']['frames']['misses']} in run {r['run']} of {r['config']}"
             for r in rows if r not in clean]
+    import statistics
+
+    read = []
+    for c in [c["name"] for c in rec["params"]["configs"]]:
+        rs = [r for r in rec["result"]["rows"] if r["config"] == c]
+        if rs:
+            read.append(f"{c} {statistics.median(int(r['receiver'].split()[1]) for r in rs):g} "
+                        f"of {statistics.median(int(r['sender'].split()[1]) for r in rs):g}")
     return {"exp5_tune_misses": f"missed none in {len(clean)} of {len(rows)} runs"
-            + (f" ({', '.join(rest)})" if rest else "")}
+            + (f" ({', '.join(rest)})" if rest else ""),
+            "exp5_app_read": "; ".join(read)}
