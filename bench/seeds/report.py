@@ -697,6 +697,9 @@ def write_results(dest: Path = HERE) -> Path:
         parts += adaptive_analysis.section(rec, dest / "adaptive.png")
         used.append(rec)
         values |= reading.adaptive(rec)
+        start = newest("adaptive-icount-nice*-start-2*.json")  # fixed at tune's start value
+        if start:
+            parts += adaptive_analysis.start_section(json.loads(start[-1].read_text()))
         status.append("| 5. adaptive budget vs fixed (`irqres tune`) | adaptive.py | done |")
     else:
         status.append("| 5. adaptive budget vs fixed (`irqres tune`) | adaptive.py | "
