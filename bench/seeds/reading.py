@@ -140,3 +140,34 @@ def adaptive(rec: dict) -> dict[str, str]:
     return {"exp5_tune_misses": f"missed none in {len(clean)} of {len(rows)} runs"
             + (f" ({', '.join(rest)})" if rest else ""),
             "exp5_app_read": "; ".join(read)}
+
+
+def adaptive_start(rec: dict) -> dict[str, str]:
+    """Experiment 5's boot with a budget fixed at the tuner's start value beside tune."""
+    import statistics
+
+    rows = [r for r in rec["result"]["rows"] if "analysis" in r]
+    fixed = [r for r in rows if r["kind"] == "fixed"]
+    tune = [r for r in rows if r["kind"] == "tune"]
+    if not fixed or not tune:
+        raise ReadingError(f"{rec.get('path', 'adaptive start record')}: needs a fixed and "
+                           "a tune configuration")
+
+    def med(rs: list[dict], get) -> float:
+        return statistics.median(get(r) for r in rs)
+
+    misses = {id(r): r["analysis"]["frames"]["misses"] for r in rows}
+    longest = {id(r): r["analysis"]["frames"]["max_ms"] for r in rows}
+    worse = sum(longest[id(t)] >= longest[id(f)] for f in fixed for t in tune
+                if f["run"] == t["run"])
+    return {"exp5_start": (
+        f"the player missed {_range([misses[id(r)] for r in fixed])} frames per run at the "
+        f"fixed {fixed[0]['config'].removeprefix('fixed')} µs and "
+        f"{_range([misses[id(r)] for r in tune])} under tune, and its longest inter-frame "
+        f"time was no shorter under tune in {worse} of {len(tune)} runs (medians "
+        f"{med(fixed, lambda r: r['analysis']['frames']['max_ms']):g} against "
+        f"{med(tune, lambda r: r['analysis']['frames']['max_ms']):g} ms); the NIC thread "
+        f"took {med(fixed, lambda r: r['analysis']['taken']):g} against "
+        f"{med(tune, lambda r: r['analysis']['taken']):g} datagrams and the application "
+        f"read {med(fixed, lambda r: int(r['receiver'].split()[1])):g} against "
+        f"{med(tune, lambda r: int(r['receiver'].split()[1])):g} (medians)")}

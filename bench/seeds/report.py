@@ -690,16 +690,21 @@ def write_results(dest: Path = HERE) -> Path:
         used += disk_recs
     status.append("| 4. disk IRQ thread, Q/T 2 %..60 % | disk.py | "
                   + ("done |" if disk else "not measured yet |"))
-    files = newest("adaptive-icount-nice*-2*.json")  # untagged: tagged boots are trials
+    # untagged: tagged boots are trials, or the start-value comparison below
+    files = [f for f in newest("adaptive-icount-nice*.json")
+             if re.fullmatch(r"adaptive-icount-nice\d+-\d{8}T\d{6}\.json", f.name)]
     if files:
         import adaptive_analysis
         rec = json.loads(files[-1].read_text())
         parts += adaptive_analysis.section(rec, dest / "adaptive.png")
         used.append(rec)
         values |= reading.adaptive(rec)
-        start = newest("adaptive-icount-nice*-start-2*.json")  # fixed at tune's start value
+        start = newest("adaptive-icount-nice*-start-*.json")  # fixed at tune's start value
         if start:
-            parts += adaptive_analysis.start_section(json.loads(start[-1].read_text()))
+            rec = json.loads(start[-1].read_text())
+            parts += adaptive_analysis.start_section(rec)
+            used.append(rec)
+            values |= reading.adaptive_start(rec)
         status.append("| 5. adaptive budget vs fixed (`irqres tune`) | adaptive.py | done |")
     else:
         status.append("| 5. adaptive budget vs fixed (`irqres tune`) | adaptive.py | "

@@ -121,3 +121,20 @@ def test_player_budget_shape_is_about_the_budget_not_the_tuner():
     # removed: the budget fixed for the bursts against itself
     for a in fixed800:
         assert shapes.player_budget(a, a), a["frames"]
+
+
+START = record("adaptive-icount-nice19-start-20261125T192736.json")
+
+
+def test_the_tuner_stuck_at_its_start_value_fails_the_tuner_shape_not_the_player_one():
+    """A boot with a budget fixed at the tuner's start value (500 us) beside tune: the
+    tuner's own shape fails without it; the player's shape against 800 us would hold for
+    the stuck budget too, and tune's longest inter-frame time is not shorter than the
+    stuck budget's in any run (recorded), so the player's shape is not the tuner's."""
+    fixed = [r["analysis"] for r in START["result"]["rows"] if r["config"] == "fixed500"]
+    tune = [r["analysis"] for r in START["result"]["rows"] if r["config"] == "tune0.25"]
+    assert len(fixed) == len(tune) == 3
+    for f, t in zip(fixed, tune, strict=True):
+        assert shapes.tuner(t, CLAMPS, HYSTERESIS) == [], t["tune"]
+        assert shapes.tuner(f, CLAMPS, HYSTERESIS) == ["tune: no budget sent"]
+        assert shapes.player_budget(f, t), (f["frames"], t["frames"])

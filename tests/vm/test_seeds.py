@@ -23,8 +23,9 @@ of bench/seeds/data with each cause present (they hold) and removed (they fail):
   its hysteresis (fails without the tuner, or with it stuck at its start value); with
   it the player misses no more frames and has a shorter longest inter-frame time than
   with a budget fixed for the bursts (800 us every 1 ms). That second shape is about the
-  budget's level, not the tuner: a budget fixed at 400 us passes it too, and tune does
-  not beat that one (recorded, asserted in tests/python/test_seeds_shapes.py).
+  budget's level, not the tuner: a budget fixed at 400 us, or at the tuner's start value
+  (500 us), passes it too, and tune does not beat either (recorded, asserted in
+  tests/python/test_seeds_shapes.py).
 
 Experiment 4 (disk) is not part of this boot: its test disk, one more PCI device, moves
 eth0's interrupt to the other vCPU, and with it the latency shape fails (the NIC thread
