@@ -111,7 +111,30 @@ def latency(recs: list[dict]) -> dict[str, str]:
     bound = hist.pop()
     beyond = all(g[k] is None for g in fifo for k in ("p99", "p99.9"))
     p50 = [g["p50"] for g in fifo]
+    from stats import summary
+
+    def woke(label: str) -> list[dict]:
+        return [summary(r["hist"]) | {"pk": (r.get("rx") or {}).get("rx_packets")}
+                for rec in recs for r in rec["result"]["results"] if r["label"] == label]
+
+    fw, rw = woke("fifo50"), woke("reserved")
+    pairs = list(zip(fw, rw, strict=True))
+    sec = "{:.2f}"
+    p0 = recs[0]["params"]
+    sent = p0["seconds"] * 1_000_000_000 // p0["flood_period_ns"]
     return {
+        "exp6_expect": f"{(p0['seconds'] + 1) * 1_000_000 // p0['interval_us']:,}",
+        "exp6_fifo_woke": _range([r["samples"] for r in fw], "{:,}"),
+        "exp6_fifo_p999": _range([r["p99.9"] / 1e6 for r in fw], sec) + " s",
+        "exp6_fifo_max": _range([r["max"] / 1e6 for r in fw], sec) + " s",
+        "exp6_rsv_woke": _range([r["samples"] for r in rw], "{:,}"),
+        "exp6_rsv_p99": _range([r["p99"] / 1e3 for r in rw], "{:.1f}") + " ms",
+        "exp6_rsv_p999": _range([r["p99.9"] / 1e3 for r in rw], "{:.1f}") + " ms",
+        "exp6_rsv_max": _range([r["max"] / 1e3 for r in rw], "{:.1f}") + " ms",
+        "exp6_rsv_packets": (_range([r["pk"] for r in rw if r["pk"] is not None], "{:,}")
+                             + f" of {sent:,}"),
+        "exp6_ratio_tail": f"{min(f[k] / r[k] for f, r in pairs for k in ('p99.9', 'max')):.0f}",
+        "exp6_ratio_p99": f"{min(f['p99'] / r['p99'] for f, r in pairs):.1f}",
         "exp6_fifo_grid": (f"beyond the {bound // 1000} ms histogram" if beyond else
                            "not all beyond the histogram"),
         "exp6_fifo_grid_p50": ", ".join(f"> {bound}" if v is None else str(v) for v in p50),
