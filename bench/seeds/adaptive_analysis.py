@@ -165,7 +165,7 @@ def _cell(rows: list[dict], get) -> str:
     return spread(vals) if vals else ".."
 
 
-def section(rec: dict, png: Path) -> list[str]:
+def section(rec: dict, png: Path, draw: bool = True) -> list[str]:
     """The RESULTS.md section of one record and its figure."""
     from report import provenance  # report imports this module only when it runs
     p = rec["params"]
@@ -232,7 +232,8 @@ def section(rec: dict, png: Path) -> list[str]:
                    f"{a['sent']}; longest NIC thread stretch {a['longest_run_us']:g} µs, "
                    f"{a['runs_over_period']} longer than its period; trace gaps "
                    f"{a['lost_gaps']}{extra}")
-    plot(rec, by, names, png)
+    if draw:
+        plot(rec, by, names, png)
     out += ["", f"![adaptive vs fixed]({png.name})", ""]
     return out
 

@@ -80,7 +80,7 @@ def _grid_table(rec: dict) -> list[str]:
     return [*out, ""]
 
 
-def latency_section(recs: list[dict], png: Path) -> list[str]:
+def latency_section(recs: list[dict], png: Path, draw: bool = True) -> list[str]:
     rec = recs[0]
     p = rec["params"]
     q, t = (x / 1e6 for x in p["reserved"])
@@ -112,7 +112,8 @@ def latency_section(recs: list[dict], png: Path) -> list[str]:
         out += ["", "Every run (µs): " + "; ".join(
             f"{label} run {r['run']}: p99 {r['p99']}, max {r['max']}"
             for label, rs in rows.items() for r in rs), ""]
-    plot_latency(recs, png)
+    if draw:
+        plot_latency(recs, png)
     out += [f"![latency histograms]({png.name})", ""]
     return out
 
@@ -164,7 +165,7 @@ def _tools_stat(row: dict, q: str) -> dict:
     return src.get("interarrival" if q.endswith("_ia") else "exec", {})
 
 
-def tools_section(rec: dict, png: Path) -> list[str]:
+def tools_section(rec: dict, png: Path, draw: bool = True) -> list[str]:
     rows = rec["result"]["rows"]
     periods = sorted({r["period_ns"] for r in rows})
     runs = sorted({r["run"] for r in rows})
@@ -208,7 +209,8 @@ def tools_section(rec: dict, png: Path) -> list[str]:
             + _watchdog_pull(rows, periods)
             + "; the activations that woke the receiver are the datagrams' own, and their "
             "mean is the period.", ""]
-    plot_tools(rows, periods, png)
+    if draw:
+        plot_tools(rows, periods, png)
     out += [f"![inter-arrival means vs period]({png.name})", ""]
     return out
 
@@ -314,7 +316,7 @@ THROUGHPUT_WORDS = (
     "the NIC thread took off the ring (eth0 rx_bytes over the span, headers included).")
 
 
-def player_fifo_section(rec: dict, png: Path) -> list[str]:
+def player_fifo_section(rec: dict, png: Path, draw: bool = True) -> list[str]:
     p = rec["params"]
     rows = rec["result"]["rows"]
     out = ["## Experiment 2: throughput vs latency with fixed priorities", "",
@@ -334,12 +336,13 @@ def player_fifo_section(rec: dict, png: Path) -> list[str]:
         out.append(f"| {title} | {len(rs)} | {_load_cells(rs, p['size'])} | "
                    f"{spread([_misses(r)[1] for r in rs])} | {_misses(rs[0])[0]} |")
     out.append("")
-    _plot_player(rows, "order", p["size"], png)
+    if draw:
+        _plot_player(rows, "order", p["size"], png)
     out += [f"![player and throughput]({png.name})", ""]
     return out
 
 
-def player_dl_section(rec: dict, png: Path) -> list[str]:
+def player_dl_section(rec: dict, png: Path, draw: bool = True) -> list[str]:
     p = rec["params"]
     rows = rec["result"]["rows"]
     out = ["## Experiment 3: player and NIC thread both reserved through irqres", "",
@@ -365,7 +368,8 @@ def player_dl_section(rec: dict, png: Path) -> list[str]:
                    f"{spread([_misses(r)[1] for r in rs])} | {', '.join(sorted(pol))} | "
                    f"{_share(rs, 'nic_thread')} | {_share(rs, 'ksoftirqd')} |")
     out += ["", _share_vs_reservation(rows, p["nic_period_ns"]), ""]
-    _plot_player(rows, "test", p["size"], png)
+    if draw:
+        _plot_player(rows, "test", p["size"], png)
     out += [f"![player and throughput]({png.name})", ""]
     return out
 
@@ -475,7 +479,8 @@ def disk_starved(rec: dict) -> list[dict]:
             and r["thread_cpu_ns"] / _window(r) < STARVED * r["runtime_ns"] / r["period_ns"]]
 
 
-def disk_section(recs: list[dict], png: Path, others: list[dict] = ()) -> list[str]:
+def disk_section(recs: list[dict], png: Path, others: list[dict] = (),
+                 draw: bool = True) -> list[str]:
     """Experiment 4, one table per boot (``recs``, oldest first); the figure of the newest;
     ``others``: the same on plain TCG, for comparison."""
     rec = recs[-1]
@@ -507,7 +512,8 @@ def disk_section(recs: list[dict], png: Path, others: list[dict] = ()) -> list[s
         out += ["### The same experiment on plain TCG (guest time = host time)", ""]
         for r in others:
             out += disk_table(r)
-    plot_disk(rec, png)
+    if draw:
+        plot_disk(rec, png)
     out += [f"![disk throughput vs Q/T]({png.name})", ""]
     return out
 
@@ -642,9 +648,10 @@ def newest(pattern: str) -> list[Path]:
     return sorted(DATA.glob(pattern), key=lambda p: p.name.rsplit("-", 1)[-1])
 
 
-def write_results(dest: Path = HERE) -> Path:
-    """RESULTS.md and its figures, into ``dest``, from RESULTS.md.head, the newest raw data
-    of each experiment and RESULTS.md.tail (its numbers filled in by ``reading``)."""
+def write_results(dest: Path = HERE, figures: bool = True) -> Path:
+    """RESULTS.md and (``figures``) its figures, into ``dest``, from RESULTS.md.head, the
+    newest raw data of each experiment and RESULTS.md.tail (its numbers filled in by
+    ``reading``)."""
     head = (HERE / "RESULTS.md.head").read_text()
     tail = (HERE / "RESULTS.md.tail").read_text()
     used: list[dict] = []
@@ -653,7 +660,7 @@ def write_results(dest: Path = HERE) -> Path:
     lat_tcg = [json.loads(p.read_text()) for p in newest("latency-tcg-*.json")]
     parts, status = [], []
     if lat_icount:
-        parts += latency_section(lat_icount, dest / "latency.png")
+        parts += latency_section(lat_icount, dest / "latency.png", figures)
         used += lat_icount
         values |= reading.latency(lat_icount)
         status.append("| 6. latency under a flood, FIFO 50 vs reserved | latency.py | done |")
@@ -670,7 +677,7 @@ def write_results(dest: Path = HERE) -> Path:
         files = newest(pattern)
         if files:
             rec = json.loads(files[-1].read_text())
-            parts += fn(rec, dest / f"{name}.png")
+            parts += fn(rec, dest / f"{name}.png", figures)
             used.append(rec)
             if name == "player-dl":
                 values |= reading.player_dl([json.loads(f.read_text()) for f in files],
@@ -686,7 +693,7 @@ def write_results(dest: Path = HERE) -> Path:
     if disk:
         tcg = [json.loads(f.read_text()) for f in newest("disk-tcg-*.json")]
         disk_recs = [json.loads(f.read_text()) for f in disk]
-        parts += disk_section(disk_recs, dest / "disk.png", tcg)
+        parts += disk_section(disk_recs, dest / "disk.png", tcg, figures)
         used += disk_recs
     status.append("| 4. disk IRQ thread, Q/T 2 %..60 % | disk.py | "
                   + ("done |" if disk else "not measured yet |"))
@@ -696,7 +703,7 @@ def write_results(dest: Path = HERE) -> Path:
     if files:
         import adaptive_analysis
         rec = json.loads(files[-1].read_text())
-        parts += adaptive_analysis.section(rec, dest / "adaptive.png")
+        parts += adaptive_analysis.section(rec, dest / "adaptive.png", figures)
         used.append(rec)
         values |= reading.adaptive(rec)
         start = newest("adaptive-icount-nice*-start-*.json")  # fixed at tune's start value
