@@ -25,6 +25,7 @@ from ..measure.activations import (
     task_matches,
 )
 from ..measure.charge import KernelCharge, execution_for_model, kernel_charge
+from ..measure.softirq import DeviceWork, device_work, work_per_activation
 from ..measure.stats import ThreadStats, thread_stats
 from ..model.bound import far_from_use_note, near_use_bound
 from ..model.kernel import KernelFacts
@@ -88,6 +89,8 @@ class ThreadReport:
     exec_source: str = "switch"         # what the PMF and the model use: "kernel", "switch"
     note: str | None = None             # why the best reservation is far above the use
     promise: PromiseCheck | None = None  # achieved vs promised under Options.under
+    device: DeviceWork | None = None     # the device's work wherever it ran (soft IRQs)
+    device_model_ns: int = 0             # of it, added to the model's execution times
 
     @property
     def model_exec_ns(self) -> np.ndarray:
@@ -195,10 +198,15 @@ def analyze(trace: Trace, options: Options | None = None) -> Report:
     _check_buffer_patterns(opt.buffers, [a.thread for a in acts])
     gaps = Gaps.from_trace(trace)
     need = min_samples(opt.target_prob)
+    work = device_work(trace, acts, gaps)
     threads = []
     for act in acts:
         charge = kernel_charge(trace, act)
         exec_ns, exec_source = execution_for_model(act, charge, opt.exec_source)
+        device = work.get(act.thread.pid)
+        extra = None if device is None else work_per_activation(act, device)
+        if extra is not None:  # the recommendation sizes the device's whole work
+            exec_ns = exec_ns + extra
         st = thread_stats(act, None if charge is None else charge.charged_ns)
         served = served_processes(trace, act)
         uncredited = uncredited_wakeups(trace, act)
@@ -252,6 +260,7 @@ def analyze(trace: Trace, options: Options | None = None) -> Report:
                                     opt.under[1], opt.deadline_ns, opt.target_prob)
         threads.append(ThreadReport(act, st, served, uncredited, exec_pmf, inter_pmf, p, src,
                                     rec, problem, deadline, d_src, warnings, charge,
-                                    exec_source, note, promise))
+                                    exec_source, note, promise, device,
+                                    0 if extra is None else int(extra.sum())))
     lines = line_requests(trace, sorted({a.thread.irq for a in acts if a.thread.irq is not None}))
     return Report(trace, opt, threads, gaps, lines)
