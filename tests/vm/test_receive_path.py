@@ -4,7 +4,8 @@
    small reservation, at a wide one, and with irqresd stopped (SCHED_FIFO 50). Each
    phase is recorded with ``irqres record`` and analysed on the host: ``irqres analyze``
    must account the device's work outside the IRQ thread (NET_RX run by ksoftirqd or by
-   other tasks) and report its share. Under the small budget the share is > 0.
+   other tasks) and report its share. Under the small budget it is well above 0; widened,
+   it stays on 6.1 and nearly vanishes on 6.12.
 2. Kernel facts: which receive-path threads (threaded NAPI, ksoftirqd, backlog_napi,
    ktimers) take SCHED_DEADLINE, in which cgroup, and the kernel's answer when not
    (written into docs/receive-path.md; the assertions pin the facts that page states).
@@ -72,12 +73,20 @@ def test_leak_seen_and_receive_path_facts(boot, demo_profile, napi_probe):
             f"hosts {[(h['comm'], h['ns']) for h in work['hosts'][:3]]}")
     (res.out.parent / "shares.json").write_text(json.dumps(
         {"kernel": where, "shares": shares, "facts": res.data.get("receive_path")}, indent=1))
-    # NET_RX work continues in ksoftirqd (and in whatever task re-enables bottom halves)
-    # whatever the NIC thread's budget: 6.1 showed 9.0 % (1 ms / 10 ms), 10.0 % (9 ms /
-    # 10 ms) and 14.7 % (SCHED_FIFO 50) outside; analyze must see it in each phase
-    for label, work in shares.items():
-        assert work["outside_share"] > 0.01, (label, work)
-        assert any(h["comm"].startswith("ksoftirqd/") for h in work["hosts"]), (label, work)
+    # Under the small budget NET_RX work continues in ksoftirqd and in whatever task
+    # re-enables bottom halves, outside the reservation: analyze must see it. Measured
+    # outside shares (1 ms / 10 ms, 9 ms / 10 ms, SCHED_FIFO 50): 6.1 9.0, 10.0, 14.7 %;
+    # 6.12 25.0, 1.0, 3.3 % (docs/receive-path.md).
+    small = shares["small"]
+    assert small["outside_share"] > 0.05, small
+    assert any(h["comm"].startswith("ksoftirqd/") for h in small["hosts"]), small
+    if where.startswith("6.1."):
+        # 6.1 leaves a tenth of the work outside at any budget
+        for label in ("wide", "fifo50"):
+            assert shares[label]["outside_share"] > 0.02, (label, shares[label])
+    else:
+        # 6.12 keeps nearly all of it in the thread once the budget is wide
+        assert shares["wide"]["outside_share"] < 0.5 * small["outside_share"], shares
 
     facts = res.data["receive_path"]
     by_comm = {f["comm"]: f for f in facts["facts"]}
