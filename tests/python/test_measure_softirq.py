@@ -144,3 +144,27 @@ def test_napi_work_alone_is_not_outside():
     assert d["outside_ns"] == N * (KSOFT + APP)
     np.testing.assert_allclose(d["irq_thread_share"] + d["napi_share"] + d["ksoftirqd_share"]
                                + d["other_tasks_share"], 1.0)
+
+
+def test_a_task_whose_switches_were_not_read_counts_whole():
+    tr, _ = _device_trace()
+    # a read selected for the device threads: the receiver's switches are not in it
+    tr.selected_pids = frozenset({IRQ_PID, NAPI_PID, KSOFT_PID, DISK_PID, KSOFT1_PID})
+    runs = softirq_runs(tr)
+    app = runs.current == APP_PID
+    assert (runs.ran_ns[app] == APP + 10 * US).all()
+    assert (runs.ran_ns[runs.current == KSOFT_PID] == KSOFT).all()
+
+
+def test_unpaired_and_lost_runs_are_left_out():
+    b = TraceBuilder(ncpus=1)
+    b.comm(KSOFT_PID, "ksoftirqd/0")
+    b.softirq(1_000, 0, KSOFT_PID, NET_RX, 500)
+    b.rows["softirq_entry"].append((5_000, 0, KSOFT_PID, NET_RX))  # its exit never came
+    b.softirq(9_000, 0, KSOFT_PID, NET_RX, 500)
+    b.softirq(20_000, 0, KSOFT_PID, NET_RX, 500)
+    b.gap(0, 19_000, 21_000, 3)
+    b.switch(10, 0, 0, TASK_RUNNING, KSOFT_PID)
+    runs = softirq_runs(b.build())
+    assert runs.start_ns.tolist() == [1_000, 9_000]
+    assert runs.unpaired == 1 and runs.dropped_lost == 1
