@@ -22,6 +22,7 @@ from ..measure.activations import (
     task_matches,
 )
 from ..measure.charge import execution_for_model, kernel_charge
+from ..measure.softirq import device_work, work_per_activation
 from ..measure.stats import thread_stats
 from ..model.bound import far_from_use_note, near_use_bound
 from ..model.promise import check_promise
@@ -82,9 +83,14 @@ def analyze(trace: Trace, options: Options | None = None) -> Report:
     gaps = Gaps.from_trace(trace)
     need = min_samples(opt.target_prob)
     threads = []
+    work = device_work(trace, acts, gaps)
     for act in acts:
         charge = kernel_charge(trace, act)
         exec_ns, exec_source = execution_for_model(act, charge, opt.exec_source)
+        device = work.get(act.thread.pid)
+        extra = None if device is None else work_per_activation(act, device)
+        if extra is not None:  # the recommendation sizes the device's whole work
+            exec_ns = exec_ns + extra
         st = thread_stats(act, None if charge is None else charge.charged_ns)
         served = served_processes(trace, act)
         uncredited = uncredited_wakeups(trace, act)
@@ -138,6 +144,7 @@ def analyze(trace: Trace, options: Options | None = None) -> Report:
                                     opt.under[1], opt.deadline_ns, opt.target_prob)
         threads.append(ThreadReport(act, st, served, uncredited, exec_pmf, inter_pmf, p, src,
                                     rec, problem, deadline, d_src, warnings, charge,
-                                    exec_source, note, promise))
+                                    exec_source, note, promise, device,
+                                    0 if extra is None else int(extra.sum())))
     lines = line_requests(trace, sorted({a.thread.irq for a in acts if a.thread.irq is not None}))
     return Report(trace, opt, threads, gaps, lines)

@@ -13,12 +13,14 @@ from .. import profiledoc
 from ..errors import ModelError
 from ..jsonout import json_safe
 from ..measure.accounting import format_served
+from ..measure.softirq import has_softirq_events
 from ..measure.stats import Summary
 from ..model import buffering
 from ..model.recommend import Recommendation
 from ..tables import Ns, column_texts, dur, ns_cell
 from ..trace.reader import Trace
 from ..units import format_duration
+from .device import device_dict, device_text
 
 if TYPE_CHECKING:
     from ..measure.activations import Gaps
@@ -42,6 +44,7 @@ def report_dict(report: Report) -> dict[str, Any]:
         "trace": {
             "path": t.path, "buffer": t.buffer, "cpus": t.ncpus, "records": t.nrecords,
             "events_kept": t.nevents, "first_ts_ns": t.first_ts, "last_ts_ns": t.last_ts,
+            "softirq_events": has_softirq_events(t),
             "lost": _gaps_dict(report.gaps, t),
             "damaged_timestamps": {
                 "records_dropped": sum(j.count for j in t.time_jumps),
@@ -75,7 +78,7 @@ def report_text(report: Report) -> str:
             out.append(f"  ... and {len(t.time_jumps) - 8} more runs")
     for tr in report.threads:
         out.append("")
-        out += _thread_text(tr)
+        out += _thread_text(tr, has_softirq_events(t))
     if report.lines:
         out += ["", "IRQ lines (hard IRQ requests):"]
     for ln in report.lines:
@@ -162,6 +165,7 @@ def _thread_dict(tr: ThreadReport) -> dict:
         "problem": tr.problem,
         "note": tr.note,
         "promise": None if tr.promise is None else tr.promise.to_dict(),
+        "device_work": device_dict(tr),
         "warnings": tr.warnings,
         "deadline_ns": tr.deadline_ns,
         "deadline_source": tr.deadline_source if tr.deadline_ns is not None else None,
@@ -212,7 +216,7 @@ def _pct(p: float | None) -> str:
     return "-" if p is None else f"{100 * p:.3f}%"
 
 
-def _thread_text(tr: ThreadReport) -> list[str]:
+def _thread_text(tr: ThreadReport, softirqs: bool = False) -> list[str]:
     th = tr.act.thread
     if th.is_irq:
         names = ", ".join(th.names) if th.names else "no hard IRQ seen"
@@ -221,6 +225,7 @@ def _thread_text(tr: ThreadReport) -> list[str]:
         out = [f"== {th.comm} (pid {th.pid}, task) =="]
     out.append(tr.stats.table())
     out.append(_execution_text(tr))
+    out += device_text(tr, softirqs)
     if tr.promise is not None:
         out.append(tr.promise.text())
     if tr.served:

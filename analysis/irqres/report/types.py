@@ -14,6 +14,7 @@ import numpy as np
 from ..measure.accounting import Served
 from ..measure.activations import Gaps, LineRequests, ThreadActivations
 from ..measure.charge import KernelCharge
+from ..measure.softirq import DeviceWork
 from ..measure.stats import ThreadStats
 from ..model.kernel import KernelFacts
 from ..model.promise import PromiseCheck
@@ -86,6 +87,8 @@ class ThreadReport:
     exec_source: str = "switch"         # what the PMF and the model use: "kernel", "switch"
     note: str | None = None             # why the best reservation is far above the use
     promise: PromiseCheck | None = None  # achieved vs promised under Options.under
+    device: DeviceWork | None = None     # the device's work wherever it ran (soft IRQs)
+    device_model_ns: int = 0             # of it, added to the model's execution times
 
     @property
     def model_exec_ns(self) -> np.ndarray:
