@@ -8,12 +8,13 @@
  * period} (ns): fair_server (6.12+), ext_server (7.0+). Every such directory is read,
  * whatever its name, so that a server a later kernel adds is counted too.
  *
- * A server holds bandwidth only while its parameters are applied: the kernel adds
- * to_ratio(period, runtime) to the root domain's dl_bw when it applies them and removes
- * it (dl_server_remove_params(): runtime and period become 0) when the server is turned
- * off, as 7.2+ does for ext_server while no BPF scheduler runs and for fair_server while
- * one has taken every fair task. So a server whose runtime or period reads 0 holds
- * nothing. Reading changes nothing.
+ * A server holds bandwidth only while the kernel has it reserved, which debugfs does not
+ * always show: a runtime or period of 0 is none (the kernel's dl_server_remove_params());
+ * sched_ext's ext_server holds bandwidth from boot on 7.0 and 7.1, and from 7.2 only
+ * while a BPF scheduler is loaded (<sys>/kernel/sched_ext/state), though its debugfs
+ * files keep showing 50 ms / 1 s. Where that cannot be read, a server counts: the plan
+ * then errs towards a refusal the kernel would not give, never towards an acceptance it
+ * would refuse. Reading changes nothing.
  */
 #ifndef IRQRES_DLSERVER_H
 #define IRQRES_DLSERVER_H
@@ -35,12 +36,12 @@ struct dlserver_set {
 
 /*
  * Add the bandwidth every deadline server holds on each CPU of online to bw[cpu]
- * (to_ratio units, the kernel's: 1 CPU = 2^20) and list the servers in set (may be NULL).
- * No debugfs, or no server directory, is no server: 0 with nothing added. Returns 0 or
- * -errno for a directory that exists but cannot be listed.
+ * (to_ratio units, the kernel's: 1 CPU = 2^20) and list the servers in set (may be NULL),
+ * from under irqres_paths (irqres.h). No debugfs, or no server directory, is no server:
+ * 0 with nothing added. Returns 0 or -errno for a directory that exists but cannot be
+ * listed.
  */
-int dlserver_read(const char *sys, const cpu_set_t *online, uint64_t *bw,
-		  struct dlserver_set *set);
+int dlserver_read(const cpu_set_t *online, uint64_t *bw, struct dlserver_set *set);
 
 /* "fair_server, ext_server (no bandwidth)" into buf: for people (plan reports). */
 void dlserver_set_str(const struct dlserver_set *set, char *buf, size_t len);

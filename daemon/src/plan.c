@@ -194,7 +194,7 @@ int plan_env_read(struct plan_env *env, bool with_dl)
 		}
 	}
 	if (with_dl) {
-		rc = dlserver_read(irqres_paths.sys, &env->online, env->server_bw, &env->servers);
+		rc = dlserver_read(&env->online, env->server_bw, &env->servers);
 		if (rc) {
 			pr_err("cannot list the deadline servers in %s/kernel/debug/sched: %s",
 			       irqres_paths.sys, strerror(-rc));

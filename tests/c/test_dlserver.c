@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "dl.h"
@@ -52,7 +53,7 @@ static void test_fair_and_ext(void **unused)
 	}
 	fixtree_file(SCHED "debug", "dl_rq[0]:\n");
 	fixtree_file(SCHED "features", "NO_HRTICK_DL\n");
-	assert_int_equal(dlserver_read(irqres_paths.sys, &online, bw, &set), 0);
+	assert_int_equal(dlserver_read(&online, bw, &set), 0);
 	assert_int_equal(bw[0], 2 * dl_to_ratio(1000 * MS, 50 * MS));
 	assert_int_equal(bw[1], 2 * dl_to_ratio(1000 * MS, 50 * MS));
 	assert_int_equal(bw[2], 0);
@@ -81,7 +82,7 @@ static void test_inactive_and_unknown_servers(void **unused)
 	server("rt_server", 0, "10000000\n", "100000000\n");
 	server("rt_server", 2, "0\n", "100000000\n");
 	server("domains", 0, "10000000\n", "100000000\n");
-	assert_int_equal(dlserver_read(irqres_paths.sys, &online, bw, &set), 0);
+	assert_int_equal(dlserver_read(&online, bw, &set), 0);
 	assert_int_equal(bw[0], dl_to_ratio(1000 * MS, 50 * MS) + dl_to_ratio(100 * MS, 10 * MS));
 	assert_int_equal(bw[1], 0);
 	assert_int_equal(bw[2], dl_to_ratio(1000 * MS, 50 * MS));
@@ -93,6 +94,49 @@ static void test_inactive_and_unknown_servers(void **unused)
 	assert_string_equal(desc, "ext_server (no bandwidth), fair_server, rt_server");
 }
 
+/* 7.2+: ext_server keeps showing 50 ms / 1 s but holds bandwidth only while a BPF
+ * scheduler is loaded (Debian's 7.3.4: dl_bw->total_bw 104856 on 2 CPUs = the two fair
+ * servers alone). 7.0 and 7.1 reserve it at boot. */
+static void test_ext_server_follows_sched_ext(void **unused)
+{
+	cpu_set_t online = cpus(2);
+	uint64_t fair = dl_to_ratio(1000 * MS, 50 * MS);
+	struct dlserver_set set;
+	char desc[128];
+	static const struct {
+		const char *release, *state;
+		uint64_t want;
+	} cases[] = {
+		{ "7.3.4+deb13-rt-amd64\n", "disabled\n", 1 },
+		{ "7.3.4+deb13-rt-amd64\n", "enabled\n", 2 },
+		{ "7.3.4+deb13-rt-amd64\n", "disabling\n", 2 },
+		{ "7.2.13+deb14-rt-amd64\n", "disabled\n", 1 },
+		{ "7.1.2\n", "disabled\n", 2 },
+		{ "8.0.0\n", "disabled\n", 1 },
+		{ "7.3.4\n", NULL, 2 },	/* no state to read: counted */
+	};
+
+	for (int c = 0; c < 2; c++) {
+		server("fair_server", c, "50000000\n", "1000000000\n");
+		server("ext_server", c, "50000000\n", "1000000000\n");
+	}
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint64_t bw[CPU_SETSIZE] = { 0 };
+
+		fixtree_file("proc/sys/kernel/osrelease", cases[i].release);
+		if (cases[i].state)
+			fixtree_file("sys/kernel/sched_ext/state", cases[i].state);
+		else
+			unlink(fixtree_path("sys/kernel/sched_ext/state"));
+		assert_int_equal(dlserver_read(&online, bw, &set), 0);
+		assert_int_equal(bw[0], cases[i].want * fair);
+		assert_int_equal(bw[1], cases[i].want * fair);
+		dlserver_set_str(&set, desc, sizeof(desc));
+		assert_string_equal(desc, cases[i].want == 1 ? "ext_server (no bandwidth), fair_server"
+						       : "ext_server, fair_server");
+	}
+}
+
 /* 6.1 (no server) and no debugfs: nothing, and not an error. */
 static void test_no_servers(void **unused)
 {
@@ -101,10 +145,10 @@ static void test_no_servers(void **unused)
 	struct dlserver_set set;
 	char desc[32];
 
-	assert_int_equal(dlserver_read(irqres_paths.sys, &online, bw, &set), 0);
+	assert_int_equal(dlserver_read(&online, bw, &set), 0);
 	assert_int_equal(set.n, 0);
 	fixtree_file(SCHED "features", "NO_HRTICK_DL\n");
-	assert_int_equal(dlserver_read(irqres_paths.sys, &online, bw, &set), 0);
+	assert_int_equal(dlserver_read(&online, bw, &set), 0);
 	assert_int_equal(set.n, 0);
 	assert_int_equal(bw[0], 0);
 	dlserver_set_str(&set, desc, sizeof(desc));
@@ -142,6 +186,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		T(test_fair_and_ext),
 		T(test_inactive_and_unknown_servers),
+		T(test_ext_server_follows_sched_ext),
 		T(test_no_servers),
 		T(test_plan_counts_every_server),
 	};

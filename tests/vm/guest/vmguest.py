@@ -144,7 +144,8 @@ def kernel_dl_bw() -> dict:
     per CPU the root domain's ``dl_bw->bw`` (limit per CPU) and ``dl_bw->total_bw`` (in
     use, servers included) from debugfs sched/debug, and each CPU's deadline servers from
     debugfs sched/<name>_server/cpuN/{runtime,period} in ns: ``servers`` by name (fair
-    6.12+, ext 7.0+: every one the kernel shows), ``fair_server`` alone as before."""
+    6.12+, ext 7.0+: every one the kernel shows), ``fair_server`` alone as before, and
+    sched_ext's state (7.2+ reserves ext_server only while it is "enabled")."""
     cpus: dict[int, dict] = {}
     cpu = None
     for line in (read(SCHED_DEBUG) or "").splitlines():
@@ -164,7 +165,7 @@ def kernel_dl_bw() -> dict:
     fair = {c: v for c, v in servers.get("fair_server", {}).items()
             if v["runtime_ns"] and v["period_ns"]}
     return {"rd": {str(c): v for c, v in cpus.items()}, "fair_server": fair,
-            "servers": servers}
+            "servers": servers, "sched_ext_state": read("/sys/kernel/sched_ext/state")}
 
 
 def to_ratio(period_ns: int, runtime_ns: int) -> int:
