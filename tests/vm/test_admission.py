@@ -30,7 +30,8 @@ def test_fill_to_the_predicted_limit(boot, demo_profile):
     assert d["nic"]["sched"]["policy"] == "deadline", d["nic"]
     rd = d["kernel_before"]["rd"]
     servers = d["kernel_before"]["servers"]
-    held = _servers_held(servers, res.kernel.label, d["kernel_before"]["sched_ext_state"])
+    ext_state = d["kernel_before"]["sched_ext_state"]
+    held = _servers_held(servers, res.kernel.label, ext_state)
     if res.kernel.label == "6.1":
         assert not servers, "6.1 has no deadline server"
     else:
@@ -78,7 +79,7 @@ def test_fill_to_the_predicted_limit(boot, demo_profile):
         # its root domain (the kernel frees it from the "inactive timer", which only a
         # task that ran starts): one more reason the prediction reads the kernel's count
         # instead of adding up the tasks it can see.
-        vmrunner.say(f"admission {where}: servers {_held_names(servers, d['kernel_before']['sched_ext_state'])}; "
+        vmrunner.say(f"admission {where}: servers {_held_names(servers, ext_state)}; "
                      f"limit {limit} ns / {1 << 20} ns = "
                      f"{probe['cap_bw_units']} - {probe['existing_bw_units']} in use - "
                      f"{probe['new_bw_units'] - 1024} for the NIC thread; kernel: accepted "
