@@ -137,6 +137,26 @@ static void test_ext_server_follows_sched_ext(void **unused)
 	}
 }
 
+/* The files of Debian's 7.3.4 guest (fixtures/dlserver/7.3/, from test_admission[7.3]
+ * with no SCHED_DEADLINE task yet): fair_server and ext_server show 50 ms / 1 s on both
+ * CPUs, sched_ext is "disabled", and the kernel's count of the root domain of CPUs 0-1
+ * (sched/debug, dl_bw->total_bw) is 104856: the two fair servers, which is what the
+ * servers must add up to. */
+static void test_debian_7_3_guest(void **unused)
+{
+	cpu_set_t online = cpus(2);
+	uint64_t bw[CPU_SETSIZE] = { 0 };
+	struct dlserver_set set;
+
+	snprintf(irqres_paths.proc, sizeof(irqres_paths.proc), "fixtures/dlserver/7.3/proc");
+	snprintf(irqres_paths.sys, sizeof(irqres_paths.sys), "fixtures/dlserver/7.3/sys");
+	assert_int_equal(dlserver_read(&online, bw, &set), 0);
+	assert_int_equal(set.n, 2);
+	assert_int_equal(set.reserved_cpus[0], 0);	/* ext_server */
+	assert_int_equal(set.reserved_cpus[1], 2);	/* fair_server */
+	assert_int_equal(bw[0] + bw[1], 104856);
+}
+
 /* 6.1 (no server) and no debugfs: nothing, and not an error. */
 static void test_no_servers(void **unused)
 {
@@ -187,6 +207,7 @@ int main(void)
 		T(test_fair_and_ext),
 		T(test_inactive_and_unknown_servers),
 		T(test_ext_server_follows_sched_ext),
+		T(test_debian_7_3_guest),
 		T(test_no_servers),
 		T(test_plan_counts_every_server),
 	};
