@@ -5,6 +5,7 @@
 #include "array.h"
 #include "discover.h"
 #include "dl.h"
+#include "dlserver.h"
 #include "fileio.h"
 #include "log.h"
 #include "match.h"
@@ -125,36 +126,13 @@ static int read_limits(struct plan_env *env, bool fresh)
 	return 0;
 }
 
-/* The fair_server deadline servers of Linux 6.12+ hold bandwidth in every root domain
- * that no /proc scan shows: <sys>/kernel/debug/sched/fair_server/cpuN/{runtime,period}
- * (ns) when debugfs is mounted. */
-static void read_servers(struct plan_env *env)
-{
-	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
-		char path[PATH_MAX];
-		long long runtime, period;
-
-		if (!CPU_ISSET(cpu, &env->online))
-			continue;
-		snprintf(path, sizeof(path), "%s/kernel/debug/sched/fair_server/cpu%d/runtime",
-			 irqres_paths.sys, cpu);
-		if (fileio_read_ll(path, &runtime))
-			continue;
-		snprintf(path, sizeof(path), "%s/kernel/debug/sched/fair_server/cpu%d/period",
-			 irqres_paths.sys, cpu);
-		if (fileio_read_ll(path, &period) || runtime < 0 || period <= 0)
-			continue;
-		env->server_bw[cpu] = dl_to_ratio((uint64_t)period, (uint64_t)runtime);
-	}
-}
-
 /*
  * The kernel's own root-domain accounting: <sys>/kernel/debug/sched/debug prints, per
  * CPU, the dl_bw of the CPU's root domain (kernel/sched/debug.c print_dl_rq()):
  *     dl_rq[1]:
  *       .dl_bw->bw                     : 996147
  *       .dl_bw->total_bw               : 262143
- * (6.1 and 6.12 alike). This is what __dl_overflow() compares with, fair servers and
+ * (6.1 to 7.3 alike). This is what __dl_overflow() compares with, deadline servers and
  * all; a missing or unreadable file (no debugfs) leaves kernel_bw_cpus empty.
  */
 static void read_kernel_bw(struct plan_env *env)
@@ -216,7 +194,12 @@ int plan_env_read(struct plan_env *env, bool with_dl)
 		}
 	}
 	if (with_dl) {
-		read_servers(env);
+		rc = dlserver_read(&env->online, env->server_bw, &env->servers);
+		if (rc) {
+			pr_err("cannot list the deadline servers in %s/kernel/debug/sched: %s",
+			       irqres_paths.sys, strerror(-rc));
+			goto out_free;
+		}
 		read_kernel_bw(env);
 		enforce_env_read(&env->enforce);
 		env->enforce_read = true;
@@ -286,6 +269,7 @@ static int base_domains(struct plan *plan, const struct plan_env *env)
 	cpu_set_t rest;
 	int rc;
 
+	dlserver_set_str(&env->servers, plan->servers, sizeof(plan->servers));
 	CPU_XOR(&rest, &env->online, &env->isolated);
 	CPU_AND(&rest, &rest, &env->online);
 	for (size_t i = 0; i < env->n_parts; i++) {

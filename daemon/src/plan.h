@@ -15,7 +15,8 @@
  * debugfs sched/debug: every task, every deadline server such as 6.12's fair servers,
  * whatever else the kernel holds); for one the plan creates or shrinks it is the most the
  * kernel counts when it builds that root domain: the SCHED_DEADLINE tasks that will be in
- * it plus the deadline servers of its CPUs (debugfs sched/fair_server/cpuN). (In the VM
+ * it plus the deadline servers of its CPUs (dlserver.h: every debugfs
+ * sched/<name>_server/cpuN that holds bandwidth: fair_server 6.12+, ext_server 7.0+). (In the VM
  * suite 6.12.95 counted each CPU's server after boot but left it out of the root domains
  * it built for new partitions: counting it errs on the side of a refusal the kernel would
  * not give, never of an acceptance it would refuse.) Each domain says which it used. The plan is feasible iff every item's verdict is ok. Building
@@ -25,6 +26,7 @@
 #define IRQRES_PLAN_H
 
 #include "cpuset.h"
+#include "dlserver.h"
 #include "enforce.h"
 #include "irqres.h"
 #include "json.h"
@@ -54,9 +56,11 @@ struct plan_env {
 	size_t n_parts;
 	struct plan_dltask *dl;
 	size_t n_dl, dl_cap;
-	/* Bandwidth the kernel's own deadline servers hold per CPU (Linux 6.12+ fair_server,
-	 * read from debugfs when mounted), to_ratio units; 0 elsewhere. */
+	/* Bandwidth the kernel's own deadline servers hold per CPU (dlserver.h: Linux 6.12+
+	 * fair_server, 7.0+ ext_server, read from debugfs when mounted), to_ratio units; 0
+	 * elsewhere; and which servers were found. */
 	uint64_t server_bw[CPU_SETSIZE];
+	struct dlserver_set servers;
 	/* The kernel's own accounting of the root domain of each CPU in kernel_bw_cpus, from
 	 * the dl_rq sections of <sys>/kernel/debug/sched/debug: dl_bw->total_bw, the
 	 * bandwidth it holds (tasks, servers, all), and dl_bw->bw, its per-CPU limit (-1:
@@ -88,7 +92,7 @@ struct plan_domain {
 	enum plan_bw_source source;	/* which of the two below existing_bw is */
 	uint64_t kernel_bw;		/* kernel's dl_bw->total_bw less the replaced threads
 					 * (PLAN_BW_KERNEL only) */
-	uint64_t servers_bw;		/* deadline servers of its CPUs (fair_server, 6.12+) */
+	uint64_t servers_bw;		/* deadline servers of its CPUs (dlserver.h) */
 	uint64_t tasks_bw;		/* SCHED_DEADLINE tasks in it that the plan keeps */
 	uint64_t new_bw;		/* Σ of the plan's items in this domain */
 	bool ok;
@@ -131,6 +135,7 @@ struct plan {
 	char **errors;
 	size_t n_errors, errors_cap;
 	struct enforce_plan enforce;	/* how its budgets will be enforced (enforce.h) */
+	char servers[256];		/* the deadline servers found (dlserver_set_str()) */
 };
 
 /* Reads online/isolated CPUs, sched_rt_{runtime,period}_us, the partitions present and,

@@ -127,10 +127,11 @@ static void plan_print_sources(const struct plan *plan, FILE *f)
 		return;
 	fprintf(f, "\nWhere the numbers come from (bandwidth in 2^-20 CPU, the kernel's unit): "
 		"capacity = to_ratio(sched_rt_period_us, sched_rt_runtime_us) x CPUs from "
-		"%s/sys/kernel; fair servers from %s/kernel/debug/sched/fair_server/cpuN/"
+		"%s/sys/kernel; deadline servers (%s) from %s/kernel/debug/sched/*_server/cpuN/"
 		"{runtime,period}; tasks by sched_getattr of every thread in %s; the kernel's "
 		"own count is dl_bw->total_bw in %s/kernel/debug/sched/debug\n",
-		irqres_paths.proc, irqres_paths.sys, irqres_paths.proc, irqres_paths.sys);
+		irqres_paths.proc, plan->servers, irqres_paths.sys, irqres_paths.proc,
+		irqres_paths.sys);
 	for (size_t i = 0; i < plan->n_domains; i++) {
 		const struct plan_domain *dm = &plan->domains[i];
 		char cpus[64];
@@ -138,11 +139,11 @@ static void plan_print_sources(const struct plan *plan, FILE *f)
 		cpuset_list_str(&dm->cpus, cpus, sizeof(cpus));
 		if (dm->source == PLAN_BW_KERNEL)
 			fprintf(f, "  CPUs %s: existing %" PRIu64 " = the kernel's dl_bw->total_bw "
-				"less the threads this plan replaces (fair servers %" PRIu64
+				"less the threads this plan replaces (deadline servers %" PRIu64
 				" + tasks %" PRIu64 " counted)", cpus, dm->existing_bw,
 				dm->servers_bw, dm->tasks_bw);
 		else
-			fprintf(f, "  CPUs %s: existing %" PRIu64 " = fair servers %" PRIu64
+			fprintf(f, "  CPUs %s: existing %" PRIu64 " = deadline servers %" PRIu64
 				" + tasks %" PRIu64 " (%s: at most what the kernel counts in the "
 				"root domain it builds)", cpus, dm->existing_bw, dm->servers_bw,
 				dm->tasks_bw, dm->is_new ? "a new partition" : "shrinks");

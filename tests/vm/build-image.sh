@@ -7,10 +7,18 @@
 # renamed into place only when complete: a half-built cache is never used. The three
 # newest complete images are kept (checkouts of other commits share the cache).
 #
-# Two PREEMPT_RT kernels go into the one image, so that every scenario runs on both
-# without a second root disk: Debian 12's linux-image-rt-amd64 (6.1) and the
-# mainline-PREEMPT_RT 6.12 of bookworm-backports (its linux-image-rt-amd64). The guest's
-# root file system holds both module trees; QEMU picks the kernel with -kernel/-initrd.
+# Three PREEMPT_RT kernels go into the one image, so that every scenario runs on each
+# without a second root disk: Debian 12's linux-image-rt-amd64 (6.1), the
+# mainline-PREEMPT_RT 6.12 of bookworm-backports and the 7.x of trixie-backports (their
+# linux-image-rt-amd64). The 7.x packages pre-depend on a linux-base newer than
+# bookworm's, so they are not installed: their files (vmlinuz, modules, config) are
+# unpacked into the bookworm root and its initramfs is made there, the userland staying
+# Debian 12's for all three. The guest's root file system holds the three module trees;
+# QEMU picks the kernel with -kernel/-initrd.
+#
+# Downloaded packages are kept in $cache_root/debs (debootstrap's and apt's cache,
+# checked by their hash), so that a rebuild after a change of the inputs downloads
+# nothing that it already has.
 #
 # Output (last line of stdout): the cache directory, holding disk.img (raw ext4 root),
 # kernels (one "<label> <release>" line per kernel, oldest first), vmlinuz-<release> and
@@ -34,13 +42,16 @@ kernel_packages=(initramfs-tools zstd linux-image-rt-amd64)
 # The 6.12 RT kernel comes from bookworm-backports (with the linux-base it pre-depends on).
 backports=bookworm-backports
 backports_packages=(linux-image-rt-amd64)
+# The 7.x RT kernel: trixie-backports' linux-image-rt-amd64, unpacked (see above).
+unpacked_suite=trixie-backports
+unpacked_meta=linux-image-rt-amd64
 disk_size=3G
 
 log() { printf 'build-image: %s\n' "$*" >&2; }
 
 key=$( { cat "$0"; find "$here/image" -type f -print0 | sort -z | xargs -0 cat; \
 	echo "$suite $mirror ${packages[*]} ${kernel_packages[*]} $disk_size"; \
-	echo "$backports ${backports_packages[*]}"; } |
+	echo "$backports ${backports_packages[*]}"; echo "$unpacked_suite $unpacked_meta"; } |
 	sha256sum | cut -c1-16)
 dest=$cache_root/$key
 
@@ -70,7 +81,7 @@ rootfs=$work/rootfs
 
 cleanup() {
 	local m
-	for m in "$rootfs/sys" "$rootfs/proc" "$rootfs/dev/pts"; do
+	for m in "$rootfs/var/cache/apt/archives" "$rootfs/sys" "$rootfs/proc" "$rootfs/dev/pts"; do
 		mountpoint -q "$m" 2>/dev/null && umount -l "$m"
 	done
 	# --one-file-system: never descend into anything still mounted
@@ -80,14 +91,17 @@ trap cleanup EXIT
 
 step() { log "[$(( $(date +%s) - start ))s] $*"; }
 
+debs=$cache_root/debs
+mkdir -p "$debs/partial"
 step "debootstrap $suite minbase from $mirror"
-debootstrap --variant=minbase --include="$(IFS=,; echo "${packages[*]}")" \
+debootstrap --variant=minbase --cache-dir="$debs" --include="$(IFS=,; echo "${packages[*]}")" \
 	"$suite" "$rootfs" "$mirror" >"$work/debootstrap.log" 2>&1 ||
 	{ tail -n 30 "$work/debootstrap.log" >&2; exit 1; }
 
 step "kernel: ${kernel_packages[*]}"
 mount -t proc proc "$rootfs/proc"
 mount -t sysfs sysfs "$rootfs/sys"
+mount --bind "$debs" "$rootfs/var/cache/apt/archives"
 mkdir -p "$rootfs/etc/initramfs-tools/conf.d"
 echo MODULES=most >"$rootfs/etc/initramfs-tools/conf.d/irqres"
 printf '#!/bin/sh\nexit 101\n' >"$rootfs/usr/sbin/policy-rc.d"
@@ -102,7 +116,32 @@ echo "deb $mirror $backports main" >"$rootfs/etc/apt/sources.list.d/$backports.l
 	apt-get install -y -q --no-install-recommends -t "$backports" "${backports_packages[@]}"
 } >>"$work/kernel.log" 2>&1 || { tail -n 30 "$work/kernel.log" >&2; exit 1; }
 rm -f "$rootfs/etc/apt/sources.list.d/$backports.list"
-chroot "$rootfs" apt-get clean
+
+step "kernel from $unpacked_suite: $unpacked_meta, unpacked"
+echo "deb $mirror $unpacked_suite main" >"$rootfs/etc/apt/sources.list.d/$unpacked_suite.list"
+unpack_kernel() {
+	local release pkg deb
+	chroot "$rootfs" apt-get update -q || return 1
+	# The metapackage names the versioned image package: linux-image-<release>.
+	release=$(chroot "$rootfs" apt-cache depends "$unpacked_meta/$unpacked_suite" |
+		sed -n 's/^ *Depends: linux-image-\(.*-rt-amd64\)$/\1/p')
+	[[ -n $release ]] || { log "$unpacked_suite: $unpacked_meta names no kernel"; return 1; }
+	# Its files are in linux-{base,binary,modules}-<release> (7.x packaging).
+	chroot "$rootfs" /usr/bin/env -C /var/cache/apt/archives \
+		apt-get download -q "linux-base-$release" "linux-binary-$release" \
+		"linux-modules-$release" || return 1
+	for pkg in base binary modules; do
+		deb=$(ls "$debs/linux-$pkg-${release}_"*.deb | tail -n 1)
+		dpkg-deb -x "$deb" "$rootfs" || return 1
+	done
+	cp "$rootfs/lib/modules/$release/vmlinuz" "$rootfs/boot/vmlinuz-$release"
+	cp "$rootfs/lib/modules/$release/config" "$rootfs/boot/config-$release"
+	chroot "$rootfs" depmod -a "$release" &&
+	chroot "$rootfs" mkinitramfs -o "/boot/initrd.img-$release" "$release"
+}
+unpack_kernel >>"$work/kernel.log" 2>&1 || { tail -n 30 "$work/kernel.log" >&2; exit 1; }
+rm -f "$rootfs/etc/apt/sources.list.d/$unpacked_suite.list"
+umount "$rootfs/var/cache/apt/archives"
 rm -f "$rootfs/usr/sbin/policy-rc.d"
 umount "$rootfs/sys" "$rootfs/proc"
 
@@ -115,12 +154,13 @@ chroot "$rootfs" systemctl enable systemd-networkd.service >/dev/null 2>&1
 chroot "$rootfs" systemctl mask systemd-networkd-wait-online.service \
 	apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer fstrim.timer \
 	>/dev/null 2>&1 || true
-rm -rf "$rootfs/var/lib/apt/lists/"* "$rootfs/var/cache/apt/"*.bin
+rm -rf "$rootfs/var/lib/apt/lists/"* "$rootfs/var/cache/apt/"*.bin \
+	"$rootfs/var/cache/apt/archives/"*.deb
 # One line per kernel, "<major.minor> <release>", oldest first; the first is also the
 # image's default (vmlinuz, initrd.img, kernel-release: make demo, bench/).
 mapfile -t releases < <(ls "$rootfs/lib/modules" | grep -- '-rt-' | sort -V)
-[[ ${#releases[@]} -ge 2 ]] ||
-	{ log "expected two PREEMPT_RT kernels in the image, found: ${releases[*]:-none}"; exit 1; }
+[[ ${#releases[@]} -ge 3 ]] ||
+	{ log "expected three PREEMPT_RT kernels in the image, found: ${releases[*]:-none}"; exit 1; }
 : >"$work/kernels"
 for release in "${releases[@]}"; do
 	cp "$rootfs/boot/vmlinuz-$release" "$work/vmlinuz-$release"
@@ -151,6 +191,7 @@ for old in "$cache_root"/*/; do
 	old=${old%/}
 	[[ $old == "$dest" ]] && continue
 	case $(basename "$old") in
+	debs) ;;
 	build.*) [[ -n $(find "$old" -maxdepth 0 -mmin +120) ]] && rm -rf --one-file-system "$old" ;;
 	*) grep -qxF "$old" <<<"$keep" || rm -rf --one-file-system "$old" ;;
 	esac

@@ -50,10 +50,13 @@ def stage(tmp_path_factory: pytest.TempPathFactory) -> vmrunner.Stage:
 
 
 def _kernel_labels() -> list[str]:
-    """The kernels every scenario runs on: all of the image's, or $IRQRES_VM_KERNELS
-    (comma-separated labels, e.g. "6.12") while working on one of them."""
+    """The kernels every scenario runs on: vmrunner.DEFAULT_KERNELS, or $IRQRES_VM_KERNELS
+    (comma-separated labels of the image's kernels, e.g. "6.12" while working on one of
+    them, "all" for every one)."""
     want = os.environ.get("IRQRES_VM_KERNELS")
     if not want:
+        return list(vmrunner.DEFAULT_KERNELS)
+    if want.strip() == "all":
         return list(vmrunner.KERNELS)
     labels = [k.strip() for k in want.split(",") if k.strip()]
     unknown = [k for k in labels if k not in vmrunner.KERNELS]

@@ -125,14 +125,27 @@ def sched_set_other(pid: int) -> int:
 
 
 SCHED_DEBUG = "/sys/kernel/debug/sched/debug"
-FAIR_SERVER = "/sys/kernel/debug/sched/fair_server"
+SCHED_DIR = "/sys/kernel/debug/sched"
+FAIR_SERVER = f"{SCHED_DIR}/fair_server"
+
+
+def _server(path: str) -> dict:
+    """One deadline server's cpuN/{runtime,period} in ns, by CPU."""
+    found = {}
+    for d in sorted(os.listdir(path)):
+        r, p = read(f"{path}/{d}/runtime"), read(f"{path}/{d}/period")
+        if d.startswith("cpu") and r is not None and p is not None:
+            found[int(d[3:])] = {"runtime_ns": int(r), "period_ns": int(p)}
+    return found
 
 
 def kernel_dl_bw() -> dict:
     """The kernel's deadline bandwidth accounting, as integers in its unit (2^-20 CPU):
     per CPU the root domain's ``dl_bw->bw`` (limit per CPU) and ``dl_bw->total_bw`` (in
-    use, servers included) from debugfs sched/debug, and each CPU's fair server (6.12+)
-    from debugfs sched/fair_server/cpuN/{runtime,period} in ns."""
+    use, servers included) from debugfs sched/debug, and each CPU's deadline servers from
+    debugfs sched/<name>_server/cpuN/{runtime,period} in ns: ``servers`` by name (fair
+    6.12+, ext 7.0+: every one the kernel shows), ``fair_server`` alone as before, and
+    sched_ext's state (7.2+ reserves ext_server only while it is "enabled")."""
     cpus: dict[int, dict] = {}
     cpu = None
     for line in (read(SCHED_DEBUG) or "").splitlines():
@@ -145,13 +158,14 @@ def kernel_dl_bw() -> dict:
         if m and cpu is not None:
             cpus[cpu][m.group(1)] = int(m.group(2))
     servers = {}
-    if os.path.isdir(FAIR_SERVER):
-        for d in sorted(os.listdir(FAIR_SERVER)):
-            r, p = read(f"{FAIR_SERVER}/{d}/runtime"), read(f"{FAIR_SERVER}/{d}/period")
-            if d.startswith("cpu") and r and p:
-                servers[int(d[3:])] = {"runtime_ns": int(r), "period_ns": int(p)}
-    return {"rd": {str(c): v for c, v in cpus.items()},
-            "fair_server": {str(c): v for c, v in servers.items()}}
+    if os.path.isdir(SCHED_DIR):
+        for name in sorted(os.listdir(SCHED_DIR)):
+            if name.endswith("_server") and os.path.isdir(f"{SCHED_DIR}/{name}"):
+                servers[name] = {str(c): v for c, v in _server(f"{SCHED_DIR}/{name}").items()}
+    fair = {c: v for c, v in servers.get("fair_server", {}).items()
+            if v["runtime_ns"] and v["period_ns"]}
+    return {"rd": {str(c): v for c, v in cpus.items()}, "fair_server": fair,
+            "servers": servers, "sched_ext_state": read("/sys/kernel/sched_ext/state")}
 
 
 def to_ratio(period_ns: int, runtime_ns: int) -> int:
@@ -422,6 +436,15 @@ def _dict_diff(what: str, a: dict, b: dict) -> list[str]:
             if a.get(k) != b.get(k)]
 
 
+def _servers_diff(bw_a: dict, bw_b: dict) -> list[str]:
+    """Every deadline server's parameters, per CPU (fingerprints taken before every
+    server was read have only the fair one)."""
+    a = bw_a.get("servers", {"fair_server": bw_a["fair_server"]})
+    b = bw_b.get("servers", {"fair_server": bw_b["fair_server"]})
+    return [d for name in sorted(set(a) | set(b))
+            for d in _dict_diff(f"{name} of CPU", a.get(name, {}), b.get(name, {}))]
+
+
 def _cgroup_diff(before: dict, after: dict) -> list[str]:
     a, b = before["cgroups"], after["cgroups"]
     out = [f"cgroup {p} {'removed' if p in a else 'left'}" for p in sorted(set(a) ^ set(b))
@@ -439,7 +462,7 @@ def fingerprint_diff(before: dict, after: dict) -> list[str]:
             + _dict_diff("sysctl", before["sysctl"], after["sysctl"])
             + _dict_diff("domain", before["domains"], after["domains"])
             + _dict_diff("root domain of CPU", bw_a["rd"], bw_b["rd"])
-            + _dict_diff("fair server of CPU", bw_a["fair_server"], bw_b["fair_server"])
+            + _servers_diff(bw_a, bw_b)
             + ([f"sched features {before['features']} -> {after['features']}"]
                if before["features"] != after["features"] else []))
 
