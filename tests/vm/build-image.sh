@@ -35,7 +35,7 @@ mirror=${mirror:-http://deb.debian.org/debian}
 # the project's binaries (irqresd: libyaml, libsystemd; the trace reader: libtracecmd).
 packages=(
 	systemd systemd-sysv udev dbus iproute2 kmod procps util-linux
-	python3 python3-numpy python3-scipy python3-click python3-yaml
+	python3 python3-numpy python3-click python3-yaml
 	trace-cmd rt-tests ethtool libyaml-0-2 libsystemd0 libtracecmd1 libtracefs1 libtraceevent1
 )
 kernel_packages=(initramfs-tools zstd linux-image-rt-amd64)

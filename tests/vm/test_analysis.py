@@ -62,7 +62,7 @@ def test_trace_analyze_recommend_apply(boot, demo_profile):
     assert stats["irq_requests"] >= 0.8 * d["sent"], (stats, d["sent"])
     assert abs(mean - period) <= 0.15 * period, (mean, period)
 
-    # in the guest: numpy 1.24 / scipy 1.10, the recommendation, applied for real
+    # in the guest: numpy 1.24, the recommendation, applied for real
     assert d["analyze"]["rc"] == 0, d["analyze"]
     guest = json.loads((res.out / "analyze.json").read_text())
     best = nic_thread(guest)["recommendation"]["best"]
