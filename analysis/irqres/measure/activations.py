@@ -5,7 +5,8 @@ Conventions (also in docs/analysis.md):
 IRQ thread
     A task whose comm is ``irq/<N>-<action>`` (``irq/<N>-s-<action>`` for a forced
     threading secondary thread). comm is cut at 15 characters, so the action is matched
-    as a prefix of the full handler names that irq_handler_entry carries for IRQ N.
+    as a prefix of the full handler names that irq_handler_entry carries for IRQ N. The
+    rule is :mod:`irqres.irqname`'s (the same as irqresd's).
 
 Activation
     From the wake-up request of the sleeping thread (``sched_waking`` of its pid, or
@@ -56,8 +57,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .. import irqname
 from ..errors import SelectionError, TraceError
-from ..trace.reader import _IRQ_COMM, Trace
+from ..trace.reader import Trace
 
 log = logging.getLogger(__name__)
 
@@ -199,11 +201,8 @@ def find_irq_threads(trace: Trace, pattern: str | None = None) -> list[IrqThread
     for pid, (irq, comm) in sorted(trace.irq_threads().items()):
         if pattern is not None and not _matches(pattern, comm, irq):
             continue
-        tail = comm.split("-", 1)[1]
-        secondary = tail.startswith("s-")
-        action = tail[2:] if secondary else tail
-        cands = names_by_irq.get(irq, [])
-        names = [n for n in cands if n.startswith(action)] or cands
+        secondary, names = irqname.own_actions(comm, names_by_irq.get(irq, []))
+        action = comm.split("-", 1)[1][2 * secondary:]
         out.append(IrqThread(pid, comm, irq, action, secondary, names))
     return out
 
@@ -281,8 +280,8 @@ def _check_selection(trace: Trace, selected: frozenset[int], chosen: dict[int, I
     irq_threads = pattern is not None or not tasks
 
     def kept(pid: int, comm: str) -> bool:
-        m = _IRQ_COMM.match(comm)
-        if irq_threads and m and (pattern is None or _matches(pattern, comm, int(m[1]))):
+        name = irqname.parse(comm)
+        if irq_threads and name and (pattern is None or _matches(pattern, comm, name.irq)):
             return True
         return any(task_matches(t, comm, pid) for t in tasks)
 
