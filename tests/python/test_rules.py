@@ -1,5 +1,6 @@
 """Each rule written once per language, pinned to the C side by the same case tables:
-every case of tests/data/rules/ (tests/c/test_irqname.c reads them too)."""
+every case of tests/data/rules/ (tests/c/test_irqname.c and test_buffering.c read them
+too)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,9 @@ from pathlib import Path
 
 import pytest
 from irqres import irqname
+from irqres.control import ControllerConfig
+from irqres.model import buffering
+from irqres.model.kernel import KERNEL_MIN_RUNTIME_NS
 
 RULES = Path(__file__).resolve().parents[1] / "data" / "rules"
 
@@ -53,3 +57,28 @@ def test_irq_thread_actions(comm, actions, secondary, served):
 def test_own_actions_refuses_a_name_that_is_not_an_irq_thread():
     with pytest.raises(ValueError, match="'kworker/0:1' is not an IRQ thread name"):
         irqname.own_actions("kworker/0:1", ["eth0"])
+
+
+BUFFERING = _table("buffering.tsv")
+FLOOR = _table("runtime-floor.tsv")
+
+
+@pytest.mark.parametrize(("q", "t", "p", "n", "verdict", "least"), BUFFERING)
+def test_buffering_bound(q, t, p, n, verdict, least):
+    q, t, p, n = int(q), int(t), int(p), int(n)
+    assert buffering.passes(q, t, p, n) == (verdict == "ok")
+    if 1 <= q <= t:                     # what check() takes
+        assert buffering.check(q, t, p, n).ok == (verdict == "ok")
+    assert buffering.min_runtime(t, p, n) == int(least)
+    cfg = ControllerConfig(name="nic", period_ns=t, buffer=n, min_interarrival_ns=p)
+    assert cfg.buffering_floor_ns == int(least)
+    assert cfg.lower_ns == max(int(least), KERNEL_MIN_RUNTIME_NS)
+
+
+@pytest.mark.parametrize(("runtime", "verdict"), FLOOR)
+def test_runtime_floor(runtime, verdict):
+    assert (int(runtime) >= KERNEL_MIN_RUNTIME_NS) == (verdict == "ok")
+
+
+def test_the_rule_tables_are_read():
+    assert len(BUFFERING) >= 15 and len(FLOOR) >= 5
