@@ -1,13 +1,13 @@
 """Each rule written once per language, pinned to the C side by the same case tables:
-every case of tests/data/rules/ (tests/c/test_irqname.c and test_buffering.c read them
-too)."""
+every case of tests/data/rules/ (tests/c/test_irqname.c, test_buffering.c and
+test_interrupts.c read them too)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-from irqres import irqname
+from irqres import irqname, procfs
 from irqres.control import ControllerConfig
 from irqres.model import buffering
 from irqres.model.kernel import KERNEL_MIN_RUNTIME_NS
@@ -82,3 +82,44 @@ def test_runtime_floor(runtime, verdict):
 
 def test_the_rule_tables_are_read():
     assert len(BUFFERING) >= 15 and len(FLOOR) >= 5
+
+
+SAMPLES = sorted(p.stem for p in (RULES / "proc-interrupts").glob("*.txt"))
+
+
+def test_the_samples_are_read():
+    assert {"x86", "cpu-hot-removed", "arm64-gic", "long-actions", "odd"} <= set(SAMPLES)
+
+
+@pytest.mark.parametrize("name", SAMPLES)
+def test_proc_interrupts_sample(name):
+    """Each IRQ line read as the daemon reads it; an error names the line."""
+    text = (RULES / "proc-interrupts" / f"{name}.txt").read_text(encoding="utf-8")
+    expected = [line.split("\t") for line in
+                (RULES / "proc-interrupts" / f"{name}.expected").read_text().splitlines()]
+    lines = text.splitlines()
+    assert expected[0] == ["cpus", str(procfs.interrupts_ncpu(lines[0]))]
+    got = []
+    for no, line in enumerate(lines[1:], start=2):
+        try:
+            row = procfs.interrupts_line(line, int(expected[0][1]))
+        except ValueError:
+            got.append(["error", str(no)])
+            continue
+        if row is not None:
+            got.append([str(row[0]), str(row[1])])
+    assert got == expected[1:]
+    errors = [int(no) for what, no in expected[1:] if what == "error"]
+    if errors:
+        with pytest.raises(procfs.ProcfsError, match=rf"^x/interrupts:{errors[0]}: cannot read "
+                           "the counts of IRQ"):
+            procfs.parse_interrupts(text, "x/interrupts")
+    else:
+        assert procfs.parse_interrupts(text) == {int(i): int(n) for i, n in expected[1:]}
+
+
+def test_proc_interrupts_without_a_header(tmp_path):
+    with pytest.raises(procfs.ProcfsError, match="interrupts: empty"):
+        procfs.parse_interrupts("", "interrupts")
+    with pytest.raises(procfs.ProcfsError, match="interrupts:1: no CPU columns"):
+        procfs.parse_interrupts("  \n 11: 1 2 x\n", "interrupts")
