@@ -108,6 +108,7 @@ def checker(tmp_path):
             str(d / "profile.c"),
             str(d / "yamlmap.c"),
             str(d / "units.c"),
+            str(d / "buffering.c"),
             str(d / "log.c"),
             "-lyaml",
         ],
