@@ -1,4 +1,4 @@
-"""How a :class:`~.pipeline.Report` is shown: the text ``irqres analyze`` prints, the
+"""How a :class:`~.types.Report` is shown: the text ``irqres analyze`` prints, the
 JSON-ready dict of ``--json``, and the profile of ``--profile-out``. Reads the report;
 computes nothing of the analysis."""
 
@@ -11,6 +11,7 @@ import numpy as np
 
 from .. import profiledoc
 from ..errors import ModelError
+from ..jsonout import json_safe
 from ..measure.accounting import format_served
 from ..measure.stats import Summary
 from ..model import buffering
@@ -21,7 +22,7 @@ from ..units import format_duration
 
 if TYPE_CHECKING:
     from ..measure.activations import Gaps
-    from .pipeline import Report, ThreadReport
+    from .types import Report, ThreadReport
 
 
 def profile(report: Report) -> str:
@@ -34,9 +35,10 @@ def profile(report: Report) -> str:
 
 
 def report_dict(report: Report) -> dict[str, Any]:
-    """The whole report, JSON-ready."""
+    """The whole report as JSON-safe data (docs/json.md, ``irqres analyze --json``):
+    statistics that are NaN or infinite become null."""
     t = report.trace
-    return {
+    return json_safe({
         "trace": {
             "path": t.path, "buffer": t.buffer, "cpus": t.ncpus, "records": t.nrecords,
             "events_kept": t.nevents, "first_ts_ns": t.first_ts, "last_ts_ns": t.last_ts,
@@ -45,7 +47,7 @@ def report_dict(report: Report) -> dict[str, Any]:
                 "records_dropped": sum(j.count for j in t.time_jumps),
                 "runs": [j.to_dict() for j in t.time_jumps]},
         },
-        "options": {**report.options.__dict__, "kernel": report.options.kernel.to_dict()},
+        "options": report.options.to_dict(),
         "threads": [_thread_dict(tr) for tr in report.threads],
         "irq_lines": [
             {"irq": ln.irq, "names": ln.names, "requests": len(ln.ts_ns),
@@ -53,7 +55,7 @@ def report_dict(report: Report) -> dict[str, Any]:
              "interarrival": thread_summary_dict(ln.interarrival_ns)}
             for ln in report.lines
         ],
-    }
+    })
 
 
 def report_text(report: Report) -> str:
