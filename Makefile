@@ -39,7 +39,8 @@ daemon: deps-build
 
 # The Python package, installed in development mode (builds the trace reader extension).
 python: deps-build build/.python-stamp
-build/.python-stamp: pyproject.toml $(wildcard setup.py) $(wildcard analysis/irqres/*/*.[ch])
+build/.python-stamp: pyproject.toml $(wildcard setup.py) $(wildcard analysis/irqres/*/*.[ch]) \
+		daemon/src/irqname.[ch]
 	$(PYTHON) -m pip install -q --disable-pip-version-check --root-user-action=ignore \
 		--no-build-isolation -e .
 	@mkdir -p build && touch $@

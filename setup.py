@@ -28,6 +28,9 @@ def pkg_config(*args: str) -> list[str]:
 TRACE = "analysis/irqres/trace"
 SOURCES = ["_tracereader", "input", "decode", "columns", "selection", "parallel", "merge",
            "pages"]
+#: the daemon's C files the reader shares (one home per rule: the IRQ thread name)
+DAEMON = "daemon/src"
+SHARED = ["irqname"]
 
 flags = pkg_config("--cflags")
 libs = pkg_config("--libs")
@@ -36,9 +39,11 @@ setup(
     ext_modules=[
         Extension(
             "irqres._tracereader",
-            sources=[f"{TRACE}/{name}.c" for name in SOURCES],
-            depends=[f"{TRACE}/{name}.h" for name in SOURCES[1:]],
-            include_dirs=[f[2:] for f in flags if f.startswith("-I")],
+            sources=[f"{TRACE}/{name}.c" for name in SOURCES]
+            + [f"{DAEMON}/{name}.c" for name in SHARED],
+            depends=[f"{TRACE}/{name}.h" for name in SOURCES[1:]]
+            + [f"{DAEMON}/{name}.h" for name in SHARED],
+            include_dirs=[DAEMON] + [f[2:] for f in flags if f.startswith("-I")],
             extra_compile_args=[f for f in flags if not f.startswith("-I")]
             + ["-std=gnu11", "-O2", "-Wall", "-Wextra", "-Wno-unused-parameter",
                "-Wno-missing-field-initializers"],

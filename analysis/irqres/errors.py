@@ -9,10 +9,6 @@ class UnitError(IrqresError, ValueError):
     """A duration or number with a unit could not be read."""
 
 
-class ProfileError(IrqresError, ValueError):
-    """A profile is malformed; the message starts with ``file:line:col:`` when known."""
-
-
 class DaemonError(IrqresError):
     """irqresd refused a request, or could not be reached."""
 

@@ -42,8 +42,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from .client import Client
-from .control.inputs import NET_DROP_COUNTERS, net_interface
 from .errors import IrqresError
+from .procfs import net_interface, read_net_counters
 from .targetkind import TargetKind
 
 
@@ -86,19 +86,6 @@ class Snapshot:
     nic: dict[tuple[str, str], dict[str, int]] = field(default_factory=dict)
     # (target, comm, pid) -> ns it has waited to be reserved (status, WAITING)
     waiting: dict[tuple[str, str, int], int] = field(default_factory=dict)
-
-
-def read_net_counters(iface: str, sys_root: str = "/sys") -> dict[str, int]:
-    """The drop counters (:data:`NET_DROP_COUNTERS`) ``iface`` has; unreadable ones are
-    left out (a device without them, or an interface that went away)."""
-    out = {}
-    for name in NET_DROP_COUNTERS:
-        try:
-            with open(os.path.join(sys_root, "class", "net", iface, "statistics", name)) as f:
-                out[name] = int(f.read().strip() or 0)
-        except (OSError, ValueError):
-            continue
-    return out
 
 
 def _int(v: object) -> int | None:

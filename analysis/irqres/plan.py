@@ -2,7 +2,7 @@
 
 irqresd builds the plan and sends it as JSON (PLAN in docs/protocol.md); this module
 renders it. The daemon's own ``irqresd --dry-run`` prints the same text from the same
-plan (``plan_print_text()`` in daemon/src/plan.c): one column order and one naming for
+plan (``plan_report_text()`` in daemon/src/plan_report.c): one column order and one naming for
 both, so the two change together (tests/integration/test_plan_report.py compares them).
 """
 

@@ -135,8 +135,3 @@ def format_duration(ns: int) -> str:
             frac = f".{rest:0{width}d}".rstrip("0") if rest else ""
             return f"{sign}{whole}{frac}{unit}"
     return f"{sign}{ns}ns"
-
-
-def format_us(ns: int | float, digits: int = 1) -> str:
-    """Format nanoseconds as microseconds with ``digits`` decimals (for tables)."""
-    return f"{ns / 1000:.{digits}f}"

@@ -184,7 +184,7 @@ static int parse_set_budget(const struct word *w, size_t nargs, struct ctl_reque
 	    parse_duration("runtime", &w[2], &req->runtime_ns, err, errlen) < 0 ||
 	    (nargs == 3 && parse_duration("period", &w[3], &req->period_ns, err, errlen) < 0))
 		return -EINVAL;
-	if (req->runtime_ns < PROFILE_RUNTIME_MIN_NS) {
+	if (req->runtime_ns < DLCHECK_RUNTIME_MIN_NS) {
 		snprintf(err, errlen, "set-budget %s: runtime %s is below the kernel's minimum of "
 			 "1024ns", req->target, units_format_duration(req->runtime_ns, a, sizeof(a)));
 		return -EINVAL;

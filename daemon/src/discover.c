@@ -12,6 +12,7 @@
 #include "cpuset.h"
 #include "dl.h"
 #include "fileio.h"
+#include "irqname.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -43,25 +44,6 @@ static int read_stat(const char *dir, struct fileio_stat *sf)
 
 	snprintf(path, sizeof(path), "%s/stat", dir);
 	return gone(fileio_stat_read(path, sf));
-}
-
-int discover_parse_irq_comm(const char *comm, int *irq, bool *secondary)
-{
-	const char *p = comm + 4;
-	long n = 0;
-
-	if (strncmp(comm, "irq/", 4) || !isdigit((unsigned char)*p))
-		return -EINVAL;
-	for (; isdigit((unsigned char)*p); p++) {
-		n = n * 10 + (*p - '0');
-		if (n > INT32_MAX)
-			return -EINVAL;
-	}
-	if (*p != '-')
-		return -EINVAL;
-	*irq = (int)n;
-	*secondary = !strncmp(p, "-s-", 3);
-	return 0;
 }
 
 /* Tgid and Cpus_allowed_list of /proc/PID/status. */
@@ -166,40 +148,6 @@ int discover_irq_actions(int irq, char *buf, size_t len)
 }
 
 /*
- * Each action of a shared IRQ has its own thread: keeps in ti->actions (all actions of
- * the IRQ) the ones that the thread's comm, cut at 15 characters, names.  "irq/N-s-x" is
- * a secondary thread unless the IRQ has an action whose name starts with "s-x".
- */
-static void own_actions(struct thread_info *ti)
-{
-	char all[ACTIONS_MAX], *name, *save = NULL;
-	const char *rest = strchr(ti->comm, '-') + 1;
-	size_t used = 0, n;
-
-	if (ti->secondary) {
-		memcpy(all, ti->actions, sizeof(all));
-		for (name = strtok_r(all, ",", &save); name; name = strtok_r(NULL, ",", &save))
-			if (!strncmp(name, rest, strlen(rest)))
-				ti->secondary = false;
-		if (ti->secondary)
-			rest += 2;
-	}
-	memcpy(all, ti->actions, sizeof(all));
-	n = strlen(rest);
-	for (name = strtok_r(all, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
-		size_t len = strlen(name);
-
-		if (strncmp(name, rest, n))
-			continue;
-		if (used)
-			ti->actions[used++] = ',';
-		memmove(ti->actions + used, name, len + 1);	/* fits: a subset of all */
-		used += len;
-	}
-	/* when the comm names none of them, ti->actions still holds them all */
-}
-
-/*
  * Everything but stat, for a thread whose stat is already in @sf.  With the real /proc
  * and a known @tgid, sched_getaffinity() replaces reading /proc/TID/status, which costs
  * several times more.
@@ -207,6 +155,7 @@ static void own_actions(struct thread_info *ti)
 static int read_rest(const char *dir, pid_t pid, pid_t tgid, const struct fileio_stat *sf,
 		     struct thread_info *ti)
 {
+	struct irqname name;
 	int rc;
 
 	memset(ti, 0, sizeof(*ti));
@@ -218,22 +167,18 @@ static int read_rest(const char *dir, pid_t pid, pid_t tgid, const struct fileio
 	ti->priority = sf->rt_priority;
 	ti->nice = sf->nice;
 	ti->irq = -1;
-	if (ti->kthread && sf->ppid == KTHREADD_PID &&
-	    !discover_parse_irq_comm(sf->comm, &ti->irq, &ti->secondary)) {
-		ti->is_irq = true;
-		if (!discover_irq_actions(ti->irq, ti->actions, sizeof(ti->actions)) &&
-		    ti->actions[0]) {
-			own_actions(ti);
-		} else {
-			/* no sysfs or /proc/irq entry (yet): the comm's name, maybe cut */
-			const char *rest = strchr(ti->comm, '-') + 1;
+	if (ti->kthread && sf->ppid == KTHREADD_PID && !irqname_parse(ti->comm, &name)) {
+		char all[ACTIONS_MAX];
 
-			snprintf(ti->actions, sizeof(ti->actions), "%s",
-				 ti->secondary ? rest + 2 : rest);
-		}
-	} else {
-		ti->irq = -1;
-		ti->secondary = false;
+		ti->is_irq = true;
+		ti->irq = name.irq;
+		ti->secondary = name.secondary;
+		/* each action of a shared IRQ has its own thread: keep the ones it names */
+		if (!discover_irq_actions(ti->irq, all, sizeof(all)) && all[0])
+			irqname_own_actions(ti->comm, all, ti->actions, sizeof(ti->actions),
+					    &ti->secondary);	/* a subset of all: fits */
+		else	/* no sysfs or /proc/irq entry (yet): the comm's name, maybe cut */
+			snprintf(ti->actions, sizeof(ti->actions), "%s", name.action);
 	}
 	if (tgid > 0 && irqres_paths_real_proc()) {
 		ti->tgid = tgid;
@@ -322,8 +267,8 @@ static int consider_kthread(pid_t pid, struct thread_list *list, bool irq_only)
 	char dir[DIR_LEN];
 	struct fileio_stat sf;
 	struct thread_info ti;
-	bool secondary;
-	int irq, rc;
+	struct irqname name;
+	int rc;
 
 	thread_dir(dir, sizeof(dir), pid);
 	rc = read_stat(dir, &sf);
@@ -331,7 +276,7 @@ static int consider_kthread(pid_t pid, struct thread_list *list, bool irq_only)
 		return skip_or_fail(rc);
 	if (!(sf.flags & PF_KTHREAD) || sf.ppid != KTHREADD_PID)
 		return 0;
-	if (irq_only ? discover_parse_irq_comm(sf.comm, &irq, &secondary) != 0
+	if (irq_only ? irqname_parse(sf.comm, &name) != 0
 		     : (sf.flags & FILEIO_PF_NO_SETAFFINITY) != 0)
 		return 0;
 	rc = read_rest(dir, pid, pid, &sf, &ti);

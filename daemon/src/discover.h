@@ -3,7 +3,8 @@
  * discover.h - finds threads in /proc (under irqres_paths.proc / .sys).
  *
  * An IRQ thread is a kernel thread (PF_KTHREAD in /proc/PID/stat field 9) whose parent
- * is kthreadd (pid 2) and whose comm is irq/<N>-<action> or irq/<N>-s-<action>; a user
+ * is kthreadd (pid 2) and whose comm is irq/<N>-<action> or irq/<N>-s-<action> (the
+ * name rule: irqname.h); a user
  * process that names itself irq/11-eth0 is never one.  comm is cut at 15 characters, so
  * the IRQ number comes from comm and the full action names from /sys/kernel/irq/N/actions
  * (fallback: the directory names under /proc/irq/N/).  Each action of a shared IRQ has
@@ -48,12 +49,6 @@ int discover_read(pid_t pid, struct thread_info *ti);
 
 /* Returns 1 when @ti's thread still exists with the same starttime, 0 when not. */
 int discover_still_same(const struct thread_info *ti);
-
-/*
- * Parses an IRQ-thread comm: "irq/11-eth0" -> irq 11, secondary false;
- * "irq/19-s-ehci_hcd" -> 19, true.  Returns 0, or -EINVAL when @comm is not of that form.
- */
-int discover_parse_irq_comm(const char *comm, int *irq, bool *secondary);
 
 /* Full action names of IRQ @irq, comma separated, into @buf.  Returns 0 or -errno. */
 int discover_irq_actions(int irq, char *buf, size_t len);

@@ -43,30 +43,6 @@ int dl_set_deadline(pid_t pid, uint64_t runtime_ns, uint64_t deadline_ns, uint64
 	return dl_set(pid, &a);
 }
 
-int dl_set_policy(pid_t pid, int policy, int priority, int nice)
-{
-	struct dl_attr a = { .sched_policy = (uint32_t)policy };
-
-	switch (policy) {
-	case SCHED_FIFO:
-	case SCHED_RR:
-		if (priority < 1 || priority > 99)
-			return -EINVAL;
-		a.sched_priority = (uint32_t)priority;
-		break;
-	case SCHED_OTHER:
-	case SCHED_BATCH:
-	case SCHED_IDLE:
-		if (nice < -20 || nice > 19)
-			return -EINVAL;
-		a.sched_nice = nice;
-		break;
-	default:
-		return -EINVAL;
-	}
-	return dl_set(pid, &a);
-}
-
 uint64_t dl_to_ratio(uint64_t period_ns, uint64_t runtime_ns)
 {
 	if (period_ns == 0)

@@ -40,9 +40,6 @@ int dl_get(pid_t pid, struct dl_attr *attr);
 int dl_set(pid_t pid, const struct dl_attr *attr);
 /* SCHED_DEADLINE with runtime <= deadline <= period (ns); reset-on-fork is set. */
 int dl_set_deadline(pid_t pid, uint64_t runtime_ns, uint64_t deadline_ns, uint64_t period_ns);
-/* Puts back a non-deadline policy: SCHED_OTHER/BATCH/IDLE with nice, FIFO/RR with
- * priority (1..99). */
-int dl_set_policy(pid_t pid, int policy, int priority, int nice);
 
 /* The kernel's to_ratio(): (runtime << 20) / period; 0 when period is 0. */
 uint64_t dl_to_ratio(uint64_t period_ns, uint64_t runtime_ns);

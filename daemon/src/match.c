@@ -20,6 +20,7 @@
  *   task pid P    the thread P, or every thread of process P.
  */
 #include "match.h"
+#include "interrupts.h"
 #include "array.h"
 #include "discover.h"
 #include "fileio.h"
@@ -169,34 +170,56 @@ static bool names_iface(const char *a, const char *ifname, const char *vdev)
 	return v && !strncmp(a, vdev, v) && a[v] == '-';
 }
 
-/* IRQs of /proc/interrupts lines with an action naming the interface. */
-static int add_interrupts_lines(const char *ifname, const char *vdev, struct int_set *s)
+/* The next line of @f into @line; of a line longer than @len, the rest is skipped. */
+static char *next_line(FILE *f, char *line, size_t len)
+{
+	int c;
+
+	if (!fgets(line, (int)len, f))
+		return NULL;
+	if (!strchr(line, '\n'))
+		while ((c = getc(f)) != EOF && c != '\n')
+			;
+	return line;
+}
+
+/* /proc/interrupts past its header, with its CPU columns in *@ncpu; NULL when unreadable. */
+static FILE *interrupts_open(int *ncpu)
 {
 	char path[PATH_LEN], line[4096];
-	int rc = 0;
 	FILE *f;
 
 	path_fmt(path, sizeof(path), "%s/interrupts", irqres_paths.proc);
 	f = fopen(path, "re");
 	if (!f)
-		return 0;	/* the sysfs view is enough */
-	while (!rc && fgets(line, sizeof(line), f)) {
-		char *p = line, *colon, *tok, *save = NULL;
-		int irq;
+		return NULL;
+	*ncpu = next_line(f, line, sizeof(line)) ? interrupts_ncpu(line) : -EINVAL;
+	if (*ncpu < 0) {
+		fclose(f);
+		return NULL;
+	}
+	return f;
+}
 
-		while (*p == ' ')
-			p++;
-		colon = strchr(p, ':');
-		if (!colon)
+/* IRQs of /proc/interrupts lines with an action naming the interface. */
+static int add_interrupts_lines(const char *ifname, const char *vdev, struct int_set *s)
+{
+	char line[4096];
+	int rc = 0, ncpu;
+	FILE *f = interrupts_open(&ncpu);
+
+	if (!f)
+		return 0;	/* the sysfs view is enough */
+	while (!rc && next_line(f, line, sizeof(line))) {
+		struct interrupts_row row;
+		char *tok, *save = NULL;
+
+		if (interrupts_line(line, ncpu, &row) != 1)
 			continue;
-		*colon = '\0';
-		irq = parse_irq(p);
-		if (irq < 0)
-			continue;
-		for (tok = strtok_r(colon + 1, " ,\t\n", &save); tok;
+		for (tok = strtok_r(line + (row.rest - line), " ,\t\n", &save); tok;
 		     tok = strtok_r(NULL, " ,\t\n", &save)) {
 			if (names_iface(tok, ifname, vdev)) {
-				rc = set_add(s, irq);
+				rc = set_add(s, row.irq);
 				break;
 			}
 		}
@@ -481,8 +504,10 @@ static bool selects(const struct target *t, const struct resolved *r,
 /* Whether IRQ @irq exists: /sys/kernel/irq/N, /proc/irq/N or a /proc/interrupts line. */
 static bool irq_exists(int irq)
 {
-	char path[PATH_LEN], line[256];
+	char path[PATH_LEN], line[4096];
+	struct interrupts_row row;
 	bool found = false;
+	int ncpu;
 	FILE *f;
 
 	path_fmt(path, sizeof(path), "%s/kernel/irq/%d", irqres_paths.sys, irq);
@@ -491,22 +516,11 @@ static bool irq_exists(int irq)
 	path_fmt(path, sizeof(path), "%s/irq/%d", irqres_paths.proc, irq);
 	if (access(path, F_OK) == 0)
 		return true;
-	path_fmt(path, sizeof(path), "%s/interrupts", irqres_paths.proc);
-	f = fopen(path, "re");
+	f = interrupts_open(&ncpu);
 	if (!f)
 		return false;
-	while (!found && fgets(line, sizeof(line), f)) {
-		char *p = line, *colon;
-
-		while (*p == ' ')
-			p++;
-		colon = strchr(p, ':');
-		if (colon) {
-			*colon = '\0';
-			found = parse_irq(p) == irq;
-		}
-		/* the rest of a long line is read as lines of their own; none starts "N:" */
-	}
+	while (!found && next_line(f, line, sizeof(line)))
+		found = interrupts_line(line, ncpu, &row) == 1 && row.irq == irq;
 	fclose(f);
 	return found;
 }

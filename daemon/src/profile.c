@@ -7,6 +7,7 @@
  * of a target are checked after its walk, each in a small function of its own.
  */
 #include "profile.h"
+#include "buffering.h"
 #include "target_kind.h"
 #include "units.h"
 #include "yamlmap.h"
@@ -76,7 +77,7 @@ static int on_runtime(struct yamlmap *c, const struct yamlmap_key *k, yaml_node_
 	uint64_t *ns = yamlmap_field(obj, k);
 	int rc = yamlmap_get_duration(c, val, what, ns);
 
-	if (!rc && *ns < PROFILE_RUNTIME_MIN_NS)
+	if (!rc && *ns < DLCHECK_RUNTIME_MIN_NS)
 		rc = yamlmap_error(c, val, "%s: %s is below the kernel's minimum runtime of "
 				   "1024ns", what, yamlmap_scalar(val));
 	return rc;
@@ -305,7 +306,7 @@ static int check_times(struct yamlmap *c, yaml_node_t *map, struct target *t,
 	units_format_duration(t->runtime_ns, q, sizeof(q));
 	units_format_duration(t->deadline_ns, d, sizeof(d));
 	units_format_duration(t->period_ns, p, sizeof(p));
-	if (t->runtime_ns < PROFILE_RUNTIME_MIN_NS)
+	if (t->runtime_ns < DLCHECK_RUNTIME_MIN_NS)
 		return yamlmap_error(c, g[T_RUNTIME].val, "%s: runtime %s is below the kernel's "
 				     "minimum of 1024ns", where, q);
 	if (t->deadline_ns > t->period_ns)
@@ -657,11 +658,7 @@ enum profile_buffer_verdict profile_buffer_check(const struct target *t, uint64_
 {
 	if (!t->min_interarrival_ns || !t->buffer)
 		return PROFILE_BUFFER_UNKNOWN;
-	if (runtime_ns >= period_ns)
-		return PROFILE_BUFFER_OK;
-	/* (T - Q)/P < N_c  <=>  T - Q < N_c * P, exact in 128 bits */
-	return (unsigned __int128)(period_ns - runtime_ns) <
-			       (unsigned __int128)t->buffer * t->min_interarrival_ns
+	return buffering_ok(runtime_ns, period_ns, t->min_interarrival_ns, t->buffer)
 		       ? PROFILE_BUFFER_OK
 		       : PROFILE_BUFFER_VIOLATED;
 }
@@ -691,13 +688,13 @@ uint64_t profile_adaptive_min_runtime(const struct target *t, uint64_t period_ns
 	uint64_t lo = t->adaptive.min_runtime_ns ? t->adaptive.min_runtime_ns : 1000;
 
 	if (t->min_interarrival_ns && t->buffer) {
-		unsigned __int128 held = (unsigned __int128)t->buffer * t->min_interarrival_ns;
+		uint64_t need = buffering_min_runtime(period_ns, t->min_interarrival_ns,
+						      t->buffer);
 
-		/* smallest Q with T - Q < N_c * P */
-		if (held < period_ns && period_ns - (uint64_t)held + 1 > lo)
-			lo = period_ns - (uint64_t)held + 1;
+		if (need > lo)
+			lo = need;
 	}
-	return lo < PROFILE_RUNTIME_MIN_NS ? PROFILE_RUNTIME_MIN_NS : lo;
+	return lo < DLCHECK_RUNTIME_MIN_NS ? DLCHECK_RUNTIME_MIN_NS : lo;
 }
 
 uint64_t profile_adaptive_max_runtime(const struct target *t, uint64_t period_ns)

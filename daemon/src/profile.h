@@ -9,9 +9,9 @@
 #ifndef IRQRES_PROFILE_H
 #define IRQRES_PROFILE_H
 
+#include "dlcheck.h"
 #include "irqres.h"
 
-#define PROFILE_RUNTIME_MIN_NS 1024ULL		/* the kernel's smallest DL runtime */
 #define PROFILE_ADAPTIVE_SAMPLE_NS 10000000ULL	/* adaptive defaults (docs/profile.md) */
 #define PROFILE_ADAPTIVE_GAIN 0.25
 #define PROFILE_ADAPTIVE_WINDOW 100U
@@ -55,8 +55,8 @@ const char *profile_buffer_verdict_name(enum profile_buffer_verdict v);
 /*
  * The effective adaptive clamps of @t for period @period_ns.  Below: the largest of
  * min_runtime (1 us when not given), the smallest Q with (T - Q)/P < N_c when P and N_c
- * are known, and PROFILE_RUNTIME_MIN_NS.  Above: max_runtime when given, else the
- * deadline scaled to @period_ns (D keeps its ratio to T).
+ * are known (buffering.h), and the kernel's DLCHECK_RUNTIME_MIN_NS.  Above: max_runtime
+ * when given, else the deadline scaled to @period_ns (D keeps its ratio to T).
  */
 uint64_t profile_adaptive_min_runtime(const struct target *t, uint64_t period_ns);
 uint64_t profile_adaptive_max_runtime(const struct target *t, uint64_t period_ns);

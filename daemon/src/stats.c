@@ -17,6 +17,7 @@
  */
 #include "stats.h"
 #include "array.h"
+#include "interrupts.h"
 
 #include "irqres.h"
 #include "log.h"
@@ -459,45 +460,13 @@ static int counts_push(struct irq_counts *ic, int irq, uint64_t count)
 }
 
 /*
- * /proc/interrupts: a header of CPU names, then one line per IRQ:
- *   " 11:      1234       567   IO-APIC  11-fasteoi   eth0"
- * Only lines whose label is a number are IRQs (NMI:, LOC:, ERR: ... are not).
- * The file is read whole, once per call, through a kept fd.
+ * /proc/interrupts (its lines: interrupts.h), read whole, once per call, through a kept
+ * fd.
  */
-/* "  11:  10  20  IO-APIC ..." of /proc/interrupts: the IRQ and its count on ncpu CPUs;
- * false for the lines of other interrupts (NMI:, LOC:, ...). */
-static bool interrupts_line(const char *line, int ncpu, int *irq, uint64_t *sum)
-{
-	const char *p = line;
-	char *end;
-	unsigned long n;
-
-	while (isspace((unsigned char)*p))
-		p++;
-	if (!isdigit((unsigned char)*p))
-		return false;
-	errno = 0;
-	n = strtoul(p, &end, 10);
-	if (*end != ':' || errno || n > INT32_MAX)
-		return false;
-	*irq = (int)n;
-	*sum = 0;
-	p = end + 1;
-	for (int i = 0; i < ncpu; i++) {
-		while (*p == ' ' || *p == '\t')
-			p++;
-		if (!isdigit((unsigned char)*p))
-			break;
-		*sum += strtoull(p, &end, 10);
-		p = end;
-	}
-	return true;
-}
-
 int stats_irq_counts_read(struct irq_counts *ic)
 {
-	char *line, *next, *p;
-	int ncpu = 0, rc;
+	char *line, *next;
+	int ncpu, rc;
 	ssize_t r;
 
 	ic->n = 0;
@@ -516,22 +485,20 @@ int stats_irq_counts_read(struct irq_counts *ic)
 	if (!next)
 		return -EINVAL;
 	*next = '\0';
-	for (p = line; (p = strstr(p, "CPU")); p += 3)
-		ncpu++;
-	if (ncpu == 0)
-		return -EINVAL;
+	ncpu = interrupts_ncpu(line);
+	if (ncpu < 0)
+		return ncpu;
 	for (line = next + 1; *line; line = next) {
-		int irq;
-		uint64_t sum;
+		struct interrupts_row row;
 
 		next = strchr(line, '\n');
 		if (next)
 			*next++ = '\0';
 		else
 			next = line + strlen(line);
-		if (!interrupts_line(line, ncpu, &irq, &sum))
-			continue;
-		rc = counts_push(ic, irq, sum);
+		if (interrupts_line(line, ncpu, &row) != 1)
+			continue;	/* not an IRQ, or counts that are not numbers */
+		rc = counts_push(ic, row.irq, row.sum);
 		if (rc < 0)
 			return rc;
 	}

@@ -32,17 +32,6 @@ static const char *const error_text[] = {
 	[UNITS_ERR_SYNTAX] = "not a duration: use a number with a unit (ns, us, ms, s), e.g. 2ms",
 };
 
-static const char *const error_name[] = {
-	[UNITS_OK] = "ok", [UNITS_ERR_UNIT] = "unit", [UNITS_ERR_NEGATIVE] = "negative",
-	[UNITS_ERR_FRACTION] = "fraction", [UNITS_ERR_RANGE] = "range",
-	[UNITS_ERR_SYNTAX] = "syntax",
-};
-
-const char *units_error_name(enum units_error cls)
-{
-	return (size_t)cls < sizeof(error_name) / sizeof(error_name[0]) ? error_name[cls] : "?";
-}
-
 static int fail(const char **why, enum units_error *cls, enum units_error e)
 {
 	if (why)

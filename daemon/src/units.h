@@ -36,9 +36,6 @@ enum units_error {
 int units_parse(const char *s, uint64_t *ns, const char **why, enum units_error *cls);
 int units_parse_duration(const char *s, uint64_t *ns, const char **why);
 
-/* "unit", "negative", "fraction", "range", "syntax" ("ok" for UNITS_OK). */
-const char *units_error_name(enum units_error cls);
-
 /*
  * Formats @ns exactly with the largest unit it reaches: 2000000 -> "2ms",
  * 1500000 -> "1.5ms", 1234567 -> "1.234567ms", 750 -> "750ns", 0 -> "0ns".

@@ -51,13 +51,39 @@ static inline void shrink(pid_t pid)
 		dl_set_deadline(pid, 1024, a.sched_period, a.sched_period);
 }
 
+/* Gives a child a non-deadline policy: SCHED_OTHER/BATCH/IDLE with nice, FIFO/RR with
+ * priority (1..99).  Returns 0 or -errno. */
+static inline int child_set_policy(pid_t pid, int policy, int priority, int nice)
+{
+	struct dl_attr a = { .sched_policy = (uint32_t)policy };
+
+	switch (policy) {
+	case SCHED_FIFO:
+	case SCHED_RR:
+		if (priority < 1 || priority > 99)
+			return -EINVAL;
+		a.sched_priority = (uint32_t)priority;
+		break;
+	case SCHED_OTHER:
+	case SCHED_BATCH:
+	case SCHED_IDLE:
+		if (nice < -20 || nice > 19)
+			return -EINVAL;
+		a.sched_nice = nice;
+		break;
+	default:
+		return -EINVAL;
+	}
+	return dl_set(pid, &a);
+}
+
 static inline void child_kill(pid_t pid)
 {
 	for (int i = 0; i < n_children; i++) {
 		if (children[i] != pid)
 			continue;
 		shrink(pid);
-		dl_set_policy(pid, SCHED_OTHER, 0, 0);
+		child_set_policy(pid, SCHED_OTHER, 0, 0);
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
 		children[i] = children[--n_children];

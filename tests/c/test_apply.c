@@ -75,7 +75,7 @@ static pid_t matched_child(size_t target, int policy, int prio, int nice)
 	pid_t pid = child_spawn("irqres-app");
 
 	assert_true(pid > 0);
-	assert_int_equal(dl_set_policy(pid, policy, prio, nice), 0);
+	assert_int_equal(child_set_policy(pid, policy, prio, nice), 0);
 	mv[ml.n].target = target;
 	child_info(pid, &mv[ml.n].thread);
 	ml.n++;
@@ -349,7 +349,7 @@ static void test_apply_thread_hotplug(void **unused)
 
 	REQUIRE_DL();
 	a = child_spawn("irqres-new");
-	dl_set_policy(a, SCHED_RR, 7, 0);
+	child_set_policy(a, SCHED_RR, 7, 0);
 	child_info(a, &m.thread);
 	assert_int_equal(apply_thread(&prof, &m, &st, NULL, err, sizeof(err)), 0);
 	assert_dl(a, 6 * MS, 100 * MS, 100 * MS);
@@ -367,7 +367,7 @@ static pid_t pinned_child(void)
 	CPU_ZERO(&cpu0);
 	CPU_SET(0, &cpu0);
 	assert_int_equal(sched_setaffinity(a, sizeof(cpu0), &cpu0), 0);
-	assert_int_equal(dl_set_policy(a, SCHED_FIFO, 50, 0), 0);
+	assert_int_equal(child_set_policy(a, SCHED_FIFO, 50, 0), 0);
 	mv[0].target = 0;
 	child_info(a, &mv[0].thread);
 	ml.n = 1;

@@ -250,40 +250,6 @@ static void test_discover_thread_read(void **state)
 	assert_int_equal(discover_read(-4, &ti), -EINVAL);
 }
 
-static void test_discover_parse_comm(void **state)
-{
-	static const struct {
-		const char *comm;
-		int rc, irq;
-		bool secondary;
-	} cases[] = {
-		{ "irq/11-eth0", 0, 11, false },
-		{ "irq/19-s-ehci_h", 0, 19, true },
-		{ "irq/128-mlx5_co", 0, 128, false },
-		{ "irq/38-virtio2-", 0, 38, false },
-		{ "irq/7-", 0, 7, false },
-		{ "irq/-eth0", -EINVAL, 0, false },
-		{ "irq/11", -EINVAL, 0, false },
-		{ "irq/11x-eth0", -EINVAL, 0, false },
-		{ "irq11-eth0", -EINVAL, 0, false },
-		{ "kworker/0:1", -EINVAL, 0, false },
-		{ "irq/99999999999-x", -EINVAL, 0, false },
-		{ "", -EINVAL, 0, false },
-	};
-	size_t i;
-
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		int irq = -7;
-		bool sec = false;
-
-		assert_int_equal(discover_parse_irq_comm(cases[i].comm, &irq, &sec), cases[i].rc);
-		if (!cases[i].rc) {
-			assert_int_equal(irq, cases[i].irq);
-			assert_int_equal(sec, cases[i].secondary);
-		}
-	}
-}
-
 static void test_discover_irq_actions(void **state)
 {
 	char buf[ACTIONS_MAX];
@@ -417,7 +383,6 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_discover_scan_irq_no_proc, use_fixture, use_host),
 		cmocka_unit_test_setup_teardown(test_discover_scan_tasks, use_fixture, use_host),
 		cmocka_unit_test_setup_teardown(test_discover_thread_read, use_fixture, use_host),
-		cmocka_unit_test(test_discover_parse_comm),
 		cmocka_unit_test_setup_teardown(test_discover_irq_actions, use_fixture, use_host),
 		cmocka_unit_test(test_discover_list_push),
 		cmocka_unit_test_setup_teardown(test_discover_host_impostor, use_host, use_host),

@@ -52,9 +52,9 @@ static void test_bad_arguments(void **unused)
 	assert_int_equal(dl_set_deadline(getpid(), 0, 10, 10), -EINVAL);
 	assert_int_equal(dl_set_deadline(getpid(), 20, 10, 30), -EINVAL);
 	assert_int_equal(dl_set_deadline(getpid(), 10, 30, 20), -EINVAL);
-	assert_int_equal(dl_set_policy(getpid(), SCHED_FIFO, 0, 0), -EINVAL);
-	assert_int_equal(dl_set_policy(getpid(), SCHED_OTHER, 0, 20), -EINVAL);
-	assert_int_equal(dl_set_policy(getpid(), SCHED_DEADLINE, 0, 0), -EINVAL);
+	assert_int_equal(child_set_policy(getpid(), SCHED_FIFO, 0, 0), -EINVAL);
+	assert_int_equal(child_set_policy(getpid(), SCHED_OTHER, 0, 20), -EINVAL);
+	assert_int_equal(child_set_policy(getpid(), SCHED_DEADLINE, 0, 0), -EINVAL);
 }
 
 static void test_gone(void **unused)
@@ -74,7 +74,7 @@ static void test_deadline_and_back(void **unused)
 
 	REQUIRE_DL();
 	pid = child_spawn("irqres-dl");
-	assert_int_equal(dl_set_policy(pid, SCHED_OTHER, 0, 7), 0);
+	assert_int_equal(child_set_policy(pid, SCHED_OTHER, 0, 7), 0);
 	assert_int_equal(dl_get(pid, &a), 0);
 	assert_int_equal(a.sched_policy, SCHED_OTHER);
 	assert_int_equal(a.sched_nice, 7);
@@ -87,13 +87,13 @@ static void test_deadline_and_back(void **unused)
 	assert_int_equal(a.sched_period, 10000000);
 	assert_true(a.sched_flags & SCHED_FLAG_RESET_ON_FORK);
 
-	assert_int_equal(dl_set_policy(pid, SCHED_FIFO, 42, 0), 0);
+	assert_int_equal(child_set_policy(pid, SCHED_FIFO, 42, 0), 0);
 	assert_int_equal(dl_get(pid, &a), 0);
 	assert_int_equal(a.sched_policy, SCHED_FIFO);
 	assert_int_equal(a.sched_priority, 42);
 
 	assert_int_equal(dl_set_deadline(pid, 1000000, 10000000, 10000000), 0);
-	assert_int_equal(dl_set_policy(pid, SCHED_OTHER, 0, -3), 0);
+	assert_int_equal(child_set_policy(pid, SCHED_OTHER, 0, -3), 0);
 	assert_int_equal(dl_get(pid, &a), 0);
 	assert_int_equal(a.sched_policy, SCHED_OTHER);
 	assert_int_equal(a.sched_nice, -3);

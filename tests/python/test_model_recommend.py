@@ -109,6 +109,7 @@ def checker(tmp_path):
             str(d / "yamlmap.c"),
             str(d / "target_kind.c"),
             str(d / "units.c"),
+            str(d / "buffering.c"),
             str(d / "log.c"),
             "-lyaml",
         ],

@@ -6,6 +6,7 @@ import click
 
 from ..control import ControllerConfig
 from ..control.csvlog import CsvLog
+from ..model.kernel import KERNEL_MIN_RUNTIME_NS
 from .common import POSITIVE_DURATION, cli_errors, dur, echo_json, table
 
 
@@ -51,7 +52,7 @@ def _check_durations(interval_ns: int, job_ns: int, default_job_ns: int,
 @click.option("--default-job", "default_job_ns", default="20us", show_default=True,
               type=POSITIVE_DURATION, help="Per-job time when nothing was processed.")
 @click.option("--min-runtime", "min_ns", default=None, type=POSITIVE_DURATION,
-              help="Lower clamp [default: 1024ns].")
+              help=f"Lower clamp [default: {KERNEL_MIN_RUNTIME_NS}ns].")
 @click.option("--max-runtime", "max_ns", default=None, type=POSITIVE_DURATION,
               help="Upper clamp [default: the interval].")
 @click.option("--form", type=click.Choice(["backlog", "published"]), default="backlog",

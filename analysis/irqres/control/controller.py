@@ -47,9 +47,10 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from ..errors import IrqresError
+from ..model import buffering
+from ..model.kernel import KERNEL_MIN_RUNTIME_NS
 from ..units import format_duration
 
-KERNEL_MIN_RUNTIME_NS = 1024  # the kernel refuses a SCHED_DEADLINE runtime below this
 ORIENTATIONS = {"queued": -1, "deferred": 1}
 FORMS = ("backlog", "published")
 
@@ -135,7 +136,7 @@ class ControllerConfig:
         """Smallest Q with (T - Q)/P < N_c, i.e. Q > T - N_c*P; 0 when P or N_c is unknown."""
         if self.buffer is None or self.min_interarrival_ns is None:
             return 0
-        return max(self.period_ns - self.buffer * self.min_interarrival_ns + 1, 0)
+        return buffering.min_runtime(self.period_ns, self.min_interarrival_ns, self.buffer)
 
     @property
     def lower_ns(self) -> int:

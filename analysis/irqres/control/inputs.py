@@ -5,9 +5,9 @@ difference between two samples):
 
 * **jobs processed, N_pro** — for an IRQ thread, the interrupts raised on its IRQ lines:
   the sum over CPUs of the thread's lines in /proc/interrupts (irqresd's ``stats`` reports
-  it as ``irq_count``; :func:`read_interrupts` reads the file directly when the daemon
-  does not). Every interrupt raised is handled by the thread unless it is left over (see
-  N_rmn). For a ``task`` target, the times it ran: each run ends either in a voluntary
+  it as ``irq_count``; :func:`irqres.procfs.read_interrupts` reads the file directly when
+  the daemon does not). Every interrupt raised is handled by the thread unless it is left
+  over (see N_rmn). For a ``task`` target, the times it ran: each run ends either in a voluntary
   sleep (the job is done) or in an involuntary switch (throttled or preempted), so the
   sum of both context-switch counts of /proc/PID/status. (Counting only the voluntary
   ones gives 0 or 1 job per interval to a task that is behind, and T_pro/N_pro then
@@ -30,74 +30,19 @@ difference between two samples):
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import NamedTuple, assert_never
 
 from .. import schedattr
-from ..errors import IrqresError
+
+# the /proc and /sys readers, here for the control loop; InputError: a counter (a file's,
+# or one of irqresd's stats) could not be read or parsed
+from ..procfs import NET_DROP_COUNTERS as NET_DROP_COUNTERS
+from ..procfs import ProcfsError as InputError
+from ..procfs import net_interface as net_interface
+from ..procfs import read_interrupts as read_interrupts
+from ..procfs import read_net_drops as read_net_drops
 from ..targetkind import TargetKind
-
-NET_DROP_COUNTERS = ("rx_missed_errors", "rx_dropped")
-
-
-class InputError(IrqresError, ValueError):
-    """A counter file could not be read or parsed."""
-
-
-def read_interrupts(proc: str = "/proc") -> dict[int, int]:
-    """Interrupts raised per numbered IRQ line, summed over CPUs (/proc/interrupts)."""
-    path = os.path.join(proc, "interrupts")
-    try:
-        with open(path) as f:
-            lines = f.read().splitlines()
-    except OSError as exc:
-        raise InputError(f"{path}: {exc.strerror or exc}") from exc
-    if not lines:
-        raise InputError(f"{path}: empty")
-    ncpu = len(lines[0].split())
-    out: dict[int, int] = {}
-    for no, line in enumerate(lines[1:], start=2):
-        head, _, rest = line.partition(":")
-        if not head.strip().isdigit():
-            continue                      # NMI, LOC, ERR, ...
-        fields = rest.split()
-        try:
-            out[int(head)] = sum(int(x) for x in fields[:ncpu])
-        except ValueError as exc:
-            raise InputError(f"{path}:{no}: cannot read the counts of IRQ {head.strip()}"
-                             ) from exc
-    return out
-
-
-def net_interface(actions: list[str], sys: str = "/sys") -> str | None:
-    """The network interface an IRQ thread serves, from its action names, if any.
-
-    ``eth0`` names it directly; queue actions such as ``eth0-TxRx-0`` or ``eth0-rx-1`` are
-    tried without their suffix.
-    """
-    for action in actions:
-        for name in (action, action.split("-", 1)[0]):
-            if name and "/" not in name and os.path.isdir(
-                    os.path.join(sys, "class", "net", name, "statistics")):
-                return name
-    return None
-
-
-def read_net_drops(iface: str, sys: str = "/sys") -> int | None:
-    """rx_missed_errors + rx_dropped of ``iface``; None when the device has neither."""
-    total, found = 0, False
-    for name in NET_DROP_COUNTERS:
-        path = os.path.join(sys, "class", "net", iface, "statistics", name)
-        try:
-            with open(path) as f:
-                total += int(f.read().strip() or 0)
-            found = True
-        except FileNotFoundError:
-            continue
-        except (OSError, ValueError) as exc:
-            raise InputError(f"{path}: cannot read: {exc}") from exc
-    return total if found else None
 
 
 class Counters(NamedTuple):

@@ -5,7 +5,8 @@ Conventions (also in docs/analysis.md):
 IRQ thread
     A task whose comm is ``irq/<N>-<action>`` (``irq/<N>-s-<action>`` for a forced
     threading secondary thread). comm is cut at 15 characters, so the action is matched
-    as a prefix of the full handler names that irq_handler_entry carries for IRQ N.
+    as a prefix of the full handler names that irq_handler_entry carries for IRQ N. The
+    rule is :mod:`irqres.irqname`'s (the same as irqresd's).
 
 Activation
     From the wake-up request of the sleeping thread (``sched_waking`` of its pid, or
@@ -56,8 +57,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .. import irqname
 from ..errors import SelectionError, TraceError
-from ..trace.reader import _IRQ_COMM, Trace
+from ..trace.reader import Trace
 
 log = logging.getLogger(__name__)
 
@@ -199,11 +201,8 @@ def find_irq_threads(trace: Trace, pattern: str | None = None) -> list[IrqThread
     for pid, (irq, comm) in sorted(trace.irq_threads().items()):
         if pattern is not None and not _matches(pattern, comm, irq):
             continue
-        tail = comm.split("-", 1)[1]
-        secondary = tail.startswith("s-")
-        action = tail[2:] if secondary else tail
-        cands = names_by_irq.get(irq, [])
-        names = [n for n in cands if n.startswith(action)] or cands
+        secondary, names = irqname.own_actions(comm, names_by_irq.get(irq, []))
+        action = comm.split("-", 1)[1][2 * secondary:]
         out.append(IrqThread(pid, comm, irq, action, secondary, names))
     return out
 
@@ -281,8 +280,8 @@ def _check_selection(trace: Trace, selected: frozenset[int], chosen: dict[int, I
     irq_threads = pattern is not None or not tasks
 
     def kept(pid: int, comm: str) -> bool:
-        m = _IRQ_COMM.match(comm)
-        if irq_threads and m and (pattern is None or _matches(pattern, comm, int(m[1]))):
+        name = irqname.parse(comm)
+        if irq_threads and name and (pattern is None or _matches(pattern, comm, name.irq)):
             return True
         return any(task_matches(t, comm, pid) for t in tasks)
 
@@ -346,19 +345,11 @@ def _valid_diffs(ts: np.ndarray, gaps: Gaps) -> np.ndarray:
     return np.diff(ts)[ok]
 
 
-def thread_activations(trace: Trace, thread: IrqThread, *, gaps: Gaps | None = None,
-                       switch_sel: tuple[np.ndarray, np.ndarray] | None = None,
-                       wake_sel: np.ndarray | None = None) -> ThreadActivations:
-    """The activations of one IRQ thread. See the module docstring for the rules.
-
-    ``switch_sel`` (rows of sched_switch where the thread is next / prev) and
-    ``wake_sel`` (rows of the wake-up table of the thread) may be given by a caller that
-    selected them for many threads at once.
-    """
-    gaps = gaps if gaps is not None else Gaps.from_trace(trace)
+def _thread_events(trace: Trace, pid: int, switch_sel: tuple[np.ndarray, np.ndarray] | None,
+                   wake_sel: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Times, kinds (_WAKE, _IN, _OUT_*) and CPUs of the thread's events, in order."""
     sw = trace.table("sched_switch")
     wk = trace.wakeups()
-    pid = thread.pid
     if switch_sel is None:
         in_rows = np.flatnonzero(sw["next_pid"] == pid)
         out_rows = np.flatnonzero(sw["prev_pid"] == pid)
@@ -388,7 +379,52 @@ def thread_activations(trace: Trace, thread: IrqThread, *, gaps: Gaps | None = N
         last_switch = _last_switch_before(k)
         early = early[last_switch[early] == _IN]
     order[early], order[early + 1] = order[early + 1], order[early].copy()
-    t, k, c = ts[order], kind[order], cpu[order]
+    return ts[order], kind[order], cpu[order]
+
+
+def _bad_segments(k: np.ndarray, s_idx: np.ndarray, s_in: np.ndarray, seg: np.ndarray,
+                  nsleep: int) -> np.ndarray:
+    """Per segment, whether its events are inconsistent (see the module docstring)."""
+    bad = np.zeros(nsleep + 1, dtype=bool)
+    # switches must alternate in/out; a violation spoils the segment of the later one
+    if len(s_idx) > 1:
+        viol = np.flatnonzero(s_in[1:] == s_in[:-1]) + 1
+        bad[seg[s_idx[viol]]] = True
+    # a sleeping thread is woken once (try_to_wake_up traces only a wake-up that finds
+    # it asleep), so a second wake-up before the first switch-in means a run and a sleep
+    # are missing and the segment holds two activations
+    woke_asleep = (k == _WAKE) & (_last_switch_before(k) == _OUT_SLEEP)
+    wseg, wcount = np.unique(seg[woke_asleep], return_counts=True)
+    bad[wseg[wcount > 1]] = True
+    return bad
+
+
+def _first_in_and_migrated(k: np.ndarray, c: np.ndarray, seg: np.ndarray,
+                           nsleep: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per segment, the index of its first switch-in (-1: none) and whether it ran on
+    more than one CPU (two consecutive switch-ins on different CPUs)."""
+    in_idx = np.flatnonzero(k == _IN)
+    first_in = np.full(nsleep + 1, -1, dtype=np.int64)
+    useg, upos = np.unique(seg[in_idx], return_index=True)
+    first_in[useg] = in_idx[upos]
+    migrated_seg = np.zeros(nsleep + 1, dtype=bool)
+    if len(in_idx) > 1:
+        mv = (seg[in_idx[1:]] == seg[in_idx[:-1]]) & (c[in_idx[1:]] != c[in_idx[:-1]])
+        migrated_seg[seg[in_idx[1:]][mv]] = True
+    return first_in, migrated_seg
+
+
+def thread_activations(trace: Trace, thread: IrqThread, *, gaps: Gaps | None = None,
+                       switch_sel: tuple[np.ndarray, np.ndarray] | None = None,
+                       wake_sel: np.ndarray | None = None) -> ThreadActivations:
+    """The activations of one IRQ thread. See the module docstring for the rules.
+
+    ``switch_sel`` (rows of sched_switch where the thread is next / prev) and
+    ``wake_sel`` (rows of the wake-up table of the thread) may be given by a caller that
+    selected them for many threads at once.
+    """
+    gaps = gaps if gaps is not None else Gaps.from_trace(trace)
+    t, k, c = _thread_events(trace, thread.pid, switch_sel, wake_sel)
     n = len(t)
 
     # on-CPU intervals: a switch-out right after a switch-in (switch events only)
@@ -420,36 +456,14 @@ def thread_activations(trace: Trace, thread: IrqThread, *, gaps: Gaps | None = N
     last = sleep_idx[j]
     prev_sleep = t[sleep_idx[j - 1]]
     end = t[last]
-
-    bad = np.zeros(nsleep + 1, dtype=bool)
-    # switches must alternate in/out; a violation spoils the segment of the later one
-    if len(s_idx) > 1:
-        viol = np.flatnonzero(s_in[1:] == s_in[:-1]) + 1
-        bad[seg[s_idx[viol]]] = True
-    # the first event of an activation must be its wake-up request
-    starts_with_wake = k[first] == _WAKE
-    # and it is the only wake-up before the first switch-in: a sleeping thread is woken
-    # once (try_to_wake_up traces only a wake-up that finds it asleep), so a second one
-    # means a run and a sleep are missing and the segment holds two activations
-    woke_asleep = (k == _WAKE) & (_last_switch_before(k) == _OUT_SLEEP)
-    wseg, wcount = np.unique(seg[woke_asleep], return_counts=True)
-    bad[wseg[wcount > 1]] = True
-    inconsistent = bad[j] | ~starts_with_wake
+    # the first event of an activation must be its wake-up request, and the only one
+    inconsistent = _bad_segments(k, s_idx, s_in, seg, nsleep)[j] | (k[first] != _WAKE)
     lost = gaps.overlaps(prev_sleep, end) & ~inconsistent
     keep = ~inconsistent & ~lost
 
     cs = np.concatenate([[0], np.cumsum(on_dur)])
     exec_ns = cs[last + 1] - cs[first]
-    # first switch-in of each segment
-    in_idx = np.flatnonzero(k == _IN)
-    first_in = np.full(nsleep + 1, -1, dtype=np.int64)
-    useg, upos = np.unique(seg[in_idx], return_index=True)
-    first_in[useg] = in_idx[upos]
-    # migration: two consecutive switch-ins of one segment on different CPUs
-    migrated_seg = np.zeros(nsleep + 1, dtype=bool)
-    if len(in_idx) > 1:
-        mv = (seg[in_idx[1:]] == seg[in_idx[:-1]]) & (c[in_idx[1:]] != c[in_idx[:-1]])
-        migrated_seg[seg[in_idx[1:]][mv]] = True
+    first_in, migrated_seg = _first_in_and_migrated(k, c, seg, nsleep)
 
     # hard IRQ requests served: exit (or entry) time in (previous sleep, sleep]
     irq_sorted = np.sort(irq_x)

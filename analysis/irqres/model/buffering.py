@@ -8,6 +8,9 @@ arriving at least P apart then pile up to (T - Q)/P of them. The device must hol
 with N_c the number of interrupts the device can buffer (RX ring, coalescing). All
 arithmetic is on integer nanoseconds, so the strict inequality is exact:
 T - Q < N_c·P, hence Q ≥ T - N_c·P + 1 and T ≤ Q + N_c·P - 1.
+
+:func:`passes` and :func:`min_runtime` are the rule, the one place it is written in
+Python (irqresd's is daemon/src/buffering.c; tests/data/rules/buffering.tsv pins both).
 """
 
 from __future__ import annotations
@@ -27,6 +30,16 @@ def _check_int(value: object, what: str, minimum: int) -> int:
     return v
 
 
+def passes(runtime_ns: int, period_ns: int, min_interarrival_ns: int, buffer: int) -> bool:
+    """Whether Q every T keeps (T - Q)/P < N_c (exact, in integers)."""
+    return period_ns - runtime_ns < buffer * min_interarrival_ns
+
+
+def min_runtime(period_ns: int, min_interarrival_ns: int, buffer: int) -> int:
+    """The smallest Q that passes with period T; 0 when any Q does."""
+    return max(period_ns - buffer * min_interarrival_ns + 1, 0)
+
+
 @dataclass(frozen=True)
 class BufferCheck:
     """The verdict of the buffering check for one (Q, T, P, N_c)."""
@@ -44,7 +57,7 @@ class BufferCheck:
     @property
     def ok(self) -> bool:
         """True when (T - Q)/P < N_c (exact, in integers)."""
-        return self.period_ns - self.runtime_ns < self.buffer * self.min_interarrival_ns
+        return passes(self.runtime_ns, self.period_ns, self.min_interarrival_ns, self.buffer)
 
     @property
     def excess(self) -> float:
@@ -62,7 +75,7 @@ class BufferCheck:
         0 means that any runtime passes.
         """
         t = self.period_ns if period_ns is None else _check_int(period_ns, "period", 1)
-        return max(t - self.buffer * self.min_interarrival_ns + 1, 0)
+        return min_runtime(t, self.min_interarrival_ns, self.buffer)
 
     @property
     def message(self) -> str:

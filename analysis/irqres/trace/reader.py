@@ -28,6 +28,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from .. import irqname
 from ..errors import TraceError
 from .isolate import isolated_read
 
@@ -70,7 +71,6 @@ _COLUMNS: dict[str, dict[str, str]] = {
     "softirq_exit": {"ts": "int64", "cpu": "int32", "current": "int32", "vec": "int32"},
 }
 
-_IRQ_COMM = re.compile(r"^irq/(\d+)-(.*)$")
 _RT_RELEASE = re.compile(r"(^|[-+._~])rt(\d+)?([-+._~]|$)")
 
 #: common_flags bits (kernel/trace/trace.h, TRACE_FLAG_*): the event was raised in hard
@@ -212,15 +212,13 @@ class Trace:
         return self._pid_names.get(pid, [])
 
     def irq_threads(self) -> dict[int, tuple[int, str]]:
-        """pid -> (irq, comm) of every task whose comm is ``irq/<N>-<action>``.
-
-        comm is cut at 15 characters by the kernel, so the action may be truncated.
-        """
+        """pid -> (irq, comm) of every task whose comm is an IRQ thread's name
+        (:mod:`irqres.irqname`: ``irq/<N>-<action>``, the action maybe cut)."""
         out: dict[int, tuple[int, str]] = {}
         for pid, comm in self.comms:
-            m = _IRQ_COMM.match(comm)
-            if m and pid > 0:
-                out[pid] = (int(m.group(1)), comm)
+            name = irqname.parse(comm)
+            if name is not None and pid > 0:
+                out[pid] = (name.irq, comm)
         return out
 
     @property

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* The threads whose rows a read keeps: see selection.h. */
 #include "selection.h"
+#include "irqname.h"
 
 #include <fnmatch.h>
 #include <stdlib.h>
@@ -8,14 +9,9 @@
 
 int selection_irq_of(const char *comm)
 {
-	long n = 0;
-	const char *p = comm + 4;
+	struct irqname name;
 
-	if (strncmp(comm, "irq/", 4) || *p < '0' || *p > '9')
-		return -1;
-	while (*p >= '0' && *p <= '9' && n < INT32_MAX / 10)
-		n = n * 10 + (*p++ - '0');
-	return *p == '-' ? (int)n : -1;
+	return irqname_parse(comm, &name) ? -1 : name.irq;
 }
 
 static int all_digits(const char *s, long *out)

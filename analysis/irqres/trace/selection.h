@@ -10,7 +10,7 @@
  * threads was seen yet, likewise), a migration of one of them (or of a pid not yet
  * known, likewise). A (pid, comm) pair is
  * judged once, when it first appears, by the rules of irqres.measure.activations:
- * IRQ threads (comm irq/<N>-...) when irq_threads is set, narrowed by thread_pat (IRQ
+ * IRQ threads (comm irq/<N>-..., daemon/src/irqname.h) when irq_threads is set, narrowed by thread_pat (IRQ
  * number, or fnmatch glob on comm, or on *comm*); tasks by pid or glob or substring.
  */
 #ifndef IRQRES_TRACE_SELECTION_H
@@ -29,7 +29,7 @@ struct selection {
 	int ntasks;
 };
 
-/* irq/<N>-...: N, or -1 for any other comm */
+/* irq/<N>-...: N, or -1 for any other comm (the rule: daemon/src/irqname.h) */
 int selection_irq_of(const char *comm);
 
 /* Does @sel choose the thread @pid named @comm (IRQ thread of @irq, or -1)? */

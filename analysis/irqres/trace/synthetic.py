@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .. import irqname
 from .reader import _COLUMNS, Trace
 
 TASK_RUNNING = 0
@@ -121,7 +122,7 @@ def irq_thread_trace(arrivals_ns, exec_ns, *, pid: int = 100, irq: int = 11,
     which may be negative (time the kernel does not charge, such as IRQ time).
     """
     b = builder or TraceBuilder()
-    b.comm(pid, f"irq/{irq}-{action}"[:15])
+    b.comm(pid, irqname.comm(irq, action))
     b.comm(0, f"swapper/{cpu}")
     other = 9_000 + cpu
     b.comm(other, "worker")
