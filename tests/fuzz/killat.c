@@ -141,32 +141,35 @@ static void note_fd(int fd, const char *path)
 		}								\
 	} while (0)
 
+/* open() or open64() (the one named, looked up once into *fn), the fd noted */
+static int open_noted(const char *name, int (**fn)(const char *, int, ...), const char *path,
+		      int flags, mode_t mode)
+{
+	int fd;
+
+	if (!*fn)
+		*fn = real(name);
+	fd = (*fn)(path, flags, mode);
+	note_fd(fd, path);
+	return fd;
+}
+
 int open(const char *path, int flags, ...)
 {
 	static int (*fn)(const char *, int, ...);
 	mode_t mode = 0;
-	int fd;
 
 	OPEN_MODE(flags, mode);
-	if (!fn)
-		fn = real("open");
-	fd = fn(path, flags, mode);
-	note_fd(fd, path);
-	return fd;
+	return open_noted("open", &fn, path, flags, mode);
 }
 
 int open64(const char *path, int flags, ...)
 {
 	static int (*fn)(const char *, int, ...);
 	mode_t mode = 0;
-	int fd;
 
 	OPEN_MODE(flags, mode);
-	if (!fn)
-		fn = real("open64");
-	fd = fn(path, flags, mode);
-	note_fd(fd, path);
-	return fd;
+	return open_noted("open64", &fn, path, flags, mode);
 }
 
 int openat(int dirfd, const char *path, int flags, ...)
