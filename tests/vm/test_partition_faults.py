@@ -44,10 +44,15 @@ def test_kills_at_partition_steps_leave_the_guest_as_found(boot, demo_profile, k
                  f"{d['campaign_ns'] / 1e9:.1f}s guest time, {len(d['failures'])} failed")
     for t in trials:
         vmrunner.say(f"  {t['phase']:5} {t['spec']:45} kills={len(t['killed'])} "
-                     f"recovery={t.get('diff_after_recovery')} stop={t['diff_after_stop']}")
+                     f"recovery={t.get('diff_after_recovery')}"
+                     f"{' (raced the restart)' if t.get('recovery_raced') else ''} "
+                     f"stop={t['diff_after_stop']}")
     assert d["preload_errors"] == [], d["preload_errors"]
     assert "LimitRTTIME=2s:3s" in (d["unit"] or "") and "CPUSchedulingPolicy=fifo" in d["unit"]
     assert len(trials) == ROUNDS * STEPS * 2, len(trials)
     assert d["failures"] == [], d["failures"]
     assert all(len(t["killed"]) == 1 for t in trials), [t["spec"] for t in trials]
+    # most start-up kills are checked between ExecStopPost and the restart
+    raced = [t for t in trials if t.get("recovery_raced")]
+    assert len(raced) <= len([t for t in trials if t["phase"] == "start"]) // 2, raced
     assert d["after"] == [], d["after"]

@@ -14,7 +14,9 @@ unhindered; the journal line it writes at the kill tells that the step was reach
 trial is checked with vmguest.fingerprint against the one taken before
 irqresd first ran: after the unit's ExecStopPost (start-up kills: while systemd waits to
 restart it; stop kills: once the stop is over), and, for start-up kills, again after the
-restarted irqresd is stopped."""
+restarted irqresd is stopped. A start-up kill whose recovery check the restart overtook
+(RestartSec is 2 s; a fingerprint takes seconds under emulation) is counted as raced and
+judged by the final stop alone."""
 
 from __future__ import annotations
 
@@ -80,8 +82,12 @@ def _trial(before: dict, phase: str, op: str, path: str, data: str, when: str) -
         if not os.path.exists(TOKEN):
             restarting, _ = wait_for(lambda: _unit().get("SubState") == "auto-restart",
                                      60, 0.05)
+            recovered = fingerprint("recovered")
             out["recovered"] = _unit()
-            out["diff_after_recovery"] = fingerprint_diff(before, fingerprint("recovered"))
+            # under emulation RestartSec (2 s) can run out while the fingerprint is taken:
+            # then the restarted irqresd may have changed things already (not counted)
+            out["recovery_raced"] = out["recovered"].get("SubState") != "auto-restart"
+            out["diff_after_recovery"] = fingerprint_diff(before, recovered)
             if not restarting:
                 out["diff_after_recovery"].append("the unit never waited to restart")
         wait_for(lambda: _unit().get("ActiveState") == "active", 60, 0.1)
@@ -118,7 +124,8 @@ def scenario_partition_faults(rounds: int = 1) -> dict:
     finally:
         sh(f"systemctl unset-environment LD_PRELOAD IRQRES_KILLAT_TOKEN; systemctl stop {UNIT}")
     failures = [t for t in trials if len(t["killed"]) != 1 or t["diff_after_stop"]
-                or t.get("diff_after_recovery") or t["state_left"]]
+                or (t.get("diff_after_recovery") and not t.get("recovery_raced"))
+                or t["state_left"]]
     return {"trials": trials, "failures": failures, "campaign_ns": time.monotonic_ns() - t0,
             "unit": read(f"/lib/systemd/system/{UNIT}") or read(f"/etc/systemd/system/{UNIT}"),
             "preload_errors": [ln for t in trials for ln in t["journal"] if "preload" in ln],
