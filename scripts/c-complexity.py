@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
-"""The C code's size and complexity goals, measured with lizard (version pinned in
+"""The code's size and complexity goals, measured with lizard (version pinned in
 scripts/install-deps.sh, checked here so that numbers compare across machines).
 
-    python3 scripts/c-complexity.py [--json] [DIR...]  (default: daemon/src)
+    python3 scripts/c-complexity.py [--json] [DIR...] [--python PKG...]
+                                    (default: daemon/src)
 
-Each directory (the daemon, the trace reader extension) is measured on its own.
+Each directory of C sources (the daemon, the trace reader extension; its *.c and *.h) and
+each Python package (--python: every *.py under it) is measured on its own.
 
-Goals: at most 4 % of the functions with cyclomatic complexity over 15, no function over
-100 lines, no C file over 1,000 lines. Prints the measures and every function or file
-past a limit; exits 1 when a goal is missed, 2 when lizard is missing or another version.
+Goals, the same for C and Python: at most 4 % of the functions with cyclomatic complexity
+over 15, no function over 100 lines, no file over 1,000 lines. Prints the measures and
+every function or file past a limit; exits 1 when a goal is missed, 2 when lizard is
+missing or another version.
 """
 
 import argparse
@@ -23,11 +26,17 @@ FUNCTION_LINES_MAX = 100
 FILE_LINES_MAX = 1000
 
 
-def measure(src: pathlib.Path) -> dict:
+def sources(src: pathlib.Path, python: bool) -> list[pathlib.Path]:
+    """The files measured: every *.py under a Python package, the *.c and *.h of a C
+    directory."""
+    return sorted(src.rglob("*.py") if python else src.glob("*.[ch]"))
+
+
+def measure(src: pathlib.Path, python: bool = False) -> dict:
     import lizard
 
     functions, files = [], []
-    for path in sorted(src.glob("*.[ch]")):
+    for path in sources(src, python):
         info = lizard.analyze_file(str(path))
         files.append({"file": str(path), "lines": len(path.read_text().splitlines())})
         for f in info.function_list:
@@ -51,8 +60,10 @@ def measure(src: pathlib.Path) -> dict:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("dirs", nargs="*", default=["daemon/src"], metavar="DIR",
+    ap.add_argument("dirs", nargs="*", metavar="DIR",
                     help="directories of C sources (default: daemon/src)")
+    ap.add_argument("--python", nargs="+", default=[], metavar="PKG",
+                    help="Python packages, every *.py under each")
     ap.add_argument("--json", action="store_true", help="the measures as JSON")
     args = ap.parse_args()
     try:
@@ -66,12 +77,15 @@ def main() -> int:
               "another version counts differently (scripts/install-deps.sh test)",
               file=sys.stderr)
         return 2
-    srcs = [pathlib.Path(d) for d in args.dirs]
-    for src in srcs:
+    dirs = args.dirs or ([] if args.python else ["daemon/src"])
+    srcs = [(pathlib.Path(d), False) for d in dirs]
+    srcs += [(pathlib.Path(d), True) for d in args.python]
+    for src, _ in srcs:
         if not src.is_dir():
             print(f"c-complexity: {src}: no such directory", file=sys.stderr)
             return 2
-    measures = {str(src): measure(src) for src in srcs}
+    measures = {str(src) + (" (Python)" if python else ""): measure(src, python)
+                for src, python in srcs}
     ok = all(m["ok"] for m in measures.values())
     if args.json:
         print(json.dumps(measures, indent=1))

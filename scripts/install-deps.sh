@@ -25,22 +25,23 @@ declare -A APT=(
 	[build]="build-essential pkg-config libyaml-dev libsystemd-dev libtracecmd-dev
 		libtracefs-dev libtraceevent-dev python3 python3-dev python3-setuptools"
 	[runtime]="libyaml-0-2 libsystemd0 libtracecmd1 libtracefs1 libtraceevent1 trace-cmd
-		python3 python3-numpy python3-scipy python3-click python3-yaml python3-matplotlib"
+		python3 python3-numpy python3-click python3-yaml python3-matplotlib"
 	[test]="libcmocka-dev valgrind iproute2 procps util-linux rt-tests man-db groff-base
 		bash-completion zsh clang libclang-rt-14-dev python3-venv"
 	[vm]="qemu-system-x86 qemu-utils debootstrap e2fsprogs zstd cpio iproute2"
 	[deb]="debhelper dh-python dpkg-dev fakeroot lintian python3-dev python3-setuptools
-		python3-numpy python3-scipy python3-click python3-yaml"
+		python3-numpy python3-click python3-yaml"
 )
 # Python modules $PYTHON needs per set: module:pip name:Debian package ("-": none in 12)
 declare -A PYMOD=(
-	[build]="click:click:python3-click numpy:numpy:python3-numpy scipy:scipy:python3-scipy
+	[build]="click:click:python3-click numpy:numpy:python3-numpy
 		yaml:pyyaml:python3-yaml setuptools:setuptools:python3-setuptools
 		wheel:wheel:python3-wheel"
 	[runtime]=""
 	[test]="matplotlib:matplotlib:python3-matplotlib pytest:pytest:python3-pytest
 		hypothesis:hypothesis:python3-hypothesis
 		prometheus_client:prometheus-client:python3-prometheus-client
+		jsonschema:jsonschema:python3-jsonschema scipy:scipy:python3-scipy
 		lizard:lizard==1.24.3:-"
 	[vm]="matplotlib:matplotlib:python3-matplotlib"
 	[deb]=""
@@ -48,7 +49,7 @@ declare -A PYMOD=(
 ALL_SETS=(build runtime test vm deb)
 # The linters of `make lint`, pinned (the test set): a new release of either flags code
 # that passed before. They live in the virtualenv LINT_VENV, made from $PYTHON with its
-# modules visible (mypy checks the code against $PYTHON's numpy, scipy and click), so
+# modules visible (mypy checks the code against $PYTHON's numpy and click), so
 # that these versions hold whatever $PYTHON has, and Debian's python3 stays untouched.
 LINT_PINS=(ruff==0.17.6 mypy==2.4.1 types-PyYAML==6.0.12.20261113)
 LINT_VENV=${LINT_VENV:-$(cd "$(dirname "$0")/.." && pwd)/build/lint-venv}

@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 from .client import Client
 from .control.inputs import NET_DROP_COUNTERS, net_interface
 from .errors import IrqresError
+from .targetkind import TargetKind
 
 
 class MetricsError(IrqresError):
@@ -57,7 +58,7 @@ class ThreadSample:
     pid: int
     comm: str
     target: str
-    kind: str                       # "irq" or "task"
+    kind: TargetKind
     policy: str
     cpus: str
     runtime_ns: int | None
@@ -109,7 +110,7 @@ def snapshot(status: dict, stats: dict, sys_root: str = "/sys") -> Snapshot:
     (docs/protocol.md). Raises :class:`MetricsError` on a malformed reply."""
     kinds, actions, cpus, waiting, taken = {}, {}, {}, {}, {}
     for t in status.get("targets") or []:
-        kinds[t.get("name")] = t.get("kind", "irq")
+        kinds[t.get("name")] = TargetKind.of(t)
         for w in t.get("waiting") or []:
             try:
                 waiting[(str(t.get("name")), str(w.get("comm") or ""), int(w["pid"]))] = int(
@@ -126,8 +127,9 @@ def snapshot(status: dict, stats: dict, sys_root: str = "/sys") -> Snapshot:
     try:
         for th in stats.get("threads") or []:
             pid, target = int(th["pid"]), str(th.get("target") or "")
-            kind = kinds.get(target, "irq" if th.get("irqs") else "task")
-            iface = net_interface(actions.get(pid, []), sys_root) if kind == "irq" else None
+            kind = kinds.get(target, TargetKind.IRQ if th.get("irqs") else TargetKind.TASK)
+            iface = net_interface(actions.get(pid, []), sys_root) if kind == TargetKind.IRQ \
+                else None
             if iface and (target, iface) not in nic:
                 nic[(target, iface)] = read_net_counters(iface, sys_root)
             threads.append(ThreadSample(
@@ -136,7 +138,7 @@ def snapshot(status: dict, stats: dict, sys_root: str = "/sys") -> Snapshot:
                 _int(th.get("deadline_ns")), int(th["cpu_time_ns"]),
                 int(th.get("wait_time_ns") or 0), int(th["voluntary_switches"]),
                 int(th["involuntary_switches"]),
-                _int(th.get("irq_count")) if kind == "irq" else None,
+                _int(th.get("irq_count")) if kind == TargetKind.IRQ else None,
                 tuple(int(i) for i in th.get("irqs") or []), iface, taken.get(pid, False)))
         return Snapshot(int(stats.get("time_ns") or 0), _int(status.get("pid")),
                         status.get("profile"), tuple(threads), nic, waiting)

@@ -11,8 +11,10 @@ Four panels per thread, in ``<comm>-<pid>.png`` and ``.svg``:
   predicts under the recommended (Q, T), and the replay of the recorded jobs through that
   reservation, with the bound D and the target marked.
 
-matplotlib is imported only when a plot is drawn (with the Agg backend, so no display is
-needed); ``irqres analyze`` without ``--plot`` never loads it.
+The plots only draw: the model's prediction and the replay come computed, in
+:class:`irqres.report.ResponseCurves`. matplotlib is imported only when a plot is drawn
+(with the Agg backend, so no display is needed); ``irqres analyze`` without ``--plot``
+never loads it.
 """
 
 from __future__ import annotations
@@ -30,7 +32,8 @@ from .units import format_duration
 
 if TYPE_CHECKING:
     from .measure.stats import Summary
-    from .report import ThreadReport
+    from .model.recommend import Recommendation
+    from .report import ResponseCurves, ThreadReport
 
 
 def _safe_name(comm: str, pid: int) -> str:
@@ -39,8 +42,6 @@ def _safe_name(comm: str, pid: int) -> str:
 
 #: bars drawn over a PMF's range at most; finer PMFs are merged into wider bars to draw
 PLOT_BINS = 80
-#: points of the response-time curves
-CURVE_POINTS = 240
 
 
 def display_bins(pmf: Pmf, bins: int = PLOT_BINS) -> tuple[np.ndarray, np.ndarray, int]:
@@ -109,12 +110,8 @@ def _tails(ax, tr: ThreadReport) -> None:
         ax.legend(loc="lower left", fontsize=9, frameon=False)
 
 
-def _response(ax, tr: ThreadReport) -> None:
-    from .measure.activations import joined_arrivals
-    from .model.recommend import predicted_response_cdf
-    from .model.replay import replay
-
-    resp = np.sort(tr.act.response_ns)
+def _response(ax, tr: ThreadReport, curves: ResponseCurves) -> None:
+    resp = curves.measured_ns
     if resp.size == 0:
         ax.text(0.5, 0.5, "no response-time samples", ha="center", va="center",
                 transform=ax.transAxes)
@@ -127,20 +124,11 @@ def _response(ax, tr: ThreadReport) -> None:
     ax.step(resp / 1000.0, np.arange(1, resp.size + 1) / resp.size, where="post",
             color="tab:green", label="measured (as traced)")
     title = "response time"
-    if rec is not None and best is not None and best.runtime_ns is not None:
-        arr = joined_arrivals(tr.act)
-        rep = replay(arr, tr.model_exec_ns, best.runtime_ns, best.period_ns)
-        rr = np.sort(rep.response_ns)
-        hi = max(hi, int(rr.max()))
-        xs = np.linspace(0, hi, CURVE_POINTS).astype(np.int64)
-        ax.plot(xs / 1000.0, predicted_response_cdf(arr, tr.model_exec_ns, best, xs),
-                color="black", label=f"predicted, model ({best.model})")
-        ax.step(rr / 1000.0, np.arange(1, rr.size + 1) / rr.size, where="post",
-                color="tab:purple", linestyle=":", label="replay of the jobs")
+    if curves.replay_ns is not None and rec is not None and best is not None \
+            and best.runtime_ns is not None:
+        hi = max(hi, _under_reservation(ax, curves, rec))
         title += (f" under Q = {format_duration(best.runtime_ns)} every "
                   f"T = {format_duration(best.period_ns)}")
-        ax.axhline(rec.target_prob, color="tab:red", linewidth=0.8, linestyle="--",
-                   label=f"target {rec.target_prob}")
     if d is not None:
         ax.axvline(d / 1000.0, color="tab:red", linewidth=0.8,
                    label=f"D = {format_duration(d)}")
@@ -151,6 +139,19 @@ def _response(ax, tr: ThreadReport) -> None:
     ax.set_ylabel("P{response <= x}")
     ax.grid(True, alpha=0.3)
     ax.legend(loc="lower right", fontsize=8, frameon=False)
+
+
+def _under_reservation(ax, curves: ResponseCurves, rec: Recommendation) -> int:
+    """The model's CDF and the replay under the recommended reservation, and the target;
+    returns the largest replayed response time."""
+    rr, xs, cdf = curves.replay_ns, curves.xs_ns, curves.predicted_cdf
+    assert rr is not None and xs is not None and cdf is not None and rec.best is not None
+    ax.plot(xs / 1000.0, cdf, color="black", label=f"predicted, model ({rec.best.model})")
+    ax.step(rr / 1000.0, np.arange(1, rr.size + 1) / rr.size, where="post",
+            color="tab:purple", linestyle=":", label="replay of the jobs")
+    ax.axhline(rec.target_prob, color="tab:red", linewidth=0.8, linestyle="--",
+               label=f"target {rec.target_prob}")
+    return int(rr.max())
 
 
 #: what a missing matplotlib costs, and the package that brings it on Debian and elsewhere
@@ -176,8 +177,9 @@ def pyplot():
     return plt
 
 
-def thread_figure(tr: ThreadReport):
-    """The matplotlib figure of one thread (see the module docstring)."""
+def thread_figure(tr: ThreadReport, curves: ResponseCurves):
+    """The matplotlib figure of one thread (see the module docstring), its response-time
+    panel drawn from ``curves`` (:func:`irqres.report.curves.response_curves`)."""
     plt = pyplot()
     fig, axes = plt.subplots(2, 2, figsize=(13, 9))
     st = tr.stats
@@ -191,7 +193,7 @@ def thread_figure(tr: ThreadReport):
             continue
         _bars(ax, pmf, s, color, f"PMF of the {what}", f"{what} (µs)")
     _tails(axes[1, 0], tr)
-    _response(axes[1, 1], tr)
+    _response(axes[1, 1], tr, curves)
     th = tr.act.thread
     head = f"{th.comm} (pid {th.pid})"
     sub = (f"IRQ {th.irq}, " if th.is_irq else "") + f"{tr.act.count} activations"
@@ -200,9 +202,9 @@ def thread_figure(tr: ThreadReport):
     return fig
 
 
-def plot_thread(out_dir: str, tr: ThreadReport) -> list[str]:
-    """Write ``<comm>-<pid>.png`` and ``.svg`` of one analysed thread in ``out_dir``;
-    return their paths.
+def plot_thread(out_dir: str, tr: ThreadReport, curves: ResponseCurves) -> list[str]:
+    """Write ``<comm>-<pid>.png`` and ``.svg`` of one analysed thread in ``out_dir``
+    (its response-time panel from ``curves``); return their paths.
 
     Raises
     ------
@@ -213,7 +215,7 @@ def plot_thread(out_dir: str, tr: ThreadReport) -> list[str]:
         os.makedirs(out_dir, exist_ok=True)
     except OSError as exc:
         raise IrqresError(f"{out_dir}: cannot create the plot directory: {exc.strerror}") from exc
-    fig = thread_figure(tr)
+    fig = thread_figure(tr, curves)
     import matplotlib.pyplot as plt
 
     try:

@@ -35,6 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "analysis"))
 
 from irqres.client import Client, DaemonError, find_irqresd
 from irqres.control import ControllerConfig, ThresholdController
+from irqres.control.admission import domain_usage
 from irqres.control.inputs import read_dl_params
 from irqres.control.loop import Tuner
 
@@ -91,7 +92,7 @@ def bench_tick(targets: int, intervals: int) -> float:
         for th in reply["threads"]:
             by_target.setdefault(th["target"], []).append(th)
         now = time.monotonic_ns()
-        used = tuner._domain_usage()        # once per tick, as Tuner._tick does
+        used = domain_usage(sts, tuner._others)     # once per tick, as Tuner._tick does
         for st in sts:
             tuner._step(st, by_target.get(st.name, []), i, now, used, reply["time_ns"])
     return (time.perf_counter_ns() - t0) / (targets * intervals)

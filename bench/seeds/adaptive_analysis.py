@@ -165,7 +165,7 @@ def _cell(rows: list[dict], get) -> str:
     return spread(vals) if vals else ".."
 
 
-def section(rec: dict, png: Path) -> list[str]:
+def section(rec: dict, png: Path, draw: bool = True) -> list[str]:
     """The RESULTS.md section of one record and its figure."""
     from report import provenance  # report imports this module only when it runs
     p = rec["params"]
@@ -196,8 +196,9 @@ def section(rec: dict, png: Path) -> list[str]:
             "| NIC thread | runs | NIC time per 1 ms: mean (µs) | p1..p99 range (µs) | "
             "windows it took whole | NIC + ksoftirqd per 1 ms: mean (µs) | "
             "player inter-frame mean (ms) | std (ms) | max (ms) | "
-            "player misses | frames | datagrams taken (of sent) | budgets sent by tune |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+            "player misses | frames | datagrams taken (of sent) | datagrams the "
+            "application read | budgets sent by tune |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for n in names:
         rs = by[n]
         if not rs:
@@ -214,6 +215,7 @@ def section(rec: dict, png: Path) -> list[str]:
             f"| {_cell(rs, lambda a: a['frames']['misses'])} "
             f"| {_cell(rs, lambda a: a['frames']['frames'])} "
             f"| {_cell(rs, lambda a: a['taken'])} ({_cell(rs, lambda a: a['sent'])}) "
+            f"| {spread([int(r['receiver'].split()[1]) for r in rs])} "
             f"| {_cell(rs, lambda a: (a['tune'] or {}).get('sent'))} |")
     out += ["", "Every run, NIC time per 1 ms p1 / p50 / p99 (µs), player inter-frame mean / max "
             "(ms), datagrams taken of sent:", ""]
@@ -230,7 +232,8 @@ def section(rec: dict, png: Path) -> list[str]:
                    f"{a['sent']}; longest NIC thread stretch {a['longest_run_us']:g} µs, "
                    f"{a['runs_over_period']} longer than its period; trace gaps "
                    f"{a['lost_gaps']}{extra}")
-    plot(rec, by, names, png)
+    if draw:
+        plot(rec, by, names, png)
     out += ["", f"![adaptive vs fixed]({png.name})", ""]
     return out
 
@@ -287,3 +290,44 @@ def plot(rec: dict, by: dict, names: list[str], png: Path) -> None:
     fig.tight_layout()
     fig.savefig(png, dpi=90)
     plt.close(fig)
+
+
+def start_section(rec: dict) -> list[str]:
+    """The tuner against a budget fixed at its start value (a tuner that never moves),
+    one boot of its own: the same table's player and network columns, and whether tune
+    made the player's longest inter-frame time shorter in every run."""
+    from report import provenance
+
+    p = rec["params"]
+    rows = rec["result"]["rows"]
+    names = [c["name"] for c in p["configs"]]
+    by = {n: [r for r in rows if r["config"] == n and "analysis" in r] for n in names}
+    out = ["### The tuner against its own start value", "",
+           "The same experiment in a boot of its own, with a budget fixed at the tuner's "
+           "start value (what a tuner that never moves gives) beside `irqres tune`.", "",
+           *provenance(rec), "",
+           "| NIC thread | runs | NIC time per 1 ms: mean (µs) | player inter-frame std (ms) "
+           "| max (ms) | player misses | datagrams taken (of sent) | datagrams the application "
+           "read | budgets sent by tune |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for n in names:
+        rs = by[n]
+        if rs:
+            out.append(f"| {_label(rs[0], p)} | {len(rs)} "
+                       f"| {_cell(rs, lambda a: a['nic_per_ms']['mean_us'])} "
+                       f"| {_cell(rs, lambda a: a['frames']['std_ms'])} "
+                       f"| {_cell(rs, lambda a: a['frames']['max_ms'])} "
+                       f"| {_cell(rs, lambda a: a['frames']['misses'])} "
+                       f"| {_cell(rs, lambda a: a['taken'])} ({_cell(rs, lambda a: a['sent'])}) "
+                       f"| {spread([int(r['receiver'].split()[1]) for r in rs])} "
+                       f"| {_cell(rs, lambda a: (a['tune'] or {}).get('sent'))} |")
+    fixed = [c["name"] for c in p["configs"] if c["kind"] == "fixed"]
+    tuned = [c["name"] for c in p["configs"] if c["kind"] == "tune"]
+    for f, t in itertools.product(fixed, tuned):
+        pairs = [(a["analysis"], b["analysis"]) for a in by[f] for b in by[t]
+                 if a["run"] == b["run"]]
+        shorter = sum(b["frames"]["max_ms"] < a["frames"]["max_ms"] for a, b in pairs)
+        fewer = sum(b["frames"]["misses"] <= a["frames"]["misses"] for a, b in pairs)
+        out += ["", f"{t} against {f}: the player's longest inter-frame time shorter under "
+                f"tune in {shorter} of {len(pairs)} runs, no more misses in {fewer} of "
+                f"{len(pairs)}."]
+    return [*out, ""]

@@ -6,6 +6,10 @@
 Each experiment script saves one JSON record per boot; ``all`` takes the newest record
 of each experiment (every latency record, for the testbed comparison), the other forms
 the records named. Every section carries its date, commit, kernel, testbed, command.
+The prose around the tables (RESULTS.md.head, RESULTS.md.tail) takes its numbers from the
+same records through ``{{field}}``s (reading.py); tests/python/test_seeds_report.py checks
+that the committed RESULTS.md is what ``all`` makes. What was seen without kept data is in
+OBSERVATIONS.md, which nothing here rebuilds.
 """
 
 from __future__ import annotations
@@ -18,7 +22,8 @@ import statistics
 import sys
 from pathlib import Path
 
-from stats import spread, summary
+import reading
+from stats import grid_summary, spread, spread_bounded, summary
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE / "data"
@@ -41,7 +46,41 @@ def latency_rows(rec: dict) -> dict[str, list[dict]]:
         rows[r["label"]].append(s)
     return rows
 
-def latency_section(recs: list[dict], png: Path) -> list[str]:
+GRID_WORDS = (
+    "Each table first over the intended cycle grid: every cycle cyclictest should have run, "
+    "from its start to its last wake-up, one per interval. cyclictest skips the cycles it "
+    "missed, so a wake-up L µs late stands for itself and for the cycles due before it, each "
+    "late until that wake-up (L minus one interval, minus two, ...). Wake-ups later than the "
+    "histogram's {hist} µs are known only by their number, the maximum and (through "
+    "cyclictest's average) their sum: their cycles below {hist} µs are counted to within "
+    "one interval, the rest only as later than {hist} µs (a percentile among them shows as "
+    "\"> {hist}\"). Then over the wake-ups cyclictest made (its own histogram), which "
+    "leaves the missed cycles, the worst ones, out.")
+
+
+def grid_rows(rec: dict) -> dict[str, list[dict]]:
+    """Per label, each run's percentiles over the intended cycle grid."""
+    p = rec["params"]
+    rows: dict[str, list[dict]] = {k: [] for k in LABELS}
+    for r in rec["result"]["results"]:
+        rows[r["label"]].append(grid_summary(r["hist"], p["interval_us"], p["hist_us"]))
+    return rows
+
+
+def _grid_table(rec: dict) -> list[str]:
+    p = rec["params"]
+    out = ["| NIC thread (over the cycle grid) | runs | cycles of the grid | cycles run | "
+           "p50 | p99 | p99.9 | max |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for label, rs in grid_rows(rec).items():
+        if rs:
+            out.append(f"| {LABELS[label]} | {len(rs)} | {spread([r['cycles'] for r in rs])} | "
+                       f"{spread([r['ran'] for r in rs])} | "
+                       + " | ".join(spread_bounded([r[k] for r in rs], p["hist_us"])
+                                    for k in ("p50", "p99", "p99.9", "max")) + " |")
+    return [*out, ""]
+
+
+def latency_section(recs: list[dict], png: Path, draw: bool = True) -> list[str]:
     rec = recs[0]
     p = rec["params"]
     q, t = (x / 1e6 for x in p["reserved"])
@@ -51,13 +90,15 @@ def latency_section(recs: list[dict], png: Path) -> list[str]:
            f"a sender on the other vCPU sends {p['size']}-byte datagrams every "
            f"{p['flood_period_ns'] / 1000:g} µs (guest time) to eth0. NIC thread at the "
            f"kernel's SCHED_FIFO 50 vs reserved by irqresd ({q:g} ms / {t:g} ms). "
-           "Latencies in µs of guest time; each cell: median [min..max] over the runs.", ""]
+           "Latencies in µs of guest time; each cell: median [min..max] over the runs. "
+           + GRID_WORDS.format(hist=p["hist_us"]), ""]
     for rec in recs:
         rows = latency_rows(rec)
-        out += [*provenance(rec), ""]
+        out += [*provenance(rec), "", *_grid_table(rec)]
         expect = (p["seconds"] + 1) * 1_000_000 // p["interval_us"]
         sent = p["seconds"] * 1_000_000_000 // p["flood_period_ns"]
-        out += [f"| NIC thread | runs | cyclictest samples (of ~{expect}) | p50 | p99 | p99.9 | "
+        out += [f"| NIC thread (over the wake-ups) | runs | cyclictest samples (of ~{expect}) "
+                "| p50 | p99 | p99.9 | "
                 f"max | datagrams the NIC thread took (of {sent}) |",
                 "|---|---:|---:|---:|---:|---:|---:|---:|"]
         for label, rs in rows.items():
@@ -71,7 +112,8 @@ def latency_section(recs: list[dict], png: Path) -> list[str]:
         out += ["", "Every run (µs): " + "; ".join(
             f"{label} run {r['run']}: p99 {r['p99']}, max {r['max']}"
             for label, rs in rows.items() for r in rs), ""]
-    plot_latency(recs, png)
+    if draw:
+        plot_latency(recs, png)
     out += [f"![latency histograms]({png.name})", ""]
     return out
 
@@ -123,13 +165,14 @@ def _tools_stat(row: dict, q: str) -> dict:
     return src.get("interarrival" if q.endswith("_ia") else "exec", {})
 
 
-def tools_section(rec: dict, png: Path) -> list[str]:
+def tools_section(rec: dict, png: Path, draw: bool = True) -> list[str]:
     rows = rec["result"]["rows"]
     periods = sorted({r["period_ns"] for r in rows})
     runs = sorted({r["run"] for r in rows})
     out = ["## Experiment 1: the statistical tools (rows T1..T100)", "",
            "A sender in the guest's second network namespace at a fixed period (SCHED_FIFO "
-           "90, absolute clock_nanosleep releases) sends 256-byte datagrams to eth0; the "
+           f"90, absolute clock_nanosleep releases) sends {rec['params']['size']}-byte "
+           "datagrams to eth0; the "
            "receiver's kernel timestamps and a trace-cmd trace of the NIC thread cover the "
            "same datagrams. Each cell is the median over the runs of the per-run value, in "
            "µs of guest time; *mean spread* is the range of the per-run means.", "",
@@ -155,22 +198,47 @@ def tools_section(rec: dict, png: Path) -> list[str]:
     bad = [(r["run"], r["period_ns"] // 1_000_000, q) for r in rows
            for q in ("recv", "rx_ia") if not _tools_stat(r, q).get("count")
            or abs(_tools_stat(r, q)["mean_ns"] - r["period_ns"]) > 0.01 * r["period_ns"]]
-    extra = sorted({r["irq_rx"]["of"] - r["irq_rx"]["activations"] for r in rows
-                    if "of" in r.get("irq_rx", {})})
+    extra = sorted({_watchdog_extra(r) for r in rows if "of" in r.get("irq_rx", {})})
     out += [f"Goal, receiver and IRQ-thread mean within 1 % of the period in every row and "
             f"run ({len(runs)} runs), for the thread's activations that woke the receiver: "
             + ("met." if not bad else f"missed in {bad}."), "",
             "All activations of the thread include some no datagram caused "
             f"({', '.join(map(str, extra))} per row): the e1000 driver's watchdog writes "
             "the NIC's interrupt-cause-set register every 2 s (so that the ring is refilled "
-            "even without traffic), which raises an interrupt of its own. Over a row of "
-            "6 s that is 3 activations more than datagrams, which pulls the mean of all "
-            "activations 2.5 % (T50) and 5 % (T100) below the period; the activations "
-            "that woke the receiver are the datagrams' own, and their mean is the period.",
-            ""]
-    plot_tools(rows, periods, png)
+            "even without traffic), which raises an interrupt of its own. "
+            + _watchdog_pull(rows, periods)
+            + "; the activations that woke the receiver are the datagrams' own, and their "
+            "mean is the period.", ""]
+    if draw:
+        plot_tools(rows, periods, png)
     out += [f"![inter-arrival means vs period]({png.name})", ""]
     return out
+
+
+def _watchdog_extra(row: dict) -> int:
+    """Activations of the NIC thread in a row that did not wake the receiver."""
+    return row["irq_rx"]["of"] - row["irq_rx"]["activations"]
+
+
+def _watchdog_pull(rows: list[dict], periods: list[int]) -> str:
+    """How far the extra activations pull the mean of all activations below the period,
+    per row where it is more than 1 % (medians over the runs)."""
+    parts = []
+    for per in periods:
+        rs = [r for r in rows if r["period_ns"] == per and r["irq"].get("interarrival")
+              and "of" in r.get("irq_rx", {})]
+        if not rs:
+            continue
+        pull = statistics.median((per - r["irq"]["interarrival"]["mean_ns"]) / per for r in rs)
+        if pull < 0.01:
+            continue
+        span = rs[0]["count"] * per / 1e9
+        parts.append(f"T{per // 1_000_000}: {statistics.median(map(_watchdog_extra, rs)):g} "
+                     f"activations more than datagrams over its {span:g} s, the mean of all "
+                     f"activations {100 * pull:.1f} % below the period")
+    return ("In the rows where that moves the mean of all activations by more than 1 % — "
+            + "; ".join(parts) if parts else
+            "In no row does that move the mean of all activations by more than 1 %")
 
 
 def plot_tools(rows: list[dict], periods: list[int], png: Path) -> None:
@@ -213,52 +281,82 @@ def _misses(r: dict) -> tuple[int, int]:
     return int(w[1]), int(w[3])
 
 
-def _player_times(rec: dict, name: str) -> list[int]:
-    """Inter-frame times (end to end, ns) of one player run, from the guest's out/."""
-    path = Path(rec["raw_out"]) / name
-    if not path.is_file():
-        return []
-    ends = [int(x.split()[2]) for x in path.read_text().splitlines() if x.strip()]
-    return [b - a for a, b in itertools.pairwise(ends)]
+def _count(text: str) -> int:
+    """The number in a seedload line: "sent N failed M" -> N, "received N" -> N."""
+    return int(text.split()[1])
 
 
-def player_fifo_section(rec: dict, png: Path) -> list[str]:
+def app_mbit_s(r: dict, size: int) -> float:
+    """What the receiving application read: its datagrams' payload over the flood's span
+    (guest time), in Mbit/s."""
+    return _count(r["receiver"]) * size * 8 * 1000 / r["span_ns"]
+
+
+def offered_mbit_s(r: dict, size: int) -> float:
+    """The load the sender achieved: its datagrams' payload over the same span."""
+    return _count(r["sender"]) * size * 8 * 1000 / r["span_ns"]
+
+
+def _load_cells(rs: list[dict], size: int) -> str:
+    """Offered load achieved, the application's and the NIC thread's throughput, and the
+    datagrams the receiver read of those sent: table cells, median [min..max]."""
+    return (f"{spread([round(offered_mbit_s(r, size), 1) for r in rs])} | "
+            f"{spread([round(app_mbit_s(r, size), 1) for r in rs])} | "
+            f"{spread([round(r['mbit_s'], 1) for r in rs])} | "
+            f"{spread([_count(r['receiver']) for r in rs])} of "
+            f"{spread([_count(r['sender']) for r in rs])}")
+
+
+THROUGHPUT_WORDS = (
+    "*Offered* is the load the sender achieved: its datagrams' payload over the flood's "
+    "span in guest time (the sender's releases are absolute, but a flood of {seconds} "
+    "guest-seconds lasts longer when the sender's vCPU is held up, so the rows did not "
+    "see the same load). *Application* is what the receiver read (its datagrams' payload "
+    "over the same span; it reads until 2 s after the last datagram); *NIC thread* is what "
+    "the NIC thread took off the ring (eth0 rx_bytes over the span, headers included).")
+
+
+def player_fifo_section(rec: dict, png: Path, draw: bool = True) -> list[str]:
     p = rec["params"]
     rows = rec["result"]["rows"]
     out = ["## Experiment 2: throughput vs latency with fixed priorities", "",
            f"The player ({p['work_ns'] / 1e6:g} ms of CPU work every {p['period_ns'] / 1e6:g} "
            f"ms, absolute releases) on the NIC's CPU; a sender on the other vCPU sends "
            f"{p['size']}-byte datagrams every {p['flood_period_ns'] / 1000:g} µs to eth0 for "
-           f"{p['seconds']} guest-seconds. Throughput: what the NIC thread took off the ring "
-           "(eth0 rx_bytes over the flood). Median [min..max] over the runs.", "",
+           f"{p['seconds']} guest-seconds. Median [min..max] over the runs. "
+           + THROUGHPUT_WORDS.format(seconds=p["seconds"]), "",
            *provenance(rec), "",
-           "| player vs NIC thread (SCHED_FIFO 50) | runs | throughput (Mbit/s) | "
-           "player deadline misses | frames |", "|---|---:|---:|---:|---:|"]
+           "| player vs NIC thread (SCHED_FIFO 50) | runs | offered (Mbit/s) | "
+           "application (Mbit/s) | NIC thread (Mbit/s) | datagrams read (of sent) | "
+           "player deadline misses | frames |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
     for order, title in (("above", "player above (FIFO 60)"), ("below", "player below (FIFO 40)")):
         rs = [r for r in rows if r["order"] == order]
         if not rs:
             continue
-        out.append(f"| {title} | {len(rs)} | {spread([round(r['mbit_s'], 1) for r in rs])} | "
+        out.append(f"| {title} | {len(rs)} | {_load_cells(rs, p['size'])} | "
                    f"{spread([_misses(r)[1] for r in rs])} | {_misses(rs[0])[0]} |")
     out.append("")
-    _plot_player(rec, rows, "order", png, lambda r: f"fifo-{r['run']}-{r['order']}.txt")
+    if draw:
+        _plot_player(rows, "order", p["size"], png)
     out += [f"![player and throughput]({png.name})", ""]
     return out
 
 
-def player_dl_section(rec: dict, png: Path) -> list[str]:
+def player_dl_section(rec: dict, png: Path, draw: bool = True) -> list[str]:
     p = rec["params"]
     rows = rec["result"]["rows"]
     out = ["## Experiment 3: player and NIC thread both reserved through irqres", "",
            f"As experiment 2 ({p['work_ns'] / 1e6:g} ms of work every "
            f"{p['period_ns'] / 1e6:g} ms), with SCHED_DEADLINE reservations for both, given "
            "by irqresd from one profile (an `interface: eth0` target, a `task: comm: "
-           "seedplayer` target). Median [min..max] over the runs.", "",
+           "seedplayer` target). Median [min..max] over the runs. "
+           + THROUGHPUT_WORDS.format(seconds=p["seconds"]), "",
            *provenance(rec), "",
-           "| test | player (Q,T) ms | NIC (Q,T) ms | NIC Q/T | runs | throughput (Mbit/s) | "
+           "| test | player (Q,T) ms | NIC (Q,T) ms | NIC Q/T | runs | offered (Mbit/s) | "
+           "application (Mbit/s) | NIC thread (Mbit/s) | datagrams read (of sent) | "
            "player deadline misses | player policy seen | CPU share: NIC thread | "
            "CPU share: ksoftirqd |",
-           "|---|---|---|---:|---:|---:|---:|---|---:|---:|"]
+           "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|"]
     for t in sorted({r["test"] for r in rows}):
         rs = [r for r in rows if r["test"] == t]
         r0 = rs[0]
@@ -266,11 +364,12 @@ def player_dl_section(rec: dict, png: Path) -> list[str]:
         out.append(f"| Test{t} | ({r0['player_q'] / 1e6:g}, {p['period_ns'] / 1e6:g}) | "
                    f"({r0['nic_q'] / 1e6:g}, {p['nic_period_ns'] / 1e6:g}) | "
                    f"{r0['nic_q'] / p['nic_period_ns']:.0%} | {len(rs)} | "
-                   f"{spread([round(r['mbit_s'], 1) for r in rs])} | "
+                   f"{_load_cells(rs, p['size'])} | "
                    f"{spread([_misses(r)[1] for r in rs])} | {', '.join(sorted(pol))} | "
                    f"{_share(rs, 'nic_thread')} | {_share(rs, 'ksoftirqd')} |")
-    out.append("")
-    _plot_player(rec, rows, "test", png, lambda r: f"dl-{r['run']}-test{r['test']}.txt")
+    out += ["", _share_vs_reservation(rows, p["nic_period_ns"]), ""]
+    if draw:
+        _plot_player(rows, "test", p["size"], png)
     out += [f"![player and throughput]({png.name})", ""]
     return out
 
@@ -282,7 +381,26 @@ def _share(rs: list[dict], who: str) -> str:
     return f"{spread(v)} %" if v else "not recorded"
 
 
-def _plot_player(rec, rows, key, png, fname) -> None:
+def _share_vs_reservation(rows: list[dict], period_ns: int) -> str:
+    """The NIC thread's measured CPU share against its Q/T, in percentage points."""
+    gaps: dict[float, list[float]] = {}
+    for r in rows:
+        used = (r.get("cpu_ns") or {}).get("nic_thread")
+        if used is not None:
+            q = 100 * r["nic_q"] / period_ns
+            gaps.setdefault(q, []).append(100 * used / r["span_ns"] - q)
+    if not gaps:
+        return "The NIC thread's CPU time was not recorded in this boot."
+    lo = min(min(v) for v in gaps.values())
+    hi = max(max(v) for v in gaps.values())
+    return ("The NIC thread's measured CPU share minus its reservation's Q/T, in "
+            "percentage points: "
+            + "; ".join(f"{min(v):+.1f}..{max(v):+.1f} at {q:g} %"
+                        for q, v in sorted(gaps.items()))
+            + f" (every run: {lo:+.1f}..{hi:+.1f}).")
+
+
+def _plot_player(rows: list[dict], key: str, size: int, png: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -290,19 +408,22 @@ def _plot_player(rec, rows, key, png, fname) -> None:
 
     keys = sorted({r[key] for r in rows}, key=str)
     fig, (a, b) = plt.subplots(1, 2, figsize=(11, 4))
+    series = (("offered", lambda r: offered_mbit_s(r, size), "C7", -0.15),
+              ("NIC thread", lambda r: r["mbit_s"], "C0", 0.0),
+              ("application", lambda r: app_mbit_s(r, size), "C1", 0.15))
     for i, k in enumerate(keys):
         rs = [r for r in rows if r[key] == k]
-        a.plot([i] * len(rs), [r["mbit_s"] for r in rs], "o", color="C0")
-        gaps = [g / 1e6 for r in rs for g in _player_times(rec, fname(r))]
-        if gaps:
-            b.boxplot(gaps, positions=[i], widths=0.5)
+        for name, get, color, dx in series:
+            a.plot([i + dx] * len(rs), [get(r) for r in rs], "o", color=color,
+                   label=name if i == 0 else None)
+        b.plot([i] * len(rs), [_misses(r)[1] for r in rs], "o", color="C3")
     labels = [str(k) if key == "order" else f"Test{k}" for k in keys]
     a.set_xticks(range(len(keys)), labels)
-    a.set_ylabel("NIC throughput (Mbit/s, guest time)")
+    a.set_ylabel("Mbit/s (guest time)")
+    a.legend(fontsize=7)
     a.grid(True, alpha=0.3)
     b.set_xticks(range(len(keys)), labels)
-    b.axhline(rec["params"]["period_ns"] / 1e6, color="green", ls="--", lw=1)
-    b.set_ylabel("player inter-frame time (ms)")
+    b.set_ylabel("player deadline misses per run")
     b.grid(True, alpha=0.3)
     fig.tight_layout()
     fig.savefig(png, dpi=100)
@@ -358,7 +479,8 @@ def disk_starved(rec: dict) -> list[dict]:
             and r["thread_cpu_ns"] / _window(r) < STARVED * r["runtime_ns"] / r["period_ns"]]
 
 
-def disk_section(recs: list[dict], png: Path, others: list[dict] = ()) -> list[str]:
+def disk_section(recs: list[dict], png: Path, others: list[dict] = (),
+                 draw: bool = True) -> list[str]:
     """Experiment 4, one table per boot (``recs``, oldest first); the figure of the newest;
     ``others``: the same on plain TCG, for comparison."""
     rec = recs[-1]
@@ -390,7 +512,8 @@ def disk_section(recs: list[dict], png: Path, others: list[dict] = ()) -> list[s
         out += ["### The same experiment on plain TCG (guest time = host time)", ""]
         for r in others:
             out += disk_table(r)
-    plot_disk(rec, png)
+    if draw:
+        plot_disk(rec, png)
     out += [f"![disk throughput vs Q/T]({png.name})", ""]
     return out
 
@@ -501,8 +624,8 @@ def testbed_section(lat_recs: list[dict]) -> list[str]:
            "*p99 spread* is max/min of the per-run p99 within a boot: how repeatable one "
            "number is. The host's load average is the one-minute value at boot and at "
            "power-off.", "",
-           "| testbed | boot (load avg) | NIC thread | p99 per run (µs) | p99 spread | "
-           "max per run (µs) |", "|---|---|---|---|---:|---|"]
+           "| testbed | boot (load avg) | NIC thread | p99 of the wake-ups per run (µs) | "
+           "p99 spread | max per run (µs) |", "|---|---|---|---|---:|---|"]
     for rec in lat_recs:
         if "error" in rec["result"]:
             out.append(f"| {rec['testbed_key']} | {rec['date']} | the guest scenario failed: "
@@ -525,14 +648,21 @@ def newest(pattern: str) -> list[Path]:
     return sorted(DATA.glob(pattern), key=lambda p: p.name.rsplit("-", 1)[-1])
 
 
-def write_results() -> Path:
-    """RESULTS.md from RESULTS.md.head and the newest raw data of each experiment."""
+def write_results(dest: Path = HERE, figures: bool = True) -> Path:
+    """RESULTS.md and (``figures``) its figures, into ``dest``, from RESULTS.md.head, the
+    newest raw data of each experiment and RESULTS.md.tail (its numbers filled in by
+    ``reading``)."""
     head = (HERE / "RESULTS.md.head").read_text()
+    tail = (HERE / "RESULTS.md.tail").read_text()
+    used: list[dict] = []
+    values: dict[str, str] = {}
     lat_icount = [json.loads(p.read_text()) for p in newest("latency-icount-*.json")]
     lat_tcg = [json.loads(p.read_text()) for p in newest("latency-tcg-*.json")]
     parts, status = [], []
     if lat_icount:
-        parts += latency_section(lat_icount, HERE / "latency.png")
+        parts += latency_section(lat_icount, dest / "latency.png", figures)
+        used += lat_icount
+        values |= reading.latency(lat_icount)
         status.append("| 6. latency under a flood, FIFO 50 vs reserved | latency.py | done |")
     else:
         status.append("| 6. latency under a flood, FIFO 50 vs reserved | latency.py | "
@@ -547,7 +677,12 @@ def write_results() -> Path:
         files = newest(pattern)
         if files:
             rec = json.loads(files[-1].read_text())
-            parts += fn(rec, HERE / f"{name}.png")
+            parts += fn(rec, dest / f"{name}.png", figures)
+            used.append(rec)
+            if name == "player-dl":
+                values |= reading.player_dl([json.loads(f.read_text()) for f in files],
+                                            lambda r: r["params"]["size"], app_mbit_s,
+                                            offered_mbit_s, lambda r: _misses(r)[1])
             status.append(f"| {title} | {name.replace('-', '_')}.py | done |")
         else:
             status.append(f"| {title} | {name.replace('-', '_')}.py | not measured yet |")
@@ -557,24 +692,39 @@ def write_results() -> Path:
             if re.fullmatch(r"disk-icount-nice\d+(-hogs)?-\d{8}T\d{6}\.json", f.name)]
     if disk:
         tcg = [json.loads(f.read_text()) for f in newest("disk-tcg-*.json")]
-        parts += disk_section([json.loads(f.read_text()) for f in disk], HERE / "disk.png", tcg)
+        disk_recs = [json.loads(f.read_text()) for f in disk]
+        parts += disk_section(disk_recs, dest / "disk.png", tcg, figures)
+        used += disk_recs
     status.append("| 4. disk IRQ thread, Q/T 2 %..60 % | disk.py | "
                   + ("done |" if disk else "not measured yet |"))
-    files = newest("adaptive-icount-nice*-2*.json")  # untagged: tagged boots are trials
+    # untagged: tagged boots are trials, or the start-value comparison below
+    files = [f for f in newest("adaptive-icount-nice*.json")
+             if re.fullmatch(r"adaptive-icount-nice\d+-\d{8}T\d{6}\.json", f.name)]
     if files:
         import adaptive_analysis
-        parts += adaptive_analysis.section(json.loads(files[-1].read_text()),
-                                           HERE / "adaptive.png")
+        rec = json.loads(files[-1].read_text())
+        parts += adaptive_analysis.section(rec, dest / "adaptive.png", figures)
+        used.append(rec)
+        values |= reading.adaptive(rec)
+        start = newest("adaptive-icount-nice*-start-*.json")  # fixed at tune's start value
+        if start:
+            rec = json.loads(start[-1].read_text())
+            parts += adaptive_analysis.start_section(rec)
+            used.append(rec)
+            values |= reading.adaptive_start(rec)
         status.append("| 5. adaptive budget vs fixed (`irqres tune`) | adaptive.py | done |")
     else:
         status.append("| 5. adaptive budget vs fixed (`irqres tune`) | adaptive.py | "
                       "not measured yet |")
+    values |= reading.load_range(used)
+    extra = reading.unused([head, tail], values)
+    if extra:
+        raise reading.ReadingError(f"RESULTS.md.head/.tail: no field for {', '.join(extra)}")
     text = head.replace("__STATUS__", "\n".join(status))
     text = text.replace("__TESTBED_EVIDENCE__", "\n".join(testbed_section(lat_icount + lat_tcg)))
-    tail = HERE / "RESULTS.md.tail"  # the reading of the numbers, written by hand
-    out = HERE / "RESULTS.md"
-    out.write_text(text + "\n" + "\n".join(parts) + "\n"
-                   + (tail.read_text() if tail.is_file() else ""))
+    out = dest / "RESULTS.md"
+    out.write_text(reading.fill(text, values, "RESULTS.md.head") + "\n" + "\n".join(parts)
+                   + "\n" + reading.fill(tail, values, "RESULTS.md.tail"))
     return out
 
 

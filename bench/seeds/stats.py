@@ -40,3 +40,66 @@ def spread(values: list[float]) -> str:
         return str(int(v)) if float(v).is_integer() else f"{v:.1f}"
 
     return f"{fmt(statistics.median(values))} [{fmt(min(values))}..{fmt(max(values))}]"
+
+
+def grid_lateness(hist: dict, interval_us: int, hist_us: int) -> tuple[dict[int, int], int]:
+    """The lateness of every cycle of cyclictest's intended period grid, from its start to
+    its last wake-up: ({lateness in µs: cycles}, cycles later than ``hist_us``).
+
+    cyclictest skips the cycles it missed: a wake-up L µs late held back the ceil(L/I) - 1
+    cycles due before it, each late until that wake-up (L - I, L - 2I, ...). Wake-ups
+    beyond the histogram (``overflows``) are known only by their number and, through
+    cyclictest's average, their sum S: each held back one cycle per I of lateness below
+    ``hist_us`` (counted at hist_us - jI, i.e. to within one interval) and
+    (S - n * hist_us) / I cycles more, all later than ``hist_us``.
+    """
+    cycles: dict[int, int] = {}
+    buckets = {int(k): v for k, v in hist["buckets"].items()}
+    for lat, n in buckets.items():
+        for j in range(max(1, -(-lat // interval_us))):
+            cycles[lat - j * interval_us] = cycles.get(lat - j * interval_us, 0) + n
+    over = hist.get("overflows") or 0
+    beyond = 0
+    if over:
+        # cyclictest's average is over every wake-up, its "Total" over the histogram's
+        total = (hist["avg_us"] * (hist["cycles"] + over)
+                 - sum(k * v for k, v in buckets.items()))
+        total = max(total, over * hist_us)  # the average is truncated to 1 µs
+        for j in range(hist_us // interval_us):
+            cycles[hist_us - j * interval_us] = cycles.get(hist_us - j * interval_us, 0) + over
+        beyond = (total - over * hist_us) // interval_us
+    return cycles, beyond
+
+
+def grid_summary(hist: dict, interval_us: int, hist_us: int) -> dict:
+    """p50/p99/p99.9/max over the intended cycle grid (``grid_lateness``) and its size.
+    A percentile among the cycles later than ``hist_us`` is None: known only to be
+    later than that."""
+    cycles, beyond = grid_lateness(hist, interval_us, hist_us)
+    total = sum(cycles.values()) + beyond
+
+    def pct(p: float) -> int | None:
+        rank, seen = p / 100 * total, 0
+        for lat in sorted(cycles):
+            seen += cycles[lat]
+            if seen >= rank:
+                return lat
+        return None
+
+    return {"p50": pct(50), "p99": pct(99), "p99.9": pct(99.9), "max": hist["max_us"],
+            "cycles": total, "ran": sum(int(v) for v in hist["buckets"].values())
+            + (hist.get("overflows") or 0)}
+
+
+def spread_bounded(values: list[int | None], bound: int) -> str:
+    """``spread`` of values some of which are only known to exceed ``bound`` (None)."""
+    def key(v: int | None) -> float:
+        return float("inf") if v is None else v
+
+    def fmt(v: int | None) -> str:
+        return f"> {bound}" if v is None else str(v)
+
+    vs = sorted(values, key=key)
+    if vs[0] is None:
+        return f"> {bound} in every run"
+    return f"{fmt(vs[(len(vs) - 1) // 2])} [{fmt(vs[0])}..{fmt(vs[-1])}]"

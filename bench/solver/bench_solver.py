@@ -15,15 +15,23 @@
 6. recommend() on 100,000 of those frequent activations, the default periods (every row
    uses the per-period demand model), Monte Carlo and replay for each feasible row.
 
+``--fft-compare`` runs only the solver sweep (1.), side by side with the CBS solver's
+transforms from numpy.fft (what irqres uses) and from scipy.fft (needs scipy), the same
+inputs and runs alternated, and the largest difference of the two backlog CDFs over the
+100 candidates: the measure that decides whether scipy earns a place in the solver.
+
 Each is run several times; the median, minimum and maximum wall times and the median
 CPU time are printed as JSON. Run from the repository root:
 
     PYTHONPATH=analysis python3 bench/solver/bench_solver.py --runs 7
+    PYTHONPATH=analysis python3 bench/solver/bench_solver.py --runs 9 --fft-compare
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import importlib.util
 import json
 import math
 import os
@@ -32,7 +40,6 @@ import statistics
 import time
 
 import numpy as np
-import scipy
 from irqres.model.cbs import CbsModel
 from irqres.model.demand import DemandModel, period_demand
 from irqres.model.montecarlo import simulate
@@ -118,10 +125,72 @@ def timed(fn, runs: int) -> dict:
     }
 
 
+def _scipy_version() -> str | None:
+    """scipy's version where it is installed (irqres does not need it)."""
+    if importlib.util.find_spec("scipy") is None:
+        return None
+    import scipy
+
+    return scipy.__version__
+
+
+@contextlib.contextmanager
+def scipy_transforms():
+    """The CBS solver's np.fft.rfft/irfft taken from scipy.fft meanwhile."""
+    from scipy import fft as sp_fft
+
+    saved = np.fft.rfft, np.fft.irfft
+    np.fft.rfft, np.fft.irfft = sp_fft.rfft, sp_fft.irfft
+    try:
+        yield
+    finally:
+        np.fft.rfft, np.fft.irfft = saved
+
+
+def fft_compare(runs: int) -> dict:
+    """The solver sweep with numpy.fft and with scipy.fft, runs alternated, and the
+    largest difference between their backlog CDFs."""
+    ex, ia = pmfs()
+    cands = candidates(CbsModel(ex, ia))
+
+    def sweep() -> list:
+        m = CbsModel(ex, ia)
+        return [m.solve(q, t) for q, t in cands]
+
+    times: dict[str, list[dict]] = {"numpy.fft": [], "scipy.fft": []}
+    for _ in range(runs):
+        times["numpy.fft"].append(timed(sweep, 1))
+        with scipy_transforms():
+            times["scipy.fft"].append(timed(sweep, 1))
+    ref = sweep()
+    with scipy_transforms():
+        alt = sweep()
+    diff = max(float(np.max(np.abs(a._backlog_cdf - b._backlog_cdf)))
+               for a, b in zip(ref, alt, strict=True)
+               if a._backlog_cdf is not None and b._backlog_cdf is not None)
+    return {
+        "machine": {"python": platform.python_version(), "numpy": np.__version__,
+                    "scipy": _scipy_version(), "cpus": os.cpu_count(),
+                    "loadavg": os.getloadavg()},
+        "candidates": len(cands),
+        "max_abs_cdf_difference": diff,
+        **{name: {"median_s": statistics.median(t["median_s"] for t in ts),
+                  "min_s": min(t["min_s"] for t in ts), "max_s": max(t["max_s"] for t in ts),
+                  "cpu_median_s": statistics.median(t["cpu_median_s"] for t in ts),
+                  "runs": runs}
+           for name, ts in times.items()},
+    }
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=7)
+    ap.add_argument("--fft-compare", action="store_true",
+                    help="only the solver sweep, numpy.fft against scipy.fft")
     args = ap.parse_args()
+    if args.fft_compare:
+        print(json.dumps(fft_compare(args.runs), indent=2))
+        return
     ex, ia = pmfs()
     model = CbsModel(ex, ia)
     cands = candidates(model)
@@ -131,7 +200,7 @@ def main() -> None:
         "machine": {
             "python": platform.python_version(),
             "numpy": np.__version__,
-            "scipy": scipy.__version__,
+            "scipy": _scipy_version(),
             "cpus": os.cpu_count(),
             "loadavg": os.getloadavg(),
         },

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * apply.h - puts a plan into the kernel, all or nothing, and takes it back out.
+ * apply.h - puts a plan into the kernel, all or nothing (apply_restore.h takes it back
+ * out).
  *
  * Every change is recorded in the state (state.h) before it is made. On any failure,
  * apply_plan() undoes what it already did, in reverse order, and returns the first error
@@ -71,20 +72,5 @@ void apply_pending_cancel(struct state *st, const struct apply_pending *p);
  * the deadline's ratio to the period. */
 int apply_set_budget(struct state *st, const pid_t *pids, size_t n, uint64_t runtime_ns,
 		     uint64_t deadline_ns, uint64_t period_ns, char *err, size_t errlen);
-
-/* Puts one recorded thread back (policy, cgroup) and forgets it. A thread gone or whose
- * pid was reused is only forgotten, with a log line. */
-int apply_restore_thread(struct state *st, pid_t pid);
-/* A thread that exited: forgets its record and removes the partition irqres created for
- * it when no recorded thread is left in it (kept while the kernel still counts the dying
- * thread). apply_partitions_sweep() removes every such partition that is empty now;
- * apply_thread() calls it first, so a hotplugged thread is planned without them. */
-void apply_forget_thread(struct state *st, pid_t pid);
-void apply_partitions_sweep(struct state *st);
-
-/* Best effort, everything: threads in reverse order, partitions irqres created,
- * +cpuset if irqres enabled it, admission control; deletes the state file when all
- * went back. Returns the number of threads restored, or -errno of the first failure. */
-int apply_restore_all(struct state *st);
 
 #endif /* IRQRES_APPLY_H */

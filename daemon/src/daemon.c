@@ -8,6 +8,7 @@
 #include "plan_report.h"
 
 #include "apply.h"
+#include "apply_restore.h"
 #include "array.h"
 #include "cpuset.h"
 #include "discover.h"
@@ -17,10 +18,10 @@
 #include "notify.h"
 #include "owner.h"
 #include "stats.h"
+#include "target_kind.h"
 #include "units.h"
 
 #include <errno.h>
-#include <fnmatch.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -127,7 +128,6 @@ struct managed *daemon_managed_find(struct daemon *d, pid_t pid)
 
 static int managed_add(struct daemon *d, size_t target, const struct thread_info *ti)
 {
-	const struct target *t = &d->prof.targets[target];
 	struct managed *m;
 
 	m = daemon_managed_find(d, ti->pid);
@@ -140,10 +140,20 @@ static int managed_add(struct daemon *d, size_t target, const struct thread_info
 	m->thread = *ti;
 	m->drift[0] = '\0';
 	m->taken = false;
-	m->runtime_ns = t->runtime_ns;
-	m->deadline_ns = t->deadline_ns;
-	m->period_ns = t->period_ns;
+	m->own_budget = false;	/* its target's budget */
 	return 0;
+}
+
+struct budget daemon_target_budget(const struct daemon *d, size_t ti)
+{
+	const struct target *t = &d->prof.targets[ti];
+
+	return (struct budget){ t->runtime_ns, t->deadline_ns, t->period_ns };
+}
+
+struct budget daemon_budget(const struct daemon *d, const struct managed *m)
+{
+	return m->own_budget ? m->own : daemon_target_budget(d, m->target);
 }
 
 static void managed_remove(struct daemon *d, pid_t pid)
@@ -200,6 +210,17 @@ static void pending_add(struct daemon *d, size_t target, uint64_t t_ns)
 	p->next_ns = t_ns + p->delay_ns;
 }
 
+/* A pending thread is tried with its target's budget as it is now (a set-budget of the
+ * target while it waits included): the apply's copy is only the request. */
+static void pending_budget(const struct daemon *d, struct pending *p)
+{
+	struct budget b = daemon_target_budget(d, p->target);
+
+	p->ap.runtime_ns = b.runtime_ns;
+	p->ap.deadline_ns = b.deadline_ns;
+	p->ap.period_ns = b.period_ns;
+}
+
 static void pending_remove(struct daemon *d, struct pending *p)
 {
 	*p = d->pending[--d->n_pending];
@@ -243,6 +264,7 @@ void daemon_run_pending(struct daemon *d)
 
 		if (now < p->next_ns)
 			continue;
+		pending_budget(d, p);
 		rc = apply_pending_try(&p->ap, now - p->first_ns);
 		if (rc == -EPERM) {	/* it has not run in its partition yet: no interrupt */
 			if (!p->told && now - p->first_ns >= APPLY_MOVED_WAIT_NS) {
@@ -598,13 +620,13 @@ size_t daemon_forget_gone(struct daemon *d, int target)
 /*
  * A cheap first look at an event's thread (its comm, one small read) so that the many
  * threads a busy machine forks are dropped before discover_read() reads all of /proc/PID:
- * an IRQ target can only take a thread named irq/... (or kthreadd, not named yet), and
- * when every task target has a comm glob, a task must match one of them.
+ * some target's kind must find the name possible (an IRQ target only takes a thread
+ * named irq/... or kthreadd, not named yet; a task target with a comm glob one that
+ * matches it).
  */
 static bool may_match(struct daemon *d, pid_t pid)
 {
 	char path[300], comm[COMM_MAX + 2];
-	bool irq_targets = false, all_globs = true;
 	size_t i;
 
 	snprintf(path, sizeof(path), "%s/%d/comm", irqres_paths.proc, (int)pid);
@@ -614,16 +636,10 @@ static bool may_match(struct daemon *d, pid_t pid)
 	for (i = 0; i < d->prof.n_targets; i++) {
 		const struct target *t = &d->prof.targets[i];
 
-		if (t->kind == TARGET_IRQ)
-			irq_targets = true;
-		else if (!t->task_comm)
-			all_globs = false;
-		else if (fnmatch(t->task_comm, comm, 0) == 0)
+		if (target_kind_of(t)->comm_may_match(t, comm))
 			return true;
 	}
-	if (irq_targets && (strncmp(comm, "irq/", 4) == 0 || strcmp(comm, "kthreadd") == 0))
-		return true;
-	return !all_globs;
+	return false;
 }
 
 enum hotplug_verdict daemon_on_hotplug(void *ctx, enum hotplug_event ev, pid_t pid, pid_t ppid)
@@ -645,13 +661,13 @@ enum hotplug_verdict daemon_on_hotplug(void *ctx, enum hotplug_event ev, pid_t p
 	}
 }
 
-/* Whether some task target selects by cgroup: moving into a cgroup sends no proc event. */
+/* Whether some target's threads can change without a proc event (moves between cgroups). */
 static bool has_cgroup_selector(const struct profile *prof)
 {
 	size_t i;
 
 	for (i = 0; i < prof->n_targets; i++)
-		if (prof->targets[i].kind == TARGET_TASK && prof->targets[i].task_cgroup)
+		if (target_kind_of(&prof->targets[i])->changes_unseen(&prof->targets[i]))
 			return true;
 	return false;
 }
@@ -672,8 +688,9 @@ static int managed_drift(struct daemon *d, const struct managed *m, char *what, 
 			 enum drift_kind *kind)
 {
 	const struct state_thread *rec = state_find_thread(&d->st, m->thread.pid);
-	struct dl_attr want = { .sched_policy = SCHED_DEADLINE, .sched_runtime = m->runtime_ns,
-				.sched_deadline = m->deadline_ns, .sched_period = m->period_ns };
+	struct budget b = daemon_budget(d, m);
+	struct dl_attr want = { .sched_policy = SCHED_DEADLINE, .sched_runtime = b.runtime_ns,
+				.sched_deadline = b.deadline_ns, .sched_period = b.period_ns };
 	char now[96], exp[96], cg[CGROUP_PATH_MAX];
 	struct dl_attr a;
 	int rc;
@@ -683,8 +700,8 @@ static int managed_drift(struct daemon *d, const struct managed *m, char *what, 
 	rc = dl_get(m->thread.pid, &a);
 	if (rc < 0)
 		return rc;
-	if (a.sched_policy != SCHED_DEADLINE || a.sched_runtime != m->runtime_ns ||
-	    a.sched_deadline != m->deadline_ns || a.sched_period != m->period_ns) {
+	if (a.sched_policy != SCHED_DEADLINE || a.sched_runtime != b.runtime_ns ||
+	    a.sched_deadline != b.deadline_ns || a.sched_period != b.period_ns) {
 		sched_text(&a, now, sizeof(now));
 		sched_text(&want, exp, sizeof(exp));
 		snprintf(what, len, "scheduling is %s, the reservation is %s", now, exp);
@@ -708,6 +725,7 @@ static int managed_reapply(struct daemon *d, struct managed *m, char *err, size_
 	struct profile one = { .path = d->prof.path, .admission_off = d->prof.admission_off,
 			       .targets = &tg, .n_targets = 1 };
 	struct match mt = { .target = 0 };
+	struct budget b = daemon_budget(d, m);
 	int rc;
 
 	rc = discover_read(m->thread.pid, &mt.thread);
@@ -715,9 +733,9 @@ static int managed_reapply(struct daemon *d, struct managed *m, char *err, size_
 		snprintf(err, errlen, "cannot read it again: %s", strerror(-rc));
 		return rc;
 	}
-	tg.runtime_ns = m->runtime_ns;
-	tg.deadline_ns = m->deadline_ns;
-	tg.period_ns = m->period_ns;
+	tg.runtime_ns = b.runtime_ns;
+	tg.deadline_ns = b.deadline_ns;
+	tg.period_ns = b.period_ns;
 	return apply_thread(&one, &mt, &d->st, NULL, err, errlen);
 }
 

@@ -27,6 +27,8 @@
 #define NS_PER_MS 1000000ULL
 #define NS_PER_S 1000000000ULL
 #define ERRLEN 1024
+#define EXIT_REFUSED 1		/* irqresd's exit code: the kernel will not / did not accept it */
+#define EXIT_USAGE 2		/* irqresd's exit code: bad profile or bad option */
 #define REFUSED_MAX 256		/* hotplugged threads whose apply failed: not retried */
 #define PENDING_MAX 64		/* new threads waiting to run in their partition */
 
@@ -38,10 +40,18 @@ struct options {
 };
 
 /* A thread the daemon manages: where it came from and the budget it has now. */
+/* A SCHED_DEADLINE budget, ns. */
+struct budget {
+	uint64_t runtime_ns, deadline_ns, period_ns;
+};
+
 struct managed {
 	size_t target;
 	struct thread_info thread;
-	uint64_t runtime_ns, deadline_ns, period_ns;
+	/* A budget of its own (set-budget pid:N) when own_budget; else its target's is in
+	 * force: daemon_budget() reads the one that is, never a copy. */
+	bool own_budget;
+	struct budget own;
 	char drift[800];		/* what was found changed behind irqresd's back, "" none */
 	bool taken;			/* another irqresd or tool holds it (owner.h): left to it */
 };
@@ -91,6 +101,11 @@ int daemon_resolve(const struct profile *prof, struct match_list *matches, struc
 
 /* The managed thread pid, or NULL. */
 struct managed *daemon_managed_find(struct daemon *d, pid_t pid);
+
+/* The budget target @ti of the profile in force gives its threads. */
+struct budget daemon_target_budget(const struct daemon *d, size_t ti);
+/* The budget in force for @m: its own (set-budget pid:N), else its target's. */
+struct budget daemon_budget(const struct daemon *d, const struct managed *m);
 
 /* Forgets the profile in force and the threads it manages (restores nothing). */
 void daemon_drop_profile(struct daemon *d);

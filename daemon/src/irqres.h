@@ -16,6 +16,9 @@
 #include <sys/types.h>
 
 #define IRQRES_VERSION "0.1.0"
+/* The "schema_version" member of irqresd's JSON outputs (docs/json.md): raised when a member
+ * changes meaning, type or unit or goes away (new members do not raise it). */
+#define IRQRES_JSON_SCHEMA 1
 #define IRQRES_DAEMON_COMM "irqresd"	/* its comm: never a task target's thread */
 
 #define TARGET_NAME_MAX 64
@@ -37,6 +40,7 @@ void irqres_paths_default(void);
  * what they change is real)? */
 bool irqres_paths_real_proc(void);
 
+/* What a target selects; each kind has its table of operations in target_kind.h. */
 enum target_kind { TARGET_IRQ, TARGET_TASK };
 enum target_mode { MODE_STATIC, MODE_ADAPTIVE };
 

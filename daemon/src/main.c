@@ -1,52 +1,35 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * main.c - irqresd: options, start-up (crash recovery, apply), the poll() loop over
- * signals, the control socket, the proc connector and a timer, and the orderly exit.
+ * main.c - irqresd: options, start-up (the instance lock, crash recovery, apply), then
+ * either a mode that answers and exits (oneshot.h) or the daemon loop (mainloop.h), and
+ * the orderly exit.
  *
  * What the daemon knows at run time lives in struct daemon (daemon.h); the control
  * requests are answered in requests.c. Init runs in one order in main(); fini runs in the
  * reverse order from one path.
  */
-#include "ctl.h"
 #include "daemon.h"
-#include "hotplug.h"
 #include "irqres.h"
-#include "json.h"
 #include "log.h"
+#include "mainloop.h"
 #include "notify.h"
-#include "plan.h"
-#include "plan_report.h"
-#include "profile.h"
-#include "requests.h"
+#include "oneshot.h"
 #include "salvage.h"
 #include "state.h"
 #include "units.h"
-#include "verify.h"
-#include "discover.h"
-#include "dl.h"
-#include "cpuset.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
-#include <poll.h>
 #include <stddef.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
-#include <sys/signalfd.h>
 #include <sys/stat.h>
-#include <sys/timerfd.h>
-#include <sys/socket.h>
-#include <sys/un.h>
-#include <time.h>
 #include <unistd.h>
 
-#define EXIT_REFUSED 1		/* the kernel will not / did not accept it */
-#define EXIT_USAGE 2		/* bad profile or bad option */
 #define RESCAN_MAX_NS (3600 * NS_PER_S)
 
 /* ---- options ---- */
@@ -323,296 +306,7 @@ static int parse_options(int argc, char **argv, struct options *o, char *socket_
 	return 0;
 }
 
-/* ---- the modes that exit at once ---- */
-
-static int run_dry(struct daemon *d)
-{
-	struct profile prof = { 0 };
-	struct match_list matches = { 0 };
-	struct plan plan;
-	char err[ERRLEN] = "";
-	struct json j;
-	int rc, code;
-
-	rc = profile_load(d->opt.profile, &prof, err, sizeof(err));
-	if (rc < 0) {
-		pr_err("%s", err);
-		return EXIT_USAGE;
-	}
-	rc = daemon_resolve(&prof, &matches, &plan, err, sizeof(err));
-	if (rc == -ENOENT)	/* show the (empty) plan, then say why it is refused */
-		rc = 1;
-	if (rc < 0) {
-		pr_err("%s", err);
-		code = rc == -EINVAL ? EXIT_USAGE : EXIT_REFUSED;
-		goto out;
-	}
-	if (d->opt.json) {
-		json_init(&j);
-		plan_report_json(&plan, &j);
-		json_raw(&j, "\n", 1);
-		if (json_error(&j) == 0)
-			fwrite(json_buf(&j), 1, json_len(&j), stdout);
-		else
-			pr_err("cannot write the plan as JSON: %s", strerror(-json_error(&j)));
-		json_fini(&j);
-	} else {
-		plan_report_text(&plan, stdout);
-	}
-	fflush(stdout);
-	if (rc == 1) {
-		pr_err("%s", err);
-		code = EXIT_REFUSED;
-	} else {
-		code = plan.feasible ? 0 : EXIT_REFUSED;
-	}
-out:
-	plan_free(&plan);
-	match_list_free(&matches);
-	profile_free(&prof);
-	return code;
-}
-
-/*
- * irqresd --reload: the client systemctl reload runs (ExecReload=). It waits for the
- * daemon's answer, so a refused reload fails the reload job instead of being a line in
- * the journal only. Exit 0 done, 1 refused or no daemon.
- */
-/* Sends "reload" to the daemon at path and reads its one-line answer into reply; 0 or
- * an exit code, the failure logged. */
-static int reload_ask(const char *path, char *reply, size_t len)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	size_t got = 0;
-	int fd, e;
-
-	if (strlen(path) >= sizeof(sa.sun_path)) {
-		pr_err("%s: socket path too long", path);
-		return EXIT_REFUSED;
-	}
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		e = errno;
-		pr_err("reload: no irqresd answers on %s: %s", path, strerror(e));
-		if (fd >= 0)
-			close(fd);
-		return EXIT_REFUSED;
-	}
-	if (write(fd, "reload\n", 7) != 7) {
-		e = errno;
-		pr_err("reload: %s: %s", path, strerror(e));
-		close(fd);
-		return EXIT_REFUSED;
-	}
-	while (got < len - 1 && !memchr(reply, '\n', got)) {
-		ssize_t n = read(fd, reply + got, len - 1 - got);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-	}
-	close(fd);
-	reply[got] = '\0';
-	reply[strcspn(reply, "\n")] = '\0';
-	return 0;
-}
-
-static int run_reload(struct daemon *d)
-{
-	char reply[ERRLEN * 2], *msg;
-	int code = reload_ask(d->socket_path, reply, sizeof(reply));
-
-	if (code)
-		return code;
-	if (strncmp(reply, "{\"ok\":true", 10) == 0) {
-		pr_info("reload: done: %s", reply);
-		return 0;
-	}
-	msg = strstr(reply, "\"error\":\"");
-	if (msg) {	/* the message, its JSON escapes undone (\" and \\ are all it holds) */
-		char *w = msg;
-
-		for (const char *r = msg + 9; *r && *r != '"'; r++)
-			*w++ = *r == '\\' && r[1] ? *++r : *r;
-		*w = '\0';
-	}
-	pr_err("reload refused: %s", msg ? msg : reply[0] ? reply :
-	       "irqresd closed the connection");
-	return EXIT_REFUSED;
-}
-
-static void print_json(struct json *j)
-{
-	json_raw(j, "\n", 1);
-	if (json_error(j) == 0)
-		fwrite(json_buf(j), 1, json_len(j), stdout);
-	else
-		pr_err("cannot write JSON: %s", strerror(-json_error(j)));
-}
-
-/* irqresd --verify -p FILE: 0 the system holds the profile, 1 it differs, 2 bad profile. */
-static int run_verify(struct daemon *d)
-{
-	struct profile prof = { 0 };
-	struct verify_result res;
-	char err[ERRLEN] = "";
-	struct json j;
-	int rc;
-
-	rc = profile_load(d->opt.profile, &prof, err, sizeof(err));
-	if (rc < 0) {
-		pr_err("%s", err);
-		return EXIT_USAGE;
-	}
-	rc = verify_profile(&prof, NULL, 0, &res, err, sizeof(err));
-	if (rc < 0) {
-		pr_err("%s", err);
-		profile_free(&prof);
-		return EXIT_REFUSED;
-	}
-	if (d->opt.json) {
-		json_init(&j);
-		json_obj_begin(&j);
-		verify_write_json(&prof, &res, &j);
-		json_obj_end(&j);
-		print_json(&j);
-		json_fini(&j);
-	} else {
-		verify_print_text(&prof, &res, stdout);
-	}
-	rc = res.n_diffs ? EXIT_REFUSED : 0;
-	verify_result_free(&res);
-	profile_free(&prof);
-	return rc;
-}
-
-/*
- * irqresd --status: what RUN_DIR/state records, read only (no lock: a running daemon may
- * hold it), each thread with its scheduling now. How `irqres status` shows the
- * reservations irqresd --once left when no daemon answers.
- */
-/* One recorded thread as --status --json shows it, with its scheduling now. */
-static void status_thread_json(const struct state_thread *t, struct json *j)
-{
-	char cpus[256];
-	struct thread_info ti;
-	struct dl_attr a;
-	bool same = discover_read(t->pid, &ti) == 0 && ti.starttime == t->starttime;
-
-	json_obj_begin(j);
-	json_kv_int(j, "pid", t->pid);
-	json_kv_str(j, "comm", t->comm);
-	json_kv_bool(j, "alive", same);
-	if (same && dl_get(t->pid, &a) == 0) {
-		json_kv_str(j, "policy", dl_policy_name((int)a.sched_policy));
-		json_kv_uint(j, "runtime_ns", a.sched_runtime);
-		json_kv_uint(j, "deadline_ns", a.sched_deadline);
-		json_kv_uint(j, "period_ns", a.sched_period);
-	} else {
-		json_kv_str(j, "policy", "gone");
-	}
-	json_kv_str(j, "orig_policy", dl_policy_name(t->policy));
-	json_kv_int(j, "orig_priority", t->priority);
-	if (cpuset_list_format(&t->affinity, cpus, sizeof(cpus)) < 0)
-		cpus[0] = '\0';
-	json_kv_str(j, "cpus", cpus);
-	json_kv_str(j, "partition", t->partition[0] ? t->partition : NULL);
-	json_obj_end(j);
-}
-
-static void status_json(const struct state *st, const char *path, bool exists,
-			struct json *j)
-{
-	json_obj_begin(j);
-	json_kv_str(j, "state_file", path);
-	json_kv_bool(j, "exists", exists);
-	json_kv_str(j, "admission_control", st->rt_runtime_saved ? "disabled by irqres" : "keep");
-	json_key(j, "threads");
-	json_arr_begin(j);
-	for (size_t i = 0; i < st->n_threads; i++)
-		status_thread_json(&st->threads[i], j);
-	json_arr_end(j);
-	json_key(j, "partitions");
-	json_arr_begin(j);
-	for (size_t i = 0; i < st->n_parts; i++)
-		json_str(j, st->parts[i].name);
-	json_arr_end(j);
-	/* IRQ threads whose CPUs a partition change took, given back on restore */
-	json_key(j, "owed");
-	json_arr_begin(j);
-	for (size_t i = 0; i < st->n_owed; i++) {
-		char cpus[256];
-
-		if (cpuset_list_format(&st->owed[i].cpus, cpus, sizeof(cpus)) < 0)
-			cpus[0] = '\0';
-		json_obj_begin(j);
-		json_kv_int(j, "pid", st->owed[i].pid);
-		json_kv_str(j, "comm", st->owed[i].comm);
-		json_kv_str(j, "cpus", cpus);
-		json_obj_end(j);
-	}
-	json_arr_end(j);
-	/* a sched feature irqres switched (enforce.h), given back on restore */
-	json_key(j, "sched_feature");
-	if (st->feature_saved) {
-		json_obj_begin(j);
-		json_kv_str(j, "name", st->feature.name);
-		json_kv_bool(j, "was", st->feature.was == 1);
-		json_kv_bool(j, "set", st->feature.set == 1);
-		json_obj_end(j);
-	} else {
-		json_null(j);
-	}
-	json_obj_end(j);
-}
-
-static int run_status(struct daemon *d)
-{
-	struct state st;
-	char err[ERRLEN] = "", path[sizeof(irqres_paths.run) + 8];
-	struct json j;
-	int rc;
-
-	snprintf(path, sizeof(path), "%s/state", irqres_paths.run);
-	state_init(&st);
-	rc = state_load(&st, path, err, sizeof(err));
-	if (rc < 0 && rc != -ENOENT) {
-		pr_err("state file %s: cannot read: %s", path, strerror(-rc));
-		state_free(&st);
-		return EXIT_REFUSED;
-	}
-	json_init(&j);
-	status_json(&st, path, rc != -ENOENT, &j);
-	if (d->opt.json) {
-		print_json(&j);
-	} else if (rc == -ENOENT) {
-		printf("no state file %s: irqres holds no reservation here\n", path);
-	} else {
-		printf("state file %s: %zu thread%s, %zu partition%s\n", path, st.n_threads,
-		       st.n_threads == 1 ? "" : "s", st.n_parts, st.n_parts == 1 ? "" : "s");
-		for (size_t i = 0; i < st.n_threads; i++)
-			printf("  %s (pid %d), was %s\n", st.threads[i].comm, (int)st.threads[i].pid,
-			       dl_policy_name(st.threads[i].policy));
-		for (size_t i = 0; i < st.n_owed; i++) {
-			char cpus[256];
-
-			printf("  %s (pid %d): CPU affinity %s to give back\n", st.owed[i].comm,
-			       (int)st.owed[i].pid,
-			       cpuset_list_str(&st.owed[i].cpus, cpus, sizeof(cpus)));
-		}
-		if (st.feature_saved)
-			printf("  sched feature %s: set %s, to give back %s\n", st.feature.name,
-			       st.feature.set ? "on" : "off", st.feature.was ? "on" : "off");
-	}
-	json_fini(&j);
-	state_free(&st);
-	return 0;
-}
-
-/* ---- the daemon ---- */
+/* ---- start-up ---- */
 
 /*
  * One irqresd per run directory: the state file there belongs to the instance holding
@@ -667,146 +361,6 @@ static int instance_lock(bool restore, char *err, size_t errlen)
 		return -e;
 	}
 	return fd;
-}
-
-static int setup_signals(struct daemon *d)
-{
-	sigset_t mask;
-
-	signal(SIGPIPE, SIG_IGN);	/* a client gone mid-reply is an error return, not death */
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGHUP);
-	if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
-		return -errno;
-	d->sigfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
-	return d->sigfd < 0 ? -errno : 0;
-}
-
-static int setup_timer(struct daemon *d)
-{
-	struct itimerspec its = { 0 };
-	uint64_t tick = 0, now = daemon_now_ns();
-
-	d->rescan_ns = d->opt.rescan_ns;
-	d->watchdog_ns = notify_watchdog_interval_ns();
-	d->next_rescan = now + d->rescan_ns;
-	d->next_watchdog = now + d->watchdog_ns;
-	if (d->rescan_ns)
-		tick = d->rescan_ns;
-	if (d->watchdog_ns && (!tick || d->watchdog_ns < tick))
-		tick = d->watchdog_ns;
-	d->tick_ns = tick;
-	d->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-	if (d->timerfd < 0)
-		return -errno;
-	if (!tick)
-		return 0;
-	its.it_value.tv_sec = (time_t)(tick / NS_PER_S);
-	its.it_value.tv_nsec = (long)(tick % NS_PER_S);
-	its.it_interval = its.it_value;
-	return timerfd_settime(d->timerfd, 0, &its, NULL) < 0 ? -errno : 0;
-}
-
-static void on_signal(struct daemon *d)
-{
-	struct signalfd_siginfo si;
-	char err[ERRLEN];
-
-	while (read(d->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-		switch (si.ssi_signo) {
-		case SIGHUP:
-			daemon_reload(d, err, sizeof(err));	/* logs a refusal itself */
-			break;
-		default:
-			pr_info("%s: restoring and exiting", strsignal((int)si.ssi_signo));
-			d->quit = true;
-		}
-	}
-}
-
-static void on_timer(struct daemon *d)
-{
-	uint64_t ticks, now = daemon_now_ns();
-
-	if (read(d->timerfd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
-		pr_debug("timerfd: %m");
-	/* a tick that comes a little before a due time counts: half a tick of slack */
-	if (d->watchdog_ns && now + d->tick_ns / 2 >= d->next_watchdog) {
-		notify_watchdog();
-		while (d->next_watchdog <= now + d->tick_ns / 2)
-			d->next_watchdog += d->watchdog_ns;
-	}
-	if (d->rescan_ns && now + d->tick_ns / 2 >= d->next_rescan) {
-		d->rescan_now = true;
-		while (d->next_rescan <= now + d->tick_ns / 2)
-			d->next_rescan += d->rescan_ns;
-	}
-}
-
-static int serve(struct daemon *d)
-{
-	struct pollfd fds[3 + 1 + CTL_CLIENTS_MAX];
-	size_t n, nctl;
-	int rc, timeout, ctl_timeout, pending_timeout;
-
-	while (!d->quit) {
-		n = 0;
-		fds[n++] = (struct pollfd){ .fd = d->sigfd, .events = POLLIN };
-		fds[n++] = (struct pollfd){ .fd = d->timerfd, .events = POLLIN };
-		fds[n++] = (struct pollfd){ .fd = hotplug_fd(d->hp), .events = POLLIN };
-		nctl = ctl_pollfds(d->ctl, fds + n, sizeof(fds) / sizeof(fds[0]) - n);
-		timeout = d->rescan_now ? 0 : hotplug_retry_timeout_ms(d->hp);
-		ctl_timeout = ctl_timeout_ms(d->ctl);
-		if (ctl_timeout >= 0 && (timeout < 0 || ctl_timeout < timeout))
-			timeout = ctl_timeout;
-		pending_timeout = daemon_pending_timeout_ms(d);	/* threads waiting to run */
-		if (pending_timeout >= 0 && (timeout < 0 || pending_timeout < timeout))
-			timeout = pending_timeout;
-		rc = poll(fds, n + nctl, timeout);
-		if (rc < 0) {
-			if (errno == EINTR)
-				continue;
-			rc = -errno;
-			pr_err("poll: %s", strerror(-rc));
-			return rc;
-		}
-		if (fds[0].revents)
-			on_signal(d);
-		if (d->quit)
-			break;
-		if (fds[2].revents) {
-			rc = hotplug_dispatch(d->hp);
-			if (rc < 0)
-				pr_warn("proc connector: %s", strerror(-rc));
-		}
-		hotplug_run_retries(d->hp);
-		daemon_run_pending(d);
-		if (fds[1].revents)
-			on_timer(d);
-		if (d->rescan_now) {
-			d->rescan_now = false;
-			daemon_rescan(d);
-		}
-		ctl_dispatch(d->ctl, fds + n, nctl);
-	}
-	return 0;
-}
-
-/* The modes that answer and exit (--dry-run, --reload, --verify, --status): the exit
- * code, or -1 for none of them. */
-static int run_oneshot(struct daemon *d)
-{
-	if (d->opt.dry_run)
-		return run_dry(d);
-	if (d->opt.reload)
-		return run_reload(d);
-	if (d->opt.verify)
-		return run_verify(d);
-	if (d->opt.status)
-		return run_status(d);
-	return -1;
 }
 
 /*
@@ -875,57 +429,6 @@ static bool state_start(struct daemon *d, int *code)
 	return false;
 }
 
-/* The daemon proper: signals, control socket, hotplug, rescan timer and the loop, torn
- * down in reverse order. Returns the exit code; the caller restores. */
-static int run_daemon(struct daemon *d)
-{
-	char err[ERRLEN] = "";
-	int rc, code = 0;
-
-	rc = setup_signals(d);
-	if (rc < 0) {
-		pr_err("signals: %s", strerror(-rc));
-		return EXIT_REFUSED;
-	}
-	rc = ctl_init(&d->ctl, d->socket_path, requests_handle, d, err, sizeof(err));
-	if (rc < 0) {
-		pr_err("control socket: %s", err);
-		code = EXIT_REFUSED;
-		goto out_signals;
-	}
-	/* without the connector (no CAP_NET_ADMIN, no kernel support) rescans carry on alone */
-	hotplug_init(&d->hp, d->opt.netlink, daemon_on_hotplug, d);
-	if (!d->hp) {
-		pr_err("hotplug: %s", strerror(ENOMEM));
-		code = EXIT_REFUSED;
-		goto out_ctl;
-	}
-	rc = setup_timer(d);
-	if (rc < 0) {
-		pr_err("timerfd: %s", strerror(-rc));
-		code = EXIT_REFUSED;
-		goto out_hotplug;
-	}
-	/* threads that appeared between the apply and the subscription: one full rescan */
-	d->rescan_now = d->events_lost = true;
-	if (hotplug_fd(d->hp) < 0 && !d->rescan_ns)
-		pr_warn("no proc connector and --rescan 0: new threads will not be reserved");
-	pr_info("listening on %s%s", d->socket_path, d->have_prof ? "" : " (no profile)");
-	notify_ready(d->have_prof ? "reservations in force" : "no profile");
-	if (serve(d) < 0)
-		code = EXIT_REFUSED;
-	notify_stopping();
-
-	close(d->timerfd);
-out_hotplug:
-	hotplug_fini(d->hp);
-out_ctl:
-	ctl_fini(d->ctl);
-out_signals:
-	close(d->sigfd);
-	return code;
-}
-
 int main(int argc, char **argv)
 {
 	struct daemon d;
@@ -938,7 +441,7 @@ int main(int argc, char **argv)
 	rc = parse_options(argc, argv, &d.opt, d.socket_path);
 	if (rc)
 		return rc > 0 ? 0 : EXIT_USAGE;
-	code = run_oneshot(&d);
+	code = oneshot_run(&d);
 	if (code >= 0)
 		return code;
 	code = 0;
@@ -969,7 +472,7 @@ int main(int argc, char **argv)
 		pr_info("--once: reservations stay; undo them with irqresd --restore");
 		goto out_notify;
 	}
-	code = run_daemon(&d);
+	code = mainloop_run(&d);
 	if (daemon_restore_everything(&d) < 0 && code == 0)
 		code = EXIT_REFUSED;
 out_notify:

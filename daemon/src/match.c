@@ -23,6 +23,7 @@
 #include "array.h"
 #include "discover.h"
 #include "fileio.h"
+#include "target_kind.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -452,20 +453,29 @@ static int resolve(const struct target *t, struct resolved *r, struct driver_map
 	int rc = 0;
 
 	memset(r, 0, sizeof(*r));
-	if (t->kind != TARGET_IRQ)
-		return 0;
-	if (t->interface)
-		rc = resolve_interface(t->interface, r);
-	if (!rc && t->driver)
-		rc = driver_map_load(drivers);
-	return rc;
+	switch (t->kind) {
+	case TARGET_IRQ:
+		if (t->interface)
+			rc = resolve_interface(t->interface, r);
+		if (!rc && t->driver)
+			rc = driver_map_load(drivers);
+		return rc;
+	case TARGET_TASK:
+		return 0;	/* task selectors read nothing ahead */
+	}
+	return -EINVAL;
 }
 
 static bool selects(const struct target *t, const struct resolved *r,
 		    const struct driver_map *drivers, const struct thread_info *ti)
 {
-	return t->kind == TARGET_IRQ ? irq_target_selects(t, r, drivers, ti)
-				     : task_target_selects(t, ti);
+	switch (t->kind) {
+	case TARGET_IRQ:
+		return irq_target_selects(t, r, drivers, ti);
+	case TARGET_TASK:
+		return task_target_selects(t, ti);
+	}
+	return false;
 }
 
 /* Whether IRQ @irq exists: /sys/kernel/irq/N, /proc/irq/N or a /proc/interrupts line. */
@@ -518,7 +528,9 @@ static int add_problem(struct match_problem *out, size_t max, size_t *n, int lin
 	return 0;
 }
 
-int match_selector_problems(const struct target *t, struct match_problem *out, size_t max)
+/* The IRQ selectors of @t that name what this machine does not have. */
+static int irq_selector_problems(const struct target *t, struct match_problem *out,
+				 size_t max)
 {
 	struct driver_map drivers = { 0 };
 	struct resolved r;
@@ -526,8 +538,6 @@ int match_selector_problems(const struct target *t, struct match_problem *out, s
 	size_t n = 0, i;
 	int rc = 0;
 
-	if (t->kind != TARGET_IRQ)
-		return 0;
 	memset(&r, 0, sizeof(r));
 	if (t->interface) {
 		path_fmt(path, sizeof(path), "%s/class/net/%s", irqres_paths.sys, t->interface);
@@ -562,14 +572,39 @@ int match_selector_problems(const struct target *t, struct match_problem *out, s
 	return rc < 0 ? rc : (int)n;
 }
 
+int match_selector_problems(const struct target *t, struct match_problem *out, size_t max)
+{
+	switch (t->kind) {
+	case TARGET_IRQ:
+		return irq_selector_problems(t, out, max);
+	case TARGET_TASK:
+		return 0;	/* a comm, pid or cgroup may well appear later */
+	}
+	return -EINVAL;
+}
+
 bool match_needs_tasks(const struct profile *prof)
 {
 	size_t i;
 
 	for (i = 0; i < prof->n_targets; i++)
-		if (prof->targets[i].kind == TARGET_TASK)
+		if (target_kind_of(&prof->targets[i])->threads == TARGET_THREADS_TASKS)
 			return true;
 	return false;
+}
+
+/* The list of @threads that holds threads of @t's kind. */
+static const struct thread_list *kind_threads(const struct target *t,
+					      const struct thread_list *irq_threads,
+					      const struct thread_list *task_threads)
+{
+	switch (target_kind_of(t)->threads) {
+	case TARGET_THREADS_IRQ:
+		return irq_threads;
+	case TARGET_THREADS_TASKS:
+		return task_threads;
+	}
+	return NULL;
 }
 
 static int two_targets(const struct profile *prof, const struct thread_info *ti, size_t a,
@@ -643,7 +678,7 @@ static int collect_all(const struct profile *prof, const struct thread_list *irq
 		rc = resolve(t, &r, &drivers);
 		if (!rc)
 			rc = collect(prof, i, &r, &drivers,
-				     t->kind == TARGET_IRQ ? irq_threads : task_threads, found, &any);
+				     kind_threads(t, irq_threads, task_threads), found, &any);
 		resolved_free(&r);
 		if (!rc && !any)
 			none[(*n_none)++] = i;
@@ -711,7 +746,7 @@ int match_thread(const struct profile *prof, size_t target, const struct thread_
 	if (target >= prof->n_targets)
 		return -EINVAL;
 	/* most hotplug events are user threads and IRQ targets: no sysfs reads for them */
-	if (prof->targets[target].kind == TARGET_IRQ ? !ti->is_irq : ti->kthread)
+	if (!target_kind_of(&prof->targets[target])->may_take(ti))
 		return 0;
 	rc = resolve(&prof->targets[target], &r, &drivers);
 	if (!rc)

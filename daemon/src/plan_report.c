@@ -385,5 +385,6 @@ void plan_report_json(const struct plan *plan, struct json *j)
 	json_kv_str(j, "kernel_admission", plan->kernel_admission_off ? "off" : "on");
 	strings_json("warnings", plan->warnings, plan->n_warnings, j);
 	strings_json("errors", plan->errors, plan->n_errors, j);
+	json_kv_int(j, "schema_version", IRQRES_JSON_SCHEMA);
 	json_obj_end(j);
 }

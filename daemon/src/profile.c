@@ -7,6 +7,7 @@
  * of a target are checked after its walk, each in a small function of its own.
  */
 #include "profile.h"
+#include "target_kind.h"
 #include "units.h"
 #include "yamlmap.h"
 
@@ -326,7 +327,7 @@ static int check_device(struct yamlmap *c, struct target *t, const struct yamlma
 	unsigned long long delayed;
 	char q[UNITS_FMT_LEN];
 
-	if (dev && t->kind == TARGET_TASK)
+	if (dev && !target_kind_of(t)->device)
 		return yamlmap_error(c, dev, "%s: min_interarrival and buffer describe a device: "
 				     "IRQ targets only", where);
 	if (profile_buffer_check(t, t->runtime_ns, t->period_ns) != PROFILE_BUFFER_VIOLATED)

@@ -12,6 +12,8 @@
 #include "dl.h"
 #include "log.h"
 #include "stats.h"
+#include "target_kind.h"
+#include "thread_status.h"
 #include "units.h"
 #include "verify.h"
 
@@ -24,11 +26,9 @@
 
 /* ---- control requests ---- */
 
-/* pid, comm and IRQ (null for a task) of a thread, as every thread object starts. */
-static void write_identity(const struct thread_info *ti, struct json *j)
+/* The IRQ of a thread, null for a task. */
+static void write_irq(const struct thread_info *ti, struct json *j)
 {
-	json_kv_int(j, "pid", ti->pid);
-	json_kv_str(j, "comm", ti->comm);
 	if (ti->irq >= 0)
 		json_kv_int(j, "irq", ti->irq);
 	else
@@ -39,13 +39,25 @@ static void write_thread(struct daemon *d, const struct managed *m, struct json 
 {
 	const struct thread_info *ti = &m->thread;
 	struct state_thread *orig = state_find_thread(&d->st, ti->pid);
-	struct dl_attr attr;
-	char buf[ACTIONS_MAX], *tok, *save;
-	char dir[PATH_MAX];
-	int rc;
+	struct budget b = daemon_budget(d, m);
+	struct dl_attr now, reserved = { .sched_runtime = b.runtime_ns,
+					 .sched_period = b.period_ns,
+					 .sched_deadline = b.deadline_ns };
+	char buf[ACTIONS_MAX], cpus[ACTIONS_MAX], *tok, *save;
+	struct thread_status s = {
+		.pid = ti->pid, .comm = ti->comm, .cpus = cpus, .reserved = &reserved,
+		.orig_policy = orig ? orig->policy : ti->policy,
+		.orig_priority = orig ? orig->priority : ti->priority,
+		.partition = orig ? orig->partition : NULL,
+	};
 
+	if (cpuset_list_format(&ti->affinity, cpus, sizeof(cpus)) < 0)
+		cpus[0] = '\0';
+	if (dl_get(ti->pid, &now) == 0)
+		s.now = &now;
 	json_obj_begin(j);
-	write_identity(ti, j);
+	thread_status_members(&s, j);
+	write_irq(ti, j);
 	json_key(j, "actions");
 	json_arr_begin(j);
 	snprintf(buf, sizeof(buf), "%s", ti->actions);
@@ -53,29 +65,6 @@ static void write_thread(struct daemon *d, const struct managed *m, struct json 
 		json_str(j, tok);
 	json_arr_end(j);
 	json_kv_bool(j, "secondary", ti->secondary);
-	if (cpuset_list_format(&ti->affinity, buf, sizeof(buf)) < 0)
-		buf[0] = '\0';
-	json_kv_str(j, "cpus", buf);
-	rc = dl_get(ti->pid, &attr);
-	if (rc == 0) {
-		json_kv_str(j, "policy", dl_policy_name((int)attr.sched_policy));
-		json_kv_uint(j, "runtime_ns", attr.sched_runtime);
-		json_kv_uint(j, "period_ns", attr.sched_period);
-		json_kv_uint(j, "deadline_ns", attr.sched_deadline);
-	} else {
-		json_kv_str(j, "policy", "gone");
-		json_kv_uint(j, "runtime_ns", m->runtime_ns);
-		json_kv_uint(j, "period_ns", m->period_ns);
-		json_kv_uint(j, "deadline_ns", m->deadline_ns);
-	}
-	json_kv_str(j, "orig_policy", orig ? dl_policy_name(orig->policy) : dl_policy_name(ti->policy));
-	json_kv_int(j, "orig_priority", orig ? orig->priority : ti->priority);
-	if (orig && orig->partition[0] && cpuset_group_dir(orig->partition, dir, sizeof(dir)) == 0)
-		json_kv_str(j, "cpuset", dir);
-	else if (orig && orig->partition[0])
-		json_kv_str(j, "cpuset", orig->partition);
-	else
-		json_kv_null(j, "cpuset");
 	json_kv_str(j, "drift", m->drift[0] ? m->drift : NULL);
 	json_kv_bool(j, "taken", m->taken);
 	json_obj_end(j);
@@ -83,21 +72,23 @@ static void write_thread(struct daemon *d, const struct managed *m, struct json 
 
 /* A thread moved into its partition whose SCHED_DEADLINE the kernel refuses until it has
  * run there (daemon.h, struct pending): recorded and restorable, not yet reserved. */
-static void write_waiting(const struct pending *p, struct json *j)
+static void write_waiting(const struct daemon *d, const struct pending *p, struct json *j)
 {
 	const struct thread_info *ti = &p->ap.thread;
-	char dir[PATH_MAX], cpus[ACTIONS_MAX];
+	struct budget b = daemon_target_budget(d, p->target);
+	char cpus[ACTIONS_MAX];
 
 	json_obj_begin(j);
-	write_identity(ti, j);
+	json_kv_int(j, "pid", ti->pid);
+	json_kv_str(j, "comm", ti->comm);
+	write_irq(ti, j);
 	if (cpuset_list_format(&ti->affinity, cpus, sizeof(cpus)) < 0)
 		cpus[0] = '\0';
 	json_kv_str(j, "cpus", cpus);
-	json_kv_str(j, "cpuset", cpuset_group_dir(p->ap.partition, dir, sizeof(dir)) == 0 ?
-		    dir : p->ap.partition);
-	json_kv_uint(j, "runtime_ns", p->ap.runtime_ns);
-	json_kv_uint(j, "period_ns", p->ap.period_ns);
-	json_kv_uint(j, "deadline_ns", p->ap.deadline_ns);
+	thread_status_cpuset(p->ap.partition, j);
+	json_kv_uint(j, "runtime_ns", b.runtime_ns);
+	json_kv_uint(j, "period_ns", b.period_ns);
+	json_kv_uint(j, "deadline_ns", b.deadline_ns);
 	json_kv_uint(j, "waiting_ns", daemon_now_ns() - p->first_ns);
 	json_kv_str(j, "reason", "SCHED_DEADLINE is refused (EPERM) until the thread has run in "
 		    "its cpuset partition once, at its next interrupt");
@@ -111,7 +102,7 @@ static void write_target(struct daemon *d, size_t idx, struct json *j)
 
 	json_obj_begin(j);
 	json_kv_str(j, "name", t->name);
-	json_kv_str(j, "kind", t->kind == TARGET_IRQ ? "irq" : "task");
+	json_kv_str(j, "kind", target_kind_of(t)->name);
 	json_kv_str(j, "mode", t->mode == MODE_ADAPTIVE ? "adaptive" : "static");
 	json_kv_uint(j, "runtime_ns", t->runtime_ns);
 	json_kv_uint(j, "period_ns", t->period_ns);
@@ -148,7 +139,7 @@ static void write_target(struct daemon *d, size_t idx, struct json *j)
 	json_arr_begin(j);
 	for (i = 0; i < d->n_pending; i++)
 		if (d->pending[i].target == idx)
-			write_waiting(&d->pending[i], j);
+			write_waiting(d, &d->pending[i], j);
 	json_arr_end(j);
 	json_obj_end(j);
 }
@@ -157,6 +148,7 @@ static int req_status(struct daemon *d, struct json *j)
 {
 	size_t i;
 
+	json_kv_int(j, "schema_version", IRQRES_JSON_SCHEMA);
 	json_kv_int(j, "pid", getpid());
 	json_kv_str(j, "profile", d->have_prof ? d->prof.path : NULL);
 	json_kv_str(j, "configured_profile", d->opt.profile);	/* what reload re-reads */
@@ -181,6 +173,7 @@ static int req_stats(struct daemon *d, struct json *j)
 	rc = stats_irq_counts_read(&ic);
 	if (rc < 0)
 		pr_debug("%s/interrupts: %s", irqres_paths.proc, strerror(-rc));
+	json_kv_int(j, "schema_version", IRQRES_JSON_SCHEMA);
 	json_kv_uint(j, "time_ns", daemon_now_ns());
 	json_key(j, "threads");
 	json_arr_begin(j);
@@ -235,8 +228,8 @@ static int budget_subject(struct daemon *d, const struct ctl_request *req,
 				 req->target, (int)req->pid);
 			return -ENOENT;
 		}
-		*old_period = (*m)->period_ns;
-		*old_deadline = (*m)->deadline_ns;
+		*old_period = daemon_budget(d, *m).period_ns;
+		*old_deadline = daemon_budget(d, *m).deadline_ns;
 		return 0;
 	}
 	*ti = profile_find_target(&d->prof, req->target);
@@ -250,8 +243,9 @@ static int budget_subject(struct daemon *d, const struct ctl_request *req,
 	return 0;
 }
 
-/* The new budget recorded for the threads that took it and, for a target, for the
- * threads that appear later. */
+/* The new budget, where the one copy of it lives: a target's own (its threads, those
+ * still waiting to run in their partition and those that appear later read it there),
+ * or the one thread's of a set-budget pid:N. */
 static void budget_commit(struct daemon *d, int ti, const pid_t *pids, size_t n,
 			  uint64_t runtime, uint64_t deadline, uint64_t period)
 {
@@ -259,24 +253,12 @@ static void budget_commit(struct daemon *d, int ti, const pid_t *pids, size_t n,
 		d->prof.targets[ti].runtime_ns = runtime;
 		d->prof.targets[ti].period_ns = period;
 		d->prof.targets[ti].deadline_ns = deadline;
-		/* a thread still waiting to run in its partition gets the new budget when the
-		 * kernel takes it (which checks its bandwidth then) */
-		for (size_t i = 0; i < d->n_pending; i++) {
-			struct apply_pending *ap = &d->pending[i].ap;
-
-			if (d->pending[i].target != (size_t)ti)
-				continue;
-			ap->runtime_ns = runtime;
-			ap->period_ns = period;
-			ap->deadline_ns = deadline;
-		}
 	}
 	for (size_t i = 0; i < n; i++) {
 		struct managed *x = daemon_managed_find(d, pids[i]);
 
-		x->runtime_ns = runtime;
-		x->period_ns = period;
-		x->deadline_ns = deadline;
+		x->own_budget = ti < 0;	/* a target's threads all took the target's */
+		x->own = (struct budget){ runtime, deadline, period };
 	}
 }
 
@@ -374,10 +356,10 @@ static int req_plan(const struct ctl_request *req, struct json *j, char *err, si
 /* Does a managed thread hold another reservation than its target's (a set-budget pid:N)? */
 static bool own_budget(const struct daemon *d, const struct managed *m)
 {
-	const struct target *t = &d->prof.targets[m->target];
+	struct budget b = daemon_budget(d, m), t = daemon_target_budget(d, m->target);
 
-	return m->runtime_ns != t->runtime_ns || m->deadline_ns != t->deadline_ns ||
-	       m->period_ns != t->period_ns;
+	return b.runtime_ns != t.runtime_ns || b.deadline_ns != t.deadline_ns ||
+	       b.period_ns != t.period_ns;
 }
 
 /* The threads with a budget of their own, for verify: *n of them (NULL with *n > 0: no
@@ -392,9 +374,12 @@ static struct verify_budget *set_budgets(const struct daemon *d, size_t *n)
 		*n += own_budget(d, &d->m[i]);
 	b = *n ? calloc(*n, sizeof(*b)) : NULL;
 	for (size_t i = 0; b && i < d->n_m; i++)
-		if (own_budget(d, &d->m[i]))
-			b[k++] = (struct verify_budget){ d->m[i].thread.pid, d->m[i].runtime_ns,
-							 d->m[i].deadline_ns, d->m[i].period_ns };
+		if (own_budget(d, &d->m[i])) {
+			struct budget own = daemon_budget(d, &d->m[i]);
+
+			b[k++] = (struct verify_budget){ d->m[i].thread.pid, own.runtime_ns,
+							 own.deadline_ns, own.period_ns };
+		}
 	return b;
 }
 

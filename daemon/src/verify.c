@@ -140,6 +140,7 @@ void verify_result_free(struct verify_result *res)
 void verify_write_json(const struct profile *prof, const struct verify_result *res,
 		       struct json *j)
 {
+	json_kv_int(j, "schema_version", IRQRES_JSON_SCHEMA);
 	json_kv_str(j, "profile", prof->path);
 	json_kv_bool(j, "consistent", res->n_diffs == 0);
 	json_kv_uint(j, "checked", res->checked);

@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "apply.h"
+#include "apply_restore.h"
 #include "children.h"
 #include "dl.h"
 #include "fixtree.h"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 
@@ -180,6 +181,28 @@ def test_sigkill_then_restart_restores(spawn, daemon, profile):
     assert "restored 1 thread" in d2.log_text()
     assert sched_getattr(a.pid).runtime_ns == 2 * MS
     assert d2.stop() == 0
+    assert (sched_getattr(a.pid).policy, sched_getattr(a.pid).priority) == (SCHED_FIFO, 20)
+
+
+def test_a_thread_reads_the_same_with_and_without_the_daemon(spawn, daemon, profile):
+    """A thread's object in the daemon's status reply and in irqresd --status --json (read
+    from the state file a killed daemon left) share their members: same names, same
+    values."""
+    a = spawn()
+    os.sched_setscheduler(a.pid, os.SCHED_FIFO, os.sched_param(20))
+    p = profile(profile_text(task_target("a", "2ms", "10ms", pid=a.pid)))
+    d = daemon().start(p)
+    (live,) = d.request("status")["targets"][0]["threads"]
+    d.stop(signal.SIGKILL)
+    r = run_irqresd("--status", "--json", "--run-dir", str(d.run_dir))
+    assert r.returncode == 0, r.stderr
+    (recorded,) = json.loads(r.stdout)["threads"]
+    shared = ("pid", "comm", "cpus", "policy", "runtime_ns", "period_ns", "deadline_ns",
+              "orig_policy", "orig_priority", "cpuset")
+    assert {k: recorded.get(k, "missing") for k in shared} == {k: live[k] for k in shared}
+    assert (live["policy"], live["orig_policy"], live["cpuset"]) == ("deadline", "fifo", None)
+    r = run_irqresd("--restore", "--run-dir", str(d.run_dir))
+    assert r.returncode == 0, r.stderr
     assert (sched_getattr(a.pid).policy, sched_getattr(a.pid).priority) == (SCHED_FIFO, 20)
 
 

@@ -272,11 +272,12 @@ def test_plot_statistics_are_the_tables_and_the_response_panel_predicts_the_best
     import matplotlib.pyplot as plt
     from irqres.plots import stats_label, thread_figure
     from irqres.report import Options, analyze
+    from irqres.report.curves import response_curves
     from irqres.tables import readable
 
     rep = analyze(read_trace(FAKE), Options(mc_jobs=0))
     (tr,) = rep.threads
-    fig = thread_figure(tr)
+    fig = thread_figure(tr, response_curves(tr))
     try:
         axes = fig.axes
         text = rep.text()
@@ -340,11 +341,11 @@ def test_profile_out_is_a_profile_irqresd_reads(tmp_path, trace, args):
 
 
 def test_json_output_never_holds_nan():
-    from irqres.cli.analyze import _finite
+    from irqres.jsonout import json_safe
 
     d = {"a": [float("nan"), 1.5, np.float64("inf")], "b": {"c": (2, float("-inf"))}}
     want = '{"a": [null, 1.5, null], "b": {"c": [2, null]}}'
-    assert json.dumps(_finite(d), allow_nan=False) == want
+    assert json.dumps(json_safe(d), allow_nan=False) == want
 
 
 @pytest.mark.parametrize("args", [["--help"], ["analyze", "--help"], ["status", "--help"],
@@ -362,3 +363,35 @@ def test_light_commands_import_neither_numpy_nor_scipy(args):
                        env=env, timeout=60)
     assert "HEAVY []" in p.stdout, p.stdout + p.stderr
 
+
+
+def test_plots_draw_the_curves_given_and_never_run_the_model(monkeypatch):
+    """Drawing takes the report's curves: the model and the replay are not run again."""
+    import irqres.measure.activations as activations_mod
+    import irqres.model.recommend as recommend_mod
+    import irqres.model.replay as replay_mod
+    import matplotlib.pyplot as plt
+    from irqres.plots import thread_figure
+    from irqres.report import Options, analyze
+    from irqres.report.curves import response_curves
+
+    rep = analyze(read_trace(FAKE), Options(mc_jobs=0))
+    (tr,) = rep.threads
+    curves = response_curves(tr)
+    assert curves.predicted_cdf is not None and curves.replay_ns is not None
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the plot ran the model again")
+
+    for mod, name in ((replay_mod, "replay"), (recommend_mod, "predicted_response_cdf"),
+                      (activations_mod, "joined_arrivals")):
+        monkeypatch.setattr(mod, name, refuse)
+    fig = thread_figure(tr, curves)
+    try:
+        (line,) = [ln for ln in fig.axes[3].get_lines()
+                   if ln.get_label().startswith("predicted")]
+        x, y = line.get_data()
+        assert np.array_equal(x, curves.xs_ns / 1000.0)
+        assert np.array_equal(y, curves.predicted_cdf)
+    finally:
+        plt.close(fig)

@@ -223,8 +223,8 @@ def test_restore(fake, tmp_path, monkeypatch):
     assert r.exit_code == 0 and "restored 1 thread" in r.output
     assert fake.requests == ["restore"]
     r = run("restore", "--json")
-    assert json.loads(r.output) == {"by": "irqresd", "restored": 1, "log": [],
-                                    "socket": fake.path}
+    assert json.loads(r.output) == {"schema_version": 1, "by": "irqresd", "restored": 1,
+                                    "log": [], "socket": fake.path}
     log = fake_irqresd(tmp_path, monkeypatch)
     r = run("restore")
     assert r.exit_code == 0 and "irqresd --restore" in r.output

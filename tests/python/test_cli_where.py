@@ -19,11 +19,11 @@ STATE = {"exists": True, "admission_control": "keep", "partitions": [], "owed": 
          "threads": [{"comm": "a", "pid": 501, "cpus": "0", "alive": True,
                       "policy": "deadline", "runtime_ns": 2_000_000,
                       "deadline_ns": 10_000_000, "period_ns": 10_000_000,
-                      "orig_policy": "other", "partition": None},
+                      "orig_policy": "other", "cpuset": None},
                      {"comm": "b", "pid": 502, "cpus": "1", "alive": True,
                       "policy": "deadline", "runtime_ns": 1_000_000,
                       "deadline_ns": 5_000_000, "period_ns": 5_000_000,
-                      "orig_policy": "other", "partition": None}]}
+                      "orig_policy": "other", "cpuset": None}]}
 
 
 def run(*args, env=None):

@@ -12,12 +12,12 @@ from fakes import LOAD_SAMPLE_NS as SAMPLE
 from fakes import FakeDaemon, make_target
 from fakes import LoadModel as Model
 from irqres.control import ControlError
+from irqres.control.admission import cpu_count
+from irqres.control.csvlog import LOG_COLUMNS
 from irqres.control.loop import (
-    LOG_COLUMNS,
     REFUSAL_HOLD_NS,
     RESTORE_TIMEOUT_S,
     Tuner,
-    cpu_count,
 )
 from irqres.units import parse_duration
 

@@ -6,6 +6,7 @@ import os
 
 import pytest
 from irqres.errors import TraceError
+from irqres.measure.softirq import SOFTIRQ_NAMES, softirq_runs
 from irqres.trace import read_trace
 from irqres.trace.record import _restore, _snapshot, record
 
@@ -60,4 +61,8 @@ def test_record_for_a_duration(tmp_path):
     t = read_trace(out, check_events=False)
     assert t.buffer == f"irqres-{os.getpid()}"
     assert len(t.table("sched_switch")["ts"]) > 0
+    # soft IRQs (timer, RCU at least) are recorded and read back as runs
+    assert len(t.table("softirq_entry")["ts"]) > 0 and len(t.table("softirq_exit")["ts"]) > 0
+    runs = softirq_runs(t, vecs=tuple(range(len(SOFTIRQ_NAMES))))
+    assert len(runs.start_ns) > 0 and (runs.ran_ns >= 0).all()
     assert not os.path.isdir(f"{TRACEFS}/instances/irqres-{os.getpid()}")

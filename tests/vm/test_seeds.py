@@ -2,18 +2,30 @@
 
 The guest runs under QEMU's instruction counting (guest time independent of the host's
 load) with two e1000s on a hub, traffic made inside the guest. Asserted are shapes, not
-absolute times:
-- latency: cyclictest on the NIC's CPU under a flood has a p99.9 and a maximum at least
-  5x smaller with the NIC thread reserved than with it at SCHED_FIFO 50;
+absolute times, on guest-time data only; the shapes are the functions of
+bench/seeds/shapes.py, which tests/python/test_seeds_shapes.py runs on the recorded data
+of bench/seeds/data with each cause present (they hold) and removed (they fail):
+- latency: cyclictest on the NIC's CPU under a flood has, over its intended cycle grid
+  (missed cycles counted with the lateness they had), a p99.9 and a maximum at least 5x
+  smaller with the NIC thread reserved than with it at SCHED_FIFO 50 (fails with a FIFO
+  50 run in place of the reserved one);
 - statistical tools: the receiver's and the NIC thread's mean inter-arrival within 1 % of
   the sender's period (rows T10 and T100; the thread's activations that woke the
-  receiver);
-- the player on the NIC's CPU under the flood: above the NIC thread (SCHED_FIFO) it
-  costs the NIC throughput; below it, it misses frames; with both reserved through
-  irqres it misses none and the NIC keeps more throughput than with the player above;
-- adaptive budget: under a fluctuating load `irqres tune` keeps the NIC thread's time
-  per 1 ms lower at its high end than a budget fixed for the bursts, and the player
-  misses no more frames.
+  receiver), with at most 2 datagrams missing; a check of the method, not of irqres;
+- the player on the NIC's CPU under the flood: below the NIC thread at fixed priorities
+  it misses frames (plain SCHED_FIFO: the precondition, not irqres); with both reserved
+  through irqres it runs under SCHED_DEADLINE and misses none (fails with the player
+  below or above the NIC thread at fixed priorities), the NIC thread's CPU share is
+  between 0.8 x its Q/T and Q/T + 1 point (fails with the NIC thread unreserved, above or
+  below the player), and the NIC thread keeps at least half the throughput it takes
+  above the player;
+- adaptive budget: `irqres tune` sent budgets within its clamps that moved by more than
+  its hysteresis (fails without the tuner, or with it stuck at its start value); with
+  it the player misses no more frames and has a shorter longest inter-frame time than
+  with a budget fixed for the bursts (800 us every 1 ms). That second shape is about the
+  budget's level, not the tuner: a budget fixed at 400 us, or at the tuner's start value
+  (500 us), passes it too, and tune does not beat either (recorded, asserted in
+  tests/python/test_seeds_shapes.py).
 
 Experiment 4 (disk) is not part of this boot: its test disk, one more PCI device, moves
 eth0's interrupt to the other vCPU, and with it the latency shape fails (the NIC thread
@@ -38,6 +50,7 @@ sys.path.insert(0, str(vmrunner.REPO / "bench" / "seeds"))
 import adaptive
 import adaptive_analysis
 import report
+import shapes
 import stats
 import testbed
 import tools
@@ -46,6 +59,10 @@ pytestmark = [pytest.mark.vm, pytest.mark.slow]
 
 MS = 1_000_000
 ADAPT_SECONDS = 2  # experiment 5's load per configuration, guest seconds
+NIC_PERIOD_NS = 100 * MS  # the NIC thread's period with both reserved (experiment 3)
+LATENCY = {"runs": 1, "seconds": 2, "flood_period_ns": 100_000, "size": 1400,
+           "reserved": [2 * MS, 10 * MS], "interval_us": 1000, "priority": 40,
+           "hist_us": 100_000}
 
 
 @pytest.fixture
@@ -71,17 +88,14 @@ def test_seeds_shapes(image, stage, icount_qemu, tmp_path, request):
                      enable_irqresd=True, nic="hub", cpus=2, icount="shift=3,sleep=off",
                      qemu=qemu, qemu_env=env, e1000_mitigation_opt="version 7." in version,
                      files={"seedload": seedload}, timeout_s=1800,
-                     params={"latency": {"runs": 1, "seconds": 2, "flood_period_ns": 100_000,
-                                         "size": 1400, "reserved": [2 * MS, 10 * MS],
-                                         "interval_us": 1000, "priority": 40,
-                                         "hist_us": 100_000},
+                     params={"latency": LATENCY,
                              "tools": {"runs": 1, "rows": [[10 * MS, 100], [100 * MS, 20]],
                                        "size": 256},
                              "player": {"runs": 1, "seconds": 2, "period_ns": 40 * MS,
                                         "work_ns": 20 * MS, "flood_period_ns": 100_000,
                                         "size": 1400},
                              "player_dl": {"runs": 1, "seconds": 2, "period_ns": 40 * MS,
-                                           "work_ns": 16 * MS, "nic_period_ns": 100 * MS,
+                                           "work_ns": 16 * MS, "nic_period_ns": NIC_PERIOD_NS,
                                            "flood_period_ns": 100_000, "size": 1400,
                                            "tests": [[20 * MS, 18 * MS]]},
                              "adaptive": adaptive.guest_params(1, ADAPT_SECONDS,
@@ -100,14 +114,15 @@ def check_shapes(d: dict, out: Path) -> None:
     """The assertions, on the guest's result and out/ directory (also usable on the raw
     data of bench/seeds/ runs)."""
 
-    lat = report.latency_rows({"result": d["latency"]})
-    fifo, rsv = lat["fifo50"][0], lat["reserved"][0]
+    lat = {r["label"]: r for r in d["latency"]["results"]}
+    fifo, rsv = stats.summary(lat["fifo50"]["hist"]), stats.summary(lat["reserved"]["hist"])
     vmrunner.say(f"seeds latency p99.9: FIFO 50 {fifo['p99.9']} us, reserved "
                  f"{rsv['p99.9']} us; max {fifo['max']} / {rsv['max']} us")
     # recorded (bench/seeds/RESULTS.md, 6 runs in 2 boots): p99.9 3.3-4.4 ms reserved,
     # 90 ms-3.3 s at FIFO 50; the p99 of the two cases came within 1.4x in one run
-    assert rsv["p99.9"] * 5 <= fifo["p99.9"], (rsv, fifo)
-    assert rsv["max"] * 5 <= fifo["max"], (rsv, fifo)
+    bad = shapes.latency(lat["fifo50"], lat["reserved"], LATENCY["interval_us"],
+                         LATENCY["hist_us"])
+    assert bad == [], (bad, rsv, fifo)
 
     for row in d["tools"]["rows"]:
         base = out / row["files"]
@@ -131,7 +146,7 @@ def check_shapes(d: dict, out: Path) -> None:
                  f"{by['above']['mbit_s']:.1f} Mbit/s; below {misses['below']} misses, "
                  f"{by['below']['mbit_s']:.1f} Mbit/s")
     # Below the NIC thread the player misses frames. Above it, two regimes have been seen
-    # (bench/seeds/RESULTS.md, experiment 2): the NIC thread starved and the player
+    # (bench/seeds/OBSERVATIONS.md): the NIC thread starved and the player
     # missing frames anyway (the unexplained one, seen while irqresd waited in place at
     # an apply), or the player on time and the NIC thread on the CPU the player leaves,
     # at the throughput it gets below (seen since irqresd stopped waiting in place):
@@ -140,11 +155,11 @@ def check_shapes(d: dict, out: Path) -> None:
     dl = d["player_dl"]["rows"][0]
     vmrunner.say(f"seeds player reserved (20,40) ms, NIC (18,100) ms: {dl['player']}, "
                  f"{dl['mbit_s']:.1f} Mbit/s")
-    # both reserved: the player misses nothing and the NIC thread keeps at least half
-    # the throughput it takes when it is above the player (FIFO: player below)
-    assert (dl["player_sched"] or {}).get("policy") == "deadline", dl
-    assert int(dl["player"].split()[3]) == 0, dl
-    assert dl["mbit_s"] >= 0.5 * by["below"]["mbit_s"], (dl, by)
+    # both reserved: the player misses nothing, the NIC thread runs within its
+    # reservation and keeps at least half the throughput it takes when it is above the
+    # player (FIFO: player below)
+    bad = shapes.player_reserved(by["below"], dl, NIC_PERIOD_NS)
+    assert bad == [], (bad, dl, by["below"])
 
 
 def check_adaptive(d: dict, out: Path) -> None:
@@ -160,15 +175,13 @@ def check_adaptive(d: dict, out: Path) -> None:
     vmrunner.say(f"seeds adaptive: fixed 800 us/1 ms: {fixed['summary']}")
     vmrunner.say(f"seeds adaptive: tune: {tune['summary']}")
     assert "HRTICK_DL" in d["sched_features"].split(), d["sched_features"]
-    assert tune["tune"] and tune["tune"]["sent"] > 0, tune["tune"]
     clamps = adaptive.TUNE["min_ns"] / 1000, adaptive.TUNE["max_ns"] / 1000
-    assert clamps[0] <= tune["tune"]["q_min_us"] <= tune["tune"]["q_max_us"] <= clamps[1], (
+    assert shapes.tuner(tune, clamps, adaptive.TUNE["hysteresis_ns"] / 1000) == [], (
         tune["tune"])
-    # recorded (bench/seeds/RESULTS.md, 3 runs of 5 s): misses 29-55 fixed, 0 tuned;
-    # longest inter-frame 97-111 ms fixed, 59-64 ms tuned. The time per 1 ms is not
+    # recorded (bench/seeds/RESULTS.md, 3 runs of 5 s): misses 29-55 fixed, 0-1 tuned;
+    # longest inter-frame 97-111 ms fixed, 59-68 ms tuned. The time per 1 ms is not
     # asserted: the thread's stretches outlast its 1 ms period in both (see there).
-    assert tune["frames"]["misses"] <= fixed["frames"]["misses"], (fixed, tune)
-    assert tune["frames"]["max_ms"] < fixed["frames"]["max_ms"], (fixed, tune)
+    assert shapes.player_budget(fixed, tune) == [], (fixed, tune)
 
 
 def test_hist_percentiles():

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import importlib
-import json
-import math
 import os
 import sys
 import threading
@@ -17,7 +15,7 @@ from ..measure import EXEC_SOURCES
 from ..model import MODELS
 from ..model.kernel import ENFORCEMENTS
 from ..trace.reader import RECORD_COMMAND, Selection
-from .common import POSITIVE_DURATION, cli_errors
+from .common import POSITIVE_DURATION, cli_errors, echo_json
 
 
 class ReservationParam(click.ParamType):
@@ -225,55 +223,37 @@ def analyze_cmd(trace, pattern, tasks, granularity, buffers, min_interarrival, p
         except SelectionError:
             tr = read_trace(trace, progress=progress)
             report = analyze(tr, opts)
-        if not as_json:  # JSON carries them in its trace's and each thread's entries
-            for jump in tr.time_jumps:
-                click.echo(f"warning: {tr.path}: {jump.describe(tr.first_ts)}", err=True)
-            for t in report.threads:
-                for w in t.warnings:
-                    click.echo(f"warning: {w}", err=True)
-        plots = []
-        if plot_dir is not None:
-            from ..plots import plot_thread
-
-            for t in report.threads:
-                plots += plot_thread(plot_dir, t)
-        if profile_out is not None:
-            text = report.profile()
-            try:
-                with open(profile_out, "w") as fh:
-                    fh.write(text)
-            except OSError as exc:
-                raise IrqresError(f"{profile_out}: cannot write the profile: "
-                                  f"{exc.strerror}") from exc
-        if as_json:
-            d = report.to_dict()
-            d["plots"] = plots
-            click.echo(json.dumps(_finite(d), indent=1, allow_nan=False,
-                                  default=_json_default))
-        else:
-            click.echo(report.text(), nl=False)
-            for p in plots:
-                click.echo(f"plot: {p}")
-            if profile_out is not None:
-                click.echo(f"profile written to {profile_out}")
+        _show(tr, report, plot_dir, profile_out, as_json)
 
 
-def _finite(obj):
-    """JSON has no NaN or infinity: such statistics become null."""
-    if isinstance(obj, float):
-        return obj if math.isfinite(obj) else None
-    if isinstance(obj, dict):
-        return {k: _finite(v) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [_finite(v) for v in obj]
-    return obj
+def _show(tr, report, plot_dir: str | None, profile_out: str | None, as_json: bool) -> None:
+    """The warnings, the plots and the profile written, and the report (text or JSON)."""
+    if not as_json:  # JSON carries them in its trace's and each thread's entries
+        for jump in tr.time_jumps:
+            click.echo(f"warning: {tr.path}: {jump.describe(tr.first_ts)}", err=True)
+        for t in report.threads:
+            for w in t.warnings:
+                click.echo(f"warning: {w}", err=True)
+    plots = []
+    if plot_dir is not None:
+        from ..plots import plot_thread
+        from ..report.curves import response_curves
 
-
-def _json_default(obj):
-    import numpy as np
-
-    if isinstance(obj, np.integer):
-        return int(obj)
-    if isinstance(obj, np.floating):
-        return float(obj)
-    raise TypeError(f"cannot serialise {type(obj).__name__}")
+        for t in report.threads:
+            plots += plot_thread(plot_dir, t, response_curves(t))
+    if profile_out is not None:
+        text = report.profile()
+        try:
+            with open(profile_out, "w") as fh:
+                fh.write(text)
+        except OSError as exc:
+            raise IrqresError(f"{profile_out}: cannot write the profile: "
+                              f"{exc.strerror}") from exc
+    if as_json:
+        echo_json({**report.to_dict(), "plots": plots}, indent=1, sort_keys=False)
+        return
+    click.echo(report.text(), nl=False)
+    for p in plots:
+        click.echo(f"plot: {p}")
+    if profile_out is not None:
+        click.echo(f"profile written to {profile_out}")

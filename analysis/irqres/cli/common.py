@@ -14,7 +14,6 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import re
 from collections.abc import Callable, Iterator, Sequence
@@ -23,6 +22,7 @@ from typing import Any, TypeVar
 import click
 from click.shell_completion import CompletionItem
 
+from .. import jsonout
 from ..client import SOCKET_ENV, Client, Endpoint, endpoint
 from ..errors import DaemonError, IrqresError
 from ..tables import dur, text_table
@@ -256,5 +256,6 @@ def table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
     return "\n".join(text_table([header, *rows]))
 
 
-def echo_json(obj: object) -> None:
-    click.echo(json.dumps(obj, indent=2, sort_keys=True))
+def echo_json(obj: dict[str, Any], indent: int = 2, sort_keys: bool = True) -> None:
+    """Print one ``--json`` output: JSON-safe, with the schema version (docs/json.md)."""
+    click.echo(jsonout.dumps(obj, indent=indent, sort_keys=sort_keys))

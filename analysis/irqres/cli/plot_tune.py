@@ -6,7 +6,7 @@ import csv
 
 import click
 
-from ..control.loop import LOG_COLUMNS
+from ..control.csvlog import LOG_COLUMNS
 from ..errors import IrqresError
 
 

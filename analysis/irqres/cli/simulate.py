@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from ..control import ControllerConfig
-from ..control.loop import CsvLog
+from ..control.csvlog import CsvLog
 from .common import POSITIVE_DURATION, cli_errors, dur, echo_json, table
 
 

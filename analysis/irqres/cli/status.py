@@ -97,12 +97,12 @@ def format_state(reply: dict) -> str:
              f"admission control {reply.get('admission_control')}"]
     if threads:
         lines.append(table(["THREAD", "PID", "CPU", *RESERVATION_COLUMNS, "POLICY", "WAS",
-                            "PARTITION"], [
+                            "CPUSET"], [
             [th.get("comm"), th.get("pid"), th.get("cpus"),
              *(reservation_cells(th) if th.get("policy") == "deadline" else ["-"] * 3),
              th.get("policy") if th.get("alive") else "gone",
              policy_text(th.get("orig_policy"), th.get("orig_priority")),
-             th.get("partition") or "-"] for th in threads]))
+             th.get("cpuset") or "-"] for th in threads]))
     # IRQ threads whose CPUs a partition change of irqres's took: given back on restore
     lines += [f"CPU affinity to give back: {o.get('comm')} (pid {o.get('pid')}): "
               f"{o.get('cpus')}" for o in reply.get("owed") or []]

@@ -32,10 +32,11 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import NamedTuple, assert_never
 
 from .. import schedattr
 from ..errors import IrqresError
+from ..targetkind import TargetKind
 
 NET_DROP_COUNTERS = ("rx_missed_errors", "rx_dropped")
 
@@ -104,7 +105,7 @@ class Counters(NamedTuple):
     tick for every thread)."""
 
     pid: int
-    kind: str               # "irq" or "task"
+    kind: TargetKind
     jobs: int               # irq_count (irq) or all context switches (task)
     activations: int        # voluntary switches
     cpu_time_ns: int
@@ -120,20 +121,30 @@ class Interval(NamedTuple):
     n_rmn: int
 
 
-def counters_from_stats(thread: dict, kind: str, interrupts: dict[int, int] | None = None,
-                        drops: int | None = None) -> Counters:
-    """Counters from one STATS entry of irqresd's ``stats`` reply (docs/protocol.md)."""
-    try:
-        pid = int(thread["pid"])
-        if kind == "irq":
+def _jobs(thread: dict, kind: TargetKind, interrupts: dict[int, int] | None) -> int:
+    """A thread's jobs so far: its IRQs' interrupts, or a task's context switches."""
+    match kind:
+        case TargetKind.IRQ:
             count = thread.get("irq_count")
             if count is None and interrupts is not None:
                 count = sum(interrupts.get(int(i), 0) for i in thread.get("irqs") or [])
             if count is None:
                 raise KeyError("irq_count")
-            jobs = int(count)
-        else:
-            jobs = int(thread["voluntary_switches"]) + int(thread["involuntary_switches"])
+            return int(count)
+        case TargetKind.TASK:
+            return int(thread["voluntary_switches"]) + int(thread["involuntary_switches"])
+        case _:
+            assert_never(kind)
+
+
+def counters_from_stats(thread: dict, kind: TargetKind | str,
+                        interrupts: dict[int, int] | None = None,
+                        drops: int | None = None) -> Counters:
+    """Counters from one STATS entry of irqresd's ``stats`` reply (docs/protocol.md)."""
+    try:
+        pid = int(thread["pid"])
+        kind = TargetKind(kind)
+        jobs = _jobs(thread, kind, interrupts)
         return Counters(pid, kind, jobs, int(thread["voluntary_switches"]),
                         int(thread["cpu_time_ns"]), int(thread["involuntary_switches"]), drops)
     except (KeyError, TypeError, ValueError) as exc:
@@ -153,10 +164,13 @@ def interval(prev: Counters, cur: Counters) -> Interval | None:
         d_drop = max(cur.drops - prev.drops, 0)      # a NIC reset zeroes its counters
     if cur.pid != prev.pid or min(d_jobs, d_act, d_cpu, d_cut) < 0:
         return None
-    if cur.kind == "task":
-        per_cut = 1
-    else:
-        per_cut = max(d_jobs // d_act, 1) if d_act else max(d_jobs, 1)
+    match cur.kind:
+        case TargetKind.TASK:
+            per_cut = 1
+        case TargetKind.IRQ:
+            per_cut = max(d_jobs // d_act, 1) if d_act else max(d_jobs, 1)
+        case _:
+            assert_never(cur.kind)
     return Interval(d_jobs, d_cpu, d_cut * per_cut + d_drop)
 
 

@@ -21,19 +21,19 @@ end waits at most :data:`RESTORE_TIMEOUT_S` per request.
 
 from __future__ import annotations
 
-import csv
-import functools
 import logging
 import os
 import select
 import time
-from dataclasses import dataclass, field
 from typing import IO, Any
 
 from ..client import Client, DaemonNotRunning, DaemonUnreachable, RequestCancelled
 from ..errors import DaemonError
+from ..targetkind import TargetKind
 from ..units import format_duration
+from .admission import bandwidth_left, domain_usage, rt_capacity
 from .controller import ControlError, ControllerConfig, Step, ThresholdController
+from .csvlog import CsvLog
 from .inputs import (
     Counters,
     InputError,
@@ -45,10 +45,11 @@ from .inputs import (
     read_interrupts,
     read_net_drops,
 )
+from .state import TargetState
+from .view import TerminalView
 
 logger = logging.getLogger(__name__)
 
-LOG_COLUMNS = ("time_ns", "target", "N_pro", "T_pro_ns", "N_rmn", "T_thr_ns", "Q_sent_ns")
 REFUSAL_HOLD_NS = 1_000_000_000     # after a refused budget, ask no further that way this long
 #: Bad replies (not JSON, an error, a stats reply without its threads) in a row that end
 #: the loop; each one before costs one interval.
@@ -58,78 +59,6 @@ MAX_BAD_REPLIES = 5
 REQUEST_TIMEOUT_S = 2.0
 #: Seconds each request that puts a budget back at the end may wait.
 RESTORE_TIMEOUT_S = 1.0
-
-
-class CsvLog:
-    """The per-interval CSV log (``--log``); Q_sent_ns is empty when nothing was sent."""
-
-    def __init__(self, path: str | os.PathLike[str]):
-        try:
-            self._f: IO[str] = open(path, "w", newline="")
-        except OSError as exc:
-            raise ControlError(f"log {path}: {exc.strerror or exc}") from exc
-        self._w = csv.writer(self._f)
-        self._w.writerow(LOG_COLUMNS)
-
-    def row(self, time_ns: int, target: str, n_pro: int, t_pro_ns: int, n_rmn: int,
-            t_thr_ns: int, q_sent_ns: int | None) -> None:
-        self._w.writerow([time_ns, target, n_pro, t_pro_ns, n_rmn, t_thr_ns,
-                          "" if q_sent_ns is None else q_sent_ns])
-
-    def flush(self) -> None:
-        self._f.flush()
-
-    def close(self) -> None:
-        self._f.close()
-
-
-@functools.lru_cache(maxsize=256)
-def cpu_count(cpus: str) -> int:
-    """Number of CPUs in a list such as ``0-1,3``; 0 when empty or unreadable."""
-    n = 0
-    for part in (cpus or "").split(","):
-        lo, _, hi = part.strip().partition("-")
-        if lo.isdigit() and (not hi or hi.isdigit()):
-            n += int(hi or lo) - int(lo) + 1
-    return n
-
-
-def rt_capacity(proc: str = "/proc") -> float:
-    """The share of each CPU SCHED_DEADLINE may take: sched_rt_runtime_us / _period_us."""
-    try:
-        with open(os.path.join(proc, "sys/kernel/sched_rt_runtime_us")) as f:
-            runtime = int(f.read())
-        with open(os.path.join(proc, "sys/kernel/sched_rt_period_us")) as f:
-            period = int(f.read())
-    except (OSError, ValueError):
-        return 0.95
-    return 1.0 if runtime < 0 or period <= 0 else runtime / period
-
-
-@dataclass
-class TargetState:
-    name: str
-    kind: str
-    config: ControllerConfig
-    ctl: ThresholdController
-    runtime_ns: int
-    period_ns: int
-    sample_ns: int
-    threads: dict[int, dict] = field(default_factory=dict)   # pid -> THREAD of status
-    prev: dict[int, Counters] = field(default_factory=dict)
-    prev_time_ns: int = 0                                     # when prev was read
-    next_due_ns: int = 0
-    absent: bool = False
-    iface: dict[int, str | None] = field(default_factory=dict)  # pid -> NIC, looked up once
-    ceiling: tuple[int, int] | None = None                   # (runtime, until_ns)
-    # after a refused decrease: (runtime, until_ns); no lower budget is asked till then
-    floor: tuple[int, int] | None = None
-    last: Step | None = None
-    # (the threads dict it was made from, [(cpus, threads on them, CPUs in the list)])
-    cpu_groups: tuple[dict, list[tuple[str, int, int]]] | None = None
-    last_interval: Interval | None = None
-    sent: int = 0
-    note: str = ""
 
 
 class Tuner:
@@ -144,7 +73,7 @@ class Tuner:
     duration_ns
         Stop after this long; None runs until :meth:`stop`.
     log_path
-        CSV log of every interval (:data:`LOG_COLUMNS`).
+        CSV log of every interval (:data:`irqres.control.csvlog.LOG_COLUMNS`).
     view
         A stream for the live one-line-per-target view (a TTY), or None.
     """
@@ -157,7 +86,7 @@ class Tuner:
         self.profile = os.path.abspath(profile) if profile else None
         self.duration_ns = duration_ns
         self.log = CsvLog(log_path) if log_path else None
-        self.view = view
+        self.view = TerminalView(view) if view is not None else None
         self.sys_root, self.proc_root = sys_root, proc_root
         self.backoff_ns = backoff_ns
         self.targets: dict[str, TargetState] = {}
@@ -169,7 +98,6 @@ class Tuner:
         self._stopped = False
         self._wake_r, self._wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
         self._t0 = time.monotonic_ns()
-        self._view_lines = 0
         self._capacity = rt_capacity(proc_root)
         self._others: list[dict] = []       # threads of static targets (for bandwidth)
         self._asked: set[int] = set()       # new pids already looked up in status
@@ -277,7 +205,7 @@ class Tuner:
             cfg = ControllerConfig.from_status(t)
             runtime = int(t["runtime_ns"])
             sample = int(t["adaptive"].get("sample_ns") or 10_000_000)
-            st = TargetState(t["name"], t.get("kind", "irq"), cfg,
+            st = TargetState(t["name"], TargetKind.of(t), cfg,
                              ThresholdController(cfg, runtime), runtime, cfg.period_ns, sample)
             st.threads = {int(th["pid"]): th for th in t.get("threads") or []}
             st.next_due_ns = now + sample
@@ -403,7 +331,7 @@ class Tuner:
             self._refresh_threads()     # hotplug: learn the new threads' CPUs and actions
         t_ns = now - self._t0
         read_ns = stats.get("time_ns") or now           # when irqresd read the counters
-        used = self._domain_usage()
+        used = domain_usage(self.targets.values(), self._others)
         for st in due:
             try:
                 self._step(st, by_target.get(st.name, []), t_ns, now, used, read_ns)
@@ -415,7 +343,8 @@ class Tuner:
                 st.next_due_ns = now + st.sample_ns
         if self.log:
             self.log.flush()
-        self._draw()
+        if self.view is not None:
+            self.view.draw(self.targets.values())
 
     def _interrupts(self) -> dict[int, int]:
         """/proc/interrupts, read at most once per tick (when irqresd gives no count)."""
@@ -440,32 +369,37 @@ class Tuner:
 
     def _step(self, st: TargetState, threads: list[dict], t_ns: int, now: int,
               used: dict[str, float] | None = None, read_ns: int | None = None) -> None:
+        """One interval of one target: read its counters, run its controller, send the
+        budget it decides (unless a refusal holds it), log the interval."""
         if not threads:
             if not st.absent:
                 logger.info("target %s: no thread now; holding its controller", st.name)
             st.absent, st.prev, st.note = True, {}, "no thread"
             return
-        intervals: list[Interval] = []
-        cur: dict[int, Counters] = {}
-        for th in threads:
-            pid = int(th.get("pid", -1))
-            drops = None
-            if pid not in st.iface:
-                st.iface[pid] = net_interface(
-                    list((st.threads.get(pid) or {}).get("actions") or []),
-                    self.sys_root) if st.kind == "irq" else None
-            iface = st.iface[pid]
-            if iface:
-                drops = read_net_drops(iface, self.sys_root)
-            interrupts = None
-            if st.kind == "irq" and th.get("irq_count") is None:
-                interrupts = self._interrupts()
-            c = counters_from_stats(th, st.kind, interrupts, drops)
-            cur[pid] = c
-            if pid in st.prev:
-                iv = interval(st.prev[pid], c)
-                if iv is not None:
-                    intervals.append(iv)
+        cur, intervals = self._read_counters(st, threads)
+        elapsed = self._keep_counters(st, cur, read_ns)
+        if not intervals:
+            st.note = "priming"
+            return
+        # every thread of a target gets the same Q: the busiest one decides
+        busiest = intervals[0] if len(intervals) == 1 else max(
+            intervals, key=lambda x: (x.t_pro_ns, x.n_rmn))
+        iv = per_sample(busiest, st.sample_ns, elapsed)
+        if used is None:
+            used = domain_usage(self.targets.values(), self._others)
+        step = st.ctl.update(iv.n_pro, iv.t_pro_ns, iv.n_rmn,
+                             bandwidth_left(st, now, used, self._capacity))
+        st.last, st.last_interval = step, iv
+        sent = self._follow(st, step, now)
+        if self.log:
+            self.log.row(t_ns, st.name, iv.n_pro, iv.t_pro_ns, iv.n_rmn, step.threshold_ns,
+                         sent)
+
+    def _keep_counters(self, st: TargetState, cur: dict[int, Counters],
+                       read_ns: int | None) -> int:
+        """Keep the counters read (when irqresd read them: ``read_ns``) for the next
+        interval; a thread back after none starts its controller afresh. Returns the ns
+        since the previous read (the sample period when unknown)."""
         returning = st.absent
         elapsed = (read_ns - st.prev_time_ns) if read_ns is not None and st.prev_time_ns \
             else st.sample_ns
@@ -476,27 +410,51 @@ class Tuner:
         if returning:
             logger.info("target %s: thread(s) %s back", st.name, sorted(cur))
             st.ctl.reset(st.runtime_ns)
-        if not intervals:
-            st.note = "priming"
-            return
-        # every thread of a target gets the same Q: the busiest one decides
-        busiest = intervals[0] if len(intervals) == 1 else max(
-            intervals, key=lambda x: (x.t_pro_ns, x.n_rmn))
-        iv = per_sample(busiest, st.sample_ns, elapsed)
-        step = st.ctl.update(iv.n_pro, iv.t_pro_ns, iv.n_rmn,
-                             self._bandwidth_left(st, now, used))
-        st.last, st.last_interval = step, iv
-        sent = None
+        return elapsed
+
+    def _follow(self, st: TargetState, step: Step, now: int) -> int | None:
+        """Send the budget the controller decided, unless it is the one in force or a
+        refused decrease still holds it; the budget sent, or None."""
         if st.floor is not None and st.floor[1] <= now:
             st.floor = None
         held = st.floor is not None and step.budget_ns < st.floor[0]
         if step.send and step.budget_ns != st.runtime_ns and not held:
-            sent = self._send(st, step.budget_ns, now)
-        elif step.send:
+            return self._send(st, step.budget_ns, now)
+        if step.send:
             st.ctl.sent_ns = st.runtime_ns
-        if self.log:
-            self.log.row(t_ns, st.name, iv.n_pro, iv.t_pro_ns, iv.n_rmn, step.threshold_ns,
-                         sent)
+        return None
+
+    def _read_counters(self, st: TargetState, threads: list[dict]
+                       ) -> tuple[dict[int, Counters], list[Interval]]:
+        """The counters of st's threads now, and the intervals since the previous read
+        of each thread that had one."""
+        intervals: list[Interval] = []
+        cur: dict[int, Counters] = {}
+        for th in threads:
+            pid = int(th.get("pid", -1))
+            c = counters_from_stats(th, st.kind, self._irq_counts_for(st, th),
+                                    self._drops_for(st, pid))
+            cur[pid] = c
+            if pid in st.prev:
+                iv = interval(st.prev[pid], c)
+                if iv is not None:
+                    intervals.append(iv)
+        return cur, intervals
+
+    def _drops_for(self, st: TargetState, pid: int) -> int | None:
+        """The receive drops of the NIC an IRQ thread serves (looked up once per pid)."""
+        if pid not in st.iface:
+            st.iface[pid] = net_interface(
+                list((st.threads.get(pid) or {}).get("actions") or []),
+                self.sys_root) if st.kind == TargetKind.IRQ else None
+        iface = st.iface[pid]
+        return read_net_drops(iface, self.sys_root) if iface else None
+
+    def _irq_counts_for(self, st: TargetState, th: dict) -> dict[int, int] | None:
+        """/proc/interrupts for an IRQ thread whose stats carry no count of its own."""
+        if st.kind == TargetKind.IRQ and th.get("irq_count") is None:
+            return self._interrupts()
+        return None
 
     def _send(self, st: TargetState, q: int, now: int) -> int | None:
         assert self.client is not None
@@ -523,70 +481,6 @@ class Tuner:
         st.sent += 1
         st.note = ""
         return st.runtime_ns
-
-    def _domain_usage(self) -> dict[str, float]:
-        """SCHED_DEADLINE bandwidth irqres holds per CPU list (root domain), by the
-        reservations in force: every adaptive target's budget and the static ones'."""
-        used: dict[str, float] = {}
-        for st in self.targets.values():
-            bw = st.runtime_ns / st.period_ns
-            for th in st.threads.values():
-                cpus = th.get("cpus", "")
-                used[cpus] = used.get(cpus, 0.0) + bw
-        for th in self._others:
-            cpus = th.get("cpus", "")
-            used[cpus] = used.get(cpus, 0.0) + (int(th.get("runtime_ns") or 0)
-                                                / int(th.get("period_ns") or 1))
-        return used
-
-    def _bandwidth_left(self, st: TargetState, now: int,
-                        used: dict[str, float] | None = None) -> int | None:
-        """Largest runtime the root domains of st's threads still admit (ns), from the
-        reservations irqresd holds; the daemon's own check stays the final word (a refusal
-        holds the budget below the refused value for a while)."""
-        limit: int | None = None
-        if st.ceiling is not None:
-            if st.ceiling[1] > now:
-                limit = st.ceiling[0]
-            else:
-                st.ceiling = None
-        if used is None:
-            used = self._domain_usage()
-        if st.cpu_groups is None or st.cpu_groups[0] is not st.threads:
-            mine: dict[str, int] = {}
-            for th in st.threads.values():
-                mine[th.get("cpus", "")] = mine.get(th.get("cpus", ""), 0) + 1
-            st.cpu_groups = (st.threads, [(c, n, cpu_count(c)) for c, n in mine.items()
-                                          if cpu_count(c)])
-        own_bw = st.runtime_ns / st.period_ns
-        for cpus, n_mine, ncpu in st.cpu_groups[1]:
-            free = self._capacity * ncpu - (used.get(cpus, 0.0) - n_mine * own_bw)
-            allowed = int(free / n_mine * st.period_ns)
-            limit = allowed if limit is None else min(limit, allowed)
-        return limit
-
-    def _draw(self) -> None:
-        if self.view is None:
-            return
-        lines = []
-        for st in self.targets.values():
-            iv, step = st.last_interval, st.last
-            if iv is None or step is None:
-                lines.append(f"{st.name:<16} Q {format_duration(st.runtime_ns):>8}  "
-                             f"{st.note or 'waiting'}")
-                continue
-            clamp = f" [{step.clamp}]" if step.clamp else ""
-            lines.append(
-                f"{st.name:<16} N_pro {iv.n_pro:>6} T_pro {format_duration(iv.t_pro_ns):>8} "
-                f"N_rmn {iv.n_rmn:>5} T_thr {format_duration(step.threshold_ns):>8} "
-                f"Q {format_duration(st.runtime_ns):>8}{clamp} sent {st.sent}"
-                + (f" {st.note}" if st.note else ""))
-        out = "".join("\x1b[2K" + line + "\n" for line in lines)
-        up = f"\x1b[{self._view_lines}F" if self._view_lines else ""
-        self.view.write(up + out)
-        self.view.flush()
-        self._view_lines = len(lines)
-
 
 def _stats_threads(stats: dict[str, Any], path: str) -> list[dict]:
     """The thread entries of a ``stats`` reply; DaemonError when it has no such list or

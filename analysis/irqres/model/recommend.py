@@ -313,24 +313,58 @@ def recommend(
     if arr.size < 2:
         raise ModelError(f"activations: need at least 2 to measure inter-arrivals, got {arr.size}")
     inter = np.diff(arr)
-    if not 0.0 < target_prob < 1.0:
-        raise ModelError(f"target probability: must be in (0, 1), got {target_prob}")
-    if not 0.0 < max_bandwidth <= 1.0:
-        raise ModelError(f"max bandwidth: must be in (0, 1], got {max_bandwidth}")
+    _check_shares(target_prob, max_bandwidth)
     gran = default_granularity(exe) if granularity_ns is None else granularity_ns
     exec_pmf = Pmf.from_samples(exe, gran, rounding="up")
     inter_pmf = Pmf.from_samples(inter, gran, rounding="down")
     act_model = CbsModel(exec_pmf, inter_pmf)
-    p_min = None
-    if buffer is not None:
-        if isinstance(buffer, bool) or not isinstance(buffer, int | np.integer) or buffer < 1:
-            raise ModelError(f"buffer: must be a positive number of interrupts, got {buffer!r}")
-        p_min = int(inter.min()) if min_interarrival_ns is None else int(min_interarrival_ns)
-        if p_min <= 0:
-            raise ModelError(
-                "min inter-arrival: the smallest measured inter-arrival is 0 ns "
-                "(simultaneous activations); give min_interarrival_ns explicitly"
-            )
+    p_min = _buffering_interarrival(buffer, min_interarrival_ns, inter)
+    periods = _candidate_periods(periods_ns, deadline_ns, inter)
+    kernel = KernelFacts() if kernel is None else kernel
+    slices = _max_slices(kernel, max_slices)
+    c_p = int(np.quantile(exe, target_prob, method="higher"))
+    search = _Search(arr, exe, deadline_ns, target_prob, buffer, p_min, max_bandwidth,
+                     max_delta, mc_jobs, run_replay, seed, kernel, -(-c_p // slices), slices)
+    rows = [
+        Candidate(t, t if deadline_ns is None else int(deadline_ns),
+                  reason=kernel.period_refused(t)) if kernel.period_refused(t) else
+        _candidate(*_model_for(model, act_model, arr, exe, inter, t, target_prob), t, search)
+        for t in sorted(set(periods))
+    ]
+    return Recommendation(rows, target_prob, act_model.granularity_ns, max_bandwidth,
+                          exec_pmf, inter_pmf, None if buffer is None else int(buffer), p_min,
+                          model, kernel, slices, c_p)
+
+
+def _check_shares(target_prob: float, max_bandwidth: float) -> None:
+    if not 0.0 < target_prob < 1.0:
+        raise ModelError(f"target probability: must be in (0, 1), got {target_prob}")
+    if not 0.0 < max_bandwidth <= 1.0:
+        raise ModelError(f"max bandwidth: must be in (0, 1], got {max_bandwidth}")
+
+
+def _buffering_interarrival(buffer: int | None, min_interarrival_ns: int | None,
+                            inter: np.ndarray) -> int | None:
+    """P of the buffering check (None without ``buffer``): the one given, else the
+    smallest measured inter-arrival; ModelError for a bad N_c or a P of 0."""
+    if buffer is None:
+        return None
+    if isinstance(buffer, bool) or not isinstance(buffer, int | np.integer) or buffer < 1:
+        raise ModelError(f"buffer: must be a positive number of interrupts, got {buffer!r}")
+    p_min = int(inter.min()) if min_interarrival_ns is None else int(min_interarrival_ns)
+    if p_min <= 0:
+        raise ModelError(
+            "min inter-arrival: the smallest measured inter-arrival is 0 ns "
+            "(simultaneous activations); give min_interarrival_ns explicitly"
+        )
+    return p_min
+
+
+def _candidate_periods(periods_ns: list[int] | np.ndarray | None, deadline_ns: int | None,
+                       inter: np.ndarray) -> list[int]:
+    """The periods given, else :func:`deadline_periods` of the bound, else
+    :func:`default_periods` of the mean inter-arrival; ModelError for a bad one or a
+    bound that is not positive."""
     if periods_ns is None and deadline_ns is not None and int(deadline_ns) > 0:
         periods = deadline_periods(int(deadline_ns))
     elif periods_ns is None:
@@ -341,49 +375,17 @@ def recommend(
             raise ModelError("periods: give at least one positive period")
     if deadline_ns is not None and int(deadline_ns) <= 0:
         raise ModelError(f"deadline: must be positive, got {deadline_ns}")
-    kernel = KernelFacts() if kernel is None else kernel
+    return periods
+
+
+def _max_slices(kernel: KernelFacts, max_slices: int | None) -> int:
+    """The most budgets a job may need: the one given, else the kernel's default."""
     if max_slices is None:
         max_slices = kernel.default_max_slices()
     if isinstance(max_slices, bool) or not isinstance(max_slices, int | np.integer) \
             or max_slices < 1:
         raise ModelError(f"max slices: must be a positive number of budgets, got {max_slices!r}")
-    c_p = int(np.quantile(exe, target_prob, method="higher"))
-    search = _Search(
-        arr,
-        exe,
-        deadline_ns,
-        target_prob,
-        buffer,
-        p_min,
-        max_bandwidth,
-        max_delta,
-        mc_jobs,
-        run_replay,
-        seed,
-        kernel,
-        -(-c_p // int(max_slices)),
-        int(max_slices),
-    )
-    rows = [
-        Candidate(t, t if deadline_ns is None else int(deadline_ns),
-                  reason=kernel.period_refused(t)) if kernel.period_refused(t) else
-        _candidate(*_model_for(model, act_model, arr, exe, inter, t, target_prob), t, search)
-        for t in sorted(set(periods))
-    ]
-    return Recommendation(
-        rows,
-        target_prob,
-        act_model.granularity_ns,
-        max_bandwidth,
-        exec_pmf,
-        inter_pmf,
-        None if buffer is None else int(buffer),
-        p_min,
-        model,
-        kernel,
-        int(max_slices),
-        c_p,
-    )
+    return int(max_slices)
 
 
 def row_model(arrival_ns: np.ndarray, exec_ns: np.ndarray, row: Candidate) -> CbsModel:
@@ -492,16 +494,8 @@ def _solve_row(model: CbsModel, t: int, d: int, s: _Search) -> dict:
     """The fields of a candidate row for one model and period: the smallest budget that
     meets the target, checked by Monte Carlo and replay, or the reason why none does."""
     g = model.granularity_ns
-    arr, exe, target, buffer, p_min = s.arr, s.exe, s.target, s.buffer, s.p_min
-    max_bw, max_delta, mc_jobs, seed = s.max_bw, s.max_delta, s.mc_jobs, s.seed
-    q_hi = math.floor(max_bw * t) // g
-    bounds = {"the kernel minimum": -(-s.kernel.runtime_min_ns // g)}  # lower bounds on q
-    slices = (f"at most {s.max_slices} budget slice{'s' if s.max_slices > 1 else ''} per job "
-              f"({s.kernel.enforcement} enforcement; --max-slices)")
-    bounds[slices] = -(-s.slice_min_ns // g)
-    if buffer is not None and p_min is not None:   # p_min is known whenever buffer is
-        need = buffering.check(t, t, p_min, buffer).min_runtime_for(t)
-        bounds["the buffering constraint"] = -(-need // g)
+    q_hi = math.floor(s.max_bw * t) // g
+    bounds = _lower_bounds(model, t, s)  # lower bounds on q, in units of g
     zv, zp = model.z_pmf(t)
     ez = float(np.dot(zv, zp))
     if ez == 0.0 and model.mean_c > 0:
@@ -521,19 +515,19 @@ def _solve_row(model: CbsModel, t: int, d: int, s: _Search) -> dict:
             for what, q in bounds.items()
             if q > q_hi
         ]
-        return {"reason": f"needs more than {max_bw:.0%} of the CPU: " + "; ".join(over)}
+        return {"reason": f"needs more than {s.max_bw:.0%} of the CPU: " + "; ".join(over)}
 
     def solve(q: int):
-        res = model.solve(q * g, t, max_delta)
+        res = model.solve(q * g, t, s.max_delta)
         p = res.prob_within(d)
-        return res, p, p is not None and p - res.error_bound >= target
+        return res, p, p is not None and p - res.error_bound >= s.target
 
     res, p, ok = solve(q_hi)
     if not ok:
         shown = "unstable" if p is None else f"{p:.6f}"
         return {
             "reason": f"P{{response <= {format_exact(d)}}} = {shown} < "
-            f"{target} even at {max_bw:.0%} of the CPU",
+            f"{s.target} even at {s.max_bw:.0%} of the CPU",
             "load": res.load,
         }
     lo, hi, best = q_lo, q_hi, (res, p)
@@ -545,24 +539,46 @@ def _solve_row(model: CbsModel, t: int, d: int, s: _Search) -> dict:
         else:
             lo = mid + 1
     res, p = best  # hi only moves to budgets that pass
-    q_ns = hi * g
     # a lower bound that kept Q above what the model alone needs
     limited = None
     if hi == q_lo and hi > 1 and solve(hi - 1)[2]:
         limited = max(bounds, key=lambda w: bounds[w])
     row = {
         "limited_by": limited,
-        "runtime_ns": q_ns,
+        "runtime_ns": hi * g,
         "solver_prob": p,
         "error_bound": res.error_bound,
         "load": res.load,
     }
-    if buffer is not None and p_min is not None:
-        row["buffer_check"] = buffering.check(q_ns, t, p_min, buffer)
-    if mc_jobs:
-        limit = supply_units(d, q_ns, t, g)
-        mc = simulate(model, q_ns, t, n_jobs=mc_jobs, seed=seed, limits_units=np.array([limit]))
+    row.update(_row_checks(model, hi * g, t, d, s))
+    return row
+
+
+def _lower_bounds(model: CbsModel, t: int, s: _Search) -> dict[str, int]:
+    """What keeps the budget of period t from below, each in units of the model's Δ:
+    the kernel's minimum, the budget slices per job, the buffering constraint."""
+    g = model.granularity_ns
+    bounds = {"the kernel minimum": -(-s.kernel.runtime_min_ns // g)}
+    slices = (f"at most {s.max_slices} budget slice{'s' if s.max_slices > 1 else ''} per job "
+              f"({s.kernel.enforcement} enforcement; --max-slices)")
+    bounds[slices] = -(-s.slice_min_ns // g)
+    if s.buffer is not None and s.p_min is not None:   # p_min is known whenever buffer is
+        need = buffering.check(t, t, s.p_min, s.buffer).min_runtime_for(t)
+        bounds["the buffering constraint"] = -(-need // g)
+    return bounds
+
+
+def _row_checks(model: CbsModel, q_ns: int, t: int, d: int, s: _Search) -> dict:
+    """The checks of a row's budget: buffering, Monte Carlo and replay (those asked)."""
+    row: dict = {}
+    if s.buffer is not None and s.p_min is not None:
+        row["buffer_check"] = buffering.check(q_ns, t, s.p_min, s.buffer)
+    if s.mc_jobs:
+        limit = supply_units(d, q_ns, t, model.granularity_ns)
+        mc = simulate(model, q_ns, t, n_jobs=s.mc_jobs, seed=s.seed,
+                      limits_units=np.array([limit]))
         row.update(mc_prob=float(mc.prob[0]), mc_low=float(mc.low[0]), mc_high=float(mc.high[0]))
     if s.run_replay:
-        row["replay_prob"] = replay(arr, exe, q_ns, t, max_delta=max_delta).prob_within(d)
+        row["replay_prob"] = replay(s.arr, s.exe, q_ns, t,
+                                    max_delta=s.max_delta).prob_within(d)
     return row

@@ -1,37 +1,33 @@
 """The analysis of one trace, start to end: the activations of each thread
 (:mod:`irqres.measure`), its PMFs and recommended reservation (:mod:`irqres.model`),
-gathered in a :class:`Report` that :mod:`.render` shows as text, JSON or a profile.
+gathered in a :class:`~.types.Report` that :mod:`.render` shows as text, JSON or a
+profile.
 
 Data flows one way: trace -> measure -> model -> report.
 """
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from ..errors import ModelError
-from ..measure.accounting import Served, served_processes, uncredited_wakeups
+from ..measure.accounting import served_processes, uncredited_wakeups
 from ..measure.activations import (
     Gaps,
-    LineRequests,
-    ThreadActivations,
     activations,
     joined_arrivals,
     line_requests,
     task_matches,
 )
-from ..measure.charge import KernelCharge, execution_for_model, kernel_charge
-from ..measure.stats import ThreadStats, thread_stats
+from ..measure.charge import execution_for_model, kernel_charge
+from ..measure.softirq import device_work, work_per_activation
+from ..measure.stats import thread_stats
 from ..model.bound import far_from_use_note, near_use_bound
-from ..model.kernel import KernelFacts
-from ..model.promise import PromiseCheck, check_promise
+from ..model.promise import check_promise
 from ..model.recommend import (
     MIN_DEFAULT_BOUND_NS,
-    Recommendation,
     default_response_bound,
     min_samples,
     recommend,
@@ -39,116 +35,7 @@ from ..model.recommend import (
 from ..pmf import Pmf, nice_granularity
 from ..trace.reader import Trace
 from ..units import format_duration
-from . import render
-
-
-@dataclass
-class Options:
-    """What the user asked of the analysis (integer ns for every time).
-
-    ``buffers`` holds (pattern, N_c) pairs: the first whose pattern matches a thread
-    (:func:`~.activations.task_matches` on its comm or pid, or its IRQ number) gives that
-    thread's N_c; a pattern of None matches every thread. ``deadline_ns`` None takes
-    :func:`~irqres.model.recommend.default_response_bound` per thread.
-    """
-
-    pattern: str | None = None
-    tasks: tuple[str, ...] = ()
-    granularity_ns: int | None = None
-    buffers: tuple[tuple[str | None, int], ...] = ()
-    min_interarrival_ns: int | None = None
-    periods_ns: list[int] | None = None
-    deadline_ns: int | None = None
-    target_prob: float = 0.99
-    max_bandwidth: float = 0.9
-    mc_jobs: int = 100_000
-    model: str = "auto"  # "auto", "activation" or "demand" (recommend()'s model keyword)
-    exec_source: str = "auto"  # "auto", "kernel" or "switch" (measure.charge.EXEC_SOURCES)
-    kernel: KernelFacts = field(default_factory=KernelFacts)  # limits, enforcement
-    max_slices: int | None = None  # None: kernel.default_max_slices()
-    under: tuple[int, int] | None = None  # (Q, T) the trace was recorded under: check it
-
-
-@dataclass
-class ThreadReport:
-    act: ThreadActivations
-    stats: ThreadStats
-    served: list[Served]
-    uncredited: dict[str, int]        # wake-ups in its activations that were not its own
-    exec_pmf: Pmf | None
-    interarrival_pmf: Pmf | None
-    min_interarrival_ns: int | None   # P used for the buffering check
-    p_source: str
-    recommendation: Recommendation | None
-    problem: str | None               # why there is no recommendation
-    deadline_ns: int | None = None    # the response bound D the rows were searched for
-    deadline_source: str = ""         # "given", or how the default was chosen
-    warnings: list[str] = field(default_factory=list)
-    charge: KernelCharge | None = None  # the kernel's charge (sched_stat_runtime)
-    exec_source: str = "switch"         # what the PMF and the model use: "kernel", "switch"
-    note: str | None = None             # why the best reservation is far above the use
-    promise: PromiseCheck | None = None  # achieved vs promised under Options.under
-
-    @property
-    def model_exec_ns(self) -> np.ndarray:
-        """The execution time of each kept activation as the model takes it."""
-        if self.exec_source == "kernel" and self.charge is not None:
-            return self.charge.charged_ns
-        return self.act.exec_ns
-
-    @property
-    def target_name(self) -> str:
-        th = self.act.thread
-        if not th.is_irq:
-            name = re.sub(r"[^A-Za-z0-9_.-]+", "_", th.comm).strip("_-.")
-            return (name or f"task{th.pid}")[:63].rstrip("_-.")
-        # the full handler name when it is known (comm cuts the action at 15 characters)
-        action = th.names[0] if len(th.names) == 1 else th.action
-        return re.sub(r"[^A-Za-z0-9_.-]+", "_", f"irq{th.irq}-{action}")[:63].rstrip("_-.")
-
-    @property
-    def selector(self) -> dict[str, Any]:
-        """The profile selector of this thread (docs/profile.md)."""
-        th = self.act.thread
-        if not th.is_irq:
-            # comm is stable across restarts, a pid is not; glob characters match literally
-            return {"task": {"comm": re.sub(r"([*?\[])", r"[\1]", th.comm)}}
-        sel: dict[str, Any] = {"irq": [th.irq]}
-        if len(th.names) == 1:
-            sel["action"] = th.names[0]
-        if th.secondary:
-            sel["secondary"] = True
-        return sel
-
-    def profile_target(self) -> tuple[str, dict[str, Any]] | None:
-        """(comment, target) of this thread's recommended reservation, or None."""
-        rec = self.recommendation
-        if rec is None or rec.best is None:
-            return None
-        return rec.profile_comment(), rec.profile_target(self.target_name, self.selector)
-
-
-@dataclass
-class Report:
-    trace: Trace
-    options: Options
-    threads: list[ThreadReport]
-    gaps: Gaps
-    lines: list[LineRequests] = field(default_factory=list)
-
-    # ---- output (irqres.report.render) ----------------------------------------------
-
-    def profile(self) -> str:
-        """One profile holding every thread that got a recommendation."""
-        return render.profile(self)
-
-    def to_dict(self) -> dict[str, Any]:
-        """Everything, JSON-ready (``irqres analyze --json``)."""
-        return render.report_dict(self)
-
-    def text(self) -> str:
-        """Everything, as ``irqres analyze`` prints it."""
-        return render.report_text(self)
+from .types import Options, Report, ThreadReport
 
 
 def _pmf(samples: np.ndarray, granularity_ns: int | None, rounding: str) -> Pmf | None:
@@ -196,9 +83,14 @@ def analyze(trace: Trace, options: Options | None = None) -> Report:
     gaps = Gaps.from_trace(trace)
     need = min_samples(opt.target_prob)
     threads = []
+    work = device_work(trace, acts, gaps)
     for act in acts:
         charge = kernel_charge(trace, act)
         exec_ns, exec_source = execution_for_model(act, charge, opt.exec_source)
+        device = work.get(act.thread.pid)
+        extra = None if device is None else work_per_activation(act, device)
+        if extra is not None:  # the recommendation sizes the device's whole work
+            exec_ns = exec_ns + extra
         st = thread_stats(act, None if charge is None else charge.charged_ns)
         served = served_processes(trace, act)
         uncredited = uncredited_wakeups(trace, act)
@@ -252,6 +144,7 @@ def analyze(trace: Trace, options: Options | None = None) -> Report:
                                     opt.under[1], opt.deadline_ns, opt.target_prob)
         threads.append(ThreadReport(act, st, served, uncredited, exec_pmf, inter_pmf, p, src,
                                     rec, problem, deadline, d_src, warnings, charge,
-                                    exec_source, note, promise))
+                                    exec_source, note, promise, device,
+                                    0 if extra is None else int(extra.sum())))
     lines = line_requests(trace, sorted({a.thread.irq for a in acts if a.thread.irq is not None}))
     return Report(trace, opt, threads, gaps, lines)

@@ -1,4 +1,4 @@
-"""How a :class:`~.pipeline.Report` is shown: the text ``irqres analyze`` prints, the
+"""How a :class:`~.types.Report` is shown: the text ``irqres analyze`` prints, the
 JSON-ready dict of ``--json``, and the profile of ``--profile-out``. Reads the report;
 computes nothing of the analysis."""
 
@@ -11,17 +11,20 @@ import numpy as np
 
 from .. import profiledoc
 from ..errors import ModelError
+from ..jsonout import json_safe
 from ..measure.accounting import format_served
+from ..measure.softirq import has_softirq_events
 from ..measure.stats import Summary
 from ..model import buffering
 from ..model.recommend import Recommendation
 from ..tables import Ns, column_texts, dur, ns_cell
 from ..trace.reader import Trace
 from ..units import format_duration
+from .device import device_dict, device_text
 
 if TYPE_CHECKING:
     from ..measure.activations import Gaps
-    from .pipeline import Report, ThreadReport
+    from .types import Report, ThreadReport
 
 
 def profile(report: Report) -> str:
@@ -34,18 +37,20 @@ def profile(report: Report) -> str:
 
 
 def report_dict(report: Report) -> dict[str, Any]:
-    """The whole report, JSON-ready."""
+    """The whole report as JSON-safe data (docs/json.md, ``irqres analyze --json``):
+    statistics that are NaN or infinite become null."""
     t = report.trace
-    return {
+    return json_safe({
         "trace": {
             "path": t.path, "buffer": t.buffer, "cpus": t.ncpus, "records": t.nrecords,
             "events_kept": t.nevents, "first_ts_ns": t.first_ts, "last_ts_ns": t.last_ts,
+            "softirq_events": has_softirq_events(t),
             "lost": _gaps_dict(report.gaps, t),
             "damaged_timestamps": {
                 "records_dropped": sum(j.count for j in t.time_jumps),
                 "runs": [j.to_dict() for j in t.time_jumps]},
         },
-        "options": {**report.options.__dict__, "kernel": report.options.kernel.to_dict()},
+        "options": report.options.to_dict(),
         "threads": [_thread_dict(tr) for tr in report.threads],
         "irq_lines": [
             {"irq": ln.irq, "names": ln.names, "requests": len(ln.ts_ns),
@@ -53,7 +58,7 @@ def report_dict(report: Report) -> dict[str, Any]:
              "interarrival": thread_summary_dict(ln.interarrival_ns)}
             for ln in report.lines
         ],
-    }
+    })
 
 
 def report_text(report: Report) -> str:
@@ -73,7 +78,7 @@ def report_text(report: Report) -> str:
             out.append(f"  ... and {len(t.time_jumps) - 8} more runs")
     for tr in report.threads:
         out.append("")
-        out += _thread_text(tr)
+        out += _thread_text(tr, has_softirq_events(t))
     if report.lines:
         out += ["", "IRQ lines (hard IRQ requests):"]
     for ln in report.lines:
@@ -160,6 +165,7 @@ def _thread_dict(tr: ThreadReport) -> dict:
         "problem": tr.problem,
         "note": tr.note,
         "promise": None if tr.promise is None else tr.promise.to_dict(),
+        "device_work": device_dict(tr),
         "warnings": tr.warnings,
         "deadline_ns": tr.deadline_ns,
         "deadline_source": tr.deadline_source if tr.deadline_ns is not None else None,
@@ -210,7 +216,7 @@ def _pct(p: float | None) -> str:
     return "-" if p is None else f"{100 * p:.3f}%"
 
 
-def _thread_text(tr: ThreadReport) -> list[str]:
+def _thread_text(tr: ThreadReport, softirqs: bool = False) -> list[str]:
     th = tr.act.thread
     if th.is_irq:
         names = ", ".join(th.names) if th.names else "no hard IRQ seen"
@@ -219,6 +225,7 @@ def _thread_text(tr: ThreadReport) -> list[str]:
         out = [f"== {th.comm} (pid {th.pid}, task) =="]
     out.append(tr.stats.table())
     out.append(_execution_text(tr))
+    out += device_text(tr, softirqs)
     if tr.promise is not None:
         out.append(tr.promise.text())
     if tr.served:

@@ -33,6 +33,12 @@ const struct evspec event_specs[EV_COUNT] = {
 	/* the CPU time the scheduler charges a task (update_curr), ns since its last charge */
 	[EV_RUNTIME] = { "sched", "sched_stat_runtime",
 			 { "pid", "runtime" }, { "pid", "runtime" }, { 0, 1 } },
+	/* a soft IRQ vector run by the current task (ksoftirqd, or on PREEMPT_RT the task
+	 * that re-enabled bottom halves); kept whatever the selection, per CPU */
+	[EV_SOFTIRQ_ENTRY] = { "irq", "softirq_entry",
+			       { "common_pid", "vec" }, { "current", "vec" }, { 0, 0 } },
+	[EV_SOFTIRQ_EXIT] = { "irq", "softirq_exit",
+			      { "common_pid", "vec" }, { "current", "vec" }, { 0, 0 } },
 };
 
 static inline int64_t field_num(struct tep_format_field *f, struct tep_record *rec,

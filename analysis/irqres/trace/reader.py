@@ -39,8 +39,12 @@ if TYPE_CHECKING:
 RECORD_COMMAND = (
     "trace-cmd record -e sched:sched_switch -e sched:sched_wakeup -e sched:sched_waking "
     "-e sched:sched_migrate_task -e sched:sched_stat_runtime -e irq:irq_handler_entry "
-    "-e irq:irq_handler_exit -o trace.dat -- sleep 10"
+    "-e irq:irq_handler_exit -e irq:softirq_entry -e irq:softirq_exit -o trace.dat -- sleep 10"
 )
+
+#: Threads whose switches a selective read keeps besides the threads analysed: the
+#: device's work outside its IRQ thread runs in them (:mod:`irqres.measure.softirq`).
+DEVICE_THREADS = ("irq/*", "napi/*", "ksoftirqd/*")
 
 _MAGIC = b"\x17\x08\x44tracing"
 
@@ -61,6 +65,9 @@ _COLUMNS: dict[str, dict[str, str]] = {
     # the CPU time the scheduler charged the task since its previous charge (update_curr)
     "sched_stat_runtime": {"ts": "int64", "cpu": "int32", "pid": "int32",
                            "runtime": "int64"},
+    # a soft IRQ vector (``vec``: 3 NET_RX, 4 BLOCK, ...) run by the task ``current``
+    "softirq_entry": {"ts": "int64", "cpu": "int32", "current": "int32", "vec": "int32"},
+    "softirq_exit": {"ts": "int64", "cpu": "int32", "current": "int32", "vec": "int32"},
 }
 
 _IRQ_COMM = re.compile(r"^irq/(\d+)-(.*)$")
@@ -101,6 +108,8 @@ class Selection:
     irq_threads: bool = True
     thread_pattern: str | None = None
     tasks: tuple[str, ...] = ()
+    #: also kept, not analysed: :data:`DEVICE_THREADS` for the device accounting
+    also: tuple[str, ...] = DEVICE_THREADS
 
     @classmethod
     def of(cls, pattern: str | None, tasks: tuple[str, ...] | list[str] = ()) -> Selection:
@@ -414,7 +423,7 @@ def read_trace(path: str | os.PathLike, *, buffer: str | None = None, progress=N
     nthreads = _threads(threads)
     _check_file(path)
     sel = None if select is None else (select.irq_threads, select.thread_pattern,
-                                        list(select.tasks))
+                                        list(select.tasks) + list(select.also))
     raw = isolated_read(path, buffer=buffer, progress=progress, threads=nthreads, select=sel)
     import numpy as np
 

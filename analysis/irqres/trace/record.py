@@ -37,11 +37,14 @@ EVENTS = (
     "irq:irq_handler_entry",
     "irq:irq_handler_exit",
     "sched:sched_stat_runtime",
+    "irq:softirq_entry",
+    "irq:softirq_exit",
 )
 
 #: Events recorded when the kernel has them, skipped (with a note in the log) when not:
 #: the analysis uses them where the trace holds them and does without otherwise.
-OPTIONAL_EVENTS = frozenset({"sched:sched_stat_runtime"})
+OPTIONAL_EVENTS = frozenset({"sched:sched_stat_runtime", "irq:softirq_entry",
+                             "irq:softirq_exit"})
 
 TRACEFS_CANDIDATES = ("/sys/kernel/tracing", "/sys/kernel/debug/tracing")
 

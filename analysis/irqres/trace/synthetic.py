@@ -54,6 +54,11 @@ class TraceBuilder:
         self.rows["irq_handler_entry"].append((ts, cpu, current, irq, idx))
         self.rows["irq_handler_exit"].append((ts + duration, cpu, current, irq, ret))
 
+    def softirq(self, ts: int, cpu: int, current: int, vec: int, duration: int) -> None:
+        """Soft IRQ ``vec`` (3 NET_RX) run by ``current`` on ``cpu`` from ``ts``."""
+        self.rows["softirq_entry"].append((ts, cpu, current, vec))
+        self.rows["softirq_exit"].append((ts + duration, cpu, current, vec))
+
     def runtime(self, ts: int, cpu: int, pid: int, runtime: int) -> None:
         """The scheduler charged ``pid`` ``runtime`` ns (sched_stat_runtime)."""
         self.rows["sched_stat_runtime"].append((ts, cpu, pid, runtime))
@@ -66,6 +71,8 @@ class TraceBuilder:
         first, last = None, None
         for name, cols in _COLUMNS.items():
             rows = sorted(self.rows[name], key=lambda r: r[0])
+            if name.startswith("softirq_") and not self.rows["softirq_entry"]:
+                continue  # recorded only by traces that call softirq()
             arr = np.array(rows, dtype=np.int64).reshape(len(rows), len(cols))
             events[name] = {c: arr[:, i].astype(dt) for i, (c, dt) in enumerate(cols.items())}
             if rows:

@@ -1,0 +1,37 @@
+"""The kinds of target irqresd reserves threads for, as its ``status`` reply names them
+(docs/protocol.md).
+
+The daemon keeps one table of operations per kind (daemon/src/target_kind.h); here every
+branch on the kind is a ``match`` over :class:`TargetKind` ending in ``assert_never``, so
+that mypy names each place a new kind must be handled, and a reply naming a kind this
+package does not know is refused instead of taking some other kind's branch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from enum import StrEnum
+from typing import Any
+
+from .errors import DaemonError
+
+
+class TargetKind(StrEnum):
+    """What a target selects: IRQ threads or user threads (tasks)."""
+
+    IRQ = "irq"
+    TASK = "task"
+
+    @classmethod
+    def of(cls, target: Mapping[str, Any]) -> TargetKind:
+        """The kind of one target of a ``status`` reply (a reply without ``kind`` comes
+        from an irqresd that knew IRQ targets only). Raises :class:`DaemonError` naming
+        the target when the kind is unknown."""
+        raw = target.get("kind", cls.IRQ.value)
+        try:
+            return cls(raw)
+        except ValueError:
+            known = ", ".join(k.value for k in cls)
+            raise DaemonError(f"irqresd status: target {target.get('name')!r} has kind "
+                              f"{raw!r}, which this irqres does not know (known: {known}); "
+                              f"update irqres") from None

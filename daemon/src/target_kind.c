@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * target_kind.c - the table of operations of each kind of target.
+ */
+#include "target_kind.h"
+
+#include <fnmatch.h>
+#include <stddef.h>
+#include <string.h>
+
+/* ---- IRQ threads ---- */
+
+static bool irq_may_take(const struct thread_info *ti)
+{
+	return ti->is_irq;
+}
+
+/* An IRQ thread is named irq/..., or still kthreadd's name just after the fork. */
+static bool irq_comm_may_match(const struct target *t, const char *comm)
+{
+	return strncmp(comm, "irq/", 4) == 0 || strcmp(comm, "kthreadd") == 0;
+}
+
+static bool irq_changes_unseen(const struct target *t)
+{
+	return false;
+}
+
+static const struct target_kind_ops irq_ops = {
+	.kind = TARGET_IRQ,
+	.name = "irq",
+	.threads = TARGET_THREADS_IRQ,
+	.device = true,
+	.may_take = irq_may_take,
+	.comm_may_match = irq_comm_may_match,
+	.changes_unseen = irq_changes_unseen,
+};
+
+/* ---- user threads ---- */
+
+static bool task_may_take(const struct thread_info *ti)
+{
+	return !ti->kthread;
+}
+
+static bool task_comm_may_match(const struct target *t, const char *comm)
+{
+	return !t->task_comm || fnmatch(t->task_comm, comm, 0) == 0;
+}
+
+static bool task_changes_unseen(const struct target *t)
+{
+	return t->task_cgroup != NULL;
+}
+
+static const struct target_kind_ops task_ops = {
+	.kind = TARGET_TASK,
+	.name = "task",
+	.threads = TARGET_THREADS_TASKS,
+	.device = false,
+	.may_take = task_may_take,
+	.comm_may_match = task_comm_may_match,
+	.changes_unseen = task_changes_unseen,
+};
+
+const struct target_kind_ops *target_kind_ops(enum target_kind kind)
+{
+	switch (kind) {
+	case TARGET_IRQ:
+		return &irq_ops;
+	case TARGET_TASK:
+		return &task_ops;
+	}
+	return NULL;
+}
+
+const struct target_kind_ops *target_kind_of(const struct target *t)
+{
+	return target_kind_ops(t->kind);
+}

@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* test_target_kind.c - every kind of target has a whole table of operations. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "target_kind.h"
+
+/* Far above any number of kinds: the walk stops at the first value that is no kind. */
+#define KINDS_MAX 64
+
+/* Each kind's table: its own value, a unique name, every operation given. */
+static void test_target_kind_tables_complete(void **state)
+{
+	const char *names[KINDS_MAX];
+	int k, j;
+
+	for (k = 0; k < KINDS_MAX && target_kind_ops((enum target_kind)k); k++) {
+		const struct target_kind_ops *ops = target_kind_ops((enum target_kind)k);
+
+		assert_int_equal(ops->kind, k);
+		assert_non_null(ops->name);
+		assert_true(ops->name[0] != '\0');
+		assert_true(ops->threads == TARGET_THREADS_IRQ ||
+			    ops->threads == TARGET_THREADS_TASKS);
+		assert_non_null(ops->may_take);
+		assert_non_null(ops->comm_may_match);
+		assert_non_null(ops->changes_unseen);
+		for (j = 0; j < k; j++)
+			assert_string_not_equal(names[j], ops->name);
+		names[k] = ops->name;
+	}
+	assert_true(k < KINDS_MAX);
+	/* the kinds are numbered from 0 without gaps: the two of today at least */
+	assert_true(k >= 2);
+	assert_non_null(target_kind_ops(TARGET_IRQ));
+	assert_non_null(target_kind_ops(TARGET_TASK));
+}
+
+/* The status JSON's names of the kinds. */
+static void test_target_kind_names(void **state)
+{
+	assert_string_equal(target_kind_ops(TARGET_IRQ)->name, "irq");
+	assert_string_equal(target_kind_ops(TARGET_TASK)->name, "task");
+}
+
+/* IRQ targets take IRQ threads only, task targets no kernel thread. */
+static void test_target_kind_may_take(void **state)
+{
+	struct thread_info irq = { .kthread = true, .is_irq = true, .irq = 11 };
+	struct thread_info kworker = { .kthread = true, .irq = -1 };
+	struct thread_info user = { .irq = -1 };
+
+	assert_true(target_kind_ops(TARGET_IRQ)->may_take(&irq));
+	assert_false(target_kind_ops(TARGET_IRQ)->may_take(&kworker));
+	assert_false(target_kind_ops(TARGET_IRQ)->may_take(&user));
+	assert_false(target_kind_ops(TARGET_TASK)->may_take(&irq));
+	assert_false(target_kind_ops(TARGET_TASK)->may_take(&kworker));
+	assert_true(target_kind_ops(TARGET_TASK)->may_take(&user));
+}
+
+/* The first look at a new thread's name, and the selections a rescan alone sees. */
+static void test_target_kind_comm_and_unseen(void **state)
+{
+	struct target irq = { .kind = TARGET_IRQ };
+	struct target any = { .kind = TARGET_TASK };
+	struct target glob = { .kind = TARGET_TASK, .task_comm = (char *)"rt-*" };
+	struct target cg = { .kind = TARGET_TASK, .task_cgroup = (char *)"/rt.slice" };
+
+	assert_true(target_kind_of(&irq)->comm_may_match(&irq, "irq/11-eth0"));
+	assert_true(target_kind_of(&irq)->comm_may_match(&irq, "kthreadd"));
+	assert_false(target_kind_of(&irq)->comm_may_match(&irq, "rt-app"));
+	assert_true(target_kind_of(&any)->comm_may_match(&any, "anything"));
+	assert_true(target_kind_of(&glob)->comm_may_match(&glob, "rt-app"));
+	assert_false(target_kind_of(&glob)->comm_may_match(&glob, "irq/11-eth0"));
+	assert_false(target_kind_of(&irq)->changes_unseen(&irq));
+	assert_false(target_kind_of(&glob)->changes_unseen(&glob));
+	assert_true(target_kind_of(&cg)->changes_unseen(&cg));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_target_kind_tables_complete),
+		cmocka_unit_test(test_target_kind_names),
+		cmocka_unit_test(test_target_kind_may_take),
+		cmocka_unit_test(test_target_kind_comm_and_unseen),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

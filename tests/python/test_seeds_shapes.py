@@ -1,0 +1,140 @@
+"""Each shape tests/vm/test_seeds.py asserts, run on the recorded guest data of
+bench/seeds/data: it holds with its cause present and fails with its cause removed (the
+NIC thread's reservation, the player's, both replaced by plain SCHED_FIFO, the tuner)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+SEEDS = Path(__file__).resolve().parents[2] / "bench" / "seeds"
+sys.path.insert(0, str(SEEDS))
+
+import shapes  # noqa: E402
+
+DATA = SEEDS / "data"
+US = 1000
+
+
+def record(name: str) -> dict:
+    return json.loads((DATA / name).read_text())
+
+
+LATENCY = [record("latency-icount-nice0-20261123T051005.json"),
+           record("latency-icount-nice0-boot2-20261123T051237.json")]
+FIFO = record("player-fifo-icount-nice0-20261123T050907.json")  # 3 runs, no CPU times
+FIFO_CPU = record("player-fifo-icount-nice0-diag-20261123T053550.json")  # 1 run, CPU times
+DL = record("player-dl-icount-nice0-cpu-20261123T053043.json")
+ADAPTIVE = record("adaptive-icount-nice19-20261123T075644.json")
+
+
+def _runs(rec: dict, label: str) -> list[dict]:
+    return [r for r in rec["result"]["results"] if r["label"] == label]
+
+
+@pytest.mark.parametrize("rec", LATENCY, ids=["boot1", "boot2"])
+def test_latency_shape_holds_reserved_and_fails_with_the_reservation_removed(rec):
+    fifo, rsv = _runs(rec, "fifo50"), _runs(rec, "reserved")
+    grid = rec["params"]["interval_us"], rec["params"]["hist_us"]
+    assert len(fifo) == len(rsv) == 3
+    for f, r in zip(fifo, rsv, strict=True):
+        assert shapes.latency(f, r, *grid) == [], (f["run"], shapes.latency(f, r, *grid))
+    # removed: the "reserved" measurement is another run with the NIC thread at FIFO 50
+    for f, g in itertools.permutations(fifo, 2):
+        assert shapes.latency(f, g, *grid), (f["run"], g["run"])
+
+
+def _fifo(order: str, run: int) -> dict:
+    return next(r for r in FIFO["result"]["rows"] if r["order"] == order and r["run"] == run)
+
+
+def test_both_reserved_shape_holds_for_every_test_and_run():
+    period = DL["params"]["nic_period_ns"]
+    for r in DL["result"]["rows"]:
+        assert shapes.player_reserved(_fifo("below", r["run"]), r, period) == [], r["test"]
+
+
+@pytest.mark.parametrize("order", ["below", "above"])
+def test_both_reserved_shape_fails_at_fixed_priorities(order):
+    """The reservations replaced by plain SCHED_FIFO: the player below or above the NIC
+    thread, the NIC thread unreserved (its CPU time was recorded in the diagnostic boot)."""
+    period = DL["params"]["nic_period_ns"]
+    test5 = next(r for r in DL["result"]["rows"] if r["test"] == 5)
+    for run in range(3):
+        plain = {**_fifo(order, run), "nic_q": test5["nic_q"]}
+        bad = shapes.player_reserved(_fifo("below", run), plain, period)
+        assert any("not deadline" in b for b in bad), bad
+        assert any("deadline misses" in b for b in bad), bad
+    diag = next(r for r in FIFO_CPU["result"]["rows"] if r["order"] == order)
+    bad = shapes.player_reserved(_fifo("below", 0), {**diag, "nic_q": test5["nic_q"]}, period)
+    assert any("CPU share" in b for b in bad), bad
+
+
+def test_nic_share_holds_reserved_and_fails_with_the_nic_reservation_removed():
+    """The NIC thread's share against its Q/T: within bounds reserved at every Q/T; the
+    NIC thread at SCHED_FIFO 50 under the same flood with the player on its CPU, above or
+    below it, is outside them for every Q/T of the table."""
+    period = DL["params"]["nic_period_ns"]
+    qs = sorted({r["nic_q"] for r in DL["result"]["rows"]})
+    for r in DL["result"]["rows"]:
+        assert shapes.nic_share(r, r["nic_q"], period) == [], (r["run"], r["test"])
+    for r in FIFO_CPU["result"]["rows"]:
+        for q in qs:
+            assert shapes.nic_share(r, q, period), (r["order"], q)
+    assert shapes.nic_share(FIFO["result"]["rows"][0], qs[0], period) == [
+        "NIC thread: its CPU time was not recorded"]
+
+
+def _adaptive(config: str) -> list[dict]:
+    return [r["analysis"] for r in ADAPTIVE["result"]["rows"] if r["config"] == config]
+
+
+CLAMPS = (200.0, 800.0)
+HYSTERESIS = 20.0
+
+
+@pytest.mark.parametrize("config", ["tune0.25", "tune0.05"])
+def test_tuner_shape_holds_with_the_tuner_and_fails_without(config):
+    for a in _adaptive(config):
+        assert shapes.tuner(a, CLAMPS, HYSTERESIS) == [], a["tune"]
+        # stuck at its start value: it sent that budget only
+        stuck = {**a, "tune": {**a["tune"], "q_min_us": 500.0, "q_max_us": 500.0}}
+        assert shapes.tuner(stuck, CLAMPS, HYSTERESIS), stuck["tune"]
+    for fixed in ("fixed800", "fixed400", "fifo50"):
+        for a in _adaptive(fixed):
+            assert shapes.tuner(a, CLAMPS, HYSTERESIS) == ["tune: no budget sent"]
+
+
+def test_player_budget_shape_is_about_the_budget_not_the_tuner():
+    """Against 800 us fixed, tune's player misses no more and its longest inter-frame time
+    is shorter; a budget fixed near the tuner's start (400 us) does so too, and tune does
+    not beat it: the player's shape cannot show that the tuner is needed."""
+    fixed800, fixed400 = _adaptive("fixed800"), _adaptive("fixed400")
+    for run, tune in enumerate(_adaptive("tune0.25")):
+        assert shapes.player_budget(fixed800[run], tune) == [], run
+        assert shapes.player_budget(fixed800[run], fixed400[run]) == [], run
+        assert shapes.player_budget(fixed400[run], tune), run
+    # removed: the budget fixed for the bursts against itself
+    for a in fixed800:
+        assert shapes.player_budget(a, a), a["frames"]
+
+
+START = record("adaptive-icount-nice19-start-20261125T192736.json")
+
+
+def test_the_tuner_stuck_at_its_start_value_fails_the_tuner_shape_not_the_player_one():
+    """A boot with a budget fixed at the tuner's start value (500 us) beside tune: the
+    tuner's own shape fails without it; the player's shape against 800 us would hold for
+    the stuck budget too, and tune's longest inter-frame time is not shorter than the
+    stuck budget's in any run (recorded), so the player's shape is not the tuner's."""
+    fixed = [r["analysis"] for r in START["result"]["rows"] if r["config"] == "fixed500"]
+    tune = [r["analysis"] for r in START["result"]["rows"] if r["config"] == "tune0.25"]
+    assert len(fixed) == len(tune) == 3
+    for f, t in zip(fixed, tune, strict=True):
+        assert shapes.tuner(t, CLAMPS, HYSTERESIS) == [], t["tune"]
+        assert shapes.tuner(f, CLAMPS, HYSTERESIS) == ["tune: no budget sent"]
+        assert shapes.player_budget(f, t), (f["frames"], t["frames"])

@@ -1,0 +1,42 @@
+"""The target kind of irqresd's status reply: every kind the daemon names is one this
+package handles, and a kind it does not know is refused by name rather than taken for a
+task (the daemon's side: tests/c/test_target_kind.c)."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+from fakes import STATS, STATUS
+from irqres import metrics
+from irqres.control.inputs import InputError, counters_from_stats
+from irqres.errors import DaemonError
+from irqres.targetkind import TargetKind
+
+
+def test_the_daemons_kind_names():
+    assert [k.value for k in TargetKind] == ["irq", "task"]
+    assert TargetKind.of({"name": "nic", "kind": "task"}) is TargetKind.TASK
+    assert TargetKind.of({"name": "nic"}) is TargetKind.IRQ    # before "kind" existed
+
+
+def test_an_unknown_kind_names_the_target_and_the_kind():
+    with pytest.raises(DaemonError, match=r"target 'nic' has kind 'napi'.*known: irq, task"):
+        TargetKind.of({"name": "nic", "kind": "napi"})
+
+
+def test_metrics_refuse_an_unknown_kind_instead_of_taking_it_for_a_task(tmp_path):
+    status = copy.deepcopy(STATUS)
+    for t in status["targets"]:
+        t["kind"] = "napi"
+    with pytest.raises(DaemonError, match="has kind 'napi'"):
+        metrics.snapshot(status, STATS, str(tmp_path))
+
+
+def test_counters_refuse_an_unknown_kind():
+    th = {"pid": 105, "irq_count": 1, "voluntary_switches": 1, "involuntary_switches": 0,
+          "cpu_time_ns": 10}
+    assert counters_from_stats(th, "irq").jobs == 1
+    assert counters_from_stats(th, TargetKind.TASK).jobs == 1
+    with pytest.raises(InputError, match="napi"):
+        counters_from_stats(th, "napi")

@@ -1,0 +1,202 @@
+"""The receive path outside the IRQ thread, in the guest.
+
+``device_leak``: UDP floods into the e1000 while irqresd keeps the NIC thread at several
+reservations (and once at its default SCHED_FIFO 50); each phase is recorded with
+``irqres record`` (soft IRQ events included) for the host to analyse.
+
+``receive_path_facts``: which of the threads that carry receive work take
+SCHED_DEADLINE, in which cgroup, and what the kernel answers when they do not: threaded
+NAPI (``napi/eth0-N``), ``ksoftirqd/N``, ``backlog_napi/N`` (6.10+), ``ktimers/N``.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+import subprocess
+import time
+
+from vmguest import (
+    CGROUP,
+    OUT,
+    Sink,
+    cgroup_of,
+    cpus_allowed,
+    mark,
+    read,
+    request,
+    sched_attr,
+    sh,
+    thread,
+    wait_for,
+)
+
+NIC_THREAD = r"irq/\d+-eth0"
+PF_NO_SETAFFINITY = 0x04000000
+MS = 1_000_000
+
+
+def _active() -> bool:
+    return "ActiveState=active" in sh("systemctl show irqresd.service -p ActiveState")["out"]
+
+
+def _record_phase(label: str, port: int, pps: int, seconds: int, size: int) -> dict:
+    path = os.path.join(OUT, f"leak-{label}.dat")
+    rec = subprocess.Popen(["irqres", "record", "-o", path, "--buffer-kb", "8192",
+                            "--duration", f"{seconds + 3}s"],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    # flood only once the recorder's instance traces (starting it takes seconds here)
+    on = f"/sys/kernel/tracing/instances/irqres-{rec.pid}/tracing_on"
+    wait_for(lambda: read(on) == "1" or rec.poll() is not None, 300, 0.05)
+    time.sleep(0.3)
+    sink = Sink("udp", port)
+    reply = request(f"udp {port} {pps} {seconds} {size}")
+    received = sink.close()
+    out, _ = rec.communicate(timeout=600)
+    return {"label": label, "record": {"rc": rec.returncode, "out": out[-2000:]},
+            "trace": os.path.basename(path), "sent": int(reply[0]), "received": received,
+            "thread": thread(NIC_THREAD)}
+
+
+def scenario_device_leak(port: int, pps: int, seconds: int, size: int,
+                         phases: list[list], facts: bool = False) -> dict:
+    """``phases``: [label, Q ns, T ns] under irqresd's ``nic`` target, or [label, None,
+    None] with irqresd stopped (the thread at SCHED_FIFO 50); with ``facts``, the kernel
+    facts of :func:`scenario_receive_path_facts` afterwards, in the same boot."""
+    wait_for(_active, 60, 0.2)
+    out = []
+    for label, q, t in phases:
+        if q is None:
+            sh("systemctl stop irqresd.service")
+            wait_for(lambda: not _active(), 30, 0.2)
+        else:
+            if not _active():
+                sh("systemctl start irqresd.service")
+                wait_for(_active, 60, 0.2)
+            set_budget = sh(f"irqres set-budget nic {q}ns {t}ns")
+            if set_budget["rc"] != 0:
+                raise RuntimeError(f"set-budget {q}/{t}: {set_budget}")
+        mark(f"device_leak: phase {label}: flood of {pps}/s x {size} B for {seconds}s")
+        out.append(_record_phase(label, port, pps, seconds, size))
+        mark(f"device_leak: {label}: received {out[-1]['received']['packets']} of "
+             f"{out[-1]['sent']}")
+    result: dict = {"phases": out}
+    if facts:
+        result["receive_path"] = scenario_receive_path_facts()
+    return result
+
+
+# ---- kernel facts ----------------------------------------------------------------------
+
+def _pids(pattern: str) -> list[tuple[int, str]]:
+    found = []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            comm = (read(f"/proc/{d}/comm") or "").strip()
+            if re.fullmatch(pattern, comm):
+                found.append((int(d), comm))
+    return sorted(found)
+
+
+def _flags(pid: int) -> int | None:
+    stat = read(f"/proc/{pid}/stat")
+    if not stat:
+        return None
+    return int(stat.rsplit(")", 1)[1].split()[6])
+
+
+def _try_deadline(pid: int) -> str:
+    """chrt's answer to SCHED_DEADLINE 1 ms / 10 ms (the kernel's errno by name)."""
+    from irqres import schedattr
+
+    rc = schedattr.set_attr(pid, schedattr.SCHED_DEADLINE, runtime_ns=1 * MS,
+                            deadline_ns=10 * MS, period_ns=10 * MS)
+    return "ok" if rc == 0 else errno.errorcode.get(rc, str(rc))
+
+
+def _restore(pid: int, was: dict | None) -> str:
+    from irqres import schedattr
+
+    if not was:
+        return "unknown"
+    pol = {"other": schedattr.SCHED_OTHER, "fifo": schedattr.SCHED_FIFO,
+           "rr": schedattr.SCHED_RR}.get(was["policy"])
+    if pol is None:
+        return f"left ({was['policy']})"
+    rc = schedattr.set_attr(pid, pol, priority=was["priority"] if pol != schedattr.SCHED_OTHER
+                            else 0)
+    return "ok" if rc == 0 else errno.errorcode.get(rc, str(rc))
+
+
+def _move(pid: int, group: str) -> str:
+    try:
+        with open(os.path.join(group, "cgroup.procs"), "w") as f:
+            f.write(str(pid))
+        return "ok"
+    except OSError as e:
+        return errno.errorcode.get(e.errno or 0, str(e.errno))
+
+
+def _partition(cpu: int) -> tuple[str, dict]:
+    """A cpuset partition of ``cpu`` alone (as irqresd makes them)."""
+    sh(f"echo +cpuset > {CGROUP}/cgroup.subtree_control")
+    group = os.path.join(CGROUP, f"facts-cpu{cpu}")
+    os.makedirs(group, exist_ok=True)
+    for name, value in (("cpuset.cpus", str(cpu)), ("cpuset.mems", "0"),
+                        ("cpuset.cpus.partition", "root")):
+        with open(os.path.join(group, name), "w") as f:
+            f.write(value)
+    return group, {"cpus": read(os.path.join(group, "cpuset.cpus.effective")),
+                   "partition": read(os.path.join(group, "cpuset.cpus.partition"))}
+
+
+def _fact(pid: int, comm: str) -> dict:
+    was = sched_attr(pid)
+    flags = _flags(pid) or 0
+    fact = {"pid": pid, "comm": comm, "policy": was, "cpus": cpus_allowed(pid),
+            "cgroup": cgroup_of(pid), "no_setaffinity": bool(flags & PF_NO_SETAFFINITY)}
+    fact["deadline_in_root"] = _try_deadline(pid)
+    if fact["deadline_in_root"] == "ok":
+        fact["restored"] = _restore(pid, was)
+        return fact
+    cpus = fact["cpus"] or ""
+    cpu = int(cpus) if cpus.isdigit() else 1
+    group, part = _partition(cpu)
+    fact["partition"] = part
+    fact["move"] = _move(pid, group)
+    if fact["move"] == "ok":
+        fact["deadline_in_partition"] = _try_deadline(pid)
+        if fact["deadline_in_partition"] == "ok":
+            fact["restored"] = _restore(pid, was)
+        fact["move_back"] = _move(pid, CGROUP)
+    with open(os.path.join(group, "cpuset.cpus.partition"), "w") as f:
+        f.write("member")
+    os.rmdir(group)
+    return fact
+
+
+def scenario_receive_path_facts() -> dict:
+    sh("systemctl stop irqresd.service")
+    threaded = "/sys/class/net/eth0/threaded"
+    before = read(threaded)
+    probe = "/payload/extra/napi_probe"
+    found = {}
+    if os.path.exists(probe):  # irqresd's NAPI discovery (daemon/src/napi.c)
+        found["unthreaded"] = sh(f"{probe} eth0")
+    sh(f"echo 1 > {threaded}")
+    wait_for(lambda: _pids(r"napi/eth0-\d+"), 10, 0.1)
+    if os.path.exists(probe):
+        found["threaded"] = sh(f"{probe} eth0")
+        found["names"] = [{"pid": p, "comm": c} for p, c in _pids(r"napi/eth0-\d+")]
+    facts = []
+    for pattern in (r"napi/eth0-\d+", r"ksoftirqd/\d+", r"backlog_napi/\d+", r"ktimers/\d+",
+                    NIC_THREAD):
+        for pid, comm in _pids(pattern):
+            facts.append(_fact(pid, comm))
+            mark(f"facts: {facts[-1]}")
+    napi_sysfs = sh("grep -H . /sys/class/net/eth0/threaded; ls /sys/class/net/eth0/queues")
+    sh(f"echo {before or 0} > {threaded}")
+    return {"threaded_before": before, "facts": facts, "napi_sysfs": napi_sysfs,
+            "napi_probe": found,
+            "ps": sh("ps -eLo pid,cls,rtprio,comm | grep -E 'napi|ksoftirqd|ktimers|irq/'")}
