@@ -18,6 +18,8 @@
 /* The CPUs each IRQ thread with fewer than the root's is to have, kept while any
  * partition exists: what a partition holds of them is given back when it goes. */
 static struct affinity_watch owed;
+/* IRQ threads' CPUs re-derived from their IRQ's (affinity_rederive_irq()) */
+static bool rederive_irq;
 
 /* Only a real cgroup v2 hierarchy makes the kernel rewrite affinities: over a fixture
  * tree nothing is watched, so nothing of the machine is ever touched. */
@@ -167,6 +169,23 @@ static bool follows_root(const struct affinity_watch *w, const cpu_set_t *cpus)
 	return CPU_EQUAL(&both, &w->root);
 }
 
+void affinity_rederive_irq(bool on)
+{
+	rederive_irq = on;
+}
+
+/* The CPUs the kernel gives the IRQ thread comm (salvage.h): its IRQ's effective affinity;
+ * 0 and *want, or -ENOENT when comm is no IRQ thread's, or its IRQ is not started. */
+static int irq_thread_cpus(const char *comm, cpu_set_t *want)
+{
+	bool secondary;
+	int irq;
+
+	if (discover_parse_irq_comm(comm, &irq, &secondary) || discover_irq_cpus(irq, want) != 0)
+		return -ENOENT;
+	return 0;
+}
+
 /* What one noted thread is to have: 0 and *want, or -ENOENT for nothing. */
 static int intended(const struct affinity_watch *w, const struct state_owed *s,
 		    cpu_set_t *want)
@@ -183,7 +202,7 @@ static int intended(const struct affinity_watch *w, const struct state_owed *s,
 		*want = o->cpus;
 	else if (!follows_root(w, &s->cpus))
 		*want = s->cpus;
-	else
+	else if (!rederive_irq || irq_thread_cpus(s->comm, want))
 		return -ENOENT;
 	return 0;
 }

@@ -67,6 +67,11 @@ void affinity_owed_load(const struct state *st);
  * someone else changed them since (as far as its cgroup allows), and forgets them all. */
 void affinity_owed_settle(void);
 
+/* On (a restore from a damaged state file, salvage.h): an IRQ thread a change rewrites
+ * that has at least the root's CPUs and nothing owed is given the CPUs its IRQ is handled
+ * on (once the IRQ is started) instead of following the root: its owed record may be lost. */
+void affinity_rederive_irq(bool on);
+
 /* Gives a thread irqres moved out of a partition its recorded affinity (nothing when
  * *recorded is empty). 1 when its affinity changed to it, 0 when it was already so, it
  * is gone (another starttime), or its cgroup allows only part of it now (logged; owed

@@ -14,6 +14,7 @@
 #include "mainloop.h"
 #include "notify.h"
 #include "oneshot.h"
+#include "salvage.h"
 #include "state.h"
 #include "units.h"
 
@@ -363,12 +364,17 @@ static int instance_lock(bool restore, char *err, size_t errlen)
 }
 
 /*
- * A damaged state file: what its good records name is restored, the file is kept as it
- * is (no rewrite, no deletion) and the run fails, naming what could not be accounted for.
+ * A damaged state file: what its good records name is restored (with what their lost
+ * neighbours would have said that the kernel still shows: salvage.h), the file is kept as
+ * it is (no rewrite, no deletion) and the run fails, naming what could not be accounted for.
  */
 static int state_damaged(struct daemon *d, const char *first)
 {
-	int rc = state_empty(&d->st) ? 0 : daemon_restore_everything(d);
+	int rc;
+
+	salvage_begin(&d->st);	/* best effort: what it cannot do is logged */
+	rc = state_empty(&d->st) ? 0 : daemon_restore_everything(d);
+	salvage_end();
 
 	pr_err("%s", first);
 	pr_err("state file %s: %u problem%s (each logged above): what %s recorded could not be "

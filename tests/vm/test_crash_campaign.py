@@ -31,6 +31,8 @@ NEW_RUNTIME_NS = 3_000_000  # set-budget nic 3ms (demo.yaml: 2ms every 10ms)
 # the NIC thread runs only at an interrupt; a few datagrams a second out of eth0 make
 # sure it does while irqresd waits for it to run in a new partition (0: an idle NIC)
 TRAFFIC_PPS = int(os.environ.get("IRQRES_VM_CRASH_PPS", "20"))
+# trials with the state file damaged after the kills (one of each crashlib.DAMAGES per 7)
+DAMAGE = int(os.environ.get("IRQRES_VM_CRASH_DAMAGE", "7"))
 
 
 def test_kills_leave_every_irq_thread_as_found(boot, demo_profile, kernel):
@@ -38,9 +40,9 @@ def test_kills_leave_every_irq_thread_as_found(boot, demo_profile, kernel):
     res = boot("crash_campaign", profile=demo_profile["path"],
                params={"trials": TRIALS, "seed": SEED, "new_runtime_ns": NEW_RUNTIME_NS,
                        "calibration_runs": 1 if TRIALS < 50 else 3,
-                       "traffic_pps": TRAFFIC_PPS},
+                       "traffic_pps": TRAFFIC_PPS, "damage": DAMAGE},
                files={"crashlib.py": vmrunner.REPO / "tests" / "fuzz" / "crashlib.py"},
-               timeout_s=300 + 10 * TRIALS)
+               timeout_s=300 + 10 * (TRIALS + 2 * DAMAGE))
     d = res.data
     out = d["campaign"]
     summary = {"kernel": res.kernel.release, "trials": TRIALS, "seed": SEED,
@@ -56,6 +58,13 @@ def test_kills_leave_every_irq_thread_as_found(boot, demo_profile, kernel):
     assert d["nic"]["comm"] == "irq/11-eth0", d["nic"]
     assert out["failures"] == [], (out["failures"], d["log_tail"])
     assert out["threads_left_changed"] == 0 and out["residue"] == 0, out
+    # a damaged state file: the intact records restored, nothing else changed; the
+    # original put back, everything restored
+    if DAMAGE:
+        damage = out["damage"]
+        vmrunner.say(f"damage trials: {json.dumps(damage['kinds'])}")
+        assert damage["trials"] == DAMAGE, damage
+        assert damage["failures"] == [], (damage["failures"], d["log_tail"])
     assert d["after"] == {"changed": [], "residue": []}, d["after"]
     (res.out.parent / "fingerprints.json").write_text(json.dumps(d["fingerprints"]))
     # the check can fail: a kill left unrecovered is named (the NIC thread, its partition)

@@ -876,6 +876,44 @@ class _IrqThreadSubjects:
                 return out
             time.sleep(0.1)
 
+    def changed_beside_partitions(self, settle_s: float = 1.0) -> list[str]:
+        """``changed()`` less the threads that differ in nothing but their CPUs, and there
+        by exactly what the irqres partitions still in place take: a thread whose record a
+        damaged state file lost keeps its partition, and while it exists the kernel keeps
+        every other task off its CPUs (one left with none of its own has the root's)."""
+        end = time.monotonic() + settle_s
+        while True:
+            now = fingerprint("now")
+            groups = now["cgroups"]
+            held = {c for path, g in groups.items() if path.startswith("/irqres")
+                    and (g.get("cpuset.cpus.partition") or "").startswith("root")
+                    for c in _cpu_list(g.get("cpuset.cpus.effective"))}
+            root = _cpu_list(groups.get("/", {}).get("cpuset.cpus.effective"))
+            out = []
+            for d in fingerprint_diff(self.before, now):
+                m = re.match(r"thread .* \(tid (\d+)\): cpus '([^']*)' -> '([^']*)'$", d)
+                if held and m and now["threads"].get(m.group(1), {}).get("start") == \
+                        self.before["threads"][m.group(1)]["start"]:
+                    left = [c for c in _cpu_list(m.group(2)) if c not in held]
+                    if _cpu_list(m.group(3)) == (left or root):
+                        continue
+                if d.startswith("thread "):
+                    out.append(d + self._now_pid(d, now))
+            if not out or time.monotonic() >= end:
+                return out
+            time.sleep(0.1)
+
+    def _now_pid(self, d: str, now: dict) -> str:
+        """" [now pid N]" for a diff of a thread the kernel made anew (the NIC's after a
+        link down/up): the state file names it by its new pid."""
+        m = re.match(r"thread .* \(tid (\d+)\)", d)
+        was = self.before["threads"].get(m.group(1)) if m else None
+        if was is None or now["threads"].get(m.group(1), {}).get("start") == was["start"]:
+            return ""
+        same = [tid for tid, t in now["threads"].items()
+                if t["kthread"] and t["comm"] == was["comm"]]
+        return f" [now pid {same[0]}]" if len(same) == 1 else ""
+
     def _as_found(self, comm: str, pid: int, key: dict) -> dict:
         """What ``key`` must equal: the original's key; for a thread the kernel made anew
         (another pid), without its CPUs, which are the kernel's choice."""
@@ -946,13 +984,14 @@ def _nic_traffic(pps: int, stop: threading.Event) -> dict:
 
 
 def scenario_crash_campaign(trials: int, seed: int, calibration_runs: int,
-                            new_runtime_ns: int, traffic_pps: int) -> dict:
+                            new_runtime_ns: int, traffic_pps: int, damage: int = 0) -> dict:
     """SIGKILL irqresd at random instants while it reserves, re-budgets and restores the
     NIC's IRQ thread (a cpuset partition each time), and while it follows the new thread
     of a link down/up, recover the documented way, and check every IRQ thread and the
-    cgroup tree after each recovery (tests/fuzz/crashlib.py). irqresd.service is not
-    started: the campaign runs irqresd itself, with its own run directory, on
-    /etc/irqres/profile.yaml."""
+    cgroup tree after each recovery (tests/fuzz/crashlib.py); then ``damage`` trials that
+    damage the state file a kill left before ``irqresd --restore`` (crashlib's damage
+    phase). irqresd.service is not started: the campaign runs irqresd itself, with its own
+    run directory, on /etc/irqres/profile.yaml."""
     import sys
     from pathlib import Path
 
@@ -986,6 +1025,9 @@ def scenario_crash_campaign(trials: int, seed: int, calibration_runs: int,
     t0 = time.monotonic_ns()
     try:
         out = campaign.run(trials, calibration_runs, progress)
+        if damage:
+            mark(f"crash campaign: {damage} trials with the state file damaged")
+            out["damage"] = campaign.damage_trials(damage)
         # the check's own proof: irqresd applied and SIGKILLed, no recovery yet: the
         # fingerprint must name what the kill left (the thread, its partition)
         mark("crash campaign: apply, kill -9, fingerprint before any recovery")

@@ -313,6 +313,8 @@ class Sink(threading.Thread):
 
 SCHED_FEATURES = "/sys/kernel/debug/sched/features"
 SCHED_DOMAINS = "/sys/kernel/debug/sched/domains"
+# EEVDF's default slice (6.6+), which sched_getattr reports as a fair task's runtime
+BASE_SLICE = "/sys/kernel/debug/sched/base_slice_ns"
 # cgroups systemd makes and removes by itself (units starting and stopping): their coming
 # and going is not irqres's; their attributes, while they exist on both sides, are compared
 _SYSTEMD_UNIT = re.compile(r".*\.(service|scope|slice|socket|mount|swap|target)$")
@@ -393,7 +395,8 @@ def fingerprint(label: str) -> dict:
             "cgroups": _cgroups_now(), "domains": _domains_now(),
             "sysctl": {f: read(f"/proc/sys/kernel/{f}")
                        for f in sorted(os.listdir("/proc/sys/kernel")) if f.startswith("sched_")},
-            "dl_bw": kernel_dl_bw(), "features": (read(SCHED_FEATURES) or "").split()}
+            "dl_bw": kernel_dl_bw(), "features": (read(SCHED_FEATURES) or "").split(),
+            "base_slice_ns": read(BASE_SLICE)}
 
 
 def _thread_diff(before: dict, after: dict) -> list[str]:
@@ -424,11 +427,21 @@ def _thread_diff(before: dict, after: dict) -> list[str]:
             cur, keys = same[0], _THREAD_KEYS[:-1]
         if was.get("wq_worker"):
             keys = tuple(k for k in keys if k != "cpus")
-        diff = {k: (was.get(k), cur.get(k)) for k in keys if was.get(k) != cur.get(k)}
+        diff = {k: (was.get(k), cur.get(k)) for k in keys if was.get(k) != cur.get(k)
+                and not _default_slice(k, was, cur, after)}
         if diff:
             out.append(f"thread {was['comm']} (tid {tid}): "
                        + ", ".join(f"{k} {a!r} -> {b!r}" for k, (a, b) in diff.items()))
     return out
+
+
+def _default_slice(key: str, was: dict, cur: dict, after: dict) -> bool:
+    """A fair task's runtime (its EEVDF slice, 6.12) that is now the kernel's default
+    slice: the kernel rescales that default with the CPUs it counts (6.12 did so at the
+    first root domain rebuild after boot), which is not irqres's to give back."""
+    base = (after.get("base_slice_ns") or "").strip()
+    return (key == "runtime_ns" and "deadline" not in (was.get("policy"), cur.get("policy"))
+            and base.isdigit() and cur.get("runtime_ns") == int(base))
 
 
 def _dict_diff(what: str, a: dict, b: dict) -> list[str]:
