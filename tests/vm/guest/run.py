@@ -8,6 +8,7 @@ import time
 import traceback
 
 import enforcement
+import promise
 import scenarios
 import seeds
 import seeds_disk
@@ -26,7 +27,7 @@ def main() -> None:
         if "install.sh failed" in install_log or "payload install done" not in install_log:
             raise RuntimeError(f"installing the payload failed:\n{install_log[-2000:]}")
         # the seeds' experiments (bench/seeds/) live in their own module
-        modules = (scenarios, seeds, seeds_disk, enforcement)
+        modules = (scenarios, seeds, seeds_disk, enforcement, promise)
         fn = next((getattr(m, "scenario_" + name) for m in modules
                    if hasattr(m, "scenario_" + name)), None)
         if fn is None:
