@@ -43,16 +43,6 @@ FLOOD = {"port": 5001, "period_ns": 2_000_000, "count": 2000, "size": 256,
          "thread": "irq/11-eth0"}
 
 
-@pytest.fixture
-def icount_qemu():
-    q = testbed.BPO_QEMU / "bin" / "qemu-system-x86_64"
-    if not q.exists():
-        pytest.skip(f"{q} missing (scripts/install-qemu-bpo.sh): Debian 12's QEMU 7.2 hangs "
-                    "an SMP guest under -icount")
-    args = type("A", (), {"qemu": str(q), "nice": 0})()
-    return testbed.qemu_command(args)
-
-
 def achieved(responses: list[int], d_ns: int) -> float:
     return sum(1 for r in responses if 0 <= r <= d_ns) / len(responses)
 
