@@ -57,8 +57,10 @@ def _job(tag: str, period_us: int, work_us: int, count: int, reserved: bool = Fa
          profile: str | None = None) -> dict:
     """Record the timer job. ``reserved``: the job waits until irqresd has made it
     SCHED_DEADLINE before its first job; ``profile`` is then applied once the job has
-    its name (a task target must match a running thread when it is applied; while the
-    profile stays in force irqresd reserves every later job of that name itself)."""
+    its name (a task target must match a running thread when it is applied). With the
+    profile already in force, irqresd may have reserved the new job before the apply,
+    which then answers that the target matches no thread: whether the job was reserved
+    is the job's exit status (it exits with 1 when not reserved within 60 s)."""
     trace, resp = f"{OUT}/{tag}.dat", f"{OUT}/{tag}.resp"
     wait = " --wait-deadline 60" if reserved else ""
     cmd = (f"irqres record -q -o {trace} --buffer-kb 16384 -- python3 {JOB} --period-us "
@@ -106,8 +108,7 @@ def _task_case(period_us: int, work_us: int, count: int, runs: int) -> dict:
     profile = _task_profile(best, name)
     for run in range(runs):
         mark(f"promise: {name} under Q {q} ns every {t} ns, run {run}")
-        got = _job(f"{name}-run{run}", period_us, work_us, count, True,
-                   profile if run == 0 else None)
+        got = _job(f"{name}-run{run}", period_us, work_us, count, True, profile)
         got["under"] = _summary(_analyze(got["trace"], "--task timer-job",
                                          f"--deadline {d} --under {q}ns,{t}ns"))
         case["runs"].append(got)
