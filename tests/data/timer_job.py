@@ -9,6 +9,8 @@ With --deadline Q,T (ns) it runs under SCHED_DEADLINE (runtime Q, deadline = per
 With --responses-out it writes each job's response time (ns, CLOCK_MONOTONIC: from the
 timer's expiry to the job's end), one per line; an expiry that found the previous job
 still running is a job of its own whose response is written as -1 (it missed).
+With --wait-deadline S it starts its timer only once something else (irqresd) has put it
+under SCHED_DEADLINE, and fails after S seconds without.
 """
 
 import argparse
@@ -20,6 +22,7 @@ import time
 
 CLOCK_MONOTONIC = 1
 SCHED_DEADLINE = 6
+SCHED_RESET_ON_FORK = 0x40000000
 
 
 class Timespec(ctypes.Structure):
@@ -51,6 +54,18 @@ def burn(work_ns: int) -> None:
         left = end - time.clock_gettime_ns(cpu)
 
 
+def wait_deadline(seconds: float) -> bool:
+    """Whether this process became SCHED_DEADLINE within ``seconds`` (it keeps running
+    now and then meanwhile: irqresd reserves a task once it has run in its partition)."""
+    end = time.monotonic() + seconds
+    # the policy comes back with SCHED_RESET_ON_FORK or'ed in when the setter asked
+    while os.sched_getscheduler(0) & ~SCHED_RESET_ON_FORK != SCHED_DEADLINE:
+        if time.monotonic() > end:
+            return False
+        time.sleep(0.2)  # each poll is a wake-up the trace shows: few of them
+    return True
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--period-us", type=int, required=True)
@@ -60,6 +75,7 @@ def main() -> int:
     ap.add_argument("--schedstat-out")
     ap.add_argument("--deadline", help="Q,T in ns: run under SCHED_DEADLINE")
     ap.add_argument("--responses-out")
+    ap.add_argument("--wait-deadline", type=float)
     args = ap.parse_args()
     libc = ctypes.CDLL(None, use_errno=True)
     if args.deadline:
@@ -71,6 +87,9 @@ def main() -> int:
             print(f"sched_setattr({q},{t}): {os.strerror(err)}", file=sys.stderr)
             return 1
     libc.prctl(15, args.comm.encode(), 0, 0, 0)  # PR_SET_NAME
+    if args.wait_deadline is not None and not wait_deadline(args.wait_deadline):
+        print(f"not SCHED_DEADLINE after {args.wait_deadline:g} s", file=sys.stderr)
+        return 1
     fd = libc.timerfd_create(CLOCK_MONOTONIC, 0)
     if fd < 0:
         print(f"timerfd_create: {os.strerror(ctypes.get_errno())}", file=sys.stderr)

@@ -109,6 +109,21 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.write_line(f"{sum(s for _, s in _TIMES):8.1f} s  total")
 
 
+@pytest.fixture
+def icount_qemu():
+    """The seeds' testbed QEMU (QEMU 10 in /opt/irqres-qemu, able to run an SMP guest
+    under -icount): its command prefix, version line and environment."""
+    sys.path.insert(0, str(vmrunner.REPO / "bench" / "seeds"))
+    import testbed
+
+    q = testbed.BPO_QEMU / "bin" / "qemu-system-x86_64"
+    if not q.exists():
+        pytest.skip(f"{q} missing (scripts/install-qemu-bpo.sh): Debian 12's QEMU 7.2 hangs "
+                    "an SMP guest under -icount")
+    args = type("A", (), {"qemu": str(q), "nice": 0})()
+    return testbed.qemu_command(args)
+
+
 @pytest.fixture(scope="session")
 def demo_profile() -> dict:
     """profiles/demo.yaml and its NIC target's reservation in integer ns."""

@@ -65,16 +65,6 @@ LATENCY = {"runs": 1, "seconds": 2, "flood_period_ns": 100_000, "size": 1400,
            "hist_us": 100_000}
 
 
-@pytest.fixture
-def icount_qemu():
-    q = testbed.BPO_QEMU / "bin" / "qemu-system-x86_64"
-    if not q.exists():
-        pytest.skip(f"{q} missing (scripts/install-qemu-bpo.sh): Debian 12's QEMU 7.2 hangs "
-                    "an SMP guest under -icount")
-    args = type("A", (), {"qemu": str(q), "nice": 0})()
-    return testbed.qemu_command(args)
-
-
 def test_seeds_shapes(image, stage, icount_qemu, tmp_path, request):
     """On the image's first kernel only (the one bench/seeds/ measured): one icount boot
     costs several minutes, and the shapes are about the method, not the kernel."""

@@ -9,6 +9,7 @@ import traceback
 
 import enforcement
 import faults
+import promise
 import receive_path
 import scenarios
 import seeds
@@ -28,7 +29,7 @@ def main() -> None:
         if "install.sh failed" in install_log or "payload install done" not in install_log:
             raise RuntimeError(f"installing the payload failed:\n{install_log[-2000:]}")
         # the seeds' experiments (bench/seeds/) live in their own module
-        modules = (scenarios, seeds, seeds_disk, enforcement, receive_path, faults)
+        modules = (scenarios, seeds, seeds_disk, enforcement, receive_path, faults, promise)
         fn = next((getattr(m, "scenario_" + name) for m in modules
                    if hasattr(m, "scenario_" + name)), None)
         if fn is None:
