@@ -4,6 +4,7 @@
 #include "array.h"
 #include "cpuset.h"
 #include "discover.h"
+#include "irqname.h"
 #include "irqres.h"
 #include "log.h"
 
@@ -178,10 +179,9 @@ void affinity_rederive_irq(bool on)
  * 0 and *want, or -ENOENT when comm is no IRQ thread's, or its IRQ is not started. */
 static int irq_thread_cpus(const char *comm, cpu_set_t *want)
 {
-	bool secondary;
-	int irq;
+	struct irqname name;
 
-	if (discover_parse_irq_comm(comm, &irq, &secondary) || discover_irq_cpus(irq, want) != 0)
+	if (irqname_parse(comm, &name) || discover_irq_cpus(name.irq, want) != 0)
 		return -ENOENT;
 	return 0;
 }
