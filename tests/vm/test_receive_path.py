@@ -73,20 +73,21 @@ def test_leak_seen_and_receive_path_facts(boot, demo_profile, napi_probe):
             f"hosts {[(h['comm'], h['ns']) for h in work['hosts'][:3]]}")
     (res.out.parent / "shares.json").write_text(json.dumps(
         {"kernel": where, "shares": shares, "facts": res.data.get("receive_path")}, indent=1))
-    # Under the small budget NET_RX work continues in ksoftirqd and in whatever task
-    # re-enables bottom halves, outside the reservation: analyze must see it. Measured
-    # outside shares (1 ms / 10 ms, 9 ms / 10 ms, SCHED_FIFO 50): 6.1 9.0, 10.0, 14.7 %;
-    # 6.12 25.0, 1.0, 3.3 % (docs/receive-path.md).
+    # Under the small budget (below the flood's demand) NET_RX work continues in
+    # ksoftirqd and in whatever task re-enables bottom halves, outside the reservation:
+    # analyze must see it and name where it ran. How much leaks depends on how the
+    # emulated guest's time falls (one run each, docs/receive-path.md: 6.1 9.0 % on a
+    # loaded host, 0.8 % on an idle one; 6.12 25.0 % and 2.1 %), so only its presence and
+    # the accounting's consistency are asserted.
     small = shares["small"]
-    assert small["outside_share"] > 0.05, small
-    assert any(h["comm"].startswith("ksoftirqd/") for h in small["hosts"]), small
-    if where.startswith("6.1."):
-        # 6.1 leaves a tenth of the work outside at any budget
-        for label in ("wide", "fifo50"):
-            assert shares[label]["outside_share"] > 0.02, (label, shares[label])
-    else:
-        # 6.12 keeps nearly all of it in the thread once the budget is wide
-        assert shares["wide"]["outside_share"] < 0.5 * small["outside_share"], shares
+    assert small["outside_share"] > 0, small
+    outside = [h for h in small["hosts"] if not h["comm"].startswith(("irq/", "napi/"))]
+    assert outside and all(h["ns"] > 0 for h in outside), small
+    for label, w in shares.items():
+        parts = (w["irq_thread_share"] + w["napi_share"] + w["ksoftirqd_share"]
+                 + w["other_tasks_share"])
+        assert abs(parts - 1) < 1e-6, (label, w)
+        assert 0 <= w["outside_share"] <= 1, (label, w)
 
     facts = res.data["receive_path"]
     by_comm = {f["comm"]: f for f in facts["facts"]}

@@ -16,7 +16,7 @@ of bench/seeds/data with each cause present (they hold) and removed (they fail):
   it misses frames (plain SCHED_FIFO: the precondition, not irqres); with both reserved
   through irqres it runs under SCHED_DEADLINE and misses none (fails with the player
   below or above the NIC thread at fixed priorities), the NIC thread's CPU share is
-  between 0.8 x its Q/T and Q/T + 1 point (fails with the NIC thread unreserved, above or
+  at most its Q/T + 1 point (fails with the NIC thread unreserved, above or
   below the player), and the NIC thread keeps at least half the throughput it takes
   above the player;
 - adaptive budget: `irqres tune` sent budgets within its clamps that moved by more than
