@@ -73,30 +73,40 @@ def kernel(request) -> str:
     return request.param
 
 
+def _fresh_workdir(request) -> Path:
+    """$IRQRES_VM_WORKDIR (default /var/tmp/irqres-vm)/<test name>/, emptied: a test's
+    console log, payload and results stay there until the test runs again."""
+    workdir = Path(os.environ.get("IRQRES_VM_WORKDIR", "/var/tmp/irqres-vm"))
+    workdir = workdir / request.node.name
+    if workdir.exists():
+        shutil.rmtree(workdir)
+    workdir.mkdir(parents=True)
+    return workdir
+
+
+def _run(vm: vmrunner.VM, scenario: str) -> vmrunner.Result:
+    """Boot ``vm``, note its wall time for the summary, fail on an error in the guest."""
+    res = vm.run()
+    _TIMES.append((vmrunner.timing_label(res), res.wall_s))
+    if "error" in res.data:
+        pytest.fail(f"{scenario}: the guest scenario raised {res.data['error']}\n"
+                    f"{res.data.get('traceback', '')}\nconsole tail:\n"
+                    f"{vmrunner.tail(res.console, 40)}")
+    return res
+
+
 @pytest.fixture
 def boot(image, stage, kernel, request):
     """Run one scenario in a fresh guest: boot(scenario, **VM options) -> Result.
 
     The guest boots ``kernel`` (parametrised: every test using this fixture runs on each
-    of the image's kernels). Each test's console log, payload and results stay in
-    $IRQRES_VM_WORKDIR (default /var/tmp/irqres-vm)/<test name>/ until the test runs again.
+    of the image's kernels); its files stay in :func:`_fresh_workdir`.
     """
 
     def run(scenario: str, **kw) -> vmrunner.Result:
-        workdir = Path(os.environ.get("IRQRES_VM_WORKDIR", "/var/tmp/irqres-vm"))
-        workdir = workdir / request.node.name
-        if workdir.exists():
-            shutil.rmtree(workdir)
-        workdir.mkdir(parents=True)
         vm = vmrunner.VM(image, stage, scenario, name=request.node.name,
-                         workdir=workdir, kernel=kernel, **kw)
-        res = vm.run()
-        _TIMES.append((vmrunner.timing_label(res), res.wall_s))
-        if "error" in res.data:
-            pytest.fail(f"{scenario}: the guest scenario raised {res.data['error']}\n"
-                        f"{res.data.get('traceback', '')}\nconsole tail:\n"
-                        f"{vmrunner.tail(res.console, 40)}")
-        return res
+                         workdir=_fresh_workdir(request), kernel=kernel, **kw)
+        return _run(vm, scenario)
 
     return run
 
@@ -110,9 +120,13 @@ def pytest_terminal_summary(terminalreporter):
 
 
 @pytest.fixture
-def icount_qemu():
-    """The seeds' testbed QEMU (QEMU 10 in /opt/irqres-qemu, able to run an SMP guest
-    under -icount): its command prefix, version line and environment."""
+def icount_boot(image, stage, tmp_path, request):
+    """Run one scenario on the seeds' testbed, on the image's first kernel:
+    icount_boot(scenario, files=..., **VM options) -> Result.
+
+    The testbed is QEMU 10 in /opt/irqres-qemu (Debian 12's QEMU 7.2 hangs an SMP guest
+    under -icount) with two e1000s on a hub, irqresd running on profiles/demo.yaml and the
+    seeds' load generator in the payload; its files stay in :func:`_fresh_workdir`."""
     sys.path.insert(0, str(vmrunner.REPO / "bench" / "seeds"))
     import testbed
 
@@ -120,8 +134,20 @@ def icount_qemu():
     if not q.exists():
         pytest.skip(f"{q} missing (scripts/install-qemu-bpo.sh): Debian 12's QEMU 7.2 hangs "
                     "an SMP guest under -icount")
-    args = type("A", (), {"qemu": str(q), "nice": 0})()
-    return testbed.qemu_command(args)
+    qemu, version, env = testbed.qemu_command(type("A", (), {"qemu": str(q), "nice": 0})())
+    seedload = testbed.build_seedload(tmp_path)
+
+    def run(scenario: str, files: dict | None = None, **kw) -> vmrunner.Result:
+        vm = vmrunner.VM(image, stage, scenario, name=request.node.name,
+                         workdir=_fresh_workdir(request),
+                         profile=vmrunner.REPO / "profiles" / "demo.yaml",
+                         enable_irqresd=True, nic="hub", cpus=2, icount="shift=3,sleep=off",
+                         qemu=qemu, qemu_env=env,
+                         e1000_mitigation_opt="version 7." in version,
+                         files={"seedload": seedload, **(files or {})}, **kw)
+        return _run(vm, scenario)
+
+    return run
 
 
 @pytest.fixture(scope="session")

@@ -13,18 +13,9 @@ host's load, as in test_seeds.py): every number asserted on is guest time.
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import sys
-from pathlib import Path
 
-import conftest
 import pytest
 import vmrunner
-
-sys.path.insert(0, str(vmrunner.REPO / "bench" / "seeds"))
-
-import testbed
 
 pytestmark = [pytest.mark.vm, pytest.mark.slow]
 
@@ -98,28 +89,13 @@ def check_nic(case: dict) -> list[str]:
     return rows
 
 
-def test_the_recommendation_keeps_its_promise(image, stage, icount_qemu, tmp_path, request):
+def test_the_recommendation_keeps_its_promise(icount_boot):
     """On the image's first kernel only, as test_seeds: one icount boot with its recordings
     costs 7-18 minutes on a loaded host; docs/model.md has both kernels' numbers."""
-    qemu, version, env = icount_qemu
-    seedload = testbed.build_seedload(tmp_path)
-    workdir = Path(os.environ.get("IRQRES_VM_WORKDIR", "/var/tmp/irqres-vm")) / request.node.name
-    if workdir.exists():
-        shutil.rmtree(workdir)
-    vm = vmrunner.VM(image, stage, "promise", name=request.node.name, workdir=workdir,
-                     profile=vmrunner.REPO / "profiles" / "demo.yaml",
-                     enable_irqresd=True, nic="hub", cpus=2, icount="shift=3,sleep=off",
-                     qemu=qemu, qemu_env=env, e1000_mitigation_opt="version 7." in version,
-                     files={"seedload": seedload,
-                            "timer_job.py": vmrunner.REPO / "tests" / "data" / "timer_job.py"},
-                     timeout_s=5400, params={"jobs": JOBS, "runs": RUNS, "nic": FLOOD})
-    res = vm.run()
-    conftest._TIMES.append((vmrunner.timing_label(res), res.wall_s))
-    if "error" in res.data:
-        pytest.fail(f"promise: the guest scenario raised {res.data['error']}\n"
-                    f"{res.data.get('traceback', '')}\nconsole tail:\n"
-                    f"{vmrunner.tail(res.console, 40)}")
-    (workdir / "promise.json").write_text(json.dumps(res.data, indent=1))
+    res = icount_boot("promise", timeout_s=5400,
+                      files={"timer_job.py": vmrunner.REPO / "tests" / "data" / "timer_job.py"},
+                      params={"jobs": JOBS, "runs": RUNS, "nic": FLOOD})
+    (res.out.parent / "promise.json").write_text(json.dumps(res.data, indent=1))
     rows, failed, short = [], [], []
     for case in [*res.data["cases"], res.data["nic"]]:
         try:

@@ -35,13 +35,10 @@ costs minutes. Its report's arithmetic is checked below on made-up rows.
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-import conftest
 import pytest
 import vmrunner
 
@@ -65,37 +62,22 @@ LATENCY = {"runs": 1, "seconds": 2, "flood_period_ns": 100_000, "size": 1400,
            "hist_us": 100_000}
 
 
-def test_seeds_shapes(image, stage, icount_qemu, tmp_path, request):
+def test_seeds_shapes(icount_boot):
     """On the image's first kernel only (the one bench/seeds/ measured): one icount boot
     costs several minutes, and the shapes are about the method, not the kernel."""
-    qemu, version, env = icount_qemu
-    seedload = testbed.build_seedload(tmp_path)
-    workdir = Path(os.environ.get("IRQRES_VM_WORKDIR", "/var/tmp/irqres-vm")) / request.node.name
-    if workdir.exists():
-        shutil.rmtree(workdir)
-    vm = vmrunner.VM(image, stage, "seeds_shapes", name=request.node.name, workdir=workdir,
-                     profile=vmrunner.REPO / "profiles" / "demo.yaml",
-                     enable_irqresd=True, nic="hub", cpus=2, icount="shift=3,sleep=off",
-                     qemu=qemu, qemu_env=env, e1000_mitigation_opt="version 7." in version,
-                     files={"seedload": seedload}, timeout_s=1800,
-                     params={"latency": LATENCY,
-                             "tools": {"runs": 1, "rows": [[10 * MS, 100], [100 * MS, 20]],
-                                       "size": 256},
-                             "player": {"runs": 1, "seconds": 2, "period_ns": 40 * MS,
-                                        "work_ns": 20 * MS, "flood_period_ns": 100_000,
-                                        "size": 1400},
-                             "player_dl": {"runs": 1, "seconds": 2, "period_ns": 40 * MS,
-                                           "work_ns": 16 * MS, "nic_period_ns": NIC_PERIOD_NS,
-                                           "flood_period_ns": 100_000, "size": 1400,
-                                           "tests": [[20 * MS, 18 * MS]]},
-                             "adaptive": adaptive.guest_params(1, ADAPT_SECONDS,
-                                                               "fixed:800,tune:0.25")})
-    res = vm.run()
-    conftest._TIMES.append((vmrunner.timing_label(res), res.wall_s))
-    if "error" in res.data:
-        pytest.fail(f"seeds_shapes: the guest scenario raised {res.data['error']}\n"
-                    f"{res.data.get('traceback', '')}\nconsole tail:\n"
-                    f"{vmrunner.tail(res.console, 40)}")
+    res = icount_boot("seeds_shapes", timeout_s=1800,
+                      params={"latency": LATENCY,
+                              "tools": {"runs": 1, "rows": [[10 * MS, 100], [100 * MS, 20]],
+                                        "size": 256},
+                              "player": {"runs": 1, "seconds": 2, "period_ns": 40 * MS,
+                                         "work_ns": 20 * MS, "flood_period_ns": 100_000,
+                                         "size": 1400},
+                              "player_dl": {"runs": 1, "seconds": 2, "period_ns": 40 * MS,
+                                            "work_ns": 16 * MS, "nic_period_ns": NIC_PERIOD_NS,
+                                            "flood_period_ns": 100_000, "size": 1400,
+                                            "tests": [[20 * MS, 18 * MS]]},
+                              "adaptive": adaptive.guest_params(1, ADAPT_SECONDS,
+                                                                "fixed:800,tune:0.25")})
     check_shapes(res.data, res.out)
     check_adaptive(res.data["adaptive"], res.out)
 
