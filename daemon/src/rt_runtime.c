@@ -50,3 +50,18 @@ int rt_runtime_restore(struct state *st, long long us)
 	state_clear_rt_runtime(st);
 	return 0;
 }
+
+int rt_runtime_recount(const char *why)
+{
+	long long us;
+	int rc = rt_runtime_read(&us);
+
+	if (!rc)
+		rc = rt_runtime_write(us);
+	if (rc)
+		pr_debug("SCHED_DEADLINE bandwidth not recounted (%s): sched_rt_runtime_us: %s", why,
+			 strerror(-rc));
+	else
+		pr_debug("SCHED_DEADLINE bandwidth recounted (%s)", why);
+	return rc;
+}
