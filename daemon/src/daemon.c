@@ -165,21 +165,75 @@ static void managed_remove(struct daemon *d, pid_t pid)
 	stats_thread_forget(pid);
 }
 
-static bool refused_has(struct daemon *d, const struct thread_info *ti)
-{
-	size_t i;
+#define REFUSED_RETRY_FIRST_NS NS_PER_S
+#define REFUSED_RETRY_MAX_NS (32 * NS_PER_S)
 
-	for (i = 0; i < d->n_refused; i++)
+static struct refused *refused_find(struct daemon *d, const struct thread_info *ti)
+{
+	for (size_t i = 0; i < d->n_refused; i++)
 		if (d->refused[i].pid == ti->pid && d->refused[i].starttime == ti->starttime)
-			return true;
-	return false;
+			return &d->refused[i];
+	return NULL;
 }
 
-static void refused_add(struct daemon *d, const struct thread_info *ti)
+/* Whether thread ti stays refused now (not yet due for another try). */
+static bool refused_has(struct daemon *d, const struct thread_info *ti)
 {
-	if (d->n_refused == REFUSED_MAX)	/* forget the oldest */
-		memmove(d->refused, d->refused + 1, --d->n_refused * sizeof(d->refused[0]));
-	d->refused[d->n_refused++] = (struct refused){ ti->pid, ti->starttime };
+	const struct refused *r = refused_find(d, ti);
+
+	return r && daemon_now_ns() < r->retry_ns;
+}
+
+static void refused_remove(struct daemon *d, const struct thread_info *ti)
+{
+	struct refused *r = refused_find(d, ti);
+
+	if (r)
+		*r = d->refused[--d->n_refused];
+}
+
+/* Remembers the refusal rc of thread ti; returns whether it was refused before. */
+static bool refused_add(struct daemon *d, const struct thread_info *ti, int rc)
+{
+	struct refused *r = refused_find(d, ti);
+	bool again = r != NULL;
+
+	if (!r) {
+		if (d->n_refused == REFUSED_MAX)	/* forget the oldest */
+			memmove(d->refused, d->refused + 1,
+				--d->n_refused * sizeof(d->refused[0]));
+		r = &d->refused[d->n_refused++];
+		*r = (struct refused){ ti->pid, ti->starttime, rc, UINT64_MAX,
+				       REFUSED_RETRY_FIRST_NS };
+	} else if (r->delay_ns < REFUSED_RETRY_MAX_NS) {
+		r->delay_ns *= 2;
+	}
+	r->err = rc;
+	r->retry_ns = rc == -EBUSY ? daemon_now_ns() + r->delay_ns : UINT64_MAX;
+	return again;
+}
+
+/* Tries again the threads refused for admission whose time has come. */
+static enum hotplug_verdict check_thread(struct daemon *d, pid_t pid, bool from_rescan);
+
+static void refused_retry(struct daemon *d)
+{
+	uint64_t now = daemon_now_ns();
+	pid_t due[REFUSED_MAX];
+	size_t n = 0;
+
+	for (size_t i = 0; i < d->n_refused; i++)
+		if (d->refused[i].retry_ns <= now)
+			due[n++] = d->refused[i].pid;
+	for (size_t i = 0; i < n; i++) {
+		check_thread(d, due[i], true);
+		/* not refused again (gone, reserved, or no longer selected): forgotten */
+		for (size_t j = 0; j < d->n_refused; j++)
+			if (d->refused[j].pid == due[i] && d->refused[j].retry_ns <= now) {
+				d->refused[j] = d->refused[--d->n_refused];
+				break;
+			}
+	}
 }
 
 /* ---- new threads waiting to run in their partition ---- */
@@ -299,7 +353,7 @@ void daemon_run_pending(struct daemon *d)
 				rc == -EBUSY ? " (admission control: other SCHED_DEADLINE tasks took "
 				"the bandwidth meanwhile)" : "");
 			apply_pending_cancel(&d->st, &p->ap);
-			refused_add(d, ti);
+			refused_add(d, ti, rc);
 		}
 		pending_remove(d, p);
 	}
@@ -538,11 +592,18 @@ static void reserve_thread(struct daemon *d, const struct thread_info *ti, int t
 		return;
 	}
 	if (rc < 0) {
-		pr_warn("%s (pid %d), target '%s': not reserved: %s", ti->comm, (int)ti->pid,
-			d->prof.targets[target].name, err[0] ? err : strerror(-rc));
-		refused_add(d, ti);
+		if (refused_add(d, ti, rc))	/* a retry after EBUSY: said the first time */
+			pr_debug("%s (pid %d), target '%s': still not reserved: %s", ti->comm,
+				 (int)ti->pid, d->prof.targets[target].name,
+				 err[0] ? err : strerror(-rc));
+		else
+			pr_warn("%s (pid %d), target '%s': not reserved: %s%s", ti->comm,
+				(int)ti->pid, d->prof.targets[target].name,
+				err[0] ? err : strerror(-rc), rc == -EBUSY ? "; irqresd tries "
+				"again as bandwidth comes free" : "");
 		return;
 	}
+	refused_remove(d, ti);
 	rc = managed_add(d, (size_t)target, ti);
 	if (rc < 0)
 		pr_err("%s (pid %d): %s", ti->comm, (int)ti->pid, strerror(-rc));
@@ -576,7 +637,7 @@ static enum hotplug_verdict check_thread(struct daemon *d, pid_t pid, bool from_
 		return HOTPLUG_DONE;
 	if (target < 0) {
 		pr_warn("%s (pid %d): %s", ti.comm, (int)pid, err[0] ? err : strerror(-target));
-		refused_add(d, &ti);
+		refused_add(d, &ti, target);
 		return HOTPLUG_DONE;
 	}
 	reserve_thread(d, &ti, target, from_rescan, t0);
@@ -846,6 +907,7 @@ void daemon_rescan(struct daemon *d)
 	d->events_lost = false;
 	d->n_rescans++;
 	daemon_forget_gone(d, -1);	/* threads gone while events were lost */
+	refused_retry(d);
 	daemon_check_drift(d);
 	rc = discover_scan_irq(&irq);
 	if (rc == 0 && with_tasks)

@@ -106,3 +106,29 @@ def test_daemon_waits_when_nothing_matches_yet(spawn, daemon, profile):
     wait_for(lambda: sched_getattr(late.pid).policy == SCHED_DEADLINE, 2.0)
     assert d.stop() == 0
     assert sched_getattr(late.pid).policy == SCHED_OTHER
+
+
+def test_new_task_refused_for_bandwidth_is_reserved_once_it_comes_free(spawn, daemon, profile):
+    """Admission refuses a new task while other reservations hold the bandwidth; irqresd
+    tries again (backing off from 1 s) and reserves it once one of them leaves."""
+    from irqres import schedattr
+    hogs = [spawn(), spawn()]
+    for h in hogs:     # 2 x 0.7 CPUs, held by tasks of this test, not by irqresd
+        assert schedattr.set_attr(h.pid, SCHED_DEADLINE, runtime_ns=7 * MS,
+                                  deadline_ns=10 * MS, period_ns=10 * MS) == 0
+    anchor = spawn()
+    comm = unique_comm()
+    d = daemon().start(profile(profile_text(
+        task_target("anchor", "1ms", "100ms", pid=anchor.pid),
+        task_target("late", "6ms", "10ms", comm=comm),
+    )))
+    late = spawn(comm=comm)
+    wait_for(lambda: "not reserved" in d.log_text(), 5)
+    assert sched_getattr(late.pid).policy == SCHED_OTHER
+    hogs[0].kill()
+    hogs[0].wait()
+    s = wait_for(lambda: (x := sched_getattr(late.pid)).policy == SCHED_DEADLINE and x, 10)
+    assert (s.runtime_ns, s.period_ns) == (6 * MS, 10 * MS)
+    assert d.stop() == 0
+    assert sched_getattr(late.pid).policy == SCHED_OTHER
+    assert "tries again as bandwidth comes free" in d.log_text()
