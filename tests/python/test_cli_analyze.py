@@ -241,6 +241,11 @@ def test_record_a_command_for_real_and_leave_tracefs_as_found(tmp_path):
     # 40 wake-ups were made; on a loaded machine some merge (the thread was still
     # pending) or fall at the trace's edges, but most of them must be there
     assert 10 <= json.loads(r.stdout)["threads"][0]["stats"]["activations"] <= 40
+    # the recording kernel's facts beside the trace, and analyze plans with them
+    side = json.loads((tmp_path / "rec.dat.kernel.json").read_text())
+    assert side["release"] == os.uname().release and side["schema_version"] == 1
+    kernel = json.loads(r.stdout)["options"]["kernel"]
+    assert kernel["sources"]["periods"].startswith("recorded with the trace (rec.dat.kernel")
 
 
 @needs_tracefs

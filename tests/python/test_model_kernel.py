@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 from irqres.cli import main
 from irqres.errors import ModelError
-from irqres.model.kernel import KernelFacts, host_facts
+from irqres.model.kernel import KernelFacts, facts_path, host_facts, save_facts, trace_facts
 from irqres.model.recommend import recommend
 
 US, MS = 1_000, 1_000_000
@@ -108,3 +108,66 @@ def test_cli_reports_the_kernel_and_takes_the_options():
                                      "--tick", "1ms", "--enforcement", "tick"]).output
     assert "kernel: budget enforced at the scheduler tick, every 1ms (HZ=1000; given)" in text
     assert "at most 1 budget slice(s) per job of" in text
+
+
+def test_the_facts_of_the_kernel_the_trace_was_recorded_on(tmp_path):
+    root = fake_root(tmp_path / "root", hz="1000", features="NO_HRTICK_DL\n")
+    trace = str(tmp_path / "t.dat")
+    # a trace of this kernel: this kernel's facts
+    facts, warning = trace_facts(trace, "6.1.0-rt", root=root, this_release="6.1.0-rt")
+    assert (facts.tick_ns, facts.enforcement, warning) == (MS, "tick", None)
+    # of another kernel, nothing kept beside it: the kernel's defaults, said
+    facts, warning = trace_facts(trace, "7.3.4-rt", root=root, this_release="6.1.0-rt")
+    assert (facts.tick_ns, facts.enforcement) == (4 * MS, "tick")
+    assert "recorded on kernel 7.3.4-rt, not this one (6.1.0-rt)" in warning
+    assert "--enforcement and --tick" in warning and "7.3.4-rt" in facts.sources["tick_ns"]
+    # both given: nothing to warn about
+    facts, warning = trace_facts(trace, "7.3.4-rt", enforcement="hrtick", tick_ns=MS // 4,
+                                 root=root, this_release="6.1.0-rt")
+    assert (facts.enforcement, facts.tick_ns, warning) == ("hrtick", MS // 4, None)
+    # what irqres record kept beside it wins over this kernel's, options over both
+    recorded = KernelFacts(200 * US, 2_000 * MS, enforcement="hrtick", tick_ns=MS // 3,
+                           sources={"tick_ns": "CONFIG_HZ from /proc/config.gz"})
+    save_facts(facts_path(trace), recorded, "7.3.4-rt")
+    facts, warning = trace_facts(trace, "7.3.4-rt", root=root, this_release="7.3.4-rt")
+    assert (facts.period_min_ns, facts.period_max_ns, facts.enforcement, facts.tick_ns) == (
+        200 * US, 2_000 * MS, "hrtick", MS // 3) and warning is None
+    assert facts.sources["tick_ns"].startswith("recorded with the trace (t.dat.kernel.json")
+    facts, _ = trace_facts(trace, "7.3.4-rt", enforcement="tick", root=root,
+                           this_release="6.1.0-rt")
+    assert (facts.enforcement, facts.sources["enforcement"]) == ("tick", "given")
+    _, warning = trace_facts(trace, "7.2.13-rt", root=root, this_release="6.1.0-rt")
+    assert "describes kernel 7.3.4-rt, the trace was recorded on 7.2.13-rt" in warning
+
+
+@pytest.mark.parametrize("text, words", [
+    ("{", "not JSON"),
+    ("[]", "schema_version 1 expected"),
+    ('{"schema_version": 1, "release": "x", "period_min_ns": 1}', "period_max_ns"),
+    ('{"schema_version": 1, "release": "x", "period_min_ns": 100000, "period_max_ns": '
+     '4000000000, "enforcement": "sometimes", "tick_ns": 4000000}', "must be tick or hrtick"),
+    ('{"schema_version": 1, "release": "x", "period_min_ns": 100000, "period_max_ns": '
+     '4000000000, "enforcement": "tick", "tick_ns": true}', "tick_ns"),
+])
+def test_damaged_kernel_facts_are_refused_naming_the_file(tmp_path, text, words):
+    trace = str(tmp_path / "t.dat")
+    Path(facts_path(trace)).write_text(text)
+    with pytest.raises(ModelError, match=words) as e:
+        trace_facts(trace, "6.1.0-rt", this_release="6.1.0-rt")
+    assert "t.dat.kernel.json" in str(e.value)
+
+
+def test_cli_plans_with_the_recording_kernels_facts(tmp_path):
+    trace = tmp_path / "vm.dat"
+    trace.write_bytes((DATA / "vm-e1000-udp.dat").read_bytes())
+    res = CliRunner().invoke(main, ["analyze", str(trace), "--json"])
+    assert res.exit_code == 0, res.output
+    kernel = json.loads(res.stdout)["options"]["kernel"]
+    assert "is not this one" in kernel["sources"]["enforcement"]
+    text = CliRunner().invoke(main, ["analyze", str(trace)])
+    assert "warning: " + str(trace) + ": recorded on kernel 6.1" in text.stderr
+    save_facts(facts_path(str(trace)), KernelFacts(enforcement="hrtick", tick_ns=MS),
+               "6.1.0-50-rt-amd64")
+    res = CliRunner().invoke(main, ["analyze", str(trace), "--json"])
+    kernel = json.loads(res.stdout)["options"]["kernel"]
+    assert (kernel["enforcement"], kernel["tick_ns"]) == ("hrtick", MS)

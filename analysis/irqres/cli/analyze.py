@@ -171,10 +171,13 @@ def _progress(path: str) -> _Progress | None:
 @click.option("--enforcement", type=click.Choice(ENFORCEMENTS), default="auto",
               show_default=True,
               help="How the kernel enforces a budget: at the scheduler tick, or exactly "
-                   "(HRTICK_DL); auto reads /sys/kernel/debug/sched/features (unreadable: "
-                   "tick, the kernel's default).")
+                   "(HRTICK_DL); auto: as the recording kernel did (TRACE.kernel.json, "
+                   "which irqres record writes; else this kernel's "
+                   "/sys/kernel/debug/sched/features when the trace is of this kernel; "
+                   "else tick, the kernel's default).")
 @click.option("--tick", "tick_ns", type=POSITIVE_DURATION, default=None,
-              help="The scheduler tick (1/HZ) [default: from CONFIG_HZ of this kernel, "
+              help="The scheduler tick (1/HZ) [default: the recording kernel's, from "
+                   "TRACE.kernel.json or, for a trace of this kernel, its CONFIG_HZ; "
                    "else 4ms].")
 @click.option("--max-slices", type=click.IntRange(min=1), default=None,
               help="The most budgets (Q) a job at the --target-prob quantile of the "
@@ -208,8 +211,14 @@ def analyze_cmd(trace, pattern, tasks, granularity, buffers, min_interarrival, p
             loader.join()
             if progress is not None:
                 progress.done()
-        from ..model.kernel import host_facts
+        from ..model.kernel import trace_facts
         from ..report import Options, analyze
+
+        uname = tr.uname.split()
+        kernel, kernel_warning = trace_facts(trace, uname[2] if len(uname) >= 3 else None,
+                                             enforcement=enforcement, tick_ns=tick_ns)
+        if kernel_warning and not as_json:
+            click.echo(f"warning: {kernel_warning}", err=True)
 
         opts = Options(pattern=pattern, tasks=tuple(tasks), granularity_ns=granularity,
                        buffers=tuple(buffers),
@@ -217,7 +226,7 @@ def analyze_cmd(trace, pattern, tasks, granularity, buffers, min_interarrival, p
                        periods_ns=list(periods) or None, deadline_ns=deadline,
                        target_prob=target_prob, max_bandwidth=max_bandwidth, model=model,
                        exec_source=exec_source, max_slices=max_slices, under=under,
-                       kernel=host_facts(enforcement=enforcement, tick_ns=tick_ns))
+                       kernel=kernel)
         try:
             report = analyze(tr, opts)
         except SelectionError:

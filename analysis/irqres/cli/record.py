@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import click
 
 from ..errors import TraceError
@@ -31,10 +33,13 @@ def record_cmd(output, duration, buffer_kb, command):
 
     Uses a private tracefs instance and `trace-cmd extract`, so it works where
     `trace-cmd record` does not, and leaves the host's tracing setup as it was.
+    Beside OUTPUT it writes OUTPUT.kernel.json: this kernel's deadline period limits,
+    HZ and HRTICK_DL, which `irqres analyze` plans with wherever it runs.
     Needs root. Exits with 0 when COMMAND succeeds or --duration ends it (it gets
     SIGTERM, then SIGKILL a second later), 1 when it fails on its own. Everything after
     COMMAND is COMMAND's.
     """
+    from ..model.kernel import facts_path, host_facts, save_facts
     from ..trace.record import record
 
     with cli_errors():
@@ -45,6 +50,10 @@ def record_cmd(output, duration, buffer_kb, command):
         lost = {c: n for c, n in res.overrun.items() if n} | {
             c: n for c, n in res.dropped.items() if n}
         click.echo(f"recorded {res.duration_ns / 1e9:.2f} s into {res.path}")
+        # the kernel's limits and budget enforcement, for an analysis on another machine
+        side = facts_path(res.path)
+        save_facts(side, host_facts(), os.uname().release)
+        click.echo(f"this kernel's facts for irqres analyze: {side}")
         if res.stopped:
             click.echo(f"--duration {format_duration(duration)} ended {command[0]} "
                        f"(exit status {res.returncode})")

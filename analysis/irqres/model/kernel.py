@@ -23,9 +23,10 @@ Every time is an int64 number of nanoseconds.
 from __future__ import annotations
 
 import gzip
+import json
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..errors import ModelError
 
@@ -171,3 +172,104 @@ def host_facts(*, root: str = "/", enforcement: str = "auto",
     else:
         src["enforcement"] = "given"
     return KernelFacts(vals[0], vals[1], KERNEL_MIN_RUNTIME_NS, enforcement, tick_ns, src)
+
+
+#: ``irqres record`` writes the recording kernel's facts beside the trace, in TRACE + this.
+FACTS_SUFFIX = ".kernel.json"
+_FACT_KEYS = ("period_min_ns", "period_max_ns", "enforcement", "tick_ns")
+
+
+def facts_path(trace_path: str) -> str:
+    """Where ``irqres record`` keeps the facts of the kernel a trace was recorded on."""
+    return trace_path + FACTS_SUFFIX
+
+
+def save_facts(path: str, facts: KernelFacts, release: str) -> None:
+    """Writes ``facts`` of the kernel ``release`` to ``path`` (JSON, integer ns)."""
+    doc = {"schema_version": 1, "release": release,
+           **{k: getattr(facts, k) for k in _FACT_KEYS}, "sources": dict(facts.sources)}
+    try:
+        with open(path, "w") as fh:
+            json.dump(doc, fh, indent=1)
+            fh.write("\n")
+    except OSError as exc:
+        raise ModelError(f"{path}: cannot write the kernel's facts: {exc.strerror}") from exc
+
+
+def load_facts(path: str) -> tuple[KernelFacts, str]:
+    """The facts ``save_facts`` wrote to ``path``, and the kernel release they are of."""
+    try:
+        with open(path) as fh:
+            doc = json.load(fh)
+    except OSError as exc:
+        raise ModelError(f"{path}: cannot read the kernel's facts: {exc.strerror}") from exc
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ModelError(f"{path}: not JSON ({exc}); irqres record writes this file beside "
+                         "its trace: remove it, or record again") from exc
+    if not isinstance(doc, dict) or doc.get("schema_version") != 1:
+        raise ModelError(f"{path}: not irqres kernel facts (schema_version 1 expected)")
+    bad = [k for k in _FACT_KEYS if k not in doc or isinstance(doc[k], bool)
+           or not isinstance(doc[k], int if k != "enforcement" else str)]
+    if bad or not isinstance(doc.get("release"), str):
+        raise ModelError(f"{path}: kernel facts with {', '.join(bad) or 'release'} missing "
+                         "or of the wrong type")
+    sources = {k: f"recorded with the trace ({os.path.basename(path)}: "
+                  f"{v})" for k, v in (doc.get("sources") or {}).items()
+               if isinstance(v, str)}
+    try:
+        facts = KernelFacts(doc["period_min_ns"], doc["period_max_ns"], KERNEL_MIN_RUNTIME_NS,
+                            doc["enforcement"], doc["tick_ns"], sources)
+    except ModelError as exc:
+        raise ModelError(f"{path}: {exc}") from exc
+    return facts, doc["release"]
+
+
+def _given(facts: KernelFacts, enforcement: str, tick_ns: int | None) -> KernelFacts:
+    """``facts`` with the options the user gave ("auto" / None: keep them)."""
+    if enforcement not in ENFORCEMENTS:
+        raise ModelError(f"enforcement: must be one of {', '.join(ENFORCEMENTS)}, "
+                         f"got {enforcement!r}")
+    sources = dict(facts.sources)
+    if enforcement != "auto":
+        sources["enforcement"] = "given"
+    if tick_ns is not None:
+        sources["tick_ns"] = "given"
+    return replace(facts, enforcement=facts.enforcement if enforcement == "auto"
+                   else enforcement, tick_ns=facts.tick_ns if tick_ns is None else tick_ns,
+                   sources=sources)
+
+
+def trace_facts(trace_path: str, trace_release: str | None, *, enforcement: str = "auto",
+                tick_ns: int | None = None, root: str = "/",
+                this_release: str | None = None) -> tuple[KernelFacts, str | None]:
+    """The facts of the kernel the trace at ``trace_path`` was recorded on, with the
+    options given, and a warning (None when there is nothing to say).
+
+    In order: the facts ``irqres record`` kept beside the trace; this kernel's, when the
+    trace was recorded on a kernel of the same release or does not say which
+    (``trace_release`` None); otherwise the kernel's defaults, and a warning saying so.
+    """
+    this_release = this_release or os.uname().release
+    side = facts_path(trace_path)
+    if os.path.exists(side):
+        facts, release = load_facts(side)
+        warning = None
+        if trace_release and release != trace_release:
+            warning = (f"{side} describes kernel {release}, the trace was recorded on "
+                       f"{trace_release}: its facts are used all the same")
+        return _given(facts, enforcement, tick_ns), warning
+    if not trace_release or trace_release == this_release:
+        return host_facts(root=root, enforcement=enforcement, tick_ns=tick_ns), None
+    why = f"the trace's kernel ({trace_release}) is not this one ({this_release})"
+    facts = KernelFacts(sources={
+        "periods": f"the kernel's defaults ({why})",
+        "tick_ns": f"HZ={DEFAULT_HZ} assumed ({why})",
+        "enforcement": f"tick assumed, the kernel's default ({why})"})
+    warning = None
+    if enforcement == "auto" or tick_ns is None:
+        warning = (f"{trace_path}: recorded on kernel {trace_release}, not this one "
+                   f"({this_release}), and no {os.path.basename(side)} beside it (irqres "
+                   "record writes one): the recommendation assumes the kernel's defaults "
+                   f"(budgets enforced at the tick, HZ={DEFAULT_HZ}); give --enforcement "
+                   "and --tick for the recording kernel")
+    return _given(facts, enforcement, tick_ns), warning
