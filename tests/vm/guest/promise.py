@@ -93,28 +93,14 @@ def _task_profile(best: dict, tag: str) -> str:
     return path
 
 
-#: the probe reservation's share of the job's period: far above what the job needs, so
-#: that its trace shows the job as it runs reserved (the lock hand-over with the ktimers
-#: thread that wakes it, docs/model.md) without a budget that cuts it
-PROBE_SHARE = 0.6
-
-
 def _task_case(period_us: int, work_us: int, count: int, runs: int) -> dict:
-    """Record the job free, then under a generous probe reservation: the recommendation
-    comes from the probe's trace, which holds what only a reserved job costs."""
     name = f"job{work_us}us"
     d = f"{period_us}us"
     mark(f"promise: {name} every {period_us} us, recording it free")
     free = _job(f"{name}-free", period_us, work_us, count)
-    rec_free = _summary(_analyze(free["trace"], "--task timer-job", f"--deadline {d}"))
-    probe_res = {"runtime_ns": int(PROBE_SHARE * period_us * 1000),
-                 "period_ns": period_us * 1000}
-    mark(f"promise: {name} under the probe reservation {probe_res}")
-    probe = _job(f"{name}-probe", period_us, work_us, count, True,
-                 _task_profile(probe_res, f"{name}-probe"))
-    rec = _summary(_analyze(probe["trace"], "--task timer-job", f"--deadline {d}"))
+    rec = _summary(_analyze(free["trace"], "--task timer-job", f"--deadline {d}"))
     case = {"period_us": period_us, "work_us": work_us, "count": count, "free": free,
-            "recommended_free": rec_free, "probe": probe, "recommended": rec, "runs": []}
+            "recommended": rec, "runs": []}
     best = rec.get("best")
     if not best:
         return case
