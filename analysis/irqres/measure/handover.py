@@ -81,5 +81,5 @@ def handover_warning(trace: Trace, act: ThreadActivations) -> str | None:
             f"{KTIMERS}N, which on PREEMPT_RT still holds the timer's lock then; reserved, "
             f"the task preempts it and waits for that lock once per job, a cost this trace "
             f"(no blocked switch-outs: recorded unreserved) does not show, so the "
-            f"recommended budget is short (docs/model.md); recommend from a trace recorded "
-            f"under a reservation with ample budget")
+            f"recommended budget is short of what the reserved task is charged and its "
+            f"promise may not hold (docs/model.md)")
