@@ -93,6 +93,8 @@ def test_the_recommended_reservation_keeps_its_promise(tmp_path, period_us, work
                     f"p50/p99/max {np.percentile(ok, [50, 99, 100]).astype(int).tolist()} ns; "
                     f"from the trace {p['achieved']:.4f}, model {p['model_prob']}, replay "
                     f"{p['replay_prob']}; load {os.getloadavg()[0]:.1f})")
+        print(f"{work_us} us every {period_us} us: Q {q} ns / T {t} ns, model "
+              f"{best['solver_prob']:.4f}: {runs[-1]}")
         if got >= TARGET - TOLERANCE:
             break
     assert got >= TARGET - TOLERANCE, (

@@ -51,7 +51,9 @@ def near_use_bound(arrival_ns: np.ndarray, exec_ns: np.ndarray, interarrival_ns:
     """
     start = default_response_bound(interarrival_ns)
     target = NEAR_USE_FACTOR * use
-    quick = {**kwargs, "mc_jobs": 0, "run_replay": False}
+    # the budgets found for each bound tried, reused by the checked recommendation at the end
+    searched: dict[tuple[int, int], dict] = {}
+    quick = {**kwargs, "mc_jobs": 0, "run_replay": False, "searched": searched}
     tried: list[tuple[int, float | None]] = []
     d = start
     for _ in range(MAX_DOUBLINGS + 1):
@@ -80,7 +82,7 @@ def near_use_bound(arrival_ns: np.ndarray, exec_ns: np.ndarray, interarrival_ns:
         at_start = ("no budget met it" if first is None else
                     f"the least budget was {first:.1%} of the CPU")
         src += f", {format_duration(start)}, where {at_start}; {how}"
-    rec = recommend(arrival_ns, exec_ns, deadline_ns=chosen, **kwargs)
+    rec = recommend(arrival_ns, exec_ns, deadline_ns=chosen, searched=searched, **kwargs)
     return DefaultBound(rec, chosen, src + "; set --deadline", tried)
 
 

@@ -60,6 +60,7 @@ MAX_GRID = 1 << 20
 _TOLERANCE = 1e-10  # the grid is sized to bring error_bound below this
 _GOLDEN = (math.sqrt(5.0) - 1.0) / 2.0  # β/γ
 _MAX_TILT_EXPONENT = 300.0  # keeps e^{β·c} well inside float64
+_ROWS = 64  # backlog limits prob_v_le spreads over the work's support at a time
 
 
 def _positive_int(value: object, what: str) -> int:
@@ -123,11 +124,14 @@ class CbsResult:
         fw, c = self._backlog_cdf, self._exec
         out = np.empty(xs.size)
         j = np.arange(c.size)
-        for i, x in enumerate(xs):
-            idx = x - j
-            vals = np.where(idx < 0, 0.0, fw[np.clip(idx, 0, fw.size - 1)])
+        for lo in range(0, xs.size, _ROWS):
+            # P{W <= x - j} for a block of x (rows) and every work j (columns)
+            idx = xs[lo:lo + _ROWS, None] - j
+            vals = fw[np.clip(idx, 0, fw.size - 1)]
+            vals[idx < 0] = 0.0
             vals[idx >= fw.size] = 1.0
-            out[i] = float(np.dot(c, vals))
+            for i, row in enumerate(vals, lo):
+                out[i] = float(np.dot(c, row))
         out = np.clip(out, 0.0, 1.0)
         return out if np.ndim(units) else float(out[0])
 

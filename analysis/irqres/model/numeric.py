@@ -14,6 +14,7 @@ The tests compare each with scipy over a range of inputs.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 
@@ -76,6 +77,12 @@ def next_fast_len(n: int) -> int:
     n = int(n)
     if n < 1:
         raise ModelError(f"FFT length: must be at least 1, got {n}")
+    return _fast_len(n)
+
+
+@functools.lru_cache(maxsize=4096)
+def _fast_len(n: int) -> int:
+    """next_fast_len of a checked n: the solver's grid search asks for the same few often."""
     best = 1 << (n - 1).bit_length()  # a power of two always qualifies
     p5 = 1
     while p5 < best:

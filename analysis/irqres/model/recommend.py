@@ -266,6 +266,7 @@ def recommend(
     model: str = "auto",
     kernel: KernelFacts | None = None,
     max_slices: int | None = None,
+    searched: dict[tuple[int, int], dict] | None = None,
 ) -> Recommendation:
     """The smallest budget per candidate period, checked three ways.
 
@@ -306,6 +307,11 @@ def recommend(
     max_slices
         The most budgets a job at the ``target_prob`` quantile of the execution times
         may need (Q >= c_p / max_slices); default ``kernel.default_max_slices()``.
+    searched
+        The budgets already searched, by (period, deadline): filled with this call's and
+        read instead of searching again. Only for calls on the same activations with the
+        same options but ``mc_jobs``, ``run_replay`` and ``seed`` (what checks a row, not
+        what finds its budget), as :func:`.bound.near_use_bound` makes them.
     """
     if model not in MODELS:
         raise ModelError(f"model: must be one of {', '.join(MODELS)}, got {model!r}")
@@ -324,7 +330,8 @@ def recommend(
     slices = _max_slices(kernel, max_slices)
     c_p = int(np.quantile(exe, target_prob, method="higher"))
     search = _Search(arr, exe, deadline_ns, target_prob, buffer, p_min, max_bandwidth,
-                     max_delta, mc_jobs, run_replay, seed, kernel, -(-c_p // slices), slices)
+                     max_delta, mc_jobs, run_replay, seed, kernel, -(-c_p // slices), slices,
+                     {} if searched is None else searched)
     rows = [
         Candidate(t, t if deadline_ns is None else int(deadline_ns),
                   reason=kernel.period_refused(t)) if kernel.period_refused(t) else
@@ -477,6 +484,7 @@ class _Search:
     kernel: KernelFacts
     slice_min_ns: int   # Q that keeps a job at the target quantile within max_slices
     max_slices: int
+    searched: dict[tuple[int, int], dict]  # _search_row's answers by (period, deadline)
 
 
 def _candidate(model: CbsModel | str, note: str, t: int, s: _Search) -> Candidate:
@@ -484,15 +492,20 @@ def _candidate(model: CbsModel | str, note: str, t: int, s: _Search) -> Candidat
     if isinstance(model, str):
         return Candidate(t, d, reason=model, model="demand")
     kind = "demand" if isinstance(model, DemandModel) else "activation"
-    row = _solve_row(model, t, d, s)
+    found = s.searched.get((t, d))
+    if found is None:
+        found = s.searched[(t, d)] = _search_row(model, t, d, s)
+    row = dict(found)
+    if row.get("runtime_ns") is not None:
+        row.update(_row_checks(model, row["runtime_ns"], t, d, s))
     if note and row.get("reason"):
         row["reason"] += f" ({note})"
     return Candidate(t, d, **row, model=kind, granularity_ns=model.granularity_ns)
 
 
-def _solve_row(model: CbsModel, t: int, d: int, s: _Search) -> dict:
+def _search_row(model: CbsModel, t: int, d: int, s: _Search) -> dict:
     """The fields of a candidate row for one model and period: the smallest budget that
-    meets the target, checked by Monte Carlo and replay, or the reason why none does."""
+    meets the target (unchecked: see :func:`_row_checks`), or the reason why none does."""
     g = model.granularity_ns
     q_hi = math.floor(s.max_bw * t) // g
     bounds = _lower_bounds(model, t, s)  # lower bounds on q, in units of g
@@ -543,15 +556,13 @@ def _solve_row(model: CbsModel, t: int, d: int, s: _Search) -> dict:
     limited = None
     if hi == q_lo and hi > 1 and solve(hi - 1)[2]:
         limited = max(bounds, key=lambda w: bounds[w])
-    row = {
+    return {
         "limited_by": limited,
         "runtime_ns": hi * g,
         "solver_prob": p,
         "error_bound": res.error_bound,
         "load": res.load,
     }
-    row.update(_row_checks(model, hi * g, t, d, s))
-    return row
 
 
 def _lower_bounds(model: CbsModel, t: int, s: _Search) -> dict[str, int]:

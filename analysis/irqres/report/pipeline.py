@@ -22,6 +22,7 @@ from ..measure.activations import (
     task_matches,
 )
 from ..measure.charge import execution_for_model, kernel_charge
+from ..measure.handover import handover_warning
 from ..measure.softirq import device_work, work_per_activation
 from ..measure.stats import thread_stats
 from ..model.bound import far_from_use_note, near_use_bound
@@ -138,6 +139,9 @@ def analyze(trace: Trace, options: Options | None = None) -> Report:
                 rec = recommend(joined_arrivals(act), exec_ns, periods_ns=opt.periods_ns,
                                 deadline_ns=deadline, **kw)
         note = None if rec is None else far_from_use_note(rec, exec_ns, act.span_ns)
+        handover = None if rec is None else handover_warning(trace, act)
+        if handover:
+            warnings.append(handover)
         promise = None
         if opt.under is not None and opt.deadline_ns is not None:
             promise = check_promise(act.start_ns, exec_ns, act.response_ns, opt.under[0],
