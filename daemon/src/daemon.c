@@ -84,7 +84,7 @@ int daemon_resolve(const struct profile *prof, struct match_list *matches, struc
 		plan_free(plan);
 		goto out;
 	}
-	if (matches->n == 0) {
+	if (matches->n == 0 && !profile_has_coupled(prof)) {
 		names[0] = '\0';
 		match_describe_unmatched(prof, &un, names, sizeof(names));
 		snprintf(err, errlen, "%s: the profile matches no thread: %s", prof->path, names);
@@ -312,6 +312,7 @@ void daemon_drop_profile(struct daemon *d)
 	if (d->have_prof)
 		profile_free(&d->prof);
 	d->have_prof = false;
+	couple_forget(&d->couple);	/* their records stay in the state, like the others' */
 	d->n_m = 0;
 	d->n_pending = 0;	/* their records stay in the state: restore puts them back */
 	stats_fini();
@@ -471,7 +472,10 @@ int daemon_apply(struct daemon *d, const char *path, const char *text, size_t le
 	rc = apply_resolved(d, rc, &plan, may_wait, &pw, err, errlen);
 	if (rc >= 0) {
 		restore_left_out(d, &matches);
+		couple_release(&d->couple, &d->st);	/* the new profile's tick couples anew */
 		rc = take_profile(d, path, &prof, &matches, &pw, err, errlen);
+		if (rc == 0 && !d->opt.once)
+			daemon_couple(d);
 		plan.prof = &d->prof;	/* the plan's reply below names the targets */
 		if (rc == 0 && !d->prof.hrtick)
 			enforce_restore(&d->st);	/* held for the profile before */
@@ -864,6 +868,21 @@ void daemon_rescan(struct daemon *d)
 	match_list_free(&matches);
 	discover_list_free(&tasks);
 	discover_list_free(&irq);
+	daemon_couple(d);
+}
+
+/* A thread a reservation target holds (or waits to): never coupled. */
+static bool reserved_here(void *ctx, pid_t pid)
+{
+	struct daemon *d = ctx;
+
+	return daemon_managed_find(d, pid) || pending_find(d, pid);
+}
+
+void daemon_couple(struct daemon *d)
+{
+	if (d->have_prof)
+		couple_tick(&d->couple, &d->prof, &d->st, reserved_here, d);
 }
 
 int daemon_reload(struct daemon *d, char *err, size_t errlen)

@@ -728,7 +728,8 @@ static int plan_finish(struct plan *plan, const struct plan_env *env)
 	kernel_rules(plan);
 	verdicts(plan, env);
 
-	plan->feasible = plan->n_items > 0;
+	/* a coupled target (couple.h) reserves nothing: nothing to place is no failure then */
+	plan->feasible = plan->n_items > 0 || (plan->prof && profile_has_coupled(plan->prof));
 	for (size_t i = 0; i < plan->n_items; i++) {
 		struct plan_item *it = &plan->items[i];
 
@@ -846,7 +847,7 @@ int plan_add_match_notes(struct plan *plan, const struct profile *prof,
 	for (size_t i = 0; !rc && un && i < un->n; i++) {
 		const struct target *t = &prof->targets[un->v[i]];
 
-		if (plan->n_items == 0)
+		if (plan->n_items == 0 && !profile_has_coupled(prof))
 			rc = array_printf(&plan->errors, &plan->n_errors, &plan->errors_cap, "%s:%d:%d: target '%s' "
 				     "matches no thread", prof->path, t->line, t->col, t->name);
 		else
