@@ -42,7 +42,9 @@ def format_status(reply: dict) -> str:
     rows = []
     for t in targets:
         threads = t.get("threads") or []
-        rows.append([t.get("name"), t.get("kind"), t.get("mode"), *reservation_cells(t),
+        coupled = t.get("coupling") is not None     # reserves nothing: no Q, D, T
+        rows.append([t.get("name"), t.get("kind"), "coupled" if coupled else t.get("mode"),
+                     *(["-"] * len(RESERVATION_COLUMNS) if coupled else reservation_cells(t)),
                      len(threads), "", ""])
         for th in threads:
             rows.append([f"  {th.get('comm')}", f"pid {th.get('pid')}", f"cpu {th.get('cpus')}",
@@ -56,7 +58,31 @@ def format_status(reply: dict) -> str:
               f"{th['drift']}" for t in targets for th in t.get("threads") or []
               if th.get("drift")]
     lines += [waiting_text(t, th) for t in targets for th in t.get("waiting") or []]
+    lines += [line for t in targets for line in serves_text(t)]
     return "\n".join(lines)
+
+
+def _tasks_text(tasks: list[dict]) -> str:
+    return ", ".join(f"{s.get('comm')} (pid {s.get('pid')}) "
+                     f"{policy_text(s.get('policy'), s.get('priority'))}" for s in tasks)
+
+
+def serves_text(t: dict) -> list[str]:
+    """Whom a target's threads serve and, for a coupled target, the priority they follow
+    (docs/process-aware.md)."""
+    if t.get("serves") is None:
+        return []
+    served = t["serves"]
+    lines = [f"serves: target {t.get('name')}: {_tasks_text(served) if served else 'nobody now'}"]
+    coupling = t.get("coupling")
+    if coupling is not None:
+        prio = coupling.get("priority")
+        rule = (f"SCHED_FIFO {prio}, the highest priority it serves" if prio is not None
+                else "its threads have their own scheduling (it serves nobody)")
+        threads = coupling.get("threads") or []
+        lines.append(f"coupled: target {t.get('name')}: {rule}"
+                     + (f"; {_tasks_text(threads)}" if threads else "; no thread yet"))
+    return lines
 
 
 def enforcement_text(e: dict) -> str:
