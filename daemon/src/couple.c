@@ -221,29 +221,73 @@ static int find_served(struct couple *c, const struct profile *prof,
 	return rc;
 }
 
-int couple_tick(struct couple *c, const struct profile *prof, struct state *st,
-		couple_held_fn held, void *ctx)
+/* Whom each target serves (into c->t) and the coupled targets' threads (into @ml). */
+static int scan(struct couple *c, const struct profile *prof, struct match_list *ml)
 {
 	struct thread_list irq = { 0 }, tasks = { 0 };
-	struct match_list ml = { 0 };
-	int rc;
+	int rc = targets_reset(c, prof);
 
-	if (!couple_needed(prof))
-		return 0;
-	rc = targets_reset(c, prof);
 	if (!rc && needs_irq_threads(prof))
 		rc = discover_scan_irq(&irq);
 	if (!rc)
 		rc = discover_scan_tasks(&tasks);
 	if (!rc)
-		rc = find_served(c, prof, &irq, &tasks, &ml);
+		rc = find_served(c, prof, &irq, &tasks, ml);
+	discover_list_free(&tasks);
+	discover_list_free(&irq);
+	return rc;
+}
+
+int couple_tick(struct couple *c, const struct profile *prof, struct state *st,
+		couple_held_fn held, void *ctx)
+{
+	struct match_list ml = { 0 };
+	int rc;
+
+	if (!couple_needed(prof))
+		return 0;
+	rc = scan(c, prof, &ml);
 	if (!rc)
 		rc = couple_threads(c, prof, st, &ml, held, ctx);
 	if (rc)
 		pr_warn("%s: whom the devices' threads serve: %s", prof->path, strerror(-rc));
 	match_list_free(&ml);
-	discover_list_free(&tasks);
-	discover_list_free(&irq);
+	return rc;
+}
+
+/* A coupled thread that does not have the priority the rule gives: one difference. */
+static int check_thread(const struct target *t, const struct thread_info *ti, int want,
+			char ***diffs, size_t *n, size_t *cap)
+{
+	if (!want || ti->policy == SCHED_DEADLINE ||
+	    (ti->policy == SCHED_FIFO && ti->priority == want))
+		return 0;	/* nobody served (its own), someone else's, or as the rule says */
+	return array_printf(diffs, n, cap, "%s (pid %d) of target '%s': %s %d, the processes "
+			    "it serves give SCHED_FIFO %d", ti->comm, (int)ti->pid, t->name,
+			    dl_policy_name(ti->policy), ti->priority, want);
+}
+
+int couple_check(struct couple *c, const struct profile *prof, size_t *checked,
+		 char ***diffs, size_t *n, size_t *cap)
+{
+	struct match_list ml = { 0 };
+	int rc;
+
+	if (!couple_needed(prof))
+		return 0;
+	rc = scan(c, prof, &ml);
+	for (size_t i = 0; !rc && i < ml.n; i++) {
+		const struct match *m = &ml.v[i];
+
+		rc = check_thread(&prof->targets[m->target], &m->thread,
+				  c->t[m->target].priority, diffs, n, cap);
+		(*checked)++;
+		if (!rc && ARRAY_RESERVE(c->v, c->cap, c->n + 1))
+			rc = -ENOMEM;
+		if (!rc)
+			c->v[c->n++] = (struct couple_thread){ m->target, m->thread, 0 };
+	}
+	match_list_free(&ml);
 	return rc;
 }
 
@@ -300,24 +344,28 @@ static void write_coupling(const struct couple *c, size_t target, struct json *j
 	json_obj_end(j);
 }
 
+void couple_served_json(const struct couple *c, size_t target, struct json *j)
+{
+	json_arr_begin(j);
+	for (size_t i = 0; target < c->n_t && i < c->t[target].served.n; i++) {
+		const struct served *s = &c->t[target].served.v[i];
+
+		write_task(j, s->pid, s->tgid, s->comm, s->policy, s->priority);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+}
+
 void couple_status_json(const struct couple *c, const struct profile *prof, size_t target,
 			struct json *j)
 {
 	const struct target *t = &prof->targets[target];
 
 	json_key(j, "serves");
-	if (!t->serves.given) {
+	if (t->serves.given)
+		couple_served_json(c, target, j);
+	else
 		json_null(j);
-	} else {
-		json_arr_begin(j);
-		for (size_t i = 0; target < c->n_t && i < c->t[target].served.n; i++) {
-			const struct served *s = &c->t[target].served.v[i];
-
-			write_task(j, s->pid, s->tgid, s->comm, s->policy, s->priority);
-			json_obj_end(j);
-		}
-		json_arr_end(j);
-	}
 	json_key(j, "coupling");
 	if (t->coupled)
 		write_coupling(c, target, j);

@@ -56,12 +56,24 @@ bool couple_needed(const struct profile *prof);
 int couple_tick(struct couple *c, const struct profile *prof, struct state *st,
 		couple_held_fn held, void *ctx);
 
+/*
+ * What verify sees, changing nothing: whom each target serves and the coupled targets'
+ * threads (into @c, their set 0), one difference (appended to *@diffs, array.h) per
+ * coupled thread that does not have the priority the rule gives now; *@checked counts
+ * them. Returns 0 or -errno.
+ */
+int couple_check(struct couple *c, const struct profile *prof, size_t *checked,
+		 char ***diffs, size_t *n, size_t *cap);
+
 /* Gives every thread irqres coupled its own scheduling back (their records) and forgets
  * everything: before another profile comes in force. */
 void couple_release(struct couple *c, struct state *st);
 
 /* Forgets everything without touching a thread (a restore of the whole state did). */
 void couple_forget(struct couple *c);
+
+/* The threads target @target serves, as a JSON array of SERVED (docs/json.md). */
+void couple_served_json(const struct couple *c, size_t target, struct json *j);
 
 /* The status members of target @target: "serves" (null without serves:) and "coupling"
  * (null for a reserved target). */

@@ -33,7 +33,7 @@ static void test_profile_full_file(void **state)
 	assert_string_equal(p.path, "fixtures/profile/full.yaml");
 	assert_true(p.admission_off);
 	assert_true(p.drift_report);
-	assert_int_equal(p.n_targets, 3);
+	assert_int_equal(p.n_targets, 4);
 
 	t = &p.targets[0];
 	assert_string_equal(t->name, "nic");
@@ -83,6 +83,16 @@ static void test_profile_full_file(void **state)
 	assert_int_equal(t->period_ns, 100000000);
 	assert_true(t->secondary);			/* default */
 	assert_int_equal(t->mode, MODE_STATIC);
+	assert_false(t->serves.given);
+
+	t = &p.targets[3];
+	assert_string_equal(t->name, "rx");
+	assert_true(t->coupled);			/* serves: without runtime, period */
+	assert_int_equal(t->serves.n_ports, 1);
+	assert_int_equal(t->serves.ports[0], 5000);
+	assert_string_equal(t->serves.comm, "rtp-*");
+	assert_int_equal(t->serves.pids[0], 42);
+	assert_string_equal(t->serves.cgroup, "/media.slice");
 
 	assert_int_equal(profile_find_target(&p, "player"), 1);
 	assert_int_equal(profile_find_target(&p, "nope"), -1);

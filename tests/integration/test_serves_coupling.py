@@ -5,6 +5,7 @@ they exit, and everything is given back at stop and by --restore after a SIGKILL
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -156,3 +157,27 @@ def test_bad_serves_is_refused_naming_target_and_key(spawn, profile):
     r = run_irqresd("--dry-run", "-p", str(p))
     assert r.returncode == 2
     assert "target 'nic': serves.port: 0 is too small (at least 1)" in r.stderr
+
+
+def test_verify_lists_whom_it_serves_and_checks_the_priority(spawn, daemon, profile):
+    dc, sc = unique_comm("dev"), unique_comm("rx")
+    dev, srv = spawn(dc), spawn(sc)
+    fifo(srv.pid, 20)
+    p = profile(profile_text(coupled_target("nic", dev.pid, f"{{pid: {srv.pid}}}")))
+    r = run_irqresd("--verify", "--json", "-p", str(p))    # nothing couples it yet
+    assert r.returncode == 1, r.stderr
+    v = json.loads(r.stdout)
+    assert v["differences"] == [f"{dc} (pid {dev.pid}) of target 'nic': other 0, the "
+                                "processes it serves give SCHED_FIFO 20"]
+    assert v["serves"] == [{"target": "nic", "threads": [
+        {"pid": srv.pid, "tgid": srv.pid, "comm": sc, "policy": "fifo",
+         "priority": 20}]}]
+    d = daemon().start(p, "--rescan", RESCAN)
+    follows(dev.pid, (SCHED_FIFO, 20))
+    v = d.request("verify")
+    assert v["consistent"] and v["checked"] == 1, v
+    assert [t["pid"] for t in v["serves"][0]["threads"]] == [srv.pid]
+    r = run_irqresd("--verify", "-p", str(p))
+    assert r.returncode == 0, r.stderr
+    assert f"target 'nic' serves: {sc} (pid {srv.pid}) fifo 20" in r.stdout
+    assert d.stop() == 0

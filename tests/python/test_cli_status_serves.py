@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from irqres.cli.status import format_status
+from irqres.cli.verify import format_verify
 
 
 def test_status_lists_whom_targets_serve_and_the_coupling():
@@ -29,3 +30,20 @@ def test_status_lists_whom_targets_serve_and_the_coupling():
     assert row.split()[:3] == ["nic", "irq", "coupled"] and "0ns" not in row
     coupled["coupling"]["priority"] = None
     assert "coupled: target nic: its threads have their own scheduling" in format_status(reply)
+
+
+def test_verify_lists_whom_targets_serve():
+    reply = {"profile": "p.yaml", "checked": 1, "differences": [],
+             "serves": [{"target": "nic", "threads": [
+                 {"pid": 7, "tgid": 7, "comm": "rx", "policy": "rr", "priority": 5}]},
+                 {"target": "disk", "threads": []}]}
+    assert format_verify(reply).split("\n") == [
+        "Verified p.yaml: 1 thread as the profile says",
+        "  target 'nic' serves: rx (pid 7) rr:5",
+        "  target 'disk' serves: nobody now"]
+    reply["differences"] = ["x (pid 3) of target 'nic': other 0, the processes it serves "
+                            "give SCHED_FIFO 5"]
+    assert format_verify(reply).split("\n")[1:] == [
+        "  x (pid 3) of target 'nic': other 0, the processes it serves give SCHED_FIFO 5",
+        "  target 'nic' serves: rx (pid 7) rr:5",
+        "  target 'disk' serves: nobody now"]

@@ -42,10 +42,7 @@ def format_status(reply: dict) -> str:
     rows = []
     for t in targets:
         threads = t.get("threads") or []
-        coupled = t.get("coupling") is not None     # reserves nothing: no Q, D, T
-        rows.append([t.get("name"), t.get("kind"), "coupled" if coupled else t.get("mode"),
-                     *(["-"] * len(RESERVATION_COLUMNS) if coupled else reservation_cells(t)),
-                     len(threads), "", ""])
+        rows.append(_target_row(t, len(threads)))
         for th in threads:
             rows.append([f"  {th.get('comm')}", f"pid {th.get('pid')}", f"cpu {th.get('cpus')}",
                          *reservation_cells(th), th.get("policy"),
@@ -58,11 +55,21 @@ def format_status(reply: dict) -> str:
               f"{th['drift']}" for t in targets for th in t.get("threads") or []
               if th.get("drift")]
     lines += [waiting_text(t, th) for t in targets for th in t.get("waiting") or []]
-    lines += [line for t in targets for line in serves_text(t)]
+    for t in targets:
+        lines += serves_text(t)
     return "\n".join(lines)
 
 
-def _tasks_text(tasks: list[dict]) -> str:
+def _target_row(t: dict, n_threads: int) -> list:
+    if t.get("coupling") is not None:       # reserves nothing: no Q, D, T
+        return [t.get("name"), t.get("kind"), "coupled", *(["-"] * len(RESERVATION_COLUMNS)),
+                n_threads, "", ""]
+    return [t.get("name"), t.get("kind"), t.get("mode"), *reservation_cells(t), n_threads,
+            "", ""]
+
+
+def tasks_text(tasks: list[dict]) -> str:
+    """SERVED objects (docs/json.md) as 'comm (pid N) fifo:20, ...'."""
     return ", ".join(f"{s.get('comm')} (pid {s.get('pid')}) "
                      f"{policy_text(s.get('policy'), s.get('priority'))}" for s in tasks)
 
@@ -73,7 +80,7 @@ def serves_text(t: dict) -> list[str]:
     if t.get("serves") is None:
         return []
     served = t["serves"]
-    lines = [f"serves: target {t.get('name')}: {_tasks_text(served) if served else 'nobody now'}"]
+    lines = [f"serves: target {t.get('name')}: {tasks_text(served) if served else 'nobody now'}"]
     coupling = t.get("coupling")
     if coupling is not None:
         prio = coupling.get("priority")
@@ -81,7 +88,7 @@ def serves_text(t: dict) -> list[str]:
                 else "its threads have their own scheduling (it serves nobody)")
         threads = coupling.get("threads") or []
         lines.append(f"coupled: target {t.get('name')}: {rule}"
-                     + (f"; {_tasks_text(threads)}" if threads else "; no thread yet"))
+                     + (f"; {tasks_text(threads)}" if threads else "; no thread yet"))
     return lines
 
 
