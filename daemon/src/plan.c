@@ -844,6 +844,15 @@ int plan_add_match_notes(struct plan *plan, const struct profile *prof,
 				     "selector problem: %s", prof->path, probs[k].line, t->name,
 				     probs[k].text);
 	}
+	for (size_t i = 0; !rc && i < prof->n_targets; i++)
+		if (prof->targets[i].coupled)
+			rc = array_printf(&plan->warnings, &plan->n_warnings, &plan->warnings_cap,
+					  "%s:%d:%d: target '%s' is coupled (serves: without runtime "
+					  "and period): it reserves nothing, and the running irqresd "
+					  "gives its threads the SCHED_FIFO priority of the processes "
+					  "they serve (docs/process-aware.md)", prof->path,
+					  prof->targets[i].line, prof->targets[i].col,
+					  prof->targets[i].name);
 	for (size_t i = 0; !rc && un && i < un->n; i++) {
 		const struct target *t = &prof->targets[un->v[i]];
 

@@ -181,3 +181,15 @@ def test_verify_lists_whom_it_serves_and_checks_the_priority(spawn, daemon, prof
     assert r.returncode == 0, r.stderr
     assert f"target 'nic' serves: {sc} (pid {srv.pid}) fifo 20" in r.stdout
     assert d.stop() == 0
+
+
+def test_dry_run_of_a_coupled_target(spawn, profile):
+    dev = spawn()
+    p = profile(profile_text(coupled_target("nic", dev.pid, "{port: 5000}")))
+    r = run_irqresd("--dry-run", "--json", "-p", str(p))
+    assert r.returncode == 0, r.stderr
+    plan = json.loads(r.stdout)
+    assert plan["feasible"] and plan["items"] == []
+    assert plan["summary"] == "nothing to reserve: its coupled targets follow whom they serve"
+    assert any("target 'nic' is coupled" in w for w in plan["warnings"])
+    assert sched(dev.pid) == (SCHED_OTHER, 0)       # a plan changes nothing
