@@ -182,8 +182,12 @@ static int couple_threads(struct couple *c, const struct profile *prof, struct s
 		const struct couple_thread *prev = find_thread(c, &ti);
 		int set;
 
-		if (held && held(ctx, ti.pid))
-			continue;	/* a reservation target holds it */
+		if (held && held(ctx, ti.pid)) {
+			/* a reservation target holds it (its record is the reservation's now) */
+			if (prev)
+				((struct couple_thread *)prev)->set = 0;
+			continue;
+		}
 		set = couple_one(st, &ti, c->t[ml->v[i].target].priority, prev ? prev->set : 0,
 				 t->name);
 		if (ARRAY_RESERVE(now, cap, n + 1)) {

@@ -881,8 +881,13 @@ static bool reserved_here(void *ctx, pid_t pid)
 
 void daemon_couple(struct daemon *d)
 {
-	if (d->have_prof)
-		couple_tick(&d->couple, &d->prof, &d->st, reserved_here, d);
+	uint64_t t0 = daemon_now_ns();
+
+	if (!d->have_prof || !couple_needed(&d->prof))
+		return;
+	if (couple_tick(&d->couple, &d->prof, &d->st, reserved_here, d) == 0)
+		pr_debug("couple: %zu coupled thread%s, %" PRIu64 " us", d->couple.n,
+			 d->couple.n == 1 ? "" : "s", (daemon_now_ns() - t0) / 1000);
 }
 
 int daemon_reload(struct daemon *d, char *err, size_t errlen)
