@@ -193,3 +193,21 @@ def test_dry_run_of_a_coupled_target(spawn, profile):
     assert plan["summary"] == "nothing to reserve: its coupled targets follow whom they serve"
     assert any("target 'nic' is coupled" in w for w in plan["warnings"])
     assert sched(dev.pid) == (SCHED_OTHER, 0)       # a plan changes nothing
+
+
+def test_apply_and_restore_requests_couple_at_once(spawn, daemon, profile):
+    dev, a, b = spawn(), spawn(), spawn()
+    fifo(a.pid, 20)
+    fifo(b.pid, 30)
+    pa = profile(profile_text(coupled_target("nic", dev.pid, f"{{pid: {a.pid}}}")))
+    pb = profile(profile_text(coupled_target("nic", dev.pid, f"{{pid: {b.pid}}}")))
+    d = daemon().start(pa, "--rescan", "0")       # no rescans: the apply couples
+    assert sched(dev.pid) == (SCHED_FIFO, 20)
+    r = d.send_profile("apply", pb)
+    assert r["ok"], r
+    assert sched(dev.pid) == (SCHED_FIFO, 30)
+    assert d.request("restore")["ok"]
+    assert sched(dev.pid) == (SCHED_OTHER, 0)
+    assert d.request("status")["targets"] == []
+    assert d.stop() == 0
+    assert sched(dev.pid) == (SCHED_OTHER, 0)
