@@ -136,8 +136,8 @@ static int couple_one(struct state *st, struct thread_info *ti, int want, int ha
 			give_back(st, ti, target);
 		return 0;
 	}
-	if (!had && ti->policy == SCHED_DEADLINE)
-		return 0;	/* someone else's reservation: never fought over */
+	if (ti->policy == SCHED_DEADLINE)
+		return had;	/* someone else's reservation (stalld's boost): never fought over */
 	if (ti->policy == SCHED_FIFO && ti->priority == want)
 		return had ? want : 0;
 	return raise_to(st, ti, want, had, target);

@@ -10,9 +10,11 @@ import os
 import signal
 import subprocess
 import sys
+import time
 
 import pytest
 from irqresd_util import (
+    SCHED_DEADLINE,
     SCHED_FIFO,
     SCHED_OTHER,
     profile_text,
@@ -209,5 +211,26 @@ def test_apply_and_restore_requests_couple_at_once(spawn, daemon, profile):
     assert d.request("restore")["ok"]
     assert sched(dev.pid) == (SCHED_OTHER, 0)
     assert d.request("status")["targets"] == []
+    assert d.stop() == 0
+    assert sched(dev.pid) == (SCHED_OTHER, 0)
+
+
+def test_someone_elses_deadline_is_left_alone(spawn, daemon, profile):
+    dev, srv = spawn(), spawn()
+    fifo(srv.pid, 20)
+    d = daemon().start(profile(profile_text(coupled_target("nic", dev.pid,
+                                                           f"{{pid: {srv.pid}}}"))),
+                       "--rescan", RESCAN)
+    follows(dev.pid, (SCHED_FIFO, 20))
+    # another tool boosts it (stalld does so with SCHED_DEADLINE for a few seconds)
+    r = subprocess.run(["chrt", "-d", "--sched-runtime", "1000000", "--sched-deadline",
+                        "100000000", "--sched-period", "100000000", "-p", "0",
+                        str(dev.pid)], capture_output=True, text=True, check=False)
+    assert r.returncode == 0, r.stderr
+    fifo(srv.pid, 30)       # a change the coupling would follow
+    time.sleep(1.0)         # ten rescans
+    assert sched_getattr(dev.pid).policy == SCHED_DEADLINE
+    fifo(dev.pid, 20)       # the boost ends: the coupling takes it again
+    follows(dev.pid, (SCHED_FIFO, 30))
     assert d.stop() == 0
     assert sched(dev.pid) == (SCHED_OTHER, 0)
