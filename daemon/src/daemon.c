@@ -476,6 +476,9 @@ int daemon_apply(struct daemon *d, const char *path, const char *text, size_t le
 		rc = take_profile(d, path, &prof, &matches, &pw, err, errlen);
 		if (rc == 0 && !d->opt.once)
 			daemon_couple(d);
+		if (rc == 0 && !d->opt.once && !d->opt.rescan_ns && couple_needed(&d->prof))
+			pr_warn("%s: --rescan 0: whom its targets serve is looked at this once, "
+				"and coupled threads do not follow them", path);
 		plan.prof = &d->prof;	/* the plan's reply below names the targets */
 		if (rc == 0 && !d->prof.hrtick)
 			enforce_restore(&d->st);	/* held for the profile before */

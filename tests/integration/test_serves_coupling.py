@@ -206,6 +206,7 @@ def test_apply_and_restore_requests_couple_at_once(spawn, daemon, profile):
     pb = profile(profile_text(coupled_target("nic", dev.pid, f"{{pid: {b.pid}}}")))
     d = daemon().start(pa, "--rescan", "0")       # no rescans: the apply couples
     assert sched(dev.pid) == (SCHED_FIFO, 20)
+    assert "--rescan 0: whom its targets serve is looked at this once" in d.log_text()
     r = d.send_profile("apply", pb)
     assert r["ok"], r
     assert sched(dev.pid) == (SCHED_FIFO, 30)
