@@ -438,6 +438,17 @@ static int take_profile(struct daemon *d, const char *path, struct profile *prof
 	return 0;
 }
 
+/* A new profile in force: its coupled targets' threads at once (a daemon only). */
+static void couple_applied(struct daemon *d, const char *path)
+{
+	if (d->opt.once)
+		return;
+	daemon_couple(d);
+	if (!d->opt.rescan_ns && couple_needed(&d->prof))
+		pr_warn("%s: --rescan 0: whom its targets serve is looked at this once, and "
+			"coupled threads do not follow them", path);
+}
+
 /*
  * Applies a profile, all or nothing: the file path (irqresd's own, -p) when text is NULL,
  * else the text a client sent (path only names it). The threads of the profile in force
@@ -474,11 +485,8 @@ int daemon_apply(struct daemon *d, const char *path, const char *text, size_t le
 		restore_left_out(d, &matches);
 		couple_release(&d->couple, &d->st);	/* the new profile's tick couples anew */
 		rc = take_profile(d, path, &prof, &matches, &pw, err, errlen);
-		if (rc == 0 && !d->opt.once)
-			daemon_couple(d);
-		if (rc == 0 && !d->opt.once && !d->opt.rescan_ns && couple_needed(&d->prof))
-			pr_warn("%s: --rescan 0: whom its targets serve is looked at this once, "
-				"and coupled threads do not follow them", path);
+		if (rc == 0)
+			couple_applied(d, path);
 		plan.prof = &d->prof;	/* the plan's reply below names the targets */
 		if (rc == 0 && !d->prof.hrtick)
 			enforce_restore(&d->st);	/* held for the profile before */
