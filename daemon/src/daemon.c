@@ -84,7 +84,7 @@ int daemon_resolve(const struct profile *prof, struct match_list *matches, struc
 		plan_free(plan);
 		goto out;
 	}
-	if (matches->n == 0) {
+	if (matches->n == 0 && !profile_has_coupled(prof)) {
 		names[0] = '\0';
 		match_describe_unmatched(prof, &un, names, sizeof(names));
 		snprintf(err, errlen, "%s: the profile matches no thread: %s", prof->path, names);
@@ -366,6 +366,7 @@ void daemon_drop_profile(struct daemon *d)
 	if (d->have_prof)
 		profile_free(&d->prof);
 	d->have_prof = false;
+	couple_forget(&d->couple);	/* their records stay in the state, like the others' */
 	d->n_m = 0;
 	d->n_pending = 0;	/* their records stay in the state: restore puts them back */
 	stats_fini();
@@ -491,6 +492,17 @@ static int take_profile(struct daemon *d, const char *path, struct profile *prof
 	return 0;
 }
 
+/* A new profile in force: its coupled targets' threads at once (a daemon only). */
+static void couple_applied(struct daemon *d, const char *path)
+{
+	if (d->opt.once)
+		return;
+	daemon_couple(d);
+	if (!d->opt.rescan_ns && couple_needed(&d->prof))
+		pr_warn("%s: --rescan 0: whom its targets serve is looked at this once, and "
+			"coupled threads do not follow them", path);
+}
+
 /*
  * Applies a profile, all or nothing: the file path (irqresd's own, -p) when text is NULL,
  * else the text a client sent (path only names it). The threads of the profile in force
@@ -525,7 +537,10 @@ int daemon_apply(struct daemon *d, const char *path, const char *text, size_t le
 	rc = apply_resolved(d, rc, &plan, may_wait, &pw, err, errlen);
 	if (rc >= 0) {
 		restore_left_out(d, &matches);
+		couple_release(&d->couple, &d->st);	/* the new profile's tick couples anew */
 		rc = take_profile(d, path, &prof, &matches, &pw, err, errlen);
+		if (rc == 0)
+			couple_applied(d, path);
 		plan.prof = &d->prof;	/* the plan's reply below names the targets */
 		if (rc == 0 && !d->prof.hrtick)
 			enforce_restore(&d->st);	/* held for the profile before */
@@ -926,6 +941,26 @@ void daemon_rescan(struct daemon *d)
 	match_list_free(&matches);
 	discover_list_free(&tasks);
 	discover_list_free(&irq);
+	daemon_couple(d);
+}
+
+/* A thread a reservation target holds (or waits to): never coupled. */
+static bool reserved_here(void *ctx, pid_t pid)
+{
+	struct daemon *d = ctx;
+
+	return daemon_managed_find(d, pid) || pending_find(d, pid);
+}
+
+void daemon_couple(struct daemon *d)
+{
+	uint64_t t0 = daemon_now_ns();
+
+	if (!d->have_prof || !couple_needed(&d->prof))
+		return;
+	if (couple_tick(&d->couple, &d->prof, &d->st, reserved_here, d) == 0)
+		pr_debug("couple: %zu coupled thread%s, %" PRIu64 " us", d->couple.n,
+			 d->couple.n == 1 ? "" : "s", (daemon_now_ns() - t0) / 1000);
 }
 
 int daemon_reload(struct daemon *d, char *err, size_t errlen)

@@ -9,6 +9,7 @@
 #define IRQRES_DAEMON_H
 
 #include "apply.h"
+#include "couple.h"
 #include "ctl.h"
 #include "hotplug.h"
 #include "irqres.h"
@@ -88,6 +89,7 @@ struct daemon {
 	size_t n_refused;
 	struct pending pending[PENDING_MAX];
 	size_t n_pending;
+	struct couple couple;		/* coupled targets' threads, whom targets serve */
 	struct ctl_server *ctl;
 	struct hotplug *hp;
 	int sigfd, timerfd, lockfd;
@@ -148,6 +150,9 @@ void daemon_run_pending(struct daemon *d);
 /* Reserves the threads the profile selects that the daemon does not manage yet, and
  * checks the managed ones for drift (daemon_check_drift). */
 void daemon_rescan(struct daemon *d);
+/* Whom the targets with serves: serve, and the coupled targets' threads set to their
+ * priority (couple.h): on every rescan and after an apply. */
+void daemon_couple(struct daemon *d);
 /* Forgets the managed threads of @target (-1: of every target) that have exited (or whose
  * pid was reused), as an exit event would: how many. */
 size_t daemon_forget_gone(struct daemon *d, int target);

@@ -54,6 +54,19 @@ struct adaptive_cfg {
 	uint64_t hysteresis_ns;
 };
 
+/* Whom a target's threads serve (`serves:`, docs/process-aware.md): the task selectors of a
+ * task target (comm glob, pids, cgroup prefix; all given ones must hold) or, by `port`,
+ * the processes holding a UDP or TCP socket bound to one of the local ports. */
+struct serves_sel {
+	bool given;			/* the target has a serves: key */
+	char *comm;			/* fnmatch glob */
+	pid_t *pids;
+	size_t n_pids;
+	char *cgroup;			/* cgroup v2 path prefix */
+	int *ports;			/* local UDP/TCP ports */
+	size_t n_ports;
+};
+
 struct target {
 	char name[TARGET_NAME_MAX];
 	enum target_kind kind;
@@ -80,6 +93,11 @@ struct target {
 	enum target_mode mode;
 	struct adaptive_cfg adaptive;
 	bool take_over;			/* take threads another irqresd or tool holds (owner.h) */
+
+	struct serves_sel serves;
+	/* serves: without runtime and period: no reservation, its threads' SCHED_FIFO
+	 * priority follows the processes they serve (couple.h) */
+	bool coupled;
 };
 
 struct profile {

@@ -439,30 +439,36 @@ static bool never_a_task(const struct thread_info *ti)
 	       !strcmp(ti->comm, IRQRES_DAEMON_COMM);
 }
 
-static bool task_target_selects(const struct target *t, const struct thread_info *ti)
+bool match_task_selects(const char *comm, const pid_t *pids, size_t n_pids,
+			const char *cgroup, const struct thread_info *ti)
 {
 	size_t i;
 
 	if (never_a_task(ti))
 		return false;
-	if (t->task_comm && fnmatch(t->task_comm, ti->comm, 0))
+	if (comm && fnmatch(comm, ti->comm, 0))
 		return false;
-	if (t->n_pids) {
-		for (i = 0; i < t->n_pids && t->pids[i] != ti->pid && t->pids[i] != ti->tgid; i++)
+	if (n_pids) {
+		for (i = 0; i < n_pids && pids[i] != ti->pid && pids[i] != ti->tgid; i++)
 			;
-		if (i == t->n_pids)
+		if (i == n_pids)
 			return false;
 	}
-	if (t->task_cgroup) {
-		size_t n = strlen(t->task_cgroup);
+	if (cgroup) {
+		size_t n = strlen(cgroup);
 
-		while (n > 1 && t->task_cgroup[n - 1] == '/')
+		while (n > 1 && cgroup[n - 1] == '/')
 			n--;	/* "/app.slice/" is "/app.slice" */
-		if (strncmp(ti->cgroup, t->task_cgroup, n) ||
+		if (strncmp(ti->cgroup, cgroup, n) ||
 		    !(ti->cgroup[n] == '\0' || ti->cgroup[n] == '/' || n == 1))
 			return false;
 	}
 	return true;
+}
+
+static bool task_target_selects(const struct target *t, const struct thread_info *ti)
+{
+	return match_task_selects(t->task_comm, t->pids, t->n_pids, t->task_cgroup, ti);
 }
 
 static void resolved_free(struct resolved *r)
@@ -689,6 +695,8 @@ static int collect_all(const struct profile *prof, const struct thread_list *irq
 		struct resolved r;
 		bool any = false;
 
+		if (t->coupled)
+			continue;	/* no reservation: couple.h follows its threads */
 		rc = resolve(t, &r, &drivers);
 		if (!rc)
 			rc = collect(prof, i, &r, &drivers,
@@ -751,6 +759,28 @@ int match_profile(const struct profile *prof, const struct thread_list *irq_thre
 	return rc;
 }
 
+int match_target_threads(const struct profile *prof, size_t target,
+			 const struct thread_list *irq_threads,
+			 const struct thread_list *task_threads, struct match_list *out)
+{
+	const struct target *t;
+	struct driver_map drivers = { 0 };
+	struct resolved r;
+	bool any = false;
+	int rc;
+
+	if (target >= prof->n_targets)
+		return -EINVAL;
+	t = &prof->targets[target];
+	rc = resolve(t, &r, &drivers);
+	if (!rc)
+		rc = collect(prof, target, &r, &drivers,
+			     kind_threads(t, irq_threads, task_threads), out, &any);
+	resolved_free(&r);
+	driver_map_free(&drivers);
+	return rc;
+}
+
 int match_thread(const struct profile *prof, size_t target, const struct thread_info *ti)
 {
 	struct driver_map drivers = { 0 };
@@ -759,6 +789,8 @@ int match_thread(const struct profile *prof, size_t target, const struct thread_
 
 	if (target >= prof->n_targets)
 		return -EINVAL;
+	if (prof->targets[target].coupled)
+		return 0;	/* no reservation: couple.h follows its threads */
 	/* most hotplug events are user threads and IRQ targets: no sysfs reads for them */
 	if (!target_kind_of(&prof->targets[target])->may_take(ti))
 		return 0;

@@ -37,6 +37,24 @@ int match_profile(const struct profile *prof, const struct thread_list *irq_thre
 		  const struct thread_list *task_threads, struct match_list *matches,
 		  struct match_unmatched *unmatched, char *err, size_t errlen);
 
+/*
+ * The task selector rule, one home for task targets and serves: (couple.h): @ti is a user
+ * thread (never a kernel thread, init or irqresd) whose comm matches the glob @comm, whose
+ * thread or process id is one of @pids, and whose cgroup v2 path starts with the whole
+ * path components of @cgroup; NULL / 0 selectors are not checked.
+ */
+bool match_task_selects(const char *comm, const pid_t *pids, size_t n_pids,
+			const char *cgroup, const struct thread_info *ti);
+
+/*
+ * The threads target @target of @prof selects among @irq_threads / @task_threads (the
+ * kind's list), whatever its mode (a coupled target's too): appended to @out.
+ * Returns 0 or -errno.
+ */
+int match_target_threads(const struct profile *prof, size_t target,
+			 const struct thread_list *irq_threads,
+			 const struct thread_list *task_threads, struct match_list *out);
+
 /* true when some target of @prof is a task target (discover_scan_tasks() is needed). */
 bool match_needs_tasks(const struct profile *prof);
 

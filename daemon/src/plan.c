@@ -728,7 +728,8 @@ static int plan_finish(struct plan *plan, const struct plan_env *env)
 	kernel_rules(plan);
 	verdicts(plan, env);
 
-	plan->feasible = plan->n_items > 0;
+	/* a coupled target (couple.h) reserves nothing: nothing to place is no failure then */
+	plan->feasible = plan->n_items > 0 || (plan->prof && profile_has_coupled(plan->prof));
 	for (size_t i = 0; i < plan->n_items; i++) {
 		struct plan_item *it = &plan->items[i];
 
@@ -843,10 +844,19 @@ int plan_add_match_notes(struct plan *plan, const struct profile *prof,
 				     "selector problem: %s", prof->path, probs[k].line, t->name,
 				     probs[k].text);
 	}
+	for (size_t i = 0; !rc && i < prof->n_targets; i++)
+		if (prof->targets[i].coupled)
+			rc = array_printf(&plan->warnings, &plan->n_warnings, &plan->warnings_cap,
+					  "%s:%d:%d: target '%s' is coupled (serves: without runtime "
+					  "and period): it reserves nothing, and the running irqresd "
+					  "gives its threads the SCHED_FIFO priority of the processes "
+					  "they serve (docs/process-aware.md)", prof->path,
+					  prof->targets[i].line, prof->targets[i].col,
+					  prof->targets[i].name);
 	for (size_t i = 0; !rc && un && i < un->n; i++) {
 		const struct target *t = &prof->targets[un->v[i]];
 
-		if (plan->n_items == 0)
+		if (plan->n_items == 0 && !profile_has_coupled(prof))
 			rc = array_printf(&plan->errors, &plan->n_errors, &plan->errors_cap, "%s:%d:%d: target '%s' "
 				     "matches no thread", prof->path, t->line, t->col, t->name);
 		else

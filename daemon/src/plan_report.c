@@ -40,6 +40,8 @@ static double bw_json(double v)
 
 const char *plan_report_summary(const struct plan *plan)
 {
+	if (plan->n_items == 0 && plan->feasible)	/* coupled targets only (couple.h) */
+		return "nothing to reserve: its coupled targets follow whom they serve";
 	if (plan->n_items == 0)
 		return "REFUSED: the profile matches no thread";
 	for (size_t i = 0; i < plan->n_items; i++)

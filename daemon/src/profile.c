@@ -168,6 +168,38 @@ static const struct yamlmap_mapping task_mapping = {
 	.done = task_done,
 };
 
+static const struct yamlmap_int_list serves_pid_rule = { 1, INT32_MAX,
+							  TARGET_FIELD(serves.n_pids) };
+static const struct yamlmap_int_list port_rule = { 1, 65535, TARGET_FIELD(serves.n_ports) };
+
+static int serves_done(struct yamlmap *c, const struct yamlmap_mapping *m, yaml_node_t *map,
+		       void *obj, const char *where)
+{
+	struct target *t = obj;
+	char keys[64];
+
+	if (t->serves.comm || t->serves.pids || t->serves.cgroup || t->serves.ports) {
+		t->serves.given = true;
+		return 0;
+	}
+	return yamlmap_error(c, map, "%s: give at least one of %s", where,
+			     yamlmap_key_list(m->keys, keys, sizeof(keys)));
+}
+
+static const struct yamlmap_mapping serves_mapping = {
+	.expect = "a mapping of comm, pid, cgroup and port",
+	.keys = (const struct yamlmap_key[]){
+		{ "comm", YAML_SCALAR_NODE, yamlmap_on_string, TARGET_FIELD(serves.comm), NULL },
+		{ "pid", YAML_NO_NODE, yamlmap_on_int_list, TARGET_FIELD(serves.pids),
+		  &serves_pid_rule },
+		{ "cgroup", YAML_SCALAR_NODE, on_cgroup, TARGET_FIELD(serves.cgroup), NULL },
+		{ "port", YAML_NO_NODE, yamlmap_on_int_list, TARGET_FIELD(serves.ports),
+		  &port_rule },
+		{ 0 },
+	},
+	.done = serves_done,
+};
+
 static const struct yamlmap_mapping adaptive_mapping = {
 	.expect = "a mapping",
 	.keys = (const struct yamlmap_key[]){
@@ -192,7 +224,7 @@ static const struct yamlmap_mapping adaptive_mapping = {
 enum target_key {
 	T_NAME, T_INTERFACE, T_IRQ, T_ACTION, T_DRIVER, T_SECONDARY, T_TASK, T_RUNTIME,
 	T_PERIOD, T_DEADLINE, T_MIN_INTERARRIVAL, T_BUFFER, T_MODE, T_ADAPTIVE, T_TAKE_OVER,
-	T_NKEYS
+	T_SERVES, T_NKEYS
 };
 
 static const struct yamlmap_key target_keys[T_NKEYS + 1] = {
@@ -220,6 +252,7 @@ static const struct yamlmap_key target_keys[T_NKEYS + 1] = {
 	[T_ADAPTIVE] = { "adaptive", YAML_MAPPING_NODE, NULL, 0, &adaptive_mapping },
 	[T_TAKE_OVER] = { "take_over", YAML_SCALAR_NODE, yamlmap_on_bool,
 			  TARGET_FIELD(take_over), NULL },
+	[T_SERVES] = { "serves", YAML_MAPPING_NODE, NULL, 0, &serves_mapping },
 	[T_NKEYS] = { 0 },
 };
 
@@ -291,12 +324,33 @@ static int check_kind(struct yamlmap *c, yaml_node_t *map, struct target *t,
 	return 0;
 }
 
+/* A target with serves: and no reservation: its threads' priority follows whom they serve
+ * (couple.h); the keys that shape a reservation have nothing to shape. */
+static int check_coupled(struct yamlmap *c, struct target *t, const struct yamlmap_given *g,
+			 const char *where)
+{
+	static const enum target_key dl_only[] = { T_MIN_INTERARRIVAL, T_BUFFER, T_MODE,
+						   T_ADAPTIVE, T_TAKE_OVER };
+
+	for (size_t i = 0; i < sizeof(dl_only) / sizeof(dl_only[0]); i++)
+		if (g[dl_only[i]].key)
+			return yamlmap_error(c, g[dl_only[i]].key, "%s: %s applies to a "
+					     "reservation: give runtime and period too, or drop it "
+					     "(without them the threads' SCHED_FIFO priority follows "
+					     "the processes they serve)", where,
+					     target_keys[dl_only[i]].key);
+	t->coupled = true;
+	return 0;
+}
+
 /* runtime <= deadline <= period, runtime above the kernel's minimum. */
 static int check_times(struct yamlmap *c, yaml_node_t *map, struct target *t,
 		       const struct yamlmap_given *g, const char *where)
 {
 	char q[UNITS_FMT_LEN], d[UNITS_FMT_LEN], p[UNITS_FMT_LEN];
 
+	if (t->serves.given && !g[T_RUNTIME].val && !g[T_PERIOD].val && !g[T_DEADLINE].val)
+		return check_coupled(c, t, g, where);
 	if (!g[T_RUNTIME].val)
 		return missing_key(c, map, where, "runtime");
 	if (!g[T_PERIOD].val)
@@ -488,9 +542,9 @@ static int parse_targets(struct yamlmap *c, yaml_node_t *node, struct profile *p
 		rc = parse_target(c, yamlmap_node(c, *item), i, t);
 		if (rc)
 			return rc;
-		ids += t->n_irqs + t->n_pids;
+		ids += t->n_irqs + t->n_pids + t->serves.n_pids + t->serves.n_ports;
 		if (ids > PROFILE_IDS_MAX)
-			return yamlmap_error(c, yamlmap_node(c, *item), "target '%s': irq and pid "
+			return yamlmap_error(c, yamlmap_node(c, *item), "target '%s': irq, pid and port "
 					     "entries: %zu in the profile up to here, at most %d in "
 					     "one profile", t->name, ids, PROFILE_IDS_MAX);
 	}
@@ -630,6 +684,10 @@ static void target_free(struct target *t)
 	free(t->task_comm);
 	free(t->pids);
 	free(t->task_cgroup);
+	free(t->serves.comm);
+	free(t->serves.pids);
+	free(t->serves.cgroup);
+	free(t->serves.ports);
 }
 
 void profile_free(struct profile *prof)
@@ -641,6 +699,14 @@ void profile_free(struct profile *prof)
 	free(prof->targets);
 	free(prof->path);
 	memset(prof, 0, sizeof(*prof));
+}
+
+bool profile_has_coupled(const struct profile *prof)
+{
+	for (size_t i = 0; i < prof->n_targets; i++)
+		if (prof->targets[i].coupled)
+			return true;
+	return false;
 }
 
 int profile_find_target(const struct profile *prof, const char *name)

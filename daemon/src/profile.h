@@ -37,6 +37,9 @@ int profile_parse(const char *buf, size_t len, const char *name, struct profile 
 /* Frees everything a profile owns and leaves it empty.  Safe on an empty profile. */
 void profile_free(struct profile *prof);
 
+/* Whether some target of @prof is coupled (serves: without a reservation, couple.h). */
+bool profile_has_coupled(const struct profile *prof);
+
 /* The index of the target called @name, or -1. */
 int profile_find_target(const struct profile *prof, const char *name);
 

@@ -141,6 +141,7 @@ static void write_target(struct daemon *d, size_t idx, struct json *j)
 		if (d->pending[i].target == idx)
 			write_waiting(d, &d->pending[i], j);
 	json_arr_end(j);
+	couple_status_json(&d->couple, &d->prof, idx, j);
 	json_obj_end(j);
 }
 

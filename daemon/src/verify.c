@@ -122,6 +122,9 @@ int verify_profile(const struct profile *prof, const struct verify_budget *budge
 		if (strstr(msg, " matches no thread"))
 			rc = array_printf(&res->diffs, &res->n_diffs, &res->diffs_cap, "%s", msg);
 	}
+	if (!rc)	/* coupled targets: their threads at the priority the rule gives */
+		rc = couple_check(&res->seen, prof, &res->checked, &res->diffs, &res->n_diffs,
+				  &res->diffs_cap);
 	plan_free(&plan);
 	match_list_free(&matches);
 	if (rc < 0) {
@@ -134,6 +137,7 @@ int verify_profile(const struct profile *prof, const struct verify_budget *budge
 void verify_result_free(struct verify_result *res)
 {
 	array_free_strings(&res->diffs, &res->n_diffs, &res->diffs_cap);
+	couple_forget(&res->seen);
 	memset(res, 0, sizeof(*res));
 }
 
@@ -150,6 +154,35 @@ void verify_write_json(const struct profile *prof, const struct verify_result *r
 	for (size_t i = 0; i < res->n_diffs; i++)
 		json_str(j, res->diffs[i]);
 	json_arr_end(j);
+	json_key(j, "serves");
+	json_arr_begin(j);
+	for (size_t i = 0; i < prof->n_targets; i++) {
+		if (!prof->targets[i].serves.given)
+			continue;
+		json_obj_begin(j);
+		json_kv_str(j, "target", prof->targets[i].name);
+		json_key(j, "threads");
+		couple_served_json(&res->seen, i, j);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+}
+
+/* "target 'nic' serves: rx (pid 7) fifo 20, ..." for each target with serves:. */
+static void print_served(const struct profile *prof, const struct verify_result *res, FILE *f)
+{
+	for (size_t i = 0; i < prof->n_targets && i < res->seen.n_t; i++) {
+		const struct served_list *l = &res->seen.t[i].served;
+
+		if (!prof->targets[i].serves.given)
+			continue;
+		fprintf(f, "  target '%s' serves: %s", prof->targets[i].name,
+			l->n ? "" : "nobody now");
+		for (size_t k = 0; k < l->n; k++)
+			fprintf(f, "%s%s (pid %d) %s %d", k ? ", " : "", l->v[k].comm,
+				(int)l->v[k].pid, dl_policy_name(l->v[k].policy), l->v[k].priority);
+		fputc('\n', f);
+	}
 }
 
 void verify_print_text(const struct profile *prof, const struct verify_result *res, FILE *f)
@@ -161,10 +194,12 @@ void verify_print_text(const struct profile *prof, const struct verify_result *r
 			fprintf(f, ", %zu of them as the last set-budget says",
 				res->by_set_budget);
 		fputc('\n', f);
+		print_served(prof, res, f);
 		return;
 	}
 	fprintf(f, "%s: %zu difference%s between the running system and the profile:\n",
 		prof->path, res->n_diffs, res->n_diffs == 1 ? "" : "s");
 	for (size_t i = 0; i < res->n_diffs; i++)
 		fprintf(f, "  %s\n", res->diffs[i]);
+	print_served(prof, res, f);
 }

@@ -11,6 +11,7 @@
 #ifndef IRQRES_VERIFY_H
 #define IRQRES_VERIFY_H
 
+#include "couple.h"
 #include "irqres.h"
 #include "json.h"
 
@@ -21,6 +22,7 @@ struct verify_result {
 	size_t by_set_budget;		/* of them, checked against a set-budget pid:N */
 	char **diffs;			/* one message per difference */
 	size_t n_diffs, diffs_cap;
+	struct couple seen;		/* whom targets with serves: serve (couple.h) */
 };
 
 /* The reservation irqresd holds for one thread since a `set-budget pid:N`: irqres verify

@@ -33,7 +33,7 @@ static void test_profile_full_file(void **state)
 	assert_string_equal(p.path, "fixtures/profile/full.yaml");
 	assert_true(p.admission_off);
 	assert_true(p.drift_report);
-	assert_int_equal(p.n_targets, 3);
+	assert_int_equal(p.n_targets, 4);
 
 	t = &p.targets[0];
 	assert_string_equal(t->name, "nic");
@@ -83,6 +83,16 @@ static void test_profile_full_file(void **state)
 	assert_int_equal(t->period_ns, 100000000);
 	assert_true(t->secondary);			/* default */
 	assert_int_equal(t->mode, MODE_STATIC);
+	assert_false(t->serves.given);
+
+	t = &p.targets[3];
+	assert_string_equal(t->name, "rx");
+	assert_true(t->coupled);			/* serves: without runtime, period */
+	assert_int_equal(t->serves.n_ports, 1);
+	assert_int_equal(t->serves.ports[0], 5000);
+	assert_string_equal(t->serves.comm, "rtp-*");
+	assert_int_equal(t->serves.pids[0], 42);
+	assert_string_equal(t->serves.cgroup, "/media.slice");
 
 	assert_int_equal(profile_find_target(&p, "player"), 1);
 	assert_int_equal(profile_find_target(&p, "nope"), -1);
@@ -121,6 +131,38 @@ static void test_profile_defaults(void **state)
 	assert_int_equal(profile_buffer_check(t, t->runtime_ns, t->period_ns),
 			 PROFILE_BUFFER_UNKNOWN);
 	assert_string_equal(profile_buffer_verdict_name(PROFILE_BUFFER_UNKNOWN), "unknown");
+	profile_free(&p);
+}
+
+/* serves: parsed; without runtime and period the target is coupled, with them reserved */
+static void test_profile_serves(void **state)
+{
+	static const char text[] = HEAD "    interface: eth0\n    serves:\n      comm: \"rx*\"\n"
+		"      pid: [7, 8]\n      cgroup: /app.slice\n      port: [5000, 5001]\n"
+		"  - name: disk\n    irq: 14\n" QT "    serves: {port: 80}\n"
+		"  - name: plain\n    irq: 15\n" QT;
+	struct profile p;
+	char err[512];
+	const struct target *t;
+
+	assert_int_equal(profile_parse(text, strlen(text), "s.yaml", &p, err, sizeof(err)), 0);
+	t = &p.targets[0];
+	assert_true(t->serves.given);
+	assert_true(t->coupled);
+	assert_string_equal(t->serves.comm, "rx*");
+	assert_int_equal(t->serves.n_pids, 2);
+	assert_int_equal(t->serves.pids[1], 8);
+	assert_string_equal(t->serves.cgroup, "/app.slice");
+	assert_int_equal(t->serves.n_ports, 2);
+	assert_int_equal(t->serves.ports[0], 5000);
+	assert_int_equal(t->runtime_ns, 0);
+	t = &p.targets[1];
+	assert_true(t->serves.given);
+	assert_false(t->coupled);
+	assert_int_equal(t->runtime_ns, 2000000);
+	assert_false(p.targets[2].serves.given);
+	assert_false(p.targets[2].coupled);
+	assert_true(profile_has_coupled(&p));
 	profile_free(&p);
 }
 
@@ -218,7 +260,7 @@ static const struct bad_case bad_cases[] = {
 	{ NIC QT "    priority: 5\n",
 	  "bad.yaml:7:5: target 'nic': unknown key 'priority' (known keys: name, interface, irq, "
 	  "action, driver, secondary, task, runtime, period, deadline, min_interarrival, buffer, "
-	  "mode, adaptive, take_over)" },
+	  "mode, adaptive, take_over, serves)" },
 	{ NIC QT "    runtime: 3ms\n",
 	  "bad.yaml:7:5: target 'nic': duplicate key 'runtime' (first given at line 5)" },
 	{ HEAD "    interface: [eth0]\n" QT,
@@ -284,6 +326,27 @@ static const struct bad_case bad_cases[] = {
 	  "only" },
 	/* durations and their rules */
 	{ NIC "    period: 10ms\n", "bad.yaml:3:5: target 'nic': missing required key 'runtime'" },
+	/* serves: a task selector or ports; without runtime and period nothing shapes a
+	 * reservation, and half a reservation is still refused */
+	{ NIC "    serves: {}\n",
+	  "bad.yaml:5:13: target 'nic': serves: give at least one of comm, pid, cgroup, port" },
+	{ NIC "    serves: {prot: 5000}\n",
+	  "bad.yaml:5:14: target 'nic': serves: unknown key 'prot' (known keys: comm, pid, "
+	  "cgroup, port)" },
+	{ NIC "    serves: {port: 70000}\n",
+	  "bad.yaml:5:20: target 'nic': serves.port: 70000 is too large (at most 65535)" },
+	{ NIC "    serves: {cgroup: app.slice}\n",
+	  "bad.yaml:5:22: target 'nic': serves.cgroup: 'app.slice' must be an absolute cgroup "
+	  "v2 path starting with /" },
+	{ NIC "    serves: [rx]\n",
+	  "bad.yaml:5:13: target 'nic': serves: expected a mapping of comm, pid, cgroup and "
+	  "port, got a list" },
+	{ NIC "    serves: {comm: rx}\n    buffer: 256\n",
+	  "bad.yaml:6:5: target 'nic': buffer applies to a reservation: give runtime and "
+	  "period too, or drop it (without them the threads' SCHED_FIFO priority follows the "
+	  "processes they serve)" },
+	{ NIC "    serves: {comm: rx}\n    runtime: 2ms\n",
+	  "bad.yaml:3:5: target 'nic': missing required key 'period'" },
 	{ NIC "    runtime: 2ms\n", "bad.yaml:3:5: target 'nic': missing required key 'period'" },
 	{ NIC "    runtime: -2ms\n    period: 10ms\n",
 	  "bad.yaml:5:14: target 'nic': runtime: '-2ms': a duration must not be negative" },
@@ -550,7 +613,7 @@ static void test_profile_bounds(void **state)
 		len += (size_t)snprintf(buf + len, cap - len, "%s%zu", i ? "," : "", i);
 	len += (size_t)snprintf(buf + len, cap - len, "]\n");
 	assert_int_equal(profile_parse(buf, len, "irq.yaml", &p, err, sizeof(err)), -EINVAL);
-	assert_string_equal(err, "irq.yaml:3:3: target 'nic': irq and pid entries: 20000 in the "
+	assert_string_equal(err, "irq.yaml:3:3: target 'nic': irq, pid and port entries: 20000 in the "
 			    "profile up to here, at most 1024 in one profile");
 	len = (size_t)snprintf(buf, cap, "version: 1\ntargets:\n- name: a\n  runtime: 1ms\n"
 			       "  period: 10ms\n  irq: [");
@@ -562,7 +625,7 @@ static void test_profile_bounds(void **state)
 		len += (size_t)snprintf(buf + len, cap - len, "%s%zu", i ? "," : "", i + 2);
 	len += (size_t)snprintf(buf + len, cap - len, "]}}\n");
 	assert_int_equal(profile_parse(buf, len, "irq.yaml", &p, err, sizeof(err)), -EINVAL);
-	assert_string_equal(err, "irq.yaml:7:3: target 'b': irq and pid entries: 1025 in the "
+	assert_string_equal(err, "irq.yaml:7:3: target 'b': irq, pid and port entries: 1025 in the "
 			    "profile up to here, at most 1024 in one profile");
 	/* 1,024 are fine: drop the last pid (",26") */
 	memcpy(buf + len - 7, "]}}\n", 5);
@@ -682,6 +745,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_profile_full_file),
 		cmocka_unit_test(test_profile_defaults),
+		cmocka_unit_test(test_profile_serves),
 		cmocka_unit_test(test_profile_buffering),
 		cmocka_unit_test(test_profile_bad),
 		cmocka_unit_test(test_profile_bad_files),

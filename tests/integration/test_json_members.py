@@ -45,10 +45,13 @@ def test_the_checker_refuses_what_the_tables_do_not_say():
 
 @pytest.mark.root
 def test_real_outputs_match_the_tables(spawn, daemon, profile):
-    a, b = spawn(), spawn()
+    a, b, c = spawn(), spawn(), spawn()
     os.sched_setscheduler(b.pid, os.SCHED_FIFO, os.sched_param(10))
+    # c: a coupled target (serves: without a reservation) serving a
     p = profile(profile_text(task_target("a", "2ms", "10ms", pid=a.pid),
-                             task_target("b", "1ms", "20ms", pid=b.pid, deadline="15ms")))
+                             task_target("b", "1ms", "20ms", pid=b.pid, deadline="15ms"),
+                             f"  - name: c\n    task: {{pid: {c.pid}}}\n"
+                             f"    serves: {{pid: {a.pid}}}\n"))
     r = run_irqresd("--dry-run", "--json", "-p", str(p))
     assert r.returncode == 0, r.stderr
     outputs = [("--dry-run --json", json.loads(r.stdout), "PLAN")]
@@ -75,5 +78,8 @@ def test_real_outputs_match_the_tables(spawn, daemon, profile):
         except SchemaMismatch as exc:
             pytest.fail(f"{what}: {exc}")
     status = outputs[1][1]
-    assert [len(t["threads"]) for t in status["targets"]] == [1, 1]
-    assert len(outputs[-1][1]["threads"]) == 2
+    assert [len(t["threads"]) for t in status["targets"]] == [1, 1, 0]
+    assert [t["coupling"] and len(t["coupling"]["threads"])
+            for t in status["targets"]] == [None, None, 1]
+    assert [s["pid"] for s in status["targets"][2]["serves"]] == [a.pid]
+    assert len(outputs[-1][1]["threads"]) == 3     # c's own scheduling is recorded too

@@ -42,8 +42,7 @@ def format_status(reply: dict) -> str:
     rows = []
     for t in targets:
         threads = t.get("threads") or []
-        rows.append([t.get("name"), t.get("kind"), t.get("mode"), *reservation_cells(t),
-                     len(threads), "", ""])
+        rows.append(_target_row(t, len(threads)))
         for th in threads:
             rows.append([f"  {th.get('comm')}", f"pid {th.get('pid')}", f"cpu {th.get('cpus')}",
                          *reservation_cells(th), th.get("policy"),
@@ -56,7 +55,41 @@ def format_status(reply: dict) -> str:
               f"{th['drift']}" for t in targets for th in t.get("threads") or []
               if th.get("drift")]
     lines += [waiting_text(t, th) for t in targets for th in t.get("waiting") or []]
+    for t in targets:
+        lines += serves_text(t)
     return "\n".join(lines)
+
+
+def _target_row(t: dict, n_threads: int) -> list:
+    if t.get("coupling") is not None:       # reserves nothing: no Q, D, T
+        return [t.get("name"), t.get("kind"), "coupled", *(["-"] * len(RESERVATION_COLUMNS)),
+                n_threads, "", ""]
+    return [t.get("name"), t.get("kind"), t.get("mode"), *reservation_cells(t), n_threads,
+            "", ""]
+
+
+def tasks_text(tasks: list[dict]) -> str:
+    """SERVED objects (docs/json.md) as 'comm (pid N) fifo:20, ...'."""
+    return ", ".join(f"{s.get('comm')} (pid {s.get('pid')}) "
+                     f"{policy_text(s.get('policy'), s.get('priority'))}" for s in tasks)
+
+
+def serves_text(t: dict) -> list[str]:
+    """Whom a target's threads serve and, for a coupled target, the priority they follow
+    (docs/process-aware.md)."""
+    if t.get("serves") is None:
+        return []
+    served = t["serves"]
+    lines = [f"serves: target {t.get('name')}: {tasks_text(served) if served else 'nobody now'}"]
+    coupling = t.get("coupling")
+    if coupling is not None:
+        prio = coupling.get("priority")
+        rule = (f"SCHED_FIFO {prio}, the highest priority it serves" if prio is not None
+                else "its threads have their own scheduling (it serves nobody)")
+        threads = coupling.get("threads") or []
+        lines.append(f"coupled: target {t.get('name')}: {rule}"
+                     + (f"; {tasks_text(threads)}" if threads else "; no thread yet"))
+    return lines
 
 
 def enforcement_text(e: dict) -> str:

@@ -9,19 +9,23 @@ import click
 from ..client import Client, DaemonNotRunning, irqresd_json
 from ..errors import DaemonError
 from .common import Command, cli_errors, echo_json, not_named_daemon, socket_option, where
+from .status import tasks_text
 
 
 def format_verify(reply: dict) -> str:
     diffs = reply.get("differences") or []
+    served = [f"  target '{s.get('target')}' serves: "
+              f"{tasks_text(s['threads']) if s.get('threads') else 'nobody now'}"
+              for s in reply.get("serves") or []]
     if not diffs:
         n = reply.get("checked", 0)
         own = reply.get("by_set_budget") or 0   # threads a set-budget pid:N re-budgeted
-        return (f"Verified {reply.get('profile')}: {n} thread{'' if n == 1 else 's'} as the "
-                "profile says" + (f", {own} of them as the last set-budget says" if own
-                                  else ""))
+        return "\n".join([f"Verified {reply.get('profile')}: {n} thread{'' if n == 1 else 's'}"
+                          " as the profile says" + (f", {own} of them as the last set-budget "
+                                                    "says" if own else ""), *served])
     lines = [f"{reply.get('profile')}: {len(diffs)} difference{'' if len(diffs) == 1 else 's'}"
              " between the running system and the profile:"]
-    return "\n".join(lines + [f"  {d}" for d in diffs])
+    return "\n".join(lines + [f"  {d}" for d in diffs] + served)
 
 
 def _verify_without_daemon(profile: str) -> dict:

@@ -7,6 +7,7 @@ import platform
 import time
 import traceback
 
+import coupling
 import enforcement
 import faults
 import promise
@@ -29,7 +30,8 @@ def main() -> None:
         if "install.sh failed" in install_log or "payload install done" not in install_log:
             raise RuntimeError(f"installing the payload failed:\n{install_log[-2000:]}")
         # the seeds' experiments (bench/seeds/) live in their own module
-        modules = (scenarios, seeds, seeds_disk, enforcement, receive_path, faults, promise)
+        modules = (scenarios, seeds, seeds_disk, enforcement, receive_path, faults, promise,
+                   coupling)
         fn = next((getattr(m, "scenario_" + name) for m in modules
                    if hasattr(m, "scenario_" + name)), None)
         if fn is None:
