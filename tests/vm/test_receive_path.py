@@ -144,7 +144,11 @@ def test_threaded_napi_reserved(boot, demo_profile):
         assert got == want, (where, t)
     kinds = {t["name"]: t["kind"] for t in json.loads(d["status"]["out"])["targets"]}
     assert kinds == {"nic": "irq", "poll": "napi"}, kinds
-    assert d["threaded_after_stop"] == "0" and not d["napi_after_stop"], d
+    # stopped: threaded back to 0; a kernel that keeps the kthread (6.1 does) has it
+    # back as it was, SCHED_OTHER in the root cgroup
+    assert d["threaded_after_stop"] == "0", d
+    for t in d["napi_after_stop"]:
+        assert (t["sched"]["policy"], t["cgroup"]) == ("other", "/"), (where, t)
 
     work = {}
     for ph in d["phases"]:
