@@ -144,6 +144,20 @@ static void test_match_napi(void **state)
 	assert_string_equal(pids_of(&w, "    interface: eth0\n"), "109 110 111");
 	assert_string_equal(pids_of(&w, "    action: '*'\n"),
 			    "101 102 103 104 105 106 107 108 109 110 111 112 113");
+	/* a NAPI kthread that appears later (threaded switched on): hotplug's one look */
+	struct thread_info ti;
+	struct profile p;
+
+	parse(&p, "  - name: nic\n    interface: eth0\n    runtime: 1ms\n    period: 10ms\n"
+		  "  - name: poll\n    napi: eth0\n    runtime: 1ms\n    period: 10ms\n");
+	assert_int_equal(discover_read(115, &ti), 0);
+	assert_true(ti.is_napi && !ti.is_irq);
+	assert_int_equal(match_thread(&p, 0, &ti), 0);
+	assert_int_equal(match_thread(&p, 1, &ti), 1);
+	assert_int_equal(match_find_target(&p, &ti, NULL, 0), 1);
+	assert_int_equal(discover_read(116, &ti), 0);	/* eth2's */
+	assert_int_equal(match_find_target(&p, &ti, NULL, 0), -ENOENT);
+	profile_free(&p);
 	discover_list_free(&w.irq);
 	discover_list_free(&w.tasks);
 	snprintf(irqres_paths.proc, sizeof(irqres_paths.proc), FIX "/proc");	/* the group's */
