@@ -74,6 +74,13 @@ def test_switched_with_the_profile_and_back_on_stop(spawn, daemon, profile, tmp_
         assert f"napi_threaded ifname={IFACE} was=0 set=1 crc32=" in state
         kinds = {t["name"]: t["kind"] for t in d.request("status")["targets"]}
         assert kinds == {"a": "task", "poll": "napi"}, kinds
+        # someone switches it off behind irqresd's back: verify says so
+        (sysroot / "class" / "net" / IFACE / "threaded").write_text("0\n")
+        v = d.request("verify")
+        assert not v["consistent"], v
+        assert any(f"interface '{IFACE}': threaded NAPI is off" in x
+                   for x in v["differences"]), v
+        (sysroot / "class" / "net" / IFACE / "threaded").write_text("1\n")
     finally:
         assert d.stop() == 0
     assert threaded(sysroot) == "0"
