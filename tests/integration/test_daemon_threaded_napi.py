@@ -81,6 +81,14 @@ def test_switched_with_the_profile_and_back_on_stop(spawn, daemon, profile, tmp_
         assert any(f"interface '{IFACE}': threaded NAPI is off" in x
                    for x in v["differences"]), v
         (sysroot / "class" / "net" / IFACE / "threaded").write_text("1\n")
+        # a profile without the switch replaces it: given back; with it again: on
+        reply = d.send_profile("apply", profile(profile_text(
+            task_target("a", "2ms", "10ms", pid=a.pid))))
+        assert reply["ok"], reply
+        assert threaded(sysroot) == "0"
+        assert "napi_threaded" not in (d.run_dir / "state").read_text()
+        assert d.send_profile("apply", p)["ok"]
+        assert threaded(sysroot) == "1"
     finally:
         assert d.stop() == 0
     assert threaded(sysroot) == "0"
