@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from irqres import schedattr
-from irqresd_util import SCHED_DEADLINE, profile_text, run_irqresd, task_target, wait_for
+from irqresd_util import profile_text, run_irqresd, task_target, wait_for
 from json_doc import check, load
 
 pytestmark = pytest.mark.root
@@ -117,18 +117,21 @@ def test_failed_apply_gives_it_back(spawn, profile, tmp_path):
     """The switch is made before the plan (its kthreads are to be found by it); a plan
     the kernel refuses puts it back with everything else."""
     sysroot = fake_sys(tmp_path)
-    a = spawn()
-    # another tool holds a: the plan refuses it (docs/profile.md, "One owner")
-    assert schedattr.set_attr(a.pid, SCHED_DEADLINE, runtime_ns=1_000_000,
-                              deadline_ns=50_000_000, period_ns=50_000_000) == 0
+    # a whole CPU for each task, one task per CPU: more than admission control (at most
+    # sched_rt_runtime_us / sched_rt_period_us of each CPU) lets the plan take
+    tasks = [spawn() for _ in range(os.cpu_count() or 1)]
+    napi = (f"  - name: poll\n    napi: {IFACE}\n    threaded_napi: true\n"
+            f"    runtime: 1ms\n    period: 10ms\n")
+    p = profile(profile_text(*(task_target(f"t{i}", "10ms", "10ms", pid=t.pid)
+                               for i, t in enumerate(tasks)), napi))
     run_dir = tmp_path / "once"
-    r = run_irqresd("--once", "-p", str(napi_profile(profile, a.pid)), "--run-dir",
-                    str(run_dir), "--sys", str(sysroot))
+    r = run_irqresd("--once", "-p", str(p), "--run-dir", str(run_dir), "--sys", str(sysroot))
     assert r.returncode != 0
-    assert "taken" in r.stderr, r.stderr
+    assert "admission" in r.stderr, r.stderr
     assert f"interface {IFACE}: threaded NAPI back to 0" in r.stderr, r.stderr
     assert threaded(sysroot) == "0"
     assert not (run_dir / "state").exists()
+    assert all(policy(t.pid) == "0" for t in tasks)
 
 
 @pytest.mark.parametrize("damage, cause", [
