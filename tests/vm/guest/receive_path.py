@@ -233,6 +233,14 @@ def scenario_threaded_napi(port: int, pps: int, seconds: int, size: int, nic_ns:
                 f"    runtime: {napi_ns[0]}ns\n    period: {napi_ns[1]}ns\n")
     apply = sh(f"irqres apply {profile} --json")
     threaded_applied = read(threaded)
+    napi_at_apply = _napi_threads()
+    # a kthread irqresd moved into the IRQ thread's partition is reserved once it has run
+    # there (its next poll): a short trickle makes it poll
+    sink = Sink("udp", port)
+    request(f"udp {port} 200 1 100")
+    sink.close()
+    wait_for(lambda: all((t["sched"] or {}).get("policy") == "deadline"
+                         for t in _napi_threads()), 60, 0.2)
     status = sh("irqres status --json")
     napi_applied = _napi_threads()
     mark(f"threaded_napi: applied rc={apply['rc']}, threaded={read(threaded)}, "
@@ -242,7 +250,8 @@ def scenario_threaded_napi(port: int, pps: int, seconds: int, size: int, nic_ns:
     sh("systemctl stop irqresd.service")
     wait_for(lambda: not _active(), 30, 0.2)
     return {"threaded_before": before, "apply": apply, "status": status,
-            "threaded_applied": threaded_applied, "napi_applied": napi_applied,
+            "threaded_applied": threaded_applied, "napi_at_apply": napi_at_apply,
+            "napi_applied": napi_applied,
             "napi_after_flood": napi_after, "phases": phases,
             "threaded_after_stop": read(threaded), "napi_after_stop": _napi_threads(),
             "journal": sh("journalctl -u irqresd.service -o cat --no-pager | tail -40")}
