@@ -9,6 +9,7 @@ package does not know is refused instead of taking some other kind's branch.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from enum import StrEnum
 from typing import Any
@@ -17,10 +18,12 @@ from .errors import DaemonError
 
 
 class TargetKind(StrEnum):
-    """What a target selects: IRQ threads or user threads (tasks)."""
+    """What a target selects: IRQ threads, user threads (tasks), or the threaded NAPI
+    kthreads of an interface (``napi/<if>-<id>``)."""
 
     IRQ = "irq"
     TASK = "task"
+    NAPI = "napi"
 
     @classmethod
     def of(cls, target: Mapping[str, Any]) -> TargetKind:
@@ -35,3 +38,13 @@ class TargetKind(StrEnum):
             raise DaemonError(f"irqresd status: target {target.get('name')!r} has kind "
                               f"{raw!r}, which this irqres does not know (known: {known}); "
                               f"update irqres") from None
+
+
+_NAPI_COMM = re.compile(r"napi/(?P<ifname>[^/:\s]{1,15})-(?P<id>[0-9]+)")
+
+
+def napi_interface(comm: str) -> str | None:
+    """The interface of a threaded NAPI kthread's name ``napi/<if>-<id>``, or None when
+    ``comm`` is no such name (or the 15-character limit cut it before the id)."""
+    m = _NAPI_COMM.fullmatch(comm)
+    return m.group("ifname") if m else None

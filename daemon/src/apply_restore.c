@@ -8,6 +8,7 @@
 #include "dl.h"
 #include "enforce.h"
 #include "log.h"
+#include "napiswitch.h"
 #include "rt_runtime.h"
 
 #include <errno.h>
@@ -236,6 +237,8 @@ int apply_restore_all(struct state *st)
 		affinity_owed_settle();
 	affinity_owed_save(st);
 	rc = enforce_restore(st);	/* HRTICK_DL, when irqres switched it */
+	first = first ? first : rc;
+	rc = napiswitch_restore(st, NULL, 0);	/* after the NAPI kthreads' own records */
 	first = first ? first : rc;
 	if (st->rt_runtime_saved) {
 		rc = rt_runtime_restore(st, st->rt_runtime_us);

@@ -15,6 +15,7 @@
 #include "dl.h"
 #include "fileio.h"
 #include "log.h"
+#include "napiswitch.h"
 #include "notify.h"
 #include "owner.h"
 #include "stats.h"
@@ -79,6 +80,8 @@ int daemon_resolve(const struct profile *prof, struct match_list *matches, struc
 	rc = plan_build(prof, matches, plan);
 	if (rc == 0)
 		rc = plan_add_match_notes(plan, prof, &un);
+	if (rc == 0)
+		rc = napiswitch_plan_notes(plan, prof);
 	if (rc < 0) {
 		snprintf(err, errlen, "%s: cannot build the plan: %s", prof->path, strerror(-rc));
 		plan_free(plan);
@@ -517,6 +520,7 @@ int daemon_apply(struct daemon *d, const char *path, const char *text, size_t le
 	struct profile prof = { 0 };
 	struct match_list matches = { 0 };
 	struct apply_waiting pw = { 0 };
+	size_t netdevs = d->st.n_netdevs;	/* those after: switched by this apply */
 	struct plan plan;
 	int rc;
 
@@ -533,8 +537,16 @@ int daemon_apply(struct daemon *d, const char *path, const char *text, size_t le
 		snprintf(err, errlen, "%s: %s", path, strerror(ENOMEM));
 		return -ENOMEM;
 	}
-	rc = daemon_resolve(&prof, &matches, &plan, err, errlen);
-	rc = apply_resolved(d, rc, &plan, may_wait, &pw, err, errlen);
+	/* threaded NAPI first: the NAPI kthreads it makes are found by the resolve */
+	rc = napiswitch_on(&prof, &d->st, err, errlen);
+	if (rc == 0) {
+		rc = daemon_resolve(&prof, &matches, &plan, err, errlen);
+		rc = apply_resolved(d, rc, &plan, may_wait, &pw, err, errlen);
+		if (rc < 0)
+			napiswitch_restore(&d->st, NULL, netdevs);
+	} else {
+		memset(&plan, 0, sizeof(plan));
+	}
 	if (rc >= 0) {
 		restore_left_out(d, &matches);
 		couple_release(&d->couple, &d->st);	/* the new profile's tick couples anew */
@@ -544,6 +556,8 @@ int daemon_apply(struct daemon *d, const char *path, const char *text, size_t le
 		plan.prof = &d->prof;	/* the plan's reply below names the targets */
 		if (rc == 0 && !d->prof.hrtick)
 			enforce_restore(&d->st);	/* held for the profile before */
+		if (rc == 0)	/* the interfaces held for the profile before only */
+			napiswitch_restore(&d->st, &d->prof, 0);
 	}
 	if (plan_out && rc == 0) {
 		json_key(plan_out, "plan");

@@ -147,6 +147,11 @@ int discover_irq_actions(int irq, char *buf, size_t len)
 	return 0;
 }
 
+bool discover_napi_comm(unsigned long flags, pid_t ppid, const char *comm)
+{
+	return (flags & PF_KTHREAD) && ppid == KTHREADD_PID && strncmp(comm, "napi/", 5) == 0;
+}
+
 /*
  * Everything but stat, for a thread whose stat is already in @sf.  With the real /proc
  * and a known @tgid, sched_getaffinity() replaces reading /proc/TID/status, which costs
@@ -167,6 +172,7 @@ static int read_rest(const char *dir, pid_t pid, pid_t tgid, const struct fileio
 	ti->priority = sf->rt_priority;
 	ti->nice = sf->nice;
 	ti->irq = -1;
+	ti->is_napi = discover_napi_comm(sf->flags, sf->ppid, ti->comm);
 	if (ti->kthread && sf->ppid == KTHREADD_PID && !irqname_parse(ti->comm, &name)) {
 		char all[ACTIONS_MAX];
 
@@ -260,8 +266,8 @@ void discover_list_free(struct thread_list *list)
 }
 
 /* Adds @pid to @list when it is a kernel thread, child of kthreadd, that is an IRQ thread
- * (@irq_only) or any that may be moved (not PF_NO_SETAFFINITY).  Vanished threads are
- * skipped. */
+ * or a threaded NAPI kthread (@irq_only) or any that may be moved (not
+ * PF_NO_SETAFFINITY).  Vanished threads are skipped. */
 static int consider_kthread(pid_t pid, struct thread_list *list, bool irq_only)
 {
 	char dir[DIR_LEN];
@@ -276,7 +282,8 @@ static int consider_kthread(pid_t pid, struct thread_list *list, bool irq_only)
 		return skip_or_fail(rc);
 	if (!(sf.flags & PF_KTHREAD) || sf.ppid != KTHREADD_PID)
 		return 0;
-	if (irq_only ? irqname_parse(sf.comm, &name) != 0
+	if (irq_only ? irqname_parse(sf.comm, &name) != 0 &&
+		       !discover_napi_comm(sf.flags, sf.ppid, sf.comm)
 		     : (sf.flags & FILEIO_PF_NO_SETAFFINITY) != 0)
 		return 0;
 	rc = read_rest(dir, pid, pid, &sf, &ti);

@@ -18,8 +18,12 @@
 
 #include "irqres.h"
 
+/* Whether a thread with stat flags @flags, parent @ppid and name @comm is a threaded NAPI
+ * kthread (napi/<if>-<id>, a child of kthreadd). */
+bool discover_napi_comm(unsigned long flags, pid_t ppid, const char *comm);
 /*
- * Appends every IRQ thread to @list (which may already hold entries; start with a
+ * Appends every IRQ thread and every threaded NAPI kthread (the device's threads) to
+ * @list (which may already hold entries; start with a
  * zeroed list).  Lists kthreadd's children from /proc/2/task/2/children when that file
  * exists, else walks /proc.  The new entries are in pid order.  Returns 0 or -errno
  * (-ENOMEM, or /proc unreadable).

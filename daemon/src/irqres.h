@@ -41,7 +41,7 @@ void irqres_paths_default(void);
 bool irqres_paths_real_proc(void);
 
 /* What a target selects; each kind has its table of operations in target_kind.h. */
-enum target_kind { TARGET_IRQ, TARGET_TASK };
+enum target_kind { TARGET_IRQ, TARGET_TASK, TARGET_NAPI };
 enum target_mode { MODE_STATIC, MODE_ADAPTIVE };
 
 struct adaptive_cfg {
@@ -81,6 +81,15 @@ struct target {
 	bool secondary;			/* also match irq/N-s-* threads; default true */
 	int interface_line, irq_line, driver_line;	/* where those selectors are given */
 
+	/* The NAPI selector (kind == TARGET_NAPI): the interface whose threaded NAPI
+	 * kthreads (napi/<if>-<id>) the target takes. */
+	char *napi;
+	int napi_line;
+	/* threaded_napi: true, on a target naming an interface (interface or napi): irqresd
+	 * switches /sys/class/net/IF/threaded to 1 while the profile is in force. */
+	bool threaded_napi;
+	int threaded_napi_line;
+
 	/* Task selectors (kind == TARGET_TASK). */
 	char *task_comm;		/* fnmatch glob */
 	pid_t *pids;
@@ -117,6 +126,7 @@ struct thread_info {
 	char comm[COMM_MAX];
 	bool kthread;			/* PF_KTHREAD */
 	bool is_irq;			/* a real IRQ thread: kthread, parent kthreadd, irq/ name */
+	bool is_napi;			/* a threaded NAPI kthread: parent kthreadd, napi/ name */
 	int irq;			/* IRQ number, -1 when not an IRQ thread */
 	bool secondary;			/* irq/N-s-<action> */
 	char actions[ACTIONS_MAX];	/* full action names, comma separated */

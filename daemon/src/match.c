@@ -18,12 +18,15 @@
  *                 legacy IRQ shared by several devices, `driver` takes every thread of
  *                 the IRQ: add `action` to pick one.
  *   task pid P    the thread P, or every thread of process P.
+ *   napi IF       the threaded NAPI kthreads of IF (napi.h: the pids napi-get reports,
+ *                 else the kthreads named napi/IF-<id>).
  */
 #include "match.h"
 #include "interrupts.h"
 #include "array.h"
 #include "discover.h"
 #include "fileio.h"
+#include "napi.h"
 #include "target_kind.h"
 
 #include <ctype.h>
@@ -62,6 +65,7 @@ struct resolved {
 	struct int_set msi;		/* the interface's MSI IRQs (exclusive) */
 	struct int_set legacy;		/* its other IRQs (maybe shared) */
 	char vdev[NAME_LEN];		/* virtioN when the interface is a virtio device */
+	struct int_set napi;		/* the pids of the NAPI kthreads of a napi target */
 };
 
 /* snprintf for paths: false when the path does not fit (then nothing under it exists). */
@@ -475,6 +479,23 @@ static void resolved_free(struct resolved *r)
 {
 	set_free(&r->msi);
 	set_free(&r->legacy);
+	set_free(&r->napi);
+}
+
+/* The kthreads polling @ifname's NAPI instances; none when there is no such interface. */
+static int resolve_napi(const char *ifname, struct resolved *r)
+{
+	struct napi_list list = { 0 };
+	enum napi_source src;
+	int rc = napi_find(ifname, &list, &src);
+
+	if (rc == -ENODEV)
+		rc = 0;	/* a selector problem (match_selector_problems()) */
+	for (size_t i = 0; !rc && i < list.n; i++)
+		if (list.v[i].pid > 0)
+			rc = set_add(&r->napi, list.v[i].pid);
+	napi_list_free(&list);
+	return rc;
 }
 
 static int resolve(const struct target *t, struct resolved *r, struct driver_map *drivers)
@@ -491,6 +512,8 @@ static int resolve(const struct target *t, struct resolved *r, struct driver_map
 		return rc;
 	case TARGET_TASK:
 		return 0;	/* task selectors read nothing ahead */
+	case TARGET_NAPI:
+		return resolve_napi(t->napi, r);
 	}
 	return -EINVAL;
 }
@@ -503,6 +526,8 @@ static bool selects(const struct target *t, const struct resolved *r,
 		return irq_target_selects(t, r, drivers, ti);
 	case TARGET_TASK:
 		return task_target_selects(t, ti);
+	case TARGET_NAPI:
+		return ti->is_napi && set_has(&r->napi, ti->pid);
 	}
 	return false;
 }
@@ -592,6 +617,33 @@ static int irq_selector_problems(const struct target *t, struct match_problem *o
 	return rc < 0 ? rc : (int)n;
 }
 
+/* The napi selector of @t: an interface this machine does not have, one without NAPI,
+ * or one that polls in soft IRQs while the profile does not switch it. */
+static int napi_selector_problems(const struct target *t, struct match_problem *out,
+				  size_t max)
+{
+	char path[PATH_LEN];
+	size_t n = 0;
+	int v;
+
+	path_fmt(path, sizeof(path), "%s/class/net/%s", irqres_paths.sys, t->napi);
+	if (faccessat(AT_FDCWD, path, F_OK, AT_SYMLINK_NOFOLLOW) < 0) {
+		add_problem(out, max, &n, t->napi_line, "interface '%s' does not exist (no %s)",
+			    t->napi, path);
+		return (int)n;
+	}
+	v = napi_threaded(t->napi);
+	if (v < 0)
+		add_problem(out, max, &n, t->napi_line, "interface '%s': cannot read %s/threaded: "
+			    "%s", t->napi, path, v == -EOPNOTSUPP ? "its driver has no NAPI" :
+			    v == -ENOENT ? "the kernel has no threaded NAPI" : strerror(-v));
+	else if (v == 0 && !t->threaded_napi)
+		add_problem(out, max, &n, t->napi_line, "interface '%s' polls NAPI in soft IRQs "
+			    "(threaded is 0): it has no napi/%s-* kthread until threaded_napi: "
+			    "true switches it", t->napi, t->napi);
+	return (int)n;
+}
+
 int match_selector_problems(const struct target *t, struct match_problem *out, size_t max)
 {
 	switch (t->kind) {
@@ -599,6 +651,8 @@ int match_selector_problems(const struct target *t, struct match_problem *out, s
 		return irq_selector_problems(t, out, max);
 	case TARGET_TASK:
 		return 0;	/* a comm, pid or cgroup may well appear later */
+	case TARGET_NAPI:
+		return napi_selector_problems(t, out, max);
 	}
 	return -EINVAL;
 }

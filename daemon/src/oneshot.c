@@ -255,6 +255,17 @@ static void status_json(const struct state *st, const char *path, bool exists,
 	} else {
 		json_null(j);
 	}
+	/* interfaces irqres switched to threaded NAPI (napiswitch.h), given back on restore */
+	json_key(j, "napi_threaded");
+	json_arr_begin(j);
+	for (size_t i = 0; i < st->n_netdevs; i++) {
+		json_obj_begin(j);
+		json_kv_str(j, "interface", st->netdevs[i].ifname);
+		json_kv_int(j, "was", st->netdevs[i].was);
+		json_kv_int(j, "set", st->netdevs[i].set);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
 	json_obj_end(j);
 }
 
@@ -295,6 +306,9 @@ static int run_status(struct daemon *d)
 		if (st.feature_saved)
 			printf("  sched feature %s: set %s, to give back %s\n", st.feature.name,
 			       st.feature.set ? "on" : "off", st.feature.was ? "on" : "off");
+		for (size_t i = 0; i < st.n_netdevs; i++)
+			printf("  interface %s: threaded NAPI set %d, to give back %d\n",
+			       st.netdevs[i].ifname, st.netdevs[i].set, st.netdevs[i].was);
 	}
 	json_fini(&j);
 	state_free(&st);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* plan_report.c - the plan for people and for programs; see plan_report.h. */
 #include "plan_report.h"
+#include "target_kind.h"
 #include "array.h"
 #include "dl.h"
 #include "units.h"
@@ -293,6 +294,8 @@ static void item_json(const struct plan *plan, const struct plan_item *it, struc
 
 	json_obj_begin(j);
 	json_kv_str(j, "target", target_name(plan, it));
+	json_kv_str(j, "kind", plan->prof && it->target < plan->prof->n_targets ?
+		    target_kind_of(&plan->prof->targets[it->target])->name : NULL);
 	json_kv_int(j, "pid", it->thread.pid);
 	json_kv_str(j, "comm", it->thread.comm);
 	if (it->thread.irq >= 0)

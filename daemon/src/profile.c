@@ -224,7 +224,7 @@ static const struct yamlmap_mapping adaptive_mapping = {
 enum target_key {
 	T_NAME, T_INTERFACE, T_IRQ, T_ACTION, T_DRIVER, T_SECONDARY, T_TASK, T_RUNTIME,
 	T_PERIOD, T_DEADLINE, T_MIN_INTERARRIVAL, T_BUFFER, T_MODE, T_ADAPTIVE, T_TAKE_OVER,
-	T_SERVES, T_NKEYS
+	T_SERVES, T_NAPI, T_THREADED_NAPI, T_NKEYS
 };
 
 static const struct yamlmap_key target_keys[T_NKEYS + 1] = {
@@ -253,6 +253,9 @@ static const struct yamlmap_key target_keys[T_NKEYS + 1] = {
 	[T_TAKE_OVER] = { "take_over", YAML_SCALAR_NODE, yamlmap_on_bool,
 			  TARGET_FIELD(take_over), NULL },
 	[T_SERVES] = { "serves", YAML_MAPPING_NODE, NULL, 0, &serves_mapping },
+	[T_NAPI] = { "napi", YAML_SCALAR_NODE, on_interface, TARGET_FIELD(napi), NULL },
+	[T_THREADED_NAPI] = { "threaded_napi", YAML_SCALAR_NODE, yamlmap_on_bool,
+			      TARGET_FIELD(threaded_napi), NULL },
 	[T_NKEYS] = { 0 },
 };
 
@@ -299,28 +302,50 @@ static enum target_key first_irq_selector(const struct yamlmap_given *g)
 	return first;
 }
 
-/* IRQ threads or tasks, never both. */
+/* The second of two selectors of different kinds, named with the first. */
+static int two_kinds(struct yamlmap *c, const struct yamlmap_given *g, enum target_key a,
+		     enum target_key b, const char *where)
+{
+	if (g[a].key->start_mark.index > g[b].key->start_mark.index) {
+		enum target_key x = a;
+
+		a = b;
+		b = x;
+	}
+	return yamlmap_error(c, g[b].key, "%s: %s cannot be combined with %s (line %d): a "
+			     "target selects IRQ threads, tasks or NAPI kthreads, one kind only",
+			     where, target_keys[b].key, target_keys[a].key, line_of(g[a].key));
+}
+
+/* IRQ threads, tasks or NAPI kthreads: one kind of selector. */
 static int check_kind(struct yamlmap *c, yaml_node_t *map, struct target *t,
 		      const struct yamlmap_given *g, const char *where)
 {
 	enum target_key sel = first_irq_selector(g);
-	yaml_node_t *task = g[T_TASK].key;
 
-	if (sel != T_NKEYS && task)
-		return yamlmap_error(c, task, "%s: task cannot be combined with the IRQ "
-				     "selector '%s' (line %d): a target selects IRQ threads or "
-				     "tasks, not both", where, target_keys[sel].key,
-				     line_of(g[sel].key));
-	if (sel == T_NKEYS && !task)
+	if (sel != T_NKEYS && g[T_TASK].key)
+		return two_kinds(c, g, sel, T_TASK, where);
+	if (sel != T_NKEYS && g[T_NAPI].key)
+		return two_kinds(c, g, sel, T_NAPI, where);
+	if (g[T_TASK].key && g[T_NAPI].key)
+		return two_kinds(c, g, T_TASK, T_NAPI, where);
+	if (sel == T_NKEYS && !g[T_TASK].key && !g[T_NAPI].key)
 		return yamlmap_error(c, map, "%s: no selector: give interface, irq, action or "
-				     "driver (IRQ threads) or task (user threads)", where);
-	if (task && g[T_SECONDARY].key)
+				     "driver (IRQ threads), task (user threads) or napi (an "
+				     "interface's NAPI kthreads)", where);
+	if (sel == T_NKEYS && g[T_SECONDARY].key)
 		return yamlmap_error(c, g[T_SECONDARY].key, "%s: secondary applies to IRQ "
-				     "threads only, not to a task target", where);
-	t->kind = task ? TARGET_TASK : TARGET_IRQ;
+				     "threads only, not to a %s target", where,
+				     g[T_TASK].key ? "task" : "napi");
+	if (g[T_THREADED_NAPI].key && !t->interface && !t->napi)
+		return yamlmap_error(c, g[T_THREADED_NAPI].key, "%s: threaded_napi switches an "
+				     "interface: it needs interface or napi in the target", where);
+	t->kind = g[T_TASK].key ? TARGET_TASK : g[T_NAPI].key ? TARGET_NAPI : TARGET_IRQ;
 	t->interface_line = line_of(g[T_INTERFACE].key);
 	t->irq_line = line_of(g[T_IRQ].key);
 	t->driver_line = line_of(g[T_DRIVER].key);
+	t->napi_line = line_of(g[T_NAPI].key);
+	t->threaded_napi_line = line_of(g[T_THREADED_NAPI].key);
 	return 0;
 }
 
@@ -384,7 +409,7 @@ static int check_device(struct yamlmap *c, struct target *t, const struct yamlma
 
 	if (dev && !target_kind_of(t)->device)
 		return yamlmap_error(c, dev, "%s: min_interarrival and buffer describe a device: "
-				     "IRQ targets only", where);
+				     "IRQ and napi targets only", where);
 	if (profile_buffer_check(t, t->runtime_ns, t->period_ns) != PROFILE_BUFFER_VIOLATED)
 		return 0;
 	delayed = (t->period_ns - t->runtime_ns) / t->min_interarrival_ns;
@@ -688,6 +713,7 @@ static void target_free(struct target *t)
 	free(t->serves.pids);
 	free(t->serves.cgroup);
 	free(t->serves.ports);
+	free(t->napi);
 }
 
 void profile_free(struct profile *prof)

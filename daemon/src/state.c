@@ -20,6 +20,10 @@
  *   sched_feature name=<s> was=<0|1> set=<0|1>
  *                                         a sched feature irqres switched (enforce.h):
  *                                         its value before and the one irqres set
+ *   napi_threaded ifname=<s> was=<0-2> set=<0-2>
+ *                                         an interface irqres switched to threaded NAPI
+ *                                         (napiswitch.h): /sys/class/net/IF/threaded
+ *                                         before and the value irqres wrote
  *
  * String values (comm, cgroup, names) escape bytes <= 0x20, '%', '=' and >= 0x7f as %XX;
  * an empty value means "none". Records are appended and fsync'd before the change they
@@ -34,6 +38,7 @@
 #include "dl.h"
 #include "fileio.h"
 #include "log.h"
+#include "statefields.h"
 #include "stateline.h"
 
 #include <ctype.h>
@@ -64,6 +69,9 @@ void state_free(struct state *st)
 	free(st->threads);
 	free(st->parts);
 	free(st->owed);
+	free(st->netdevs);
+	st->netdevs = NULL;
+	st->n_netdevs = st->cap_netdevs = 0;
 	st->threads = NULL;
 	st->parts = NULL;
 	st->owed = NULL;
@@ -75,124 +83,8 @@ void state_free(struct state *st)
 bool state_empty(const struct state *st)
 {
 	return st->n_threads == 0 && st->n_parts == 0 && st->n_owed == 0 && !st->cpuset_added &&
-	       !st->rt_runtime_saved && !st->feature_saved;
+	       !st->rt_runtime_saved && !st->feature_saved && st->n_netdevs == 0;
 }
-
-/*
- * ---- The key=value fields of thread and owed records ----
- *
- * One table per record holds every key=value field: its key, where it lives in the
- * record's struct, and how it is read and written, so the writer and the reader cannot
- * disagree and a message about an unknown key lists the known ones.
- */
-struct record_field;
-
-struct field_type {
-	/* 0, or -errno when @val is not a valid value of @f */
-	int (*parse)(const struct record_field *f, const char *val, void *dst);
-	void (*format)(const struct record_field *f, const void *src, char *buf, size_t len);
-};
-
-struct record_field {
-	const char *key;
-	const struct field_type *type;
-	size_t offset;			/* in the record's struct */
-	long long min, max;		/* an int field's range; a text field's size in max */
-	bool required;
-	const char *why;		/* the message for a bad value; NULL: "bad <key>" */
-};
-
-static int parse_ll(const char *s, long long min, long long max, long long *out)
-{
-	char *end;
-	long long v;
-
-	if (!*s)
-		return -EINVAL;
-	errno = 0;
-	v = strtoll(s, &end, 10);
-	if (errno || *end || v < min || v > max)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
-static int parse_int(const struct record_field *f, const char *val, void *dst)
-{
-	long long v;
-	int rc = parse_ll(val, f->min, f->max, &v);
-
-	if (!rc)
-		*(int *)dst = (int)v;
-	return rc;
-}
-
-static void format_int(const struct record_field *f, const void *src, char *buf, size_t len)
-{
-	snprintf(buf, len, "%d", *(const int *)src);
-}
-
-static int parse_u64(const struct record_field *f, const char *val, void *dst)
-{
-	char *end;
-	unsigned long long v;
-
-	if (!isdigit((unsigned char)*val))
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(val, &end, 10);
-	if (errno || *end)
-		return -EINVAL;
-	*(uint64_t *)dst = v;
-	return 0;
-}
-
-static void format_u64(const struct record_field *f, const void *src, char *buf, size_t len)
-{
-	snprintf(buf, len, "%" PRIu64, *(const uint64_t *)src);
-}
-
-static int parse_text(const struct record_field *f, const char *val, void *dst)
-{
-	return stateline_unescape(val, dst, (size_t)f->max);
-}
-
-static void format_text(const struct record_field *f, const void *src, char *buf, size_t len)
-{
-	stateline_escape(src, buf, len);
-}
-
-static int parse_policy(const struct record_field *f, const char *val, void *dst)
-{
-	int p = dl_policy_from_name(val);
-
-	if (p < 0)
-		return p;
-	*(int *)dst = p;
-	return 0;
-}
-
-static void format_policy(const struct record_field *f, const void *src, char *buf, size_t len)
-{
-	snprintf(buf, len, "%s", dl_policy_name(*(const int *)src));
-}
-
-static int parse_cpus(const struct record_field *f, const char *val, void *dst)
-{
-	return cpuset_list_parse(val, dst);
-}
-
-static void format_cpus(const struct record_field *f, const void *src, char *buf, size_t len)
-{
-	if (cpuset_list_format(src, buf, len))
-		buf[0] = '\0';
-}
-
-static const struct field_type int_field = { parse_int, format_int };
-static const struct field_type u64_field = { parse_u64, format_u64 };
-static const struct field_type text_field = { parse_text, format_text };
-static const struct field_type policy_field = { parse_policy, format_policy };
-static const struct field_type cpus_field = { parse_cpus, format_cpus };
 
 #define THREAD_FIELD(f) offsetof(struct state_thread, f)
 #define TEXT_SIZE(f) (long long)sizeof(((struct state_thread *)0)->f)
@@ -200,77 +92,63 @@ static const struct field_type cpus_field = { parse_cpus, format_cpus };
 _Static_assert(sizeof(pid_t) == sizeof(int), "pid= is read as an int");
 _Static_assert(sizeof(unsigned long long) == sizeof(uint64_t), "start= is read as a u64");
 
-static const struct record_field thread_fields[] = {
-	{ "pid", &int_field, THREAD_FIELD(pid), 1, INT_MAX, true, NULL },
-	{ "start", &u64_field, THREAD_FIELD(starttime), 0, 0, true, NULL },
-	{ "comm", &text_field, THREAD_FIELD(comm), 0, TEXT_SIZE(comm), false, NULL },
-	{ "policy", &policy_field, THREAD_FIELD(policy), 0, 0, true, "unknown policy" },
-	{ "priority", &int_field, THREAD_FIELD(priority), 0, 99, false, NULL },
-	{ "nice", &int_field, THREAD_FIELD(nice), -20, 19, false, NULL },
-	{ "runtime", &u64_field, THREAD_FIELD(dl_runtime_ns), 0, 0, false, NULL },
-	{ "deadline", &u64_field, THREAD_FIELD(dl_deadline_ns), 0, 0, false, NULL },
-	{ "period", &u64_field, THREAD_FIELD(dl_period_ns), 0, 0, false, NULL },
-	{ "flags", &u64_field, THREAD_FIELD(flags), 0, 0, false, NULL },
-	{ "cgroup", &text_field, THREAD_FIELD(cgroup), 0, TEXT_SIZE(cgroup), false, NULL },
-	{ "affinity", &cpus_field, THREAD_FIELD(affinity), 0, 0, false, NULL },
-	{ "partition", &text_field, THREAD_FIELD(partition), 0, TEXT_SIZE(partition), false,
+static const struct statefield thread_fields[] = {
+	{ "pid", &statefield_int, THREAD_FIELD(pid), 1, INT_MAX, true, NULL },
+	{ "start", &statefield_u64, THREAD_FIELD(starttime), 0, 0, true, NULL },
+	{ "comm", &statefield_text, THREAD_FIELD(comm), 0, TEXT_SIZE(comm), false, NULL },
+	{ "policy", &statefield_policy, THREAD_FIELD(policy), 0, 0, true, "unknown policy" },
+	{ "priority", &statefield_int, THREAD_FIELD(priority), 0, 99, false, NULL },
+	{ "nice", &statefield_int, THREAD_FIELD(nice), -20, 19, false, NULL },
+	{ "runtime", &statefield_u64, THREAD_FIELD(dl_runtime_ns), 0, 0, false, NULL },
+	{ "deadline", &statefield_u64, THREAD_FIELD(dl_deadline_ns), 0, 0, false, NULL },
+	{ "period", &statefield_u64, THREAD_FIELD(dl_period_ns), 0, 0, false, NULL },
+	{ "flags", &statefield_u64, THREAD_FIELD(flags), 0, 0, false, NULL },
+	{ "cgroup", &statefield_text, THREAD_FIELD(cgroup), 0, TEXT_SIZE(cgroup), false, NULL },
+	{ "affinity", &statefield_cpus, THREAD_FIELD(affinity), 0, 0, false, NULL },
+	{ "partition", &statefield_text, THREAD_FIELD(partition), 0, TEXT_SIZE(partition), false,
 	  NULL },
 };
 
 #define OWED_FIELD(f) offsetof(struct state_owed, f)
 
-static const struct record_field owed_fields[] = {
-	{ "pid", &int_field, OWED_FIELD(pid), 1, INT_MAX, true, NULL },
-	{ "start", &u64_field, OWED_FIELD(starttime), 0, 0, true, NULL },
-	{ "comm", &text_field, OWED_FIELD(comm), 0, COMM_MAX, false, NULL },
-	{ "cpus", &cpus_field, OWED_FIELD(cpus), 0, 0, true, NULL },
-	{ "seen", &cpus_field, OWED_FIELD(seen), 0, 0, false, NULL },
+static const struct statefield owed_fields[] = {
+	{ "pid", &statefield_int, OWED_FIELD(pid), 1, INT_MAX, true, NULL },
+	{ "start", &statefield_u64, OWED_FIELD(starttime), 0, 0, true, NULL },
+	{ "comm", &statefield_text, OWED_FIELD(comm), 0, COMM_MAX, false, NULL },
+	{ "cpus", &statefield_cpus, OWED_FIELD(cpus), 0, 0, true, NULL },
+	{ "seen", &statefield_cpus, OWED_FIELD(seen), 0, 0, false, NULL },
 };
 
 #define FEATURE_FIELD(f) offsetof(struct state_feature, f)
 
-static const struct record_field feature_fields[] = {
-	{ "name", &text_field, FEATURE_FIELD(name), 0, sizeof(((struct state_feature *)0)->name),
+static const struct statefield feature_fields[] = {
+	{ "name", &statefield_text, FEATURE_FIELD(name), 0, sizeof(((struct state_feature *)0)->name),
 	  true, NULL },
-	{ "was", &int_field, FEATURE_FIELD(was), 0, 1, true, NULL },
-	{ "set", &int_field, FEATURE_FIELD(set), 0, 1, true, NULL },
+	{ "was", &statefield_int, FEATURE_FIELD(was), 0, 1, true, NULL },
+	{ "set", &statefield_int, FEATURE_FIELD(set), 0, 1, true, NULL },
 };
 
-/* A record's table of fields. */
-struct fields {
-	const char *word;		/* the record's first word */
-	const struct record_field *v;
-	size_t n;
-};
+static const struct statefields thread_record = STATEFIELDS("thread", thread_fields);
+static const struct statefields owed_record = STATEFIELDS("owed", owed_fields);
+static const struct statefields feature_record = STATEFIELDS("sched_feature", feature_fields);
 
-#define FIELDS(word, t) { word, t, sizeof(t) / sizeof(t[0]) }
-static const struct fields thread_record = FIELDS("thread", thread_fields);
-static const struct fields owed_record = FIELDS("owed", owed_fields);
-static const struct fields feature_record = FIELDS("sched_feature", feature_fields);
+#define NETDEV_FIELD(f) offsetof(struct state_netdev, f)
+
+static const struct statefield netdev_fields[] = {
+	{ "ifname", &statefield_text, NETDEV_FIELD(ifname), 0,
+	  sizeof(((struct state_netdev *)0)->ifname), true, NULL },
+	{ "was", &statefield_int, NETDEV_FIELD(was), 0, 2, true, NULL },
+	{ "set", &statefield_int, NETDEV_FIELD(set), 0, 2, true, NULL },
+};
+static const struct statefields netdev_record = STATEFIELDS("napi_threaded", netdev_fields);
 
 _Static_assert(sizeof(thread_fields) / sizeof(thread_fields[0]) <= 32 &&
 	       sizeof(owed_fields) / sizeof(owed_fields[0]) <= 32,
 	       "the fields seen are bits of an unsigned int");
 
-/* "<word> key=value ...\n": every field of the table, in its order. */
-static void fmt_fields(const struct fields *fs, const void *rec, char *buf, size_t len)
-{
-	size_t o = (size_t)snprintf(buf, len, "%s", fs->word);
-
-	for (size_t i = 0; i < fs->n && o < len; i++) {
-		const struct record_field *f = &fs->v[i];
-		char val[CGROUP_PATH_MAX * 3 + 1];
-
-		f->type->format(f, (const char *)rec + f->offset, val, sizeof(val));
-		o += (size_t)snprintf(buf + o, len - o, " %s=%s", f->key, val);
-	}
-	if (o < len)
-		snprintf(buf + o, len - o, "\n");
-}
-
 static void fmt_thread(const struct state_thread *t, char *buf, size_t len)
 {
-	fmt_fields(&thread_record, t, buf, len);
+	statefields_format(&thread_record, t, buf, len);
 }
 
 static void fmt_partition(const struct state_partition *p, char *buf, size_t len)
@@ -346,7 +224,11 @@ static void write_records(const struct state *st, FILE *f)
 		put_record(line, f);
 	}
 	if (st->feature_saved) {
-		fmt_fields(&feature_record, &st->feature, line, sizeof(line));
+		statefields_format(&feature_record, &st->feature, line, sizeof(line));
+		put_record(line, f);
+	}
+	for (size_t i = 0; i < st->n_netdevs; i++) {
+		statefields_format(&netdev_record, &st->netdevs[i], line, sizeof(line));
 		put_record(line, f);
 	}
 	for (size_t i = 0; i < st->n_parts; i++) {
@@ -358,7 +240,7 @@ static void write_records(const struct state *st, FILE *f)
 		put_record(line, f);
 	}
 	for (size_t i = 0; i < st->n_owed; i++) {
-		fmt_fields(&owed_record, &st->owed[i], line, sizeof(line));
+		statefields_format(&owed_record, &st->owed[i], line, sizeof(line));
 		put_record(line, f);
 	}
 }
@@ -445,6 +327,23 @@ struct state_partition *state_find_partition(struct state *st, const char *name)
 		if (strcmp(st->parts[i].name, name) == 0)
 			return &st->parts[i];
 	return NULL;
+}
+
+struct state_netdev *state_find_netdev(struct state *st, const char *ifname)
+{
+	for (size_t i = 0; i < st->n_netdevs; i++)
+		if (strcmp(st->netdevs[i].ifname, ifname) == 0)
+			return &st->netdevs[i];
+	return NULL;
+}
+
+static int push_netdev(struct state *st, const struct state_netdev *n)
+{
+	int rc = ARRAY_RESERVE(st->netdevs, st->cap_netdevs, st->n_netdevs + 1);
+
+	if (!rc)
+		st->netdevs[st->n_netdevs++] = *n;
+	return rc;
 }
 
 static int push_thread(struct state *st, const struct state_thread *t)
@@ -553,12 +452,29 @@ int state_set_feature(struct state *st, const struct state_feature *f)
 
 	if (st->feature_saved)
 		return 0;
-	fmt_fields(&feature_record, f, line, sizeof(line));
+	statefields_format(&feature_record, f, line, sizeof(line));
 	st->feature_saved = true;
 	st->feature = *f;
 	rc = persist(st, line);
 	if (rc)
 		st->feature_saved = false;
+	return rc;
+}
+
+int state_add_netdev(struct state *st, const struct state_netdev *n)
+{
+	char line[256];
+	int rc;
+
+	if (state_find_netdev(st, n->ifname))
+		return 0;
+	statefields_format(&netdev_record, n, line, sizeof(line));
+	rc = push_netdev(st, n);
+	if (rc)
+		return rc;
+	rc = persist(st, line);
+	if (rc)
+		st->n_netdevs--;
 	return rc;
 }
 
@@ -606,6 +522,17 @@ int state_forget_partition(struct state *st, const char *name)
 		return -ENOENT;
 	memmove(p, p + 1, (size_t)(st->parts + st->n_parts - (p + 1)) * sizeof(*p));
 	st->n_parts--;
+	return rewrite(st);
+}
+
+int state_forget_netdev(struct state *st, const char *ifname)
+{
+	struct state_netdev *n = state_find_netdev(st, ifname);
+
+	if (!n)
+		return -ENOENT;
+	memmove(n, n + 1, (size_t)(st->netdevs + st->n_netdevs - (n + 1)) * sizeof(*n));
+	st->n_netdevs--;
 	return rewrite(st);
 }
 
@@ -659,71 +586,10 @@ static int bad(struct line_err *e, const char *fmt, ...)
 	return -EINVAL;
 }
 
-/* "pid=, start= and policy=": the fields a record must have. */
-static const char *required_fields(const struct fields *fs, char *buf, size_t len)
-{
-	size_t o = 0, n = 0, i, k = 0;
-
-	for (i = 0; i < fs->n; i++)
-		n += fs->v[i].required;
-	buf[0] = '\0';
-	for (i = 0; i < fs->n && o < len; i++)
-		if (fs->v[i].required)
-			o += (size_t)snprintf(buf + o, len - o, "%s%s=", !k++ ? "" :
-					      k == n ? " and " : ", ", fs->v[i].key);
-	return buf;
-}
-
-/* One "key=value" word of a record; *@seen gets the bit of its field. */
-static int field_word(const struct fields *fs, void *rec, char *word, unsigned int *seen,
-		      struct line_err *e)
-{
-	char *eq = strchr(word, '='), known[256], shown[64];
-	size_t i, o = 0;
-
-	if (!eq)
-		return bad(e, "a word that is not key=value");
-	*eq = '\0';
-	for (i = 0; i < fs->n; i++) {
-		const struct record_field *f = &fs->v[i];
-
-		if (strcmp(word, f->key))
-			continue;
-		*seen |= 1U << i;
-		if (f->type->parse(f, eq + 1, (char *)rec + f->offset))
-			return f->why ? bad(e, "%s", f->why) : bad(e, "bad %s", f->key);
-		return 0;
-	}
-	for (i = 0; i < fs->n && o < sizeof(known); i++)
-		o += (size_t)snprintf(known + o, sizeof(known) - o, "%s%s", i ? ", " : "",
-				      fs->v[i].key);
-	stateline_escape(word, shown, sizeof(shown));
-	return bad(e, "unknown key '%s' (known keys: %s)", shown, known);
-}
-
-/* The rest of a record's line into rec, every required field present. */
-static int record_fields(const struct fields *fs, void *rec, char **save, struct line_err *e)
-{
-	unsigned int seen = 0, need = 0;
-	char *word, names[64];
-	int rc;
-
-	while ((word = strtok_r(NULL, " ", save)) != NULL) {
-		rc = field_word(fs, rec, word, &seen, e);
-		if (rc)
-			return rc;
-	}
-	for (size_t i = 0; i < fs->n; i++)
-		need |= (unsigned int)fs->v[i].required << i;
-	if ((seen & need) != need)
-		return bad(e, "%s needs %s", fs->word, required_fields(fs, names, sizeof(names)));
-	return 0;
-}
-
 static int record_thread(struct state *st, char **save, struct line_err *e)
 {
 	struct state_thread t = { 0 };
-	int rc = record_fields(&thread_record, &t, save, e);
+	int rc = statefields_read(&thread_record, &t, save, e->text, sizeof(e->text));
 
 	if (rc || state_find_thread(st, t.pid))
 		return rc;
@@ -733,7 +599,7 @@ static int record_thread(struct state *st, char **save, struct line_err *e)
 static int record_owed(struct state *st, char **save, struct line_err *e)
 {
 	struct state_owed o = { 0 };
-	int rc = record_fields(&owed_record, &o, save, e);
+	int rc = statefields_read(&owed_record, &o, save, e->text, sizeof(e->text));
 
 	if (rc)
 		return rc;
@@ -749,13 +615,25 @@ static int record_owed(struct state *st, char **save, struct line_err *e)
 static int record_feature(struct state *st, char **save, struct line_err *e)
 {
 	struct state_feature fe = { 0 };
-	int rc = record_fields(&feature_record, &fe, save, e);
+	int rc = statefields_read(&feature_record, &fe, save, e->text, sizeof(e->text));
 
 	if (rc || st->feature_saved)
 		return rc;	/* the first record holds the original */
 	st->feature_saved = true;
 	st->feature = fe;
 	return 0;
+}
+
+static int record_netdev(struct state *st, char **save, struct line_err *e)
+{
+	struct state_netdev n = { 0 };
+	int rc = statefields_read(&netdev_record, &n, save, e->text, sizeof(e->text));
+
+	if (rc || state_find_netdev(st, n.ifname))
+		return rc;	/* the first record holds the original */
+	if (!n.ifname[0])
+		return bad(e, "napi_threaded needs an interface name");
+	return push_netdev(st, &n);
 }
 
 /* Set even when trailing words make the line bad: enabling +cpuset is undone on restore. */
@@ -770,7 +648,7 @@ static int record_rt_runtime(struct state *st, char **save, struct line_err *e)
 	char *v = strtok_r(NULL, " ", save);
 	long long us;
 
-	if (!v || parse_ll(v, -1, INT_MAX, &us) || strtok_r(NULL, " ", save))
+	if (!v || statefield_parse_ll(v, -1, INT_MAX, &us) || strtok_r(NULL, " ", save))
 		return bad(e, "rt_runtime_us needs one number (-1 or microseconds)");
 	if (!st->rt_runtime_saved) {
 		st->rt_runtime_saved = true;
@@ -804,6 +682,7 @@ static const struct record {
 	{ "thread", record_thread },
 	{ "owed", record_owed },
 	{ "sched_feature", record_feature },
+	{ "napi_threaded", record_netdev },
 };
 
 /* Parses one line (without its newline) into st. */
@@ -967,7 +846,8 @@ int state_open(struct state *st, char *err, size_t errlen)
 	}
 	if (!state_empty(st))
 		pr_notice("state file %s from an earlier run: %zu thread(s), %zu partition(s), "
-			  "%zu owed CPU affinit%s", st->path, st->n_threads, st->n_parts,
-			  st->n_owed, st->n_owed == 1 ? "y" : "ies");
+			  "%zu owed CPU affinit%s, %zu interface(s) switched to threaded NAPI",
+			  st->path, st->n_threads, st->n_parts, st->n_owed,
+			  st->n_owed == 1 ? "y" : "ies", st->n_netdevs);
 	return 0;
 }

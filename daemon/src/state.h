@@ -46,6 +46,14 @@ struct state_feature {
 	int was, set;			/* 1 on, 0 off */
 };
 
+/* An interface irqres switched to threaded NAPI (napiswitch.h): the value of
+ * /sys/class/net/IF/threaded before and the one irqres set; given back only while it
+ * still has the latter. */
+struct state_netdev {
+	char ifname[16];		/* IFNAMSIZ */
+	int was, set;			/* 0 off, 1 threaded, 2 threaded busy polling (6.17+) */
+};
+
 /* A partition irqres uses. */
 struct state_partition {
 	char name[CPUSET_NAME_MAX];
@@ -65,6 +73,8 @@ struct state {
 	long long rt_runtime_us;	/* the original sched_rt_runtime_us */
 	bool feature_saved;		/* irqres switched a sched feature */
 	struct state_feature feature;
+	struct state_netdev *netdevs;	/* interfaces irqres switched to threaded NAPI */
+	size_t n_netdevs, cap_netdevs;
 	/* the file is left as it is (damaged, or on a read-only file system): records
 	 * change in memory only, nothing is written, the file is never deleted */
 	bool frozen;
@@ -109,12 +119,15 @@ int state_set_cpuset_added(struct state *st);
 int state_set_rt_runtime(struct state *st, long long orig_us);
 /* Records the sched feature irqres is about to switch (the first record wins). */
 int state_set_feature(struct state *st, const struct state_feature *f);
+/* Records the interface irqres is about to switch (the first record of a name wins). */
+int state_add_netdev(struct state *st, const struct state_netdev *n);
 /* Replaces the owed affinities with v[0..n) (a rewrite, skipped when they are the same). */
 int state_set_owed(struct state *st, const struct state_owed *v, size_t n);
 
 /* Lookups: NULL when absent. */
 struct state_thread *state_find_thread(struct state *st, pid_t pid);
 struct state_partition *state_find_partition(struct state *st, const char *name);
+struct state_netdev *state_find_netdev(struct state *st, const char *ifname);
 
 /* Forgetting rewrites the file atomically (temp file, fsync, rename). */
 int state_forget_thread(struct state *st, pid_t pid);
@@ -122,6 +135,7 @@ int state_forget_partition(struct state *st, const char *name);
 int state_clear_cpuset_added(struct state *st);
 int state_clear_rt_runtime(struct state *st);
 int state_clear_feature(struct state *st);
+int state_forget_netdev(struct state *st, const char *ifname);
 /* Deletes the file (when everything is restored). */
 int state_remove(struct state *st);
 void state_free(struct state *st);

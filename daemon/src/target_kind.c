@@ -63,6 +63,36 @@ static const struct target_kind_ops task_ops = {
 	.changes_unseen = task_changes_unseen,
 };
 
+/* ---- threaded NAPI kthreads ---- */
+
+static bool napi_may_take(const struct thread_info *ti)
+{
+	return ti->is_napi;
+}
+
+/* A NAPI kthread is named napi/<if>-<id> (cut at 15 characters), kthreadd just after the
+ * fork. */
+static bool napi_comm_may_match(const struct target *t, const char *comm)
+{
+	return strncmp(comm, "napi/", 5) == 0 || strcmp(comm, "kthreadd") == 0;
+}
+
+/* Switching threaded NAPI off and on makes new kthreads: a process event each. */
+static bool napi_changes_unseen(const struct target *t)
+{
+	return false;
+}
+
+static const struct target_kind_ops napi_ops = {
+	.kind = TARGET_NAPI,
+	.name = "napi",
+	.threads = TARGET_THREADS_IRQ,	/* discover_scan_irq() lists them with IRQ threads */
+	.device = true,			/* they poll the device's rings */
+	.may_take = napi_may_take,
+	.comm_may_match = napi_comm_may_match,
+	.changes_unseen = napi_changes_unseen,
+};
+
 const struct target_kind_ops *target_kind_ops(enum target_kind kind)
 {
 	switch (kind) {
@@ -70,6 +100,8 @@ const struct target_kind_ops *target_kind_ops(enum target_kind kind)
 		return &irq_ops;
 	case TARGET_TASK:
 		return &task_ops;
+	case TARGET_NAPI:
+		return &napi_ops;
 	}
 	return NULL;
 }

@@ -114,12 +114,13 @@ int verify_profile(const struct profile *prof, const struct verify_budget *budge
 	for (size_t i = 0; !rc && i < plan.n_items; i++)
 		rc = check_item(&plan, &plan.items[i],
 				find_budget(budgets, n_budgets, plan.items[i].thread.pid), res);
-	/* targets that select nothing: the plan's notes name them with file:line:col */
+	/* targets that select nothing (the plan's notes name them with file:line:col), and
+	 * interfaces the profile switches to threaded NAPI that poll in soft IRQs */
 	for (size_t i = 0; !rc && i < plan.n_errors + plan.n_warnings; i++) {
 		const char *msg = i < plan.n_errors ? plan.errors[i]
 						    : plan.warnings[i - plan.n_errors];
 
-		if (strstr(msg, " matches no thread"))
+		if (strstr(msg, " matches no thread") || strstr(msg, ": threaded NAPI is off "))
 			rc = array_printf(&res->diffs, &res->n_diffs, &res->diffs_cap, "%s", msg);
 	}
 	if (!rc)	/* coupled targets: their threads at the priority the rule gives */

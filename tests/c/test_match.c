@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "discover.h"
+#include "fixtree.h"
 #include "match.h"
 #include "profile.h"
 
@@ -95,6 +96,73 @@ static void test_match_interface(void **state)
 	/* no such interface; an interface without a device */
 	assert_string_equal(pids_of(w, "    interface: eth9\n"), "");
 	assert_string_equal(pids_of(w, "    interface: lo\n"), "");
+}
+
+/* A kthread like the fixture's kworker 50 (a child of @ppid) with another pid and name. */
+static void clone_kthread(int pid, const char *comm, int ppid)
+{
+	char cmd[2048];
+
+	snprintf(cmd, sizeof(cmd),
+		 "set -e; cd %s/proc; cp -a 50 %d; mv %d/task/50 %d/task/%d; "
+		 "for d in %d %d/task/%d; do "
+		 "sed -i 's|^50 (kworker/0:1) S 2 |%d (%s) S %d |' $d/stat; "
+		 "sed -i 's|^Name:.*|Name:\t%s|; s|^Pid:.*|Pid:\t%d|; s|^Tgid:.*|Tgid:\t%d|; "
+		 "s|^PPid:.*|PPid:\t%d|' $d/status; echo '%s' > $d/comm; done; "
+		 "[ %d != 2 ] || sed -i 's|$| %d|' 2/task/2/children",
+		 fixtree_root, pid, pid, pid, pid, pid, pid, pid, pid, comm, ppid, comm, pid, pid,
+		 ppid, comm, ppid, pid);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* napi: the threaded NAPI kthreads of one interface, listed with the IRQ threads; an
+ * IRQ target never takes them, a napi target nothing else. */
+static void test_match_napi(void **state)
+{
+	struct world w = { 0 };
+	char cmd[512];
+
+	assert_int_equal(fixtree_setup(NULL), 0);
+	snprintf(cmd, sizeof(cmd), "cp -a " FIX "/proc " FIX "/sys %s/", fixtree_root);
+	assert_int_equal(system(cmd), 0);
+	clone_kthread(114, "napi/eth0-8193", 2);
+	clone_kthread(115, "napi/eth0-8194", 2);
+	clone_kthread(116, "napi/eth2-8195", 2);
+	clone_kthread(117, "napi/eth0-1", 1);	/* not kthreadd's: a user process so named */
+	fixtree_file("sys/class/net/eth0/ifindex", "2\n");
+	fixtree_file("sys/class/net/eth0/threaded", "1\n");
+	fixtree_file("sys/class/net/eth2/ifindex", "4\n");
+	snprintf(irqres_paths.proc, sizeof(irqres_paths.proc), "%s/proc", fixtree_root);
+	snprintf(irqres_paths.sys, sizeof(irqres_paths.sys), "%s/sys", fixtree_root);
+	assert_int_equal(discover_scan_irq(&w.irq), 0);
+	assert_int_equal(discover_scan_tasks(&w.tasks), 0);
+
+	assert_string_equal(pids_of(&w, "    napi: eth0\n"), "114 115");
+	assert_string_equal(pids_of(&w, "    napi: eth2\n"), "116");
+	assert_string_equal(pids_of(&w, "    napi: eth9\n"), "");
+	/* the IRQ selectors as before: NAPI kthreads are no IRQ threads */
+	assert_string_equal(pids_of(&w, "    interface: eth0\n"), "109 110 111");
+	assert_string_equal(pids_of(&w, "    action: '*'\n"),
+			    "101 102 103 104 105 106 107 108 109 110 111 112 113");
+	/* a NAPI kthread that appears later (threaded switched on): hotplug's one look */
+	struct thread_info ti;
+	struct profile p;
+
+	parse(&p, "  - name: nic\n    interface: eth0\n    runtime: 1ms\n    period: 10ms\n"
+		  "  - name: poll\n    napi: eth0\n    runtime: 1ms\n    period: 10ms\n");
+	assert_int_equal(discover_read(115, &ti), 0);
+	assert_true(ti.is_napi && !ti.is_irq);
+	assert_int_equal(match_thread(&p, 0, &ti), 0);
+	assert_int_equal(match_thread(&p, 1, &ti), 1);
+	assert_int_equal(match_find_target(&p, &ti, NULL, 0), 1);
+	assert_int_equal(discover_read(116, &ti), 0);	/* eth2's */
+	assert_int_equal(match_find_target(&p, &ti, NULL, 0), -ENOENT);
+	profile_free(&p);
+	discover_list_free(&w.irq);
+	discover_list_free(&w.tasks);
+	snprintf(irqres_paths.proc, sizeof(irqres_paths.proc), FIX "/proc");	/* the group's */
+	snprintf(irqres_paths.sys, sizeof(irqres_paths.sys), FIX "/sys");
+	fixtree_teardown(NULL);
 }
 
 static void test_match_irq_action(void **state)
@@ -262,6 +330,7 @@ static void test_match_selector_problems(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_match_napi),
 		cmocka_unit_test(test_match_interface),
 		cmocka_unit_test(test_match_irq_action),
 		cmocka_unit_test(test_match_driver),

@@ -229,7 +229,7 @@ static void test_pinned_no_partition(void **unused)
 	assert_int_equal(json_error(&j), 0);
 	assert_non_null(strstr(json_buf(&j), "{\"profile\":\"test.yaml\",\"feasible\":false,"
 			       "\"summary\":\"the kernel will NOT accept it\",\"items\":[{"
-			       "\"target\":\"nic\","
+			       "\"target\":\"nic\",\"kind\":\"irq\","
 			       "\"pid\":105,\"comm\":\"irq/11-eth0\",\"irq\":11,\"cpus\":\"0\","
 			       "\"old_policy\":\"fifo\",\"old_priority\":50,\"old_nice\":0,"
 			       "\"new_policy\":\"deadline\",\"runtime_ns\":2000000,"

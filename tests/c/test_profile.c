@@ -260,7 +260,7 @@ static const struct bad_case bad_cases[] = {
 	{ NIC QT "    priority: 5\n",
 	  "bad.yaml:7:5: target 'nic': unknown key 'priority' (known keys: name, interface, irq, "
 	  "action, driver, secondary, task, runtime, period, deadline, min_interarrival, buffer, "
-	  "mode, adaptive, take_over, serves)" },
+	  "mode, adaptive, take_over, serves, napi, threaded_napi)" },
 	{ NIC QT "    runtime: 3ms\n",
 	  "bad.yaml:7:5: target 'nic': duplicate key 'runtime' (first given at line 5)" },
 	{ HEAD "    interface: [eth0]\n" QT,
@@ -293,10 +293,29 @@ static const struct bad_case bad_cases[] = {
 	  "bad.yaml:7:15: target 'nic': secondary: expected true or false, got no value" },
 	/* selectors */
 	{ HEAD QT, "bad.yaml:3:5: target 'nic': no selector: give interface, irq, action or driver "
-		   "(IRQ threads) or task (user threads)" },
+		   "(IRQ threads), task (user threads) or napi (an interface's NAPI kthreads)" },
 	{ NIC "    task:\n      comm: mpv\n" QT,
-	  "bad.yaml:5:5: target 'nic': task cannot be combined with the IRQ selector 'interface' "
-	  "(line 4): a target selects IRQ threads or tasks, not both" },
+	  "bad.yaml:5:5: target 'nic': task cannot be combined with interface (line 4): a target "
+	  "selects IRQ threads, tasks or NAPI kthreads, one kind only" },
+	{ HEAD "    napi: eth0\n    irq: 11\n" QT,
+	  "bad.yaml:5:5: target 'nic': irq cannot be combined with napi (line 4): a target "
+	  "selects IRQ threads, tasks or NAPI kthreads, one kind only" },
+	{ HEAD "    task:\n      comm: mpv\n    napi: eth0\n" QT,
+	  "bad.yaml:6:5: target 'nic': napi cannot be combined with task (line 4): a target "
+	  "selects IRQ threads, tasks or NAPI kthreads, one kind only" },
+	{ HEAD "    napi: eth0\n    secondary: true\n" QT,
+	  "bad.yaml:5:5: target 'nic': secondary applies to IRQ threads only, not to a napi target" },
+	{ HEAD "    napi: eth0/1\n" QT,
+	  "bad.yaml:4:11: target 'nic': napi: 'eth0/1' is not a network interface name "
+	  "(at most 15 characters, no '/', ':' or blanks)" },
+	{ HEAD "    irq: 11\n    threaded_napi: true\n" QT,
+	  "bad.yaml:5:5: target 'nic': threaded_napi switches an interface: it needs interface or "
+	  "napi in the target" },
+	{ HEAD "    task:\n      comm: mpv\n    threaded_napi: true\n" QT,
+	  "bad.yaml:6:5: target 'nic': threaded_napi switches an interface: it needs interface or "
+	  "napi in the target" },
+	{ HEAD "    napi: eth0\n    threaded_napi: maybe\n" QT,
+	  "bad.yaml:5:20: target 'nic': threaded_napi: expected true or false, got 'maybe'" },
 	{ HEAD "    task:\n      comm: mpv\n    secondary: true\n" QT,
 	  "bad.yaml:6:5: target 'nic': secondary applies to IRQ threads only, not to a task target" },
 	{ HEAD "    task: {}\n" QT,
@@ -322,8 +341,8 @@ static const struct bad_case bad_cases[] = {
 	{ HEAD "    task:\n      comm: x\n      comm: y\n" QT,
 	  "bad.yaml:6:7: target 'nic': task: duplicate key 'comm' (first given at line 5)" },
 	{ HEAD "    task:\n      comm: x\n" QT "    buffer: 10\n",
-	  "bad.yaml:8:13: target 'nic': min_interarrival and buffer describe a device: IRQ targets "
-	  "only" },
+	  "bad.yaml:8:13: target 'nic': min_interarrival and buffer describe a device: IRQ and "
+	  "napi targets only" },
 	/* durations and their rules */
 	{ NIC "    period: 10ms\n", "bad.yaml:3:5: target 'nic': missing required key 'runtime'" },
 	/* serves: a task selector or ports; without runtime and period nothing shapes a
@@ -439,6 +458,35 @@ static const struct bad_case bad_cases[] = {
 	  "bad.yaml:3:1: YAML syntax error: found character that cannot start any token while "
 	  "scanning for the next token (line 3, column 1)" },
 };
+
+/* A napi target, and threaded_napi on it and on an interface target. */
+static void test_profile_napi(void **state)
+{
+	static const char text[] =
+		"version: 1\ntargets:\n"
+		"  - name: nic\n    interface: eth0\n    threaded_napi: true\n"
+		"    runtime: 1ms\n    period: 10ms\n"
+		"  - name: poll\n    napi: eth1\n    threaded_napi: true\n"
+		"    runtime: 2ms\n    period: 10ms\n    buffer: 256\n"
+		"  - name: poll0\n    napi: eth0\n    runtime: 2ms\n    period: 10ms\n";
+	struct profile p;
+	char err[512];
+
+	assert_int_equal(profile_parse(text, sizeof(text) - 1, "napi.yaml", &p, err,
+				       sizeof(err)), 0);
+	assert_int_equal(p.targets[0].kind, TARGET_IRQ);
+	assert_true(p.targets[0].threaded_napi);
+	assert_int_equal(p.targets[0].threaded_napi_line, 5);
+	assert_int_equal(p.targets[1].kind, TARGET_NAPI);
+	assert_string_equal(p.targets[1].napi, "eth1");
+	assert_int_equal(p.targets[1].napi_line, 9);
+	assert_null(p.targets[1].interface);
+	assert_true(p.targets[1].threaded_napi);
+	assert_int_equal(p.targets[1].buffer, 256);
+	assert_int_equal(p.targets[2].kind, TARGET_NAPI);
+	assert_false(p.targets[2].threaded_napi);	/* default: the interface as it is */
+	profile_free(&p);
+}
 
 static void test_profile_bad(void **state)
 {
@@ -747,6 +795,7 @@ int main(void)
 		cmocka_unit_test(test_profile_defaults),
 		cmocka_unit_test(test_profile_serves),
 		cmocka_unit_test(test_profile_buffering),
+		cmocka_unit_test(test_profile_napi),
 		cmocka_unit_test(test_profile_bad),
 		cmocka_unit_test(test_profile_bad_files),
 		cmocka_unit_test(test_profile_fifo_refused),

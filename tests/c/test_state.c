@@ -146,6 +146,48 @@ static void test_records_survive_reload(void **unused)
 	state_free(&again);
 }
 
+/* Interfaces switched to threaded NAPI: recorded before the switch, the first record
+ * of an interface kept, forgotten one by one, reloaded as written. */
+static void test_netdev_records(void **unused)
+{
+	struct state_netdev a = { "eth0", 0, 1 }, b = { "en p%1", 2, 1 }, *r;
+	struct state st, again;
+	char err[256] = "";
+
+	state_init(&st);
+	assert_int_equal(state_open(&st, err, sizeof(err)), 0);
+	assert_int_equal(state_add_netdev(&st, &a), 0);
+	assert_int_equal(state_add_netdev(&st, &b), 0);
+	a.was = 1;	/* a second record of eth0 keeps the first */
+	assert_int_equal(state_add_netdev(&st, &a), 0);
+	assert_int_equal(st.n_netdevs, 2);
+	assert_false(state_empty(&st));
+
+	state_init(&again);
+	assert_int_equal(state_open(&again, err, sizeof(err)), 0);
+	assert_int_equal(again.damaged, 0);
+	assert_int_equal(again.n_netdevs, 2);
+	r = state_find_netdev(&again, "eth0");
+	assert_non_null(r);
+	assert_int_equal(r->was, 0);
+	assert_int_equal(r->set, 1);
+	r = state_find_netdev(&again, "en p%1");
+	assert_non_null(r);
+	assert_int_equal(r->was, 2);
+	assert_int_equal(state_forget_netdev(&again, "eth0"), 0);
+	assert_int_equal(state_forget_netdev(&again, "eth0"), -ENOENT);
+	state_free(&st);
+	state_init(&st);
+	assert_int_equal(state_open(&st, err, sizeof(err)), 0);
+	assert_int_equal(st.n_netdevs, 1);
+	assert_string_equal(st.netdevs[0].ifname, "en p%1");
+	assert_int_equal(state_forget_netdev(&st, "en p%1"), 0);
+	assert_true(state_empty(&st));
+	assert_int_equal(access(st.path, F_OK), -1);	/* nothing left: no file */
+	state_free(&st);
+	state_free(&again);
+}
+
 /* Owed affinities: replaced as a whole, kept across a reload (an empty seen= is "not
  * known yet"), and a state of nothing else is deleted when they go. */
 static void test_owed_affinities(void **unused)
@@ -252,7 +294,7 @@ static void test_bad_line_messages(void **unused)
 	} cases[] = {
 		{ "bogus record",
 		  "unknown record 'bogus' (known records: cpuset_added, rt_runtime_us, partition, "
-		  "thread, owed, sched_feature)" },
+		  "thread, owed, sched_feature, napi_threaded)" },
 		{ "cpuset_added yes", "trailing words" },
 		{ "rt_runtime_us", "rt_runtime_us needs one number (-1 or microseconds)" },
 		{ "rt_runtime_us -2", "rt_runtime_us needs one number (-1 or microseconds)" },
@@ -287,6 +329,10 @@ static void test_bad_line_messages(void **unused)
 		{ "owed pid=1 start=1 cpus=0 seen=x", "bad seen" },
 		{ "owed pid=1 start=1 cpus=0 policy=fifo",
 		  "unknown key 'policy' (known keys: pid, start, comm, cpus, seen)" },
+		{ "napi_threaded ifname=eth0 was=0", "napi_threaded needs ifname=, was= and set=" },
+		{ "napi_threaded ifname=eth0 was=3 set=1", "bad was" },
+		{ "napi_threaded ifname=abcdefghijklmnop was=0 set=1", "bad ifname" },
+		{ "napi_threaded ifname= was=0 set=1", "napi_threaded needs an interface name" },
 	};
 	char err[512], want[1200], text[256];
 	struct state st;
@@ -488,6 +534,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_open_creates_private_dir, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_records_survive_reload, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_netdev_records, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_owed_affinities, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_lines, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_line_messages, setup, teardown),

@@ -34,10 +34,11 @@ static void test_target_kind_tables_complete(void **state)
 		names[k] = ops->name;
 	}
 	assert_true(k < KINDS_MAX);
-	/* the kinds are numbered from 0 without gaps: the two of today at least */
-	assert_true(k >= 2);
+	/* the kinds are numbered from 0 without gaps: the three of today at least */
+	assert_true(k >= 3);
 	assert_non_null(target_kind_ops(TARGET_IRQ));
 	assert_non_null(target_kind_ops(TARGET_TASK));
+	assert_non_null(target_kind_ops(TARGET_NAPI));
 }
 
 /* The status JSON's names of the kinds. */
@@ -45,6 +46,7 @@ static void test_target_kind_names(void **state)
 {
 	assert_string_equal(target_kind_ops(TARGET_IRQ)->name, "irq");
 	assert_string_equal(target_kind_ops(TARGET_TASK)->name, "task");
+	assert_string_equal(target_kind_ops(TARGET_NAPI)->name, "napi");
 }
 
 /* IRQ targets take IRQ threads only, task targets no kernel thread. */
@@ -60,6 +62,15 @@ static void test_target_kind_may_take(void **state)
 	assert_false(target_kind_ops(TARGET_TASK)->may_take(&irq));
 	assert_false(target_kind_ops(TARGET_TASK)->may_take(&kworker));
 	assert_true(target_kind_ops(TARGET_TASK)->may_take(&user));
+	/* napi targets: threaded NAPI kthreads only */
+	struct thread_info napi = { .kthread = true, .is_napi = true, .irq = -1 };
+
+	assert_true(target_kind_ops(TARGET_NAPI)->may_take(&napi));
+	assert_false(target_kind_ops(TARGET_NAPI)->may_take(&irq));
+	assert_false(target_kind_ops(TARGET_NAPI)->may_take(&kworker));
+	assert_false(target_kind_ops(TARGET_NAPI)->may_take(&user));
+	assert_false(target_kind_ops(TARGET_IRQ)->may_take(&napi));
+	assert_false(target_kind_ops(TARGET_TASK)->may_take(&napi));
 }
 
 /* The first look at a new thread's name, and the selections a rescan alone sees. */
@@ -79,6 +90,14 @@ static void test_target_kind_comm_and_unseen(void **state)
 	assert_false(target_kind_of(&irq)->changes_unseen(&irq));
 	assert_false(target_kind_of(&glob)->changes_unseen(&glob));
 	assert_true(target_kind_of(&cg)->changes_unseen(&cg));
+	/* a NAPI kthread appears when threaded goes to 1: kthreadd's fork, then its name */
+	struct target napi = { .kind = TARGET_NAPI, .napi = (char *)"eth0" };
+
+	assert_true(target_kind_of(&napi)->comm_may_match(&napi, "napi/eth0-8193"));
+	assert_true(target_kind_of(&napi)->comm_may_match(&napi, "kthreadd"));
+	assert_false(target_kind_of(&napi)->comm_may_match(&napi, "irq/11-eth0"));
+	assert_false(target_kind_of(&irq)->comm_may_match(&irq, "napi/eth0-8193"));
+	assert_false(target_kind_of(&napi)->changes_unseen(&napi));
 }
 
 int main(void)

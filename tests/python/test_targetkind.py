@@ -11,25 +11,27 @@ from fakes import STATS, STATUS
 from irqres import metrics
 from irqres.control.inputs import InputError, counters_from_stats
 from irqres.errors import DaemonError
-from irqres.targetkind import TargetKind
+from irqres.targetkind import TargetKind, napi_interface
 
 
 def test_the_daemons_kind_names():
-    assert [k.value for k in TargetKind] == ["irq", "task"]
+    assert [k.value for k in TargetKind] == ["irq", "task", "napi"]
     assert TargetKind.of({"name": "nic", "kind": "task"}) is TargetKind.TASK
+    assert TargetKind.of({"name": "poll", "kind": "napi"}) is TargetKind.NAPI
     assert TargetKind.of({"name": "nic"}) is TargetKind.IRQ    # before "kind" existed
 
 
 def test_an_unknown_kind_names_the_target_and_the_kind():
-    with pytest.raises(DaemonError, match=r"target 'nic' has kind 'napi'.*known: irq, task"):
-        TargetKind.of({"name": "nic", "kind": "napi"})
+    with pytest.raises(DaemonError,
+                       match=r"target 'nic' has kind 'backlog'.*known: irq, task, napi"):
+        TargetKind.of({"name": "nic", "kind": "backlog"})
 
 
 def test_metrics_refuse_an_unknown_kind_instead_of_taking_it_for_a_task(tmp_path):
     status = copy.deepcopy(STATUS)
     for t in status["targets"]:
-        t["kind"] = "napi"
-    with pytest.raises(DaemonError, match="has kind 'napi'"):
+        t["kind"] = "backlog"
+    with pytest.raises(DaemonError, match="has kind 'backlog'"):
         metrics.snapshot(status, STATS, str(tmp_path))
 
 
@@ -38,5 +40,16 @@ def test_counters_refuse_an_unknown_kind():
           "cpu_time_ns": 10}
     assert counters_from_stats(th, "irq").jobs == 1
     assert counters_from_stats(th, TargetKind.TASK).jobs == 1
-    with pytest.raises(InputError, match="napi"):
-        counters_from_stats(th, "napi")
+    th["voluntary_switches"] = 7    # a NAPI kthread: a wake-up per poll, no IRQ of its own
+    assert counters_from_stats(th, "napi").jobs == 7
+    with pytest.raises(InputError, match="backlog"):
+        counters_from_stats(th, "backlog")
+
+
+@pytest.mark.parametrize("comm, ifname", [
+    ("napi/eth0-8193", "eth0"), ("napi/enp0s3-8193", "enp0s3"), ("napi/a-b-12", "a-b"),
+    ("napi/enp0s31f6-", None),      # cut at 15 characters before the id
+    ("napi/eth0", None), ("irq/11-eth0", None), ("ksoftirqd/0", None),
+])
+def test_napi_interface_of_a_kthread_name(comm, ifname):
+    assert napi_interface(comm) == ifname

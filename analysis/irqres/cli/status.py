@@ -143,6 +143,9 @@ def format_state(reply: dict) -> str:
     if feature:  # switched by irqresd (enforcement: hrtick), given back on restore
         lines.append(f"sched feature to give back: {feature.get('name')} "
                      f"{'on' if feature.get('was') else 'off'}")
+    # interfaces switched to threaded NAPI (threaded_napi: true), given back on restore
+    lines += [f"threaded NAPI to give back: {n.get('interface')} threaded {n.get('was')}"
+              for n in reply.get("napi_threaded") or []]
     return "\n".join(lines)
 
 

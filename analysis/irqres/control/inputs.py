@@ -67,7 +67,8 @@ class Interval(NamedTuple):
 
 
 def _jobs(thread: dict, kind: TargetKind, interrupts: dict[int, int] | None) -> int:
-    """A thread's jobs so far: its IRQs' interrupts, or a task's context switches."""
+    """A thread's jobs so far: its IRQs' interrupts, or a task's (or NAPI kthread's)
+    context switches."""
     match kind:
         case TargetKind.IRQ:
             count = thread.get("irq_count")
@@ -76,7 +77,7 @@ def _jobs(thread: dict, kind: TargetKind, interrupts: dict[int, int] | None) -> 
             if count is None:
                 raise KeyError("irq_count")
             return int(count)
-        case TargetKind.TASK:
+        case TargetKind.TASK | TargetKind.NAPI:     # a NAPI kthread: one wake-up per poll
             return int(thread["voluntary_switches"]) + int(thread["involuntary_switches"])
         case _:
             assert_never(kind)
@@ -110,7 +111,7 @@ def interval(prev: Counters, cur: Counters) -> Interval | None:
     if cur.pid != prev.pid or min(d_jobs, d_act, d_cpu, d_cut) < 0:
         return None
     match cur.kind:
-        case TargetKind.TASK:
+        case TargetKind.TASK | TargetKind.NAPI:
             per_cut = 1
         case TargetKind.IRQ:
             per_cut = max(d_jobs // d_act, 1) if d_act else max(d_jobs, 1)

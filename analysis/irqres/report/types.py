@@ -20,7 +20,7 @@ from ..model.kernel import KernelFacts
 from ..model.promise import PromiseCheck
 from ..model.recommend import Recommendation
 from ..pmf import Pmf
-from ..targetkind import TargetKind
+from ..targetkind import TargetKind, napi_interface
 from ..trace.reader import Trace
 from . import render
 
@@ -100,7 +100,10 @@ class ThreadReport:
     @property
     def kind(self) -> TargetKind:
         """The kind of target the recommended profile makes of this thread."""
-        return TargetKind.IRQ if self.act.thread.is_irq else TargetKind.TASK
+        th = self.act.thread
+        if th.is_irq:
+            return TargetKind.IRQ
+        return TargetKind.NAPI if napi_interface(th.comm) else TargetKind.TASK
 
     @property
     def target_name(self) -> str:
@@ -115,6 +118,9 @@ class ThreadReport:
                 action = th.names[0] if len(th.names) == 1 else th.action
                 return re.sub(r"[^A-Za-z0-9_.-]+", "_",
                               f"irq{th.irq}-{action}")[:63].rstrip("_-.")
+            case TargetKind.NAPI:
+                return re.sub(r"[^A-Za-z0-9_.-]+", "_",
+                              f"napi-{napi_interface(th.comm)}")[:63].rstrip("_-.")
             case _:
                 assert_never(self.kind)
 
@@ -134,6 +140,10 @@ class ThreadReport:
                 if th.secondary:
                     sel["secondary"] = True
                 return sel
+            case TargetKind.NAPI:
+                # the interface's NAPI kthreads, all of them; threaded_napi keeps the
+                # interface polling in kthreads while the profile is in force
+                return {"napi": napi_interface(th.comm), "threaded_napi": True}
             case _:
                 assert_never(self.kind)
 

@@ -200,3 +200,58 @@ def scenario_receive_path_facts() -> dict:
     return {"threaded_before": before, "facts": facts, "napi_sysfs": napi_sysfs,
             "napi_probe": found,
             "ps": sh("ps -eLo pid,cls,rtprio,comm | grep -E 'napi|ksoftirqd|ktimers|irq/'")}
+
+
+# ---- threaded NAPI under a reservation --------------------------------------------------
+
+def _napi_threads() -> list[dict]:
+    return [{"pid": p, "comm": c, "sched": sched_attr(p), "cpus": cpus_allowed(p),
+             "cgroup": cgroup_of(p)} for p, c in _pids(r"napi/eth0-\d+")]
+
+
+def scenario_threaded_napi(port: int, pps: int, seconds: int, size: int, nic_ns: list[int],
+                           napi_ns: list[int]) -> dict:
+    """The same flood twice, the NIC thread at ``nic_ns`` (Q, T) both times: first as the
+    kernel polls by default (NET_RX soft IRQs, their leftovers in ksoftirqd), then with a
+    profile that switches eth0 to threaded NAPI (``threaded_napi: true``) and reserves
+    its NAPI kthread at ``napi_ns`` beside the IRQ thread. Then irqresd stops: threaded
+    goes back as it was."""
+    threaded = "/sys/class/net/eth0/threaded"
+    wait_for(_active, 60, 0.2)
+    q, t = nic_ns
+    before = read(threaded)
+    set_budget = sh(f"irqres set-budget nic {q}ns {t}ns")
+    if set_budget["rc"] != 0:
+        raise RuntimeError(f"set-budget {q}/{t}: {set_budget}")
+    mark(f"threaded_napi: softirq phase: flood of {pps}/s x {size} B for {seconds}s")
+    phases = [_record_phase("softirq", port, pps, seconds, size)]
+    profile = "/tmp/threaded-napi.yaml"
+    with open(profile, "w") as f:
+        f.write(f"version: 1\ntargets:\n"
+                f"  - name: nic\n    interface: eth0\n    runtime: {q}ns\n    period: {t}ns\n"
+                f"  - name: poll\n    napi: eth0\n    threaded_napi: true\n"
+                f"    runtime: {napi_ns[0]}ns\n    period: {napi_ns[1]}ns\n")
+    apply = sh(f"irqres apply {profile} --json")
+    threaded_applied = read(threaded)
+    napi_at_apply = _napi_threads()
+    # a kthread irqresd moved into the IRQ thread's partition is reserved once it has run
+    # there (its next poll): a short trickle makes it poll
+    sink = Sink("udp", port)
+    request(f"udp {port} 200 1 100")
+    sink.close()
+    wait_for(lambda: all((t["sched"] or {}).get("policy") == "deadline"
+                         for t in _napi_threads()), 60, 0.2)
+    status = sh("irqres status --json")
+    napi_applied = _napi_threads()
+    mark(f"threaded_napi: applied rc={apply['rc']}, threaded={read(threaded)}, "
+         f"{napi_applied}")
+    phases.append(_record_phase("threaded", port, pps, seconds, size))
+    napi_after = _napi_threads()
+    sh("systemctl stop irqresd.service")
+    wait_for(lambda: not _active(), 30, 0.2)
+    return {"threaded_before": before, "apply": apply, "status": status,
+            "threaded_applied": threaded_applied, "napi_at_apply": napi_at_apply,
+            "napi_applied": napi_applied,
+            "napi_after_flood": napi_after, "phases": phases,
+            "threaded_after_stop": read(threaded), "napi_after_stop": _napi_threads(),
+            "journal": sh("journalctl -u irqresd.service -o cat --no-pager | tail -40")}

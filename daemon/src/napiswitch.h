@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * napiswitch.h - threaded NAPI switched on for the interfaces a profile names with
+ * threaded_napi: true, and given back.
+ *
+ * Writing 1 to /sys/class/net/IF/threaded makes the kernel poll each NAPI instance of IF
+ * in a kthread of its own, napi/<IF>-<id> (napi.h finds them), instead of the NET_RX soft
+ * IRQ, whose leftovers run in ksoftirqd, outside every reservation (docs/receive-path.md).
+ * The kthreads exist once the write returns, so a profile's napi targets find them in
+ * the same apply. The value before is recorded in the state file (a napi_threaded record)
+ * before the write, and given back on stop, on a failed apply, by a profile that no
+ * longer asks for it, and by the restore after a crash; a value someone else changed
+ * since is left as it is. Paths are under irqres_paths.sys. Functions return 0 or -errno.
+ */
+#ifndef IRQRES_NAPISWITCH_H
+#define IRQRES_NAPISWITCH_H
+
+#include "irqres.h"
+#include "plan.h"
+#include "state.h"
+
+/* The interface a target switches (its interface or napi selector); NULL when it asks
+ * for no switch. */
+const char *napiswitch_ifname(const struct target *t);
+/*
+ * /sys/class/net/@ifname/threaded: 0, 1 or 2 (threaded busy polling, 6.17+); -ENODEV no
+ * such interface, -ENOENT a kernel without threaded NAPI, -EOPNOTSUPP a driver without
+ * NAPI, or another -errno.
+ */
+int napiswitch_read(const char *ifname);
+/*
+ * Whether every interface @prof switches can be switched: it exists, has NAPI instances,
+ * and its threaded file is writable. The first problem goes to @err, naming the
+ * interface, the target and the cause.
+ */
+int napiswitch_check(const struct profile *prof, char *err, size_t errlen);
+/*
+ * Switches each interface @prof asks for to threaded NAPI (each recorded before it is
+ * written; one already threaded is left as it is, unrecorded). All or nothing: on
+ * failure the interfaces it switched are given back, and @err says why.
+ */
+int napiswitch_on(const struct profile *prof, struct state *st, char *err, size_t errlen);
+/*
+ * Gives back the interfaces st records from index @from on that @keep (a profile in
+ * force; NULL: none) does not switch; best effort, each logged. Returns the first error.
+ */
+int napiswitch_restore(struct state *st, const struct profile *keep, size_t from);
+/* The plan's errors (napiswitch_check()) and a warning for each interface applying the
+ * profile will switch. */
+int napiswitch_plan_notes(struct plan *plan, const struct profile *prof);
+
+#endif
