@@ -168,74 +168,18 @@ static void managed_remove(struct daemon *d, pid_t pid)
 	stats_thread_forget(pid);
 }
 
-#define REFUSED_RETRY_FIRST_NS NS_PER_S
-#define REFUSED_RETRY_MAX_NS (32 * NS_PER_S)
-
-static struct refused *refused_find(struct daemon *d, const struct thread_info *ti)
-{
-	for (size_t i = 0; i < d->n_refused; i++)
-		if (d->refused[i].pid == ti->pid && d->refused[i].starttime == ti->starttime)
-			return &d->refused[i];
-	return NULL;
-}
-
-/* Whether thread ti stays refused now (not yet due for another try). */
-static bool refused_has(struct daemon *d, const struct thread_info *ti)
-{
-	const struct refused *r = refused_find(d, ti);
-
-	return r && daemon_now_ns() < r->retry_ns;
-}
-
-static void refused_remove(struct daemon *d, const struct thread_info *ti)
-{
-	struct refused *r = refused_find(d, ti);
-
-	if (r)
-		*r = d->refused[--d->n_refused];
-}
-
-/* Remembers the refusal rc of thread ti; returns whether it was refused before. */
-static bool refused_add(struct daemon *d, const struct thread_info *ti, int rc)
-{
-	struct refused *r = refused_find(d, ti);
-	bool again = r != NULL;
-
-	if (!r) {
-		if (d->n_refused == REFUSED_MAX)	/* forget the oldest */
-			memmove(d->refused, d->refused + 1,
-				--d->n_refused * sizeof(d->refused[0]));
-		r = &d->refused[d->n_refused++];
-		*r = (struct refused){ ti->pid, ti->starttime, rc, UINT64_MAX,
-				       REFUSED_RETRY_FIRST_NS };
-	} else if (r->delay_ns < REFUSED_RETRY_MAX_NS) {
-		r->delay_ns *= 2;
-	}
-	r->err = rc;
-	r->retry_ns = rc == -EBUSY ? daemon_now_ns() + r->delay_ns : UINT64_MAX;
-	return again;
-}
-
-/* Tries again the threads refused for admission whose time has come. */
+/* Tries again the threads refused for admission whose time has come (refused.h). */
 static enum hotplug_verdict check_thread(struct daemon *d, pid_t pid, bool from_rescan);
 
 static void refused_retry(struct daemon *d)
 {
 	uint64_t now = daemon_now_ns();
 	pid_t due[REFUSED_MAX];
-	size_t n = 0;
+	size_t n = refused_due(&d->refused, now, due);
 
-	for (size_t i = 0; i < d->n_refused; i++)
-		if (d->refused[i].retry_ns <= now)
-			due[n++] = d->refused[i].pid;
 	for (size_t i = 0; i < n; i++) {
 		check_thread(d, due[i], true);
-		/* not refused again (gone, reserved, or no longer selected): forgotten */
-		for (size_t j = 0; j < d->n_refused; j++)
-			if (d->refused[j].pid == due[i] && d->refused[j].retry_ns <= now) {
-				d->refused[j] = d->refused[--d->n_refused];
-				break;
-			}
+		refused_settle(&d->refused, due[i], now);
 	}
 }
 
@@ -356,7 +300,7 @@ void daemon_run_pending(struct daemon *d)
 				rc == -EBUSY ? " (admission control: other SCHED_DEADLINE tasks took "
 				"the bandwidth meanwhile)" : "");
 			apply_pending_cancel(&d->st, &p->ap);
-			refused_add(d, ti, rc);
+			refused_note(&d->refused, ti->pid, ti->starttime, rc, daemon_now_ns());
 		}
 		pending_remove(d, p);
 	}
@@ -373,7 +317,7 @@ void daemon_drop_profile(struct daemon *d)
 	d->n_m = 0;
 	d->n_pending = 0;	/* their records stay in the state: restore puts them back */
 	stats_fini();
-	d->n_refused = 0;
+	d->refused.n = 0;
 }
 
 int daemon_restore_everything(struct daemon *d)
@@ -621,7 +565,8 @@ static void reserve_thread(struct daemon *d, const struct thread_info *ti, int t
 		return;
 	}
 	if (rc < 0) {
-		if (refused_add(d, ti, rc))	/* a retry after EBUSY: said the first time */
+		/* a retry after EBUSY was said the first time */
+		if (refused_note(&d->refused, ti->pid, ti->starttime, rc, daemon_now_ns()))
 			pr_debug("%s (pid %d), target '%s': still not reserved: %s", ti->comm,
 				 (int)ti->pid, d->prof.targets[target].name,
 				 err[0] ? err : strerror(-rc));
@@ -632,7 +577,7 @@ static void reserve_thread(struct daemon *d, const struct thread_info *ti, int t
 				"again as bandwidth comes free" : "");
 		return;
 	}
-	refused_remove(d, ti);
+	refused_forget(&d->refused, ti->pid, ti->starttime);
 	rc = managed_add(d, (size_t)target, ti);
 	if (rc < 0)
 		pr_err("%s (pid %d): %s", ti->comm, (int)ti->pid, strerror(-rc));
@@ -657,7 +602,7 @@ static enum hotplug_verdict check_thread(struct daemon *d, pid_t pid, bool from_
 	/* a kernel thread is named right after kthreadd forks it */
 	if (ti.kthread && strcmp(ti.comm, "kthreadd") == 0 && pid != 2)
 		return HOTPLUG_AGAIN;
-	if (refused_has(d, &ti))
+	if (refused_blocks(&d->refused, ti.pid, ti.starttime, daemon_now_ns()))
 		return HOTPLUG_DONE;
 	if (!from_rescan && ti.is_irq && irq_thread_unfinished(&ti))
 		return HOTPLUG_AGAIN;
@@ -666,7 +611,7 @@ static enum hotplug_verdict check_thread(struct daemon *d, pid_t pid, bool from_
 		return HOTPLUG_DONE;
 	if (target < 0) {
 		pr_warn("%s (pid %d): %s", ti.comm, (int)pid, err[0] ? err : strerror(-target));
-		refused_add(d, &ti, target);
+		refused_note(&d->refused, ti.pid, ti.starttime, target, daemon_now_ns());
 		return HOTPLUG_DONE;
 	}
 	reserve_thread(d, &ti, target, from_rescan, t0);

@@ -17,6 +17,7 @@
 #include "match.h"
 #include "plan.h"
 #include "profile.h"
+#include "refused.h"
 #include "state.h"
 
 #include <limits.h>
@@ -30,7 +31,6 @@
 #define ERRLEN 1024
 #define EXIT_REFUSED 1		/* irqresd's exit code: the kernel will not / did not accept it */
 #define EXIT_USAGE 2		/* irqresd's exit code: bad profile or bad option */
-#define REFUSED_MAX 256		/* hotplugged threads whose apply failed, remembered */
 #define PENDING_MAX 64		/* new threads waiting to run in their partition */
 
 struct options {
@@ -57,16 +57,6 @@ struct managed {
 	bool taken;			/* another irqresd or tool holds it (owner.h): left to it */
 };
 
-/* A hotplugged thread whose apply failed. Not retried, except after EBUSY (admission:
- * the bandwidth may come free, e.g. when a thread that left holds it until its 0-lag
- * time): tried again at retry_ns, backing off to REFUSED_RETRY_MAX_NS. */
-struct refused {
-	pid_t pid;
-	unsigned long long starttime;
-	int err;			/* -errno of the refusal */
-	uint64_t retry_ns;		/* UINT64_MAX: never */
-	uint64_t delay_ns;
-};
 
 /* A new thread moved into its partition, waiting to run there before SCHED_DEADLINE is
  * accepted (apply.h); the main loop tries again at next_ns, backing off. */
@@ -85,8 +75,7 @@ struct daemon {
 	struct state st;
 	struct managed *m;
 	size_t n_m, cap_m;
-	struct refused refused[REFUSED_MAX];
-	size_t n_refused;
+	struct refused_list refused;	/* hotplugged threads whose reservation failed */
 	struct pending pending[PENDING_MAX];
 	size_t n_pending;
 	struct couple couple;		/* coupled targets' threads, whom targets serve */
