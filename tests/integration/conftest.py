@@ -15,6 +15,7 @@ from irqresd_util import (
     Spawner,
     need_root_and_binary,
     profile_text,
+    recount_kernel_dl_bandwidth,
     task_target,
     wait_for_dl_headroom,
 )
@@ -24,6 +25,7 @@ from irqresd_util import (
 def spawn():
     need_root_and_binary()
     wait_for_dl_headroom()
+    recount_kernel_dl_bandwidth()
     s = Spawner()
     yield s
     s.kill_all()

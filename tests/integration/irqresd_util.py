@@ -63,6 +63,46 @@ def wait_for_dl_headroom(limit: float = 0.3, timeout: float = 300) -> None:
         time.sleep(0.5)
 
 
+SCHED_DEBUG = Path("/sys/kernel/debug/sched/debug")
+RT_RUNTIME = Path("/proc/sys/kernel/sched_rt_runtime_us")
+
+
+def kernel_dl_total() -> int | None:
+    """The SCHED_DEADLINE total of CPU 0's root domain as the kernel prints it (signed;
+    2^20 is one CPU), or None where debugfs is not readable."""
+    try:
+        text = SCHED_DEBUG.read_text()
+    except OSError:
+        return None
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        if key.strip() == ".dl_bw->total_bw":
+            return int(value)
+    return None
+
+
+def recount_kernel_dl_bandwidth(timeout: float = 120) -> None:
+    """Puts the kernel's deadline accounting right before a test (docs/enforcement.md):
+    6.18 keeps the bandwidth of tasks that left SCHED_DEADLINE asleep (a write of
+    sched_rt_runtime_us recounts it, as irqresd does), and a root-domain rebuild racing
+    with sched_setattr can leave a task out of its total, which then falls below zero when
+    that task leaves; the kernel refuses the write then (the total is over every limit),
+    so the test waits for the kernel's next rebuild."""
+    end = time.monotonic() + timeout
+    while True:
+        try:
+            RT_RUNTIME.write_text(RT_RUNTIME.read_text())
+        except OSError:
+            pass
+        total = kernel_dl_total()
+        if total is None or total >= 0:
+            return
+        if time.monotonic() > end:
+            pytest.fail(f"the kernel's SCHED_DEADLINE total has been below zero ({total}) "
+                        f"for {timeout:.0f}s: it refuses every reservation")
+        time.sleep(0.5)
+
+
 def wait_for(pred, timeout: float = 5.0, interval: float = 0.01):
     """Polls pred() until it returns something true; returns that or fails."""
     end = time.monotonic() + timeout

@@ -18,8 +18,10 @@ import pytest
 from irqres import schedattr
 from irqresd_util import (
     SCHED_DEADLINE,
+    SCHED_DEBUG,
     SCHED_OTHER,
     profile_text,
+    recount_kernel_dl_bandwidth,
     sched_getattr,
     task_target,
     unique_comm,
@@ -27,8 +29,6 @@ from irqresd_util import (
 )
 
 MS = 1_000_000
-SCHED_DEBUG = Path("/sys/kernel/debug/sched/debug")
-RT_RUNTIME = Path("/proc/sys/kernel/sched_rt_runtime_us")
 BW_UNIT = 1 << 20  # the kernel's fixed point for bandwidth (BW_SHIFT 20)
 
 
@@ -50,7 +50,7 @@ def kernel_totals() -> tuple[float, float]:
 
 
 def recount() -> None:
-    RT_RUNTIME.write_text(RT_RUNTIME.read_text())
+    recount_kernel_dl_bandwidth()
 
 
 def asleep(spawn) -> int:
