@@ -680,10 +680,10 @@ static void budget_ebusy(const struct thread_info *ti, const struct dl_attr *old
 	units_format_duration(b->sched_period, t, sizeof(t));
 	if (smaller)
 		snprintf(err, errlen, "%s (pid %d): new budget refused: EBUSY: the kernel refused "
-			 "%s/%s although it asks for less bandwidth than the budget in force, even after "
-			 "a recount of its SCHED_DEADLINE bandwidth: its accounting for this root "
-			 "domain holds less than this thread's own reservation (a kernel accounting "
-			 "error); every thread keeps its budget", ti->comm, (int)ti->pid, q, t);
+			 "%s/%s although it asks for less bandwidth than the budget in force: its "
+			 "SCHED_DEADLINE accounting for this root domain holds less than this "
+			 "thread's own reservation (a kernel accounting error, which asking the "
+			 "kernel to recount did not mend); every thread keeps its budget", ti->comm, (int)ti->pid, q, t);
 	else
 		snprintf(err, errlen, "%s (pid %d): new budget refused: EBUSY: admission control: "
 			 "%s/%s for %zu thread(s) does not fit beside the SCHED_DEADLINE tasks "
