@@ -531,6 +531,8 @@ class VM:
             raise VMError(f"{self.name}: -icount is not supported on the arm64 guest")
         append = append.replace("console=ttyS0,115200", "console=ttyAMA0")
         append = append.replace(" acpi_irq_nobalance", "")
+        # the virt board places its PCI devices itself: a fixed slot could clash
+        nic = [re.sub(r",addr=0x[0-9a-f]+", "", a) for a in nic]
         qemu = self.qemu if self.qemu != ["qemu-system-x86_64"] else ["qemu-system-aarch64"]
         # pauth-impdef: the emulated CPU signs pointers with a cheap algorithm of QEMU's
         # own rather than the architected QARMA, which costs TCG much of its speed
