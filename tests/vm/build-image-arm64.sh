@@ -35,7 +35,8 @@ packages=(
 	python3 python3-numpy python3-click python3-yaml
 	trace-cmd rt-tests ethtool libyaml-0-2 libsystemd0 libtracecmd1 libtracefs1 libtraceevent1
 )
-kernel_packages=(initramfs-tools zstd linux-image-rt-arm64)
+initramfs_packages=(initramfs-tools zstd)
+kernel_packages=(linux-image-rt-arm64)
 backports=bookworm-backports
 backports_packages=(linux-image-rt-arm64)
 # debian/control's Build-Depends, for the package built in builder/
@@ -47,7 +48,7 @@ disk_size=3G
 log() { printf 'build-image-arm64: %s\n' "$*" >&2; }
 
 key=$( { cat "$0"; find "$here/image" -type f -print0 | sort -z | xargs -0 cat; \
-	echo "$arch $suite $mirror ${packages[*]} ${kernel_packages[*]} $disk_size"; \
+	echo "$arch $suite $mirror ${packages[*]} ${initramfs_packages[*]} ${kernel_packages[*]} $disk_size"; \
 	echo "$backports ${backports_packages[*]}"; echo "${build_packages[*]}"; } |
 	sha256sum | cut -c1-16)
 dest=$images/$key
@@ -88,7 +89,8 @@ cleanup() {
 trap cleanup EXIT
 
 step() { log "[$(( $(date +%s) - start ))s] $*"; }
-in_root() { chroot "$rootfs" /usr/bin/env DEBIAN_FRONTEND=noninteractive "$@"; }
+# INITRD=No: the kernel packages make no initramfs (see below)
+in_root() { chroot "$rootfs" /usr/bin/env DEBIAN_FRONTEND=noninteractive INITRD=No "$@"; }
 
 debs=$cache_root/debs
 mkdir -p "$debs/partial"
@@ -98,16 +100,24 @@ debootstrap --arch="$arch" --variant=minbase --cache-dir="$debs" \
 	"$suite" "$rootfs" "$mirror" >"$work/debootstrap.log" 2>&1 ||
 	{ tail -n 30 "$work/debootstrap.log" >&2; exit 1; }
 
-step "kernel: ${kernel_packages[*]}"
+step "kernel: ${initramfs_packages[*]} ${kernel_packages[*]}"
 mount -t proc proc "$rootfs/proc"
 mount -t sysfs sysfs "$rootfs/sys"
 mount --bind "$debs" "$rootfs/var/cache/apt/archives"
+# Under qemu-user one initramfs of MODULES=most takes about 9 minutes, and the kernel's
+# postinst and initramfs-tools' trigger each make one: the packages make none here
+# (update_initramfs=no), and each kernel gets one below with what the virt board's
+# root disk needs (virtio on PCI, ext4), about a minute.
 mkdir -p "$rootfs/etc/initramfs-tools/conf.d"
-echo MODULES=most >"$rootfs/etc/initramfs-tools/conf.d/irqres"
+echo MODULES=list >"$rootfs/etc/initramfs-tools/conf.d/irqres"
+printf '%s\n' virtio_pci virtio_blk ext4 crc32c_generic >>"$rootfs/etc/initramfs-tools/modules"
 printf '#!/bin/sh\nexit 101\n' >"$rootfs/usr/sbin/policy-rc.d"
 chmod 0755 "$rootfs/usr/sbin/policy-rc.d"
-in_root apt-get install -y -q --no-install-recommends "${kernel_packages[@]}" \
-	>"$work/kernel.log" 2>&1 || { tail -n 30 "$work/kernel.log" >&2; exit 1; }
+{ in_root apt-get install -y -q --no-install-recommends "${initramfs_packages[@]}" &&
+  sed -i 's/^update_initramfs=.*/update_initramfs=no/' \
+	"$rootfs/etc/initramfs-tools/update-initramfs.conf" &&
+  in_root apt-get install -y -q --no-install-recommends "${kernel_packages[@]}"
+} >"$work/kernel.log" 2>&1 || { tail -n 30 "$work/kernel.log" >&2; exit 1; }
 step "kernel from $backports: ${backports_packages[*]}"
 echo "deb $mirror $backports main" >"$rootfs/etc/apt/sources.list.d/$backports.list"
 { in_root apt-get update -q &&
@@ -115,6 +125,13 @@ echo "deb $mirror $backports main" >"$rootfs/etc/apt/sources.list.d/$backports.l
 } >>"$work/kernel.log" 2>&1 || { tail -n 30 "$work/kernel.log" >&2; exit 1; }
 rm -f "$rootfs/etc/apt/sources.list.d/$backports.list"
 in_root apt-get update -q >>"$work/kernel.log" 2>&1
+mapfile -t releases < <(ls "$rootfs/lib/modules" | grep -- '-rt-' | sort -V)
+for release in "${releases[@]}"; do
+	step "initramfs of $release"
+	in_root mkinitramfs -o "/boot/initrd.img-$release" "$release" >>"$work/kernel.log" 2>&1 ||
+		{ tail -n 30 "$work/kernel.log" >&2; exit 1; }
+done
+sed -i 's/^update_initramfs=.*/update_initramfs=yes/' "$rootfs/etc/initramfs-tools/update-initramfs.conf"
 
 step "configure the guest"
 cp -a "$here/image/." "$rootfs/"
@@ -128,7 +145,6 @@ chroot "$rootfs" systemctl enable systemd-networkd.service >/dev/null 2>&1
 chroot "$rootfs" systemctl mask systemd-networkd-wait-online.service \
 	apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer fstrim.timer \
 	>/dev/null 2>&1 || true
-mapfile -t releases < <(ls "$rootfs/lib/modules" | grep -- '-rt-' | sort -V)
 [[ ${#releases[@]} -ge 2 ]] ||
 	{ log "expected two PREEMPT_RT kernels in the image, found: ${releases[*]:-none}"; exit 1; }
 : >"$work/kernels"

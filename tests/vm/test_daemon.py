@@ -139,6 +139,21 @@ def test_irqresd_reserves_nic_thread_at_boot(boot, demo_profile, nic_thread):
     assert nic[0]["runtime_ns"] == demo_profile["runtime_ns"]
     assert nic[0]["pid"] == snap["thread"]["pid"]
     assert comm in d["status_text"]["out"], d["status_text"]
+    verify = d["verify"]
+    assert verify["rc"] == 0 and "1 thread as the profile says" in verify["out"], verify
+    # the thread runs where its IRQ is delivered, and its partition is that CPU: an IO-APIC
+    # line on amd64, a GIC SPI (a GICv3 interrupt of hardware number 32 or more) on arm64
+    irq = d["nic_irq"]
+    assert irq["interrupts_line"] and irq["interrupts_line"].split()[-1] == "eth0", irq
+    cpus = vmrunner.cpu_list(irq["effective_affinity"])
+    assert len(cpus) == 1, irq
+    assert vmrunner.cpu_list(snap["thread"]["cpus"]) == cpus, (irq, snap["thread"])
+    part = snap["partitions"][snap["thread"]["cgroup"].strip("/")]
+    assert vmrunner.cpu_list(part["cpus"]) == cpus, (irq, part)
+    if res.kernel.release.endswith("-arm64"):
+        words = irq["interrupts_line"].split()
+        chip = words.index("GICv3")
+        assert int(words[chip + 1]) >= 32, irq  # an SPI: 0-15 are SGIs, 16-31 PPIs
     assert_metrics(d, demo_profile)
     vmrunner.say(f"irqresd active {d['active_wait_ns'] / 1e9:.1f}s after the scenario began")
     # The packaged unit as booted: the package enabled irqresd.service (not the
