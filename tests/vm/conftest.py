@@ -69,8 +69,8 @@ def _stage(arch: str, tmp_path_factory: pytest.TempPathFactory) -> vmrunner.Stag
         t0 = time.monotonic()
         st = vmrunner.stage_checkout(tmp_path_factory.mktemp(f"stage-{arch}") / "root",
                                      img if arch != "amd64" else None)
-        _TIMES.append((f"{arch} package (make deb-package or its arm64 build)",
-                       time.monotonic() - t0))
+        how = "make deb-package" if arch == "amd64" else f"built in the {arch} userland"
+        _TIMES.append((f"{arch} package ({how})", time.monotonic() - t0))
         for m in st.missing:
             vmrunner.say(f"staging: missing {m}")
         _STAGES[arch] = st
