@@ -30,6 +30,8 @@ all: daemon python man
 DEP_SETS := build runtime test vm deb
 deps: $(addprefix deps-,$(DEP_SETS))
 $(addprefix deps-,$(DEP_SETS)): deps-%: build/.deps-%-stamp
+# The arm64 guest's tools, only for test-vm-arm64 (not part of deps).
+deps-vm-arm64: build/.deps-vm-arm64-stamp
 build/.deps-%-stamp: scripts/install-deps.sh
 	$(INSTALL_DEPS) $*
 	@mkdir -p build && touch $@
@@ -103,6 +105,10 @@ test-py: all deps-test deps-runtime
 test-vm: all deps-test deps-vm deps-deb
 	$(PYTEST) tests/vm
 
+# The scenarios marked arm64 on the arm64 guest (docs/vm.md, "The arm64 guest").
+test-vm-arm64: all deps-test deps-vm-arm64
+	IRQRES_VM_ARCH=arm64 $(PYTEST) tests/vm -m arm64
+
 demo: all deps-vm deps-deb
 	bash tests/vm/demo.sh
 
@@ -174,6 +180,7 @@ clean:
 	$(MAKE) -C tests/fuzz clean
 	rm -rf build analysis/*.egg-info
 
-.PHONY: all deps $(addprefix deps-,$(DEP_SETS)) daemon python man test check lint complexity test-c \
-	test-asan test-valgrind test-fuzz fuzz test-py test-vm demo bench install deb deb-package \
+.PHONY: all deps $(addprefix deps-,$(DEP_SETS)) deps-vm-arm64 daemon python man test check lint \
+	complexity test-c \
+	test-asan test-valgrind test-fuzz fuzz test-py test-vm test-vm-arm64 demo bench install deb deb-package \
 	deb-build clean

@@ -5,6 +5,9 @@
 #   runtime  run the installed irqresd and irqres (the system python3's Debian packages)
 #   test     the C, Python and host integration suites, lint, the man page checks
 #   vm       the PREEMPT_RT VM suite and the demo: QEMU, the guest image, the .deb
+#   vm-arm64 the arm64 guest (IRQRES_VM_ARCH=arm64): qemu-system-aarch64, and
+#            qemu-user-static registered with binfmt_misc for its arm64 userland and
+#            package build; only when named (not part of "all")
 #   deb      build the Debian package (make deb) and check it with lintian
 #
 # usage: install-deps.sh [--list | --modules] [SET...]     (no SET: all of them)
@@ -29,6 +32,8 @@ declare -A APT=(
 	[test]="libcmocka-dev valgrind iproute2 procps util-linux rt-tests man-db groff-base
 		bash-completion zsh clang libclang-rt-14-dev python3-venv"
 	[vm]="qemu-system-x86 qemu-utils debootstrap e2fsprogs zstd cpio iproute2"
+	[vm-arm64]="qemu-system-arm qemu-user-static binfmt-support debootstrap e2fsprogs
+		iproute2"
 	[deb]="debhelper dh-python dpkg-dev fakeroot lintian python3-dev python3-setuptools
 		python3-numpy python3-click python3-yaml"
 )
@@ -44,6 +49,7 @@ declare -A PYMOD=(
 		jsonschema:jsonschema:python3-jsonschema scipy:scipy:python3-scipy
 		lizard:lizard==1.24.3:-"
 	[vm]="matplotlib:matplotlib:python3-matplotlib"
+	[vm-arm64]=""
 	[deb]=""
 )
 ALL_SETS=(build runtime test vm deb)
@@ -203,4 +209,17 @@ fi
 # above. It installs nothing system-wide.
 if [[ " ${sets[*]} " == *" vm "* ]] && [ "$(id -u)" -eq 0 ]; then
 	bash "$(dirname "$0")/install-qemu-bpo.sh" >/dev/null
+fi
+
+# The arm64 guest's userland is debootstrapped and its package built on this machine:
+# arm64 binaries run through qemu-user-static's binfmt handler. Its package registers
+# the handler, but only where binfmt_misc is mounted and binfmt-support's service can
+# run (not in a container without systemd): make sure it is in force.
+if [[ " ${sets[*]} " == *" vm-arm64 "* ]]; then
+	binfmt=/proc/sys/fs/binfmt_misc
+	[ -e $binfmt/register ] || $SUDO mount -t binfmt_misc binfmt_misc $binfmt
+	if [ "$(head -n 1 $binfmt/qemu-aarch64 2>/dev/null)" != enabled ]; then
+		echo "install-deps (${sets[*]}): registering qemu-aarch64 with binfmt_misc" >&2
+		$SUDO update-binfmts --enable qemu-aarch64
+	fi
 fi

@@ -18,59 +18,140 @@ import vmrunner
 _TIMES: list[tuple[str, float]] = []
 
 
-def _why_not() -> str | None:
+def _why_not(arch: str = "amd64") -> str | None:
     if os.geteuid() != 0:
         return "the VM suite needs root (debootstrap, chroot, mke2fs of the image)"
     dirs = [*os.environ.get("PATH", "").split(":"), "/usr/sbin", "/sbin"]
-    for tool in ("qemu-system-x86_64", "debootstrap", "mke2fs", "debugfs"):
+    qemu = {"amd64": "qemu-system-x86_64", "arm64": "qemu-system-aarch64"}[arch]
+    deps = "scripts/install-deps.sh" + ("" if arch == "amd64" else f" vm-{arch}")
+    for tool in (qemu, "debootstrap", "mke2fs", "debugfs"):
         if not any((Path(d) / tool).exists() for d in dirs):
-            return f"{tool} is not installed (scripts/install-deps.sh installs it)"
+            return f"{tool} is not installed ({deps} installs it)"
+    if arch == "arm64":
+        handler = Path("/proc/sys/fs/binfmt_misc/qemu-aarch64")
+        if not handler.is_file() or handler.read_text().split()[0] != "enabled":
+            return f"arm64 binaries cannot run here: no qemu-aarch64 binfmt handler ({deps})"
     return None
+
+
+def _arches() -> list[str]:
+    """The guests' architectures: amd64, or those $IRQRES_VM_ARCH names (comma-separated:
+    "arm64", "amd64,arm64"). Only scenarios marked ``arm64`` run on the arm64 guest."""
+    want = [a.strip() for a in os.environ.get("IRQRES_VM_ARCH", "amd64").split(",")
+            if a.strip()]
+    unknown = [a for a in want if a not in vmrunner.ARCHES]
+    if unknown:
+        raise pytest.UsageError(f"IRQRES_VM_ARCH: unknown architecture {', '.join(unknown)} "
+                                f"(known: {', '.join(vmrunner.ARCHES)})")
+    return want
+
+
+_IMAGES: dict[str, vmrunner.Image] = {}
+_STAGES: dict[str, vmrunner.Stage] = {}
+
+
+def _image(arch: str) -> vmrunner.Image:
+    """The ``arch`` guest image, built or taken from the cache once per session."""
+    if arch not in _IMAGES:
+        reason = _why_not(arch)
+        if reason:
+            pytest.skip(reason)
+        t0 = time.monotonic()
+        _IMAGES[arch] = vmrunner.ensure_image(arch)
+        _TIMES.append((f"{arch} image (build or cache)", time.monotonic() - t0))
+    return _IMAGES[arch]
+
+
+def _stage(arch: str, tmp_path_factory: pytest.TempPathFactory) -> vmrunner.Stage:
+    """The checkout's package for ``arch``, built once per session."""
+    if arch not in _STAGES:
+        img = _image(arch)
+        t0 = time.monotonic()
+        st = vmrunner.stage_checkout(tmp_path_factory.mktemp(f"stage-{arch}") / "root",
+                                     img if arch != "amd64" else None)
+        how = "make deb-package" if arch == "amd64" else f"built in the {arch} userland"
+        _TIMES.append((f"{arch} package ({how})", time.monotonic() - t0))
+        for m in st.missing:
+            vmrunner.say(f"staging: missing {m}")
+        _STAGES[arch] = st
+    return _STAGES[arch]
 
 
 @pytest.fixture(scope="session")
 def image() -> vmrunner.Image:
-    reason = _why_not()
-    if reason:
-        pytest.skip(reason)
-    t0 = time.monotonic()
-    img = vmrunner.ensure_image()
-    _TIMES.append(("image (build or cache)", time.monotonic() - t0))
-    return img
+    """The amd64 image (scenarios that take the image themselves run on amd64 only)."""
+    if "amd64" not in _arches():
+        pytest.skip("an amd64-only scenario, and IRQRES_VM_ARCH leaves amd64 out")
+    return _image("amd64")
 
 
 @pytest.fixture(scope="session")
-def stage(tmp_path_factory: pytest.TempPathFactory) -> vmrunner.Stage:
-    t0 = time.monotonic()
-    st = vmrunner.stage_checkout(tmp_path_factory.mktemp("stage") / "root")
-    _TIMES.append(("make deb-package", time.monotonic() - t0))
-    for m in st.missing:
-        vmrunner.say(f"staging: missing {m}")
-    return st
+def stage(image, tmp_path_factory: pytest.TempPathFactory) -> vmrunner.Stage:
+    return _stage("amd64", tmp_path_factory)
 
 
-def _kernel_labels() -> list[str]:
-    """The kernels every scenario runs on: vmrunner.DEFAULT_KERNELS, or $IRQRES_VM_KERNELS
-    (comma-separated labels of the image's kernels, e.g. "6.12" while working on one of
-    them, "all" for every one)."""
+def _kernel_labels(arch: str = "amd64") -> list[str]:
+    """The kernels every scenario runs on: vmrunner.DEFAULT_KERNELS (on arm64
+    DEFAULT_ARM64_KERNELS), or $IRQRES_VM_KERNELS (comma-separated labels of the image's
+    kernels, e.g. "6.12" while working on one of them, "all" for every one; on arm64 those
+    of them the arm64 image has)."""
+    known, default = ((vmrunner.KERNELS, vmrunner.DEFAULT_KERNELS) if arch == "amd64" else
+                      (vmrunner.ARM64_KERNELS, vmrunner.DEFAULT_ARM64_KERNELS))
     want = os.environ.get("IRQRES_VM_KERNELS")
     if not want:
-        return list(vmrunner.DEFAULT_KERNELS)
+        return list(default)
     if want.strip() == "all":
-        return list(vmrunner.KERNELS)
+        return list(known)
     labels = [k.strip() for k in want.split(",") if k.strip()]
-    unknown = [k for k in labels if k not in vmrunner.KERNELS]
+    unknown = [k for k in labels if k not in (*vmrunner.KERNELS, *vmrunner.ARM64_KERNELS)]
     if unknown:
         raise pytest.UsageError(f"IRQRES_VM_KERNELS: unknown kernel {', '.join(unknown)} "
                                 f"(the image has {', '.join(vmrunner.KERNELS)})")
-    return labels
+    return [k for k in labels if k in known]
 
 
-@pytest.fixture(params=_kernel_labels())
+def pytest_generate_tests(metafunc):
+    """Every scenario that boots through ``kernel`` runs on each kernel of each
+    architecture of $IRQRES_VM_ARCH (the arm64 ones only if it is marked ``arm64``); its
+    test id names them: test_x[6.12] on amd64, test_x[arm64-6.1] on arm64."""
+    if "kernel" not in metafunc.fixturenames:
+        return
+    params = []
+    for arch in _arches():
+        if arch != "amd64" and metafunc.definition.get_closest_marker(arch) is None:
+            continue
+        prefix = "" if arch == "amd64" else f"{arch}-"
+        params += [prefix + k for k in _kernel_labels(arch)]
+    if not params:
+        why = f"not an arm64 scenario, and IRQRES_VM_ARCH={','.join(_arches())}"
+        params = [pytest.param("", marks=pytest.mark.skip(reason=why), id="not-arm64")]
+    metafunc.parametrize("kernel", params, indirect=True)
+
+
+@pytest.fixture
 def kernel(request) -> str:
-    """The label of the kernel a scenario boots: every scenario runs on each of them,
-    and its test id names it (test_x[6.12])."""
+    """What a scenario boots: a kernel label, "arm64-" in front for the arm64 guest."""
     return request.param
+
+
+def arch_of(kernel: str) -> tuple[str, str]:
+    """("arm64", "6.1") for "arm64-6.1", ("amd64", "6.12") for "6.12"."""
+    arch, _, label = kernel.rpartition("-")
+    return arch or "amd64", label
+
+
+@pytest.fixture
+def guest_image(kernel) -> vmrunner.Image:
+    """The image of the architecture ``kernel`` names."""
+    return _image(arch_of(kernel)[0])
+
+
+@pytest.fixture
+def nic_thread(kernel) -> str:
+    """The e1000's IRQ thread in the guest ``kernel`` boots, as a regular expression: on
+    amd64 IRQ 11 (slot 3, acpi_irq_nobalance); on arm64 whatever Linux numbered the GIC
+    SPI its INTx is wired to."""
+    return r"irq/11-eth0" if arch_of(kernel)[0] == "amd64" else r"irq/\d+-eth0"
 
 
 def _fresh_workdir(request) -> Path:
@@ -96,16 +177,19 @@ def _run(vm: vmrunner.VM, scenario: str) -> vmrunner.Result:
 
 
 @pytest.fixture
-def boot(image, stage, kernel, request):
+def boot(guest_image, kernel, request, tmp_path_factory):
     """Run one scenario in a fresh guest: boot(scenario, **VM options) -> Result.
 
     The guest boots ``kernel`` (parametrised: every test using this fixture runs on each
-    of the image's kernels); its files stay in :func:`_fresh_workdir`.
+    of the image's kernels, and on arm64 too if marked so); its files stay in
+    :func:`_fresh_workdir`.
     """
+    arch, label = arch_of(kernel)
+    stage = _stage(arch, tmp_path_factory)
 
     def run(scenario: str, **kw) -> vmrunner.Result:
-        vm = vmrunner.VM(image, stage, scenario, name=request.node.name,
-                         workdir=_fresh_workdir(request), kernel=kernel, **kw)
+        vm = vmrunner.VM(guest_image, stage, scenario, name=request.node.name,
+                         workdir=_fresh_workdir(request), kernel=label, **kw)
         return _run(vm, scenario)
 
     return run

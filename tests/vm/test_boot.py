@@ -1,11 +1,14 @@
 """Scenario 0: the guest boots Debian's PREEMPT_RT kernel and can run the project."""
 
+import re
+
 import pytest
 
 pytestmark = [pytest.mark.vm, pytest.mark.slow]
 
 
-def test_rt_kernel_nic_thread_and_python_stack(boot, image):
+@pytest.mark.arm64
+def test_rt_kernel_nic_thread_and_python_stack(boot, nic_thread):
     res = boot("boot_basics")
     d = res.data
     assert "-rt-" in d["uname"]["release"], d["uname"]
@@ -16,7 +19,7 @@ def test_rt_kernel_nic_thread_and_python_stack(boot, image):
         assert d["realtime"] is None, d["realtime"]
     else:
         assert d["realtime"] == "1"
-    nic = [t for t in d["threads"] if t["comm"] == "irq/11-eth0"]
+    nic = [t for t in d["threads"] if re.fullmatch(nic_thread, t["comm"])]
     assert len(nic) == 1, [t["comm"] for t in d["threads"]]
     assert nic[0]["sched"]["policy"] == "fifo"
     assert nic[0]["sched"]["priority"] == 50

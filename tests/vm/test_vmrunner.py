@@ -77,3 +77,42 @@ def test_any_other_death_fails_at_once(tmp_path):
     with pytest.raises(vmrunner.VMError):
         vm.run()
     assert vm.boots == 1
+
+
+def _image(tmp_path: Path, arch: str) -> vmrunner.Image:
+    (tmp_path / "kernels").write_text("6.1 6.1.0-50-rt-arm64\n")
+    return vmrunner.Image(tmp_path, arch)
+
+
+def test_the_arm64_guest_boots_on_the_virt_board(tmp_path):
+    """arm64: QEMU's virt board with an emulated CPU, the console on its only UART, the
+    control channel on a virtio serial port, the e1000 where the board puts it."""
+    vm = vmrunner.VM(_image(tmp_path, "arm64"), None, "boot_basics", workdir=tmp_path)
+    cmd = vm._qemu_cmd(tmp_path / "payload.img", tmp_path / "ctl.sock")
+    assert cmd[0] == "qemu-system-aarch64"
+    assert cmd[cmd.index("-M") + 1].startswith("virt")
+    assert cmd[cmd.index("-kernel") + 1] == str(tmp_path / "vmlinuz-6.1.0-50-rt-arm64")
+    append = cmd[cmd.index("-append") + 1]
+    assert "console=ttyAMA0" in append and "ttyS0" not in append
+    assert "acpi_irq_nobalance" not in append and "net.ifnames=0" in append
+    assert "virtserialport,chardev=ctl,name=irqres.ctl" in cmd
+    assert f"socket,id=ctl,path={tmp_path / 'ctl.sock'},server=on,wait=off" in cmd
+    assert not [a for a in cmd if "unix:" in a], cmd
+    e1000 = [a for a in cmd if a.startswith("e1000,")]
+    assert e1000 == ["e1000,netdev=n0,mitigation=off"], cmd
+
+
+def test_the_amd64_guest_keeps_its_pc(tmp_path):
+    vm = vmrunner.VM(_image(tmp_path, "amd64"), None, "boot_basics", workdir=tmp_path)
+    cmd = vm._qemu_cmd(tmp_path / "payload.img", tmp_path / "ctl.sock")
+    assert cmd[0] == "qemu-system-x86_64" and "-M" not in cmd
+    assert "console=ttyS0,115200" in cmd[cmd.index("-append") + 1]
+    assert f"unix:{tmp_path / 'ctl.sock'},server=on,wait=off" in cmd
+    assert "e1000,netdev=n0,addr=0x3,mitigation=off" in cmd
+
+
+def test_icount_is_refused_on_arm64(tmp_path):
+    vm = vmrunner.VM(_image(tmp_path, "arm64"), None, "x", workdir=tmp_path,
+                     icount="shift=3")
+    with pytest.raises(vmrunner.VMError, match="-icount is not supported on the arm64"):
+        vm._qemu_cmd(tmp_path / "payload.img", tmp_path / "ctl.sock")

@@ -94,6 +94,12 @@ KERNELS = ("6.1", "6.12", "7.3")
 # out until irqresd can reserve its IRQ threads, which 7.x marks PF_NO_SETAFFINITY (they
 # cannot be moved into a cpuset partition: docs/vm.md, "What 7.3 changes").
 DEFAULT_KERNELS = ("6.1", "6.12")
+# The arm64 image's kernels (build-image-arm64.sh: Debian 12's linux-image-rt-arm64 and
+# bookworm-backports'), and those its scenarios run on unless $IRQRES_VM_KERNELS says.
+ARM64_KERNELS = ("6.1", "6.12")
+DEFAULT_ARM64_KERNELS = ("6.1",)
+# The guest architectures: the image each is built by, the kernels it must hold.
+ARCHES = {"amd64": ("build-image.sh", KERNELS), "arm64": ("build-image-arm64.sh", ARM64_KERNELS)}
 
 
 def cpu_list(text: str | None) -> list[int]:
@@ -118,9 +124,15 @@ class Kernel:
 
 @dataclass(frozen=True)
 class Image:
-    """A built guest image: raw ext4 root disk and its kernels with their initramfs."""
+    """A built guest image: raw ext4 root disk and its kernels with their initramfs;
+    an arm64 image also has ``builder``, the root its package is built in."""
 
     path: Path
+    arch: str = "amd64"
+
+    @property
+    def builder(self) -> Path:
+        return self.path / "builder"
 
     @property
     def disk(self) -> Path:
@@ -151,23 +163,24 @@ class Image:
         return self.kernel().release
 
 
-def ensure_image() -> Image:
-    """Build the guest image unless a complete cached one matches the inputs."""
+def ensure_image(arch: str = "amd64") -> Image:
+    """Build the ``arch`` guest image unless a complete cached one matches the inputs."""
     t0 = time.monotonic()
+    script, kernels = ARCHES[arch]
     proc = subprocess.run(
-        ["bash", str(HERE / "build-image.sh")], stdout=subprocess.PIPE, text=True, check=False
+        ["bash", str(HERE / script)], stdout=subprocess.PIPE, text=True, check=False
     )
     if proc.returncode != 0:
-        raise VMError(f"build-image.sh failed with status {proc.returncode} (see its stderr)")
+        raise VMError(f"{script} failed with status {proc.returncode} (see its stderr)")
     path = Path(proc.stdout.strip().splitlines()[-1])
-    image = Image(path)
+    image = Image(path, arch)
     if not (path / "kernels").is_file():
         raise VMError(f"image {path}: no kernels file (built by an older build-image.sh)")
     files = [image.disk, *(f for k in image.kernels.values() for f in (k.vmlinuz, k.initrd))]
     for f in files:
         if not f.is_file():
             raise VMError(f"image {path}: {f.name} is missing")
-    missing = [k for k in KERNELS if k not in image.kernels]
+    missing = [k for k in kernels if k not in image.kernels]
     if missing:
         raise VMError(f"image {path}: no {', '.join(missing)} kernel")
     releases = ", ".join(k.release for k in image.kernels.values())
@@ -184,14 +197,26 @@ class Stage:
     log: str = ""
 
 
-def stage_checkout(dest: Path) -> Stage:
+def stage_checkout(dest: Path, image: Image | None = None) -> Stage:
     """Build the checkout's .deb (``make deb-package``) and put it in ``dest``.
 
     The guest installs it with dpkg (guest/install.sh): its Depends must be met by the
     Debian 12 image alone, its maintainer scripts enable irqresd.service. A package
-    that does not build is listed in ``missing``; the guest then has no irqres.
+    that does not build is listed in ``missing``; the guest then has no irqres. For an
+    arm64 ``image`` the package is built in the image's builder root (debbuild_arm64).
     """
     dest.mkdir(parents=True, exist_ok=True)
+    if image is not None and image.arch != "amd64":
+        from debbuild_arm64 import build_in_root
+
+        stage = Stage(dest)
+        try:
+            deb = build_in_root(image.builder, REPO / "build" / f"deb-{image.arch}")
+        except VMError as err:
+            stage.missing.append(f"irqres {image.arch} .deb: {err}")
+            return stage
+        shutil.copy2(deb, dest / deb.name)
+        return stage
     env = dict(os.environ, PYTHON=os.environ.get("PYTHON", sys.executable))
     cmd = ["make", "-s", "-C", str(REPO), "deb-package"]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
@@ -486,6 +511,8 @@ class VM:
             else:
                 raise VMError(f"{self.name}: unknown NIC model {model!r}")
         timing = ["-icount", self.icount] if self.icount else []
+        if self.image.arch == "arm64":
+            return self._qemu_cmd_arm64(payload, ctl, append, nic)
         return [*self.qemu, "-accel", "tcg", *timing, "-smp", str(self.cpus),
                 "-m", str(self.memory_mb),
                 "-kernel", str(self.kernel.vmlinuz), "-initrd", str(self.kernel.initrd),
@@ -494,6 +521,32 @@ class VM:
                 "-drive", f"file={payload},if=virtio,format=raw",
                 "-display", "none", "-no-reboot", "-serial", "stdio",
                 "-serial", f"unix:{ctl},server=on,wait=off", *nic, *self.extra_qemu]
+
+    def _qemu_cmd_arm64(self, payload: Path, ctl: Path, append: str, nic: list[str]) -> list[str]:
+        """The arm64 guest: QEMU's virt board (GICv3, PCIe) with an emulated CPU, the same
+        disks and NICs on PCI (a PCI e1000's INTx is then a GIC SPI), the console on the
+        board's PL011 UART, which is its only one: the control channel is a virtio
+        serial port (/dev/virtio-ports/irqres.ctl in the guest)."""
+        if self.icount:
+            raise VMError(f"{self.name}: -icount is not supported on the arm64 guest")
+        append = append.replace("console=ttyS0,115200", "console=ttyAMA0")
+        append = append.replace(" acpi_irq_nobalance", "")
+        # the virt board places its PCI devices itself: a fixed slot could clash
+        nic = [re.sub(r",addr=0x[0-9a-f]+", "", a) for a in nic]
+        qemu = self.qemu if self.qemu != ["qemu-system-x86_64"] else ["qemu-system-aarch64"]
+        # pauth-impdef: the emulated CPU signs pointers with a cheap algorithm of QEMU's
+        # own rather than the architected QARMA, which costs TCG much of its speed
+        return [*qemu, "-M", "virt,gic-version=3", "-cpu", "max,pauth-impdef=on",
+                "-accel", "tcg", "-smp", str(self.cpus), "-m", str(self.memory_mb),
+                "-kernel", str(self.kernel.vmlinuz), "-initrd", str(self.kernel.initrd),
+                "-append", append,
+                "-drive", f"file={self.image.disk},if=virtio,format=raw,snapshot=on",
+                "-drive", f"file={payload},if=virtio,format=raw",
+                "-display", "none", "-no-reboot", "-serial", "stdio",
+                "-device", "virtio-serial-pci",
+                "-chardev", f"socket,id=ctl,path={ctl},server=on,wait=off",
+                "-device", "virtserialport,chardev=ctl,name=irqres.ctl",
+                *nic, *self.extra_qemu]
 
     @contextlib.contextmanager
     def _netns(self):

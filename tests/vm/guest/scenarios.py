@@ -147,14 +147,30 @@ def _daemon_sched() -> dict:
             "chrt": sh(f"chrt -p {pid}")["out"]}
 
 
+def _nic_irq(t: dict | None) -> dict | None:
+    """The NIC thread's IRQ as the kernel shows it: its /proc/interrupts line (on a GIC
+    the chip and its hardware number, GICv3 37 for SPI 5) and effective affinity."""
+    m = t and re.match(r"irq/(\d+)-", t["comm"])
+    if not m:
+        return None
+    n = m[1]
+    line = next((ln for ln in (read("/proc/interrupts") or "").splitlines()
+                 if ln.split(":", 1)[0].strip() == n), None)
+    return {"irq": int(n), "interrupts_line": line,
+            "effective_affinity": read(f"/proc/irq/{n}/effective_affinity_list")}
+
+
 def scenario_daemon_boot() -> dict:
     """irqresd started by the boot transaction with /etc/irqres/profile.yaml."""
     # Type=notify: ActiveState=active only after READY=1.
     _, waited = wait_for(lambda: _irqresd().get("ActiveState") in ("active", "failed"), 60, 0.2)
     nic = _nic_reserved()
+    snap = _snapshot("after boot")
     return {
         "nic_wait": nic,
-        "snapshot": _snapshot("after boot"),
+        "snapshot": snap,
+        "nic_irq": _nic_irq(snap["thread"]),
+        "verify": sh("irqres verify"),
         "daemon_sched": _daemon_sched(),
         "unit_verify": sh("systemd-analyze verify --man=no /lib/systemd/system/irqresd.service "
                           "/lib/systemd/system/irqres-tune.service"),

@@ -1,7 +1,8 @@
 """Helpers for scenario code running inside the PREEMPT_RT guest (Python 3.11: the stdlib,
 and irqres.schedattr of the package under test for the scheduling syscalls).
 
-The host serves requests on the guest's second serial port (/dev/ttyS1): ``mark`` lines
+The host serves requests on the guest's second serial port (/dev/ttyS1, or on arm64 a
+virtio serial port): ``mark`` lines
 show progress on the host, ``udp``/``tcp`` lines ask it for load towards this guest.
 """
 
@@ -27,14 +28,21 @@ _ctl_fd: int | None = None
 _ctl_lock = threading.Lock()
 
 
+# The arm64 guest's board has one UART (the console): its control channel is a virtio
+# serial port, which is no terminal.
+CTL_PORTS = ("/dev/virtio-ports/irqres.ctl", "/dev/ttyS1")
+
+
 def _ctl() -> int:
     global _ctl_fd
     if _ctl_fd is None:
-        fd = os.open("/dev/ttyS1", os.O_RDWR | os.O_NOCTTY)
-        tty.setraw(fd)
-        attrs = termios.tcgetattr(fd)
-        attrs[3] &= ~termios.ECHO
-        termios.tcsetattr(fd, termios.TCSANOW, attrs)
+        path = next((p for p in CTL_PORTS if os.path.exists(p)), CTL_PORTS[-1])
+        fd = os.open(path, os.O_RDWR | os.O_NOCTTY)
+        if os.isatty(fd):
+            tty.setraw(fd)
+            attrs = termios.tcgetattr(fd)
+            attrs[3] &= ~termios.ECHO
+            termios.tcsetattr(fd, termios.TCSANOW, attrs)
         _ctl_fd = fd
     return _ctl_fd
 
