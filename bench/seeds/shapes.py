@@ -18,6 +18,10 @@ LATENCY_FACTOR = 5
 # it use its budget (a CI boot on an idle host saw 1.5 % at Q/T 18 %, the flood's work
 # done in less).
 SHARE_SLACK = 1.0
+# Experiment 6 with HRTICK_DL: the reserved worst case at most HRTICK_FACTOR Q above the
+# task's own worst case without a flood; FIFO 50's at least FIFO_FACTOR times the reserved.
+HRTICK_FACTOR = 1.2
+FIFO_FACTOR = 20
 
 
 def _misses(row: dict) -> int:
@@ -38,6 +42,33 @@ def latency(fifo: dict, reserved: dict, interval_us: int, hist_us: int) -> list[
         if r[k] is None or r[k] * LATENCY_FACTOR > fv:
             bad.append(f"latency: {k} {r[k] or f'> {hist_us}'} us reserved is not "
                        f"{LATENCY_FACTOR}x below FIFO 50's {f[k] or f'> {hist_us}'} us")
+    return bad
+
+
+def worst(rows: list[dict]) -> int:
+    """The largest cyclictest maximum (µs) over measurements."""
+    return max(r["hist"]["max_us"] for r in rows)
+
+
+def latency_enforced(baseline: list[dict], fifo: list[dict], reserved: list[dict],
+                     runtime_ns: int) -> list[str]:
+    """Experiment 6 with the budget enforced at its end (HRTICK_DL): in one boot,
+    ``baseline`` the task without a flood, ``fifo`` with the NIC thread at SCHED_FIFO 50,
+    ``reserved`` with it reserved with budget ``runtime_ns``. Every reserved run's worst
+    case is at most HRTICK_FACTOR Q + the baseline's worst case (enforced at the tick the
+    thread overruns its budget by up to a tick), and every FIFO 50 run's is at least
+    FIFO_FACTOR times the reserved runs' worst."""
+    if not (baseline and fifo and reserved):
+        return ["latency: a baseline, a FIFO 50 and a reserved run are all needed"]
+    base = worst(baseline)
+    bound = HRTICK_FACTOR * runtime_ns / 1000 + base
+    bad = [f"latency: reserved run {r['run']} worst case {r['hist']['max_us']} us above "
+           f"{HRTICK_FACTOR:g} Q + baseline = {bound:g} us"
+           for r in reserved if r["hist"]["max_us"] > bound]
+    low = min(r["hist"]["max_us"] for r in fifo)
+    if low < FIFO_FACTOR * worst(reserved):
+        bad.append(f"latency: FIFO 50 worst case {low} us is not {FIFO_FACTOR}x the "
+                   f"reserved {worst(reserved)} us")
     return bad
 
 
