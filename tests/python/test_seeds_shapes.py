@@ -138,3 +138,25 @@ def test_the_tuner_stuck_at_its_start_value_fails_the_tuner_shape_not_the_player
         assert shapes.tuner(t, CLAMPS, HYSTERESIS) == [], t["tune"]
         assert shapes.tuner(f, CLAMPS, HYSTERESIS) == ["tune: no budget sent"]
         assert shapes.player_budget(f, t), (f["frames"], t["frames"])
+
+
+LATENCY_HRTICK = [record("latency-hrtick-icount-nice0-probe-20261125T224716.json")]
+
+
+@pytest.mark.parametrize("rec", LATENCY_HRTICK, ids=[r["kernel"] for r in LATENCY_HRTICK])
+def test_latency_hrtick_shape_holds_with_hrtick_and_fails_enforced_at_the_tick(rec):
+    base, fifo = _runs(rec, "baseline"), _runs(rec, "fifo50")
+    assert len(base) == len(fifo) == rec["params"]["runs"] >= 3
+    for q, t in rec["params"]["reserved"]:
+        hr, tick = _runs(rec, f"hrtick-{q}-{t}"), _runs(rec, f"keep-{q}-{t}")
+        assert len(hr) == len(tick) == len(base)
+        # the switch took: HRTICK_DL on under `enforcement: hrtick`, off under `keep`
+        assert all("HRTICK_DL" in r["features"].split() for r in hr)
+        assert all("NO_HRTICK_DL" in r["features"].split() for r in tick)
+        assert shapes.latency_enforced(base, fifo, hr, q) == [], (q, [r["hist"]["max_us"]
+                                                                    for r in hr])
+        # removed: the budget enforced at the tick overruns it by up to a tick
+        assert shapes.latency_enforced(base, fifo, tick, q), (q, [r["hist"]["max_us"]
+                                                                  for r in tick])
+        # removed: the NIC thread's reservation itself (a FIFO 50 run in its place)
+        assert shapes.latency_enforced(base, fifo, fifo, q)
