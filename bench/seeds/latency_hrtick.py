@@ -9,7 +9,8 @@ profile with ``enforcement: keep`` (budget enforced at the tick, HZ=250) and wit
 ``enforcement: hrtick`` (irqresd switches HRTICK_DL on). Raw data:
 bench/seeds/data/latency-hrtick-*.json; ``report.py`` makes the table.
 
-    python3 bench/seeds/latency_hrtick.py [--runs 3] [--seconds 1] [--reserve 1:5,2:10]
+    python3 bench/seeds/latency_hrtick.py [--runs 3] [--seconds 5] [--reserve 1:5,2:10]
+                                          [--kernel 6.1]
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+import latency
 import testbed
 
 MS = 1_000_000
@@ -39,11 +41,7 @@ def parse_reserve(text: str) -> list[list[int]]:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    testbed.add_options(ap)
-    ap.add_argument("--seconds", type=int, default=1, help="guest seconds per measurement")
-    ap.add_argument("--flood-period-us", type=int, default=100,
-                    help="the sender's period (guest time)")
-    ap.add_argument("--size", type=int, default=1400, help="datagram size in bytes")
+    latency.flood_options(ap, 5)
     ap.add_argument("--reserve", default="1:5,2:10",
                     help="the NIC thread's reservations, Q:T in ms, comma-separated")
     args = ap.parse_args()
