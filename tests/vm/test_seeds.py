@@ -82,32 +82,6 @@ def test_seeds_shapes(icount_boot):
     check_adaptive(res.data["adaptive"], res.out)
 
 
-LATENCY_HRTICK = {"runs": 1, "seconds": 1, "flood_period_ns": 100_000, "size": 1400,
-                  "reserved": [[1 * MS, 5 * MS]], "interval_us": 1000, "priority": 40,
-                  "hist_us": 100_000}
-
-
-def test_seeds_latency_hrtick(icount_boot):
-    """Experiment 6 with the NIC thread's budget enforced by HRTICK_DL (`enforcement:
-    hrtick`): the reserved worst case is within Q + half a tick of the task's own worst
-    case without a flood, FIFO 50's at least 20x it (shapes.latency_overrun; on the
-    6.1 data of bench/seeds/data/latency-hrtick-*.json the tick-enforced runs fail it)."""
-    res = icount_boot("seeds_latency_enforcement", timeout_s=1800, params=LATENCY_HRTICK)
-    d = res.data["results"]
-    q, t = LATENCY_HRTICK["reserved"][0]
-
-    def rows(label):
-        return [r for r in d if r["label"] == label]
-
-    hr = rows(f"hrtick-{q}-{t}")
-    vmrunner.say(f"seeds latency: worst case baseline {shapes.worst(rows('baseline'))} us, "
-                 f"FIFO 50 {shapes.worst(rows('fifo50'))} us, reserved at the tick "
-                 f"{shapes.worst(rows(f'keep-{q}-{t}'))} us, with HRTICK_DL "
-                 f"{shapes.worst(hr)} us")
-    assert all("HRTICK_DL" in r["features"].split() for r in hr), [r["features"] for r in hr]
-    assert shapes.latency_overrun(rows("baseline"), rows("fifo50"), hr, q) == [], d
-
-
 def check_shapes(d: dict, out: Path) -> None:
     """The assertions, on the guest's result and out/ directory (also usable on the raw
     data of bench/seeds/ runs)."""
