@@ -19,13 +19,19 @@ import testbed
 MS = 1_000_000
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def flood_options(ap: argparse.ArgumentParser, seconds: int) -> None:
+    """The testbed's options and the measurement's and the flood's (also latency_hrtick.py)."""
     testbed.add_options(ap)
-    ap.add_argument("--seconds", type=int, default=10, help="guest seconds per measurement")
+    ap.add_argument("--seconds", type=int, default=seconds,
+                    help="guest seconds per measurement")
     ap.add_argument("--flood-period-us", type=int, default=100,
                     help="the sender's period (guest time)")
     ap.add_argument("--size", type=int, default=1400, help="datagram size in bytes")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    flood_options(ap, 10)
     ap.add_argument("--runtime-ms", type=float, default=2.0, help="reserved Q")
     ap.add_argument("--period-ms", type=float, default=10.0, help="reserved T")
     args = ap.parse_args()

@@ -667,6 +667,16 @@ def write_results(dest: Path = HERE, figures: bool = True) -> Path:
     else:
         status.append("| 6. latency under a flood, FIFO 50 vs reserved | latency.py | "
                       "not measured yet |")
+    # untagged boots (one per kernel); tagged ones are probes
+    lat_hrtick = [json.loads(p.read_text()) for p in newest("latency-hrtick-icount-*.json")
+                  if re.fullmatch(r"latency-hrtick-icount-nice\d+-\d{8}T\d{6}\.json", p.name)]
+    if lat_hrtick:
+        import latency_hrtick_report
+        parts += latency_hrtick_report.section(lat_hrtick)
+        used += lat_hrtick
+        values |= latency_hrtick_report.values(lat_hrtick)
+    status.append("| 6. latency under a flood, budget enforced at the tick vs HRTICK_DL | "
+                  "latency_hrtick.py | " + ("done |" if lat_hrtick else "not measured yet |"))
     for name, pattern, title, fn in (
             ("tools", "tools-icount-*.json", "1. statistical tools, T1..T100", tools_section),
             # the 3-run table; a later 1-run diagnostic boot (tag "diag") is read in prose

@@ -18,6 +18,13 @@ LATENCY_FACTOR = 5
 # it use its budget (a CI boot on an idle host saw 1.5 % at Q/T 18 %, the flood's work
 # done in less).
 SHARE_SLACK = 1.0
+# Experiment 6 with HRTICK_DL: the reserved worst case at most HRTICK_FACTOR Q above the
+# task's own worst case without a flood; FIFO 50's at least FIFO_FACTOR times the reserved.
+HRTICK_FACTOR = 1.2
+FIFO_FACTOR = 20
+# Enforced at the tick a budget overruns by up to a tick (4 ms at the HZ=250 of Debian's RT
+# kernels); at its end (HRTICK_DL), by much less: the shape's line is half a tick.
+OVERRUN_SLACK_US = 2000
 
 
 def _misses(row: dict) -> int:
@@ -39,6 +46,49 @@ def latency(fifo: dict, reserved: dict, interval_us: int, hist_us: int) -> list[
             bad.append(f"latency: {k} {r[k] or f'> {hist_us}'} us reserved is not "
                        f"{LATENCY_FACTOR}x below FIFO 50's {f[k] or f'> {hist_us}'} us")
     return bad
+
+
+def worst(rows: list[dict]) -> int:
+    """The largest cyclictest maximum (µs) over measurements."""
+    return max(r["hist"]["max_us"] for r in rows)
+
+
+def _worst_within(baseline: list[dict], fifo: list[dict], reserved: list[dict],
+                  slack_us: float, what: str) -> list[str]:
+    """Every reserved run's worst case at most the baseline's + ``slack_us``, every FIFO
+    50 run's at least FIFO_FACTOR times the reserved runs' worst."""
+    if not (baseline and fifo and reserved):
+        return ["latency: a baseline, a FIFO 50 and a reserved run are all needed"]
+    bound = worst(baseline) + slack_us
+    bad = [f"latency: reserved run {r['run']} worst case {r['hist']['max_us']} us above "
+           f"{what} + baseline = {bound:g} us"
+           for r in reserved if r["hist"]["max_us"] > bound]
+    low = min(r["hist"]["max_us"] for r in fifo)
+    if low < FIFO_FACTOR * worst(reserved):
+        bad.append(f"latency: FIFO 50 worst case {low} us is not {FIFO_FACTOR}x the "
+                   f"reserved {worst(reserved)} us")
+    return bad
+
+
+def latency_enforced(baseline: list[dict], fifo: list[dict], reserved: list[dict],
+                     runtime_ns: int) -> list[str]:
+    """Experiment 6's goal with the budget enforced at its end (HRTICK_DL): in one boot,
+    ``baseline`` the task without a flood, ``fifo`` with the NIC thread at SCHED_FIFO 50,
+    ``reserved`` with it reserved with budget ``runtime_ns``. Every reserved run's worst
+    case is at most HRTICK_FACTOR Q + the baseline's worst case, and every FIFO 50 run's
+    at least FIFO_FACTOR times the reserved runs' worst."""
+    return _worst_within(baseline, fifo, reserved, HRTICK_FACTOR * runtime_ns / 1000,
+                         f"{HRTICK_FACTOR:g} Q")
+
+
+def latency_overrun(baseline: list[dict], fifo: list[dict], reserved: list[dict],
+                    runtime_ns: int) -> list[str]:
+    """Experiment 6, the shape HRTICK_DL made in one 6.1 boot, not in the next (arguments
+    as ``latency_enforced``): every reserved run's worst case is at most the baseline's
+    + Q + OVERRUN_SLACK_US (enforced at the tick the thread overruns its budget by up to
+    a tick), FIFO 50 as there."""
+    return _worst_within(baseline, fifo, reserved, runtime_ns / 1000 + OVERRUN_SLACK_US,
+                         f"Q + {OVERRUN_SLACK_US} us")
 
 
 def player_reserved(below: dict, dl: dict, nic_period_ns: int) -> list[str]:

@@ -57,6 +57,8 @@ def add_options(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--nice", type=int, default=0, help="run QEMU at this niceness")
     ap.add_argument("--runs", type=int, default=3, help="repetitions (at least 3)")
     ap.add_argument("--tag", default="", help="added to the raw data file's name")
+    ap.add_argument("--kernel", default=None, choices=vmrunner.KERNELS,
+                    help="the guest kernel (default: the image's first)")
 
 
 def qemu_command(args) -> tuple[list[str], str, dict[str, str]]:
@@ -133,13 +135,14 @@ def run_guest(args, scenario: str, name: str, params: dict, timeout_s: float = 7
                      workdir=work / "vm", timeout_s=timeout_s, nic="hub", cpus=smp,
                      icount=icount, qemu=qemu, qemu_env=qemu_env,
                      e1000_mitigation_opt="version 7." in version,
-                     files={"seedload": seedload}, params=params, extra_qemu=extra_qemu)
+                     files={"seedload": seedload}, params=params, extra_qemu=extra_qemu,
+                     kernel=getattr(args, "kernel", None))
     res = vm.run()
     wall = time.monotonic() - t0
     record = {
         "name": name, "scenario": scenario, "params": params,
         "date": f"{datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC",
-        "commit": commit(), "kernel": image.release, "qemu": version, "smp": smp,
+        "commit": commit(), "kernel": vm.kernel.release, "qemu": version, "smp": smp,
         "testbed": describe(args, version, smp, *([devices] if devices else [])),
         "testbed_key": args.testbed,
         "nice": args.nice, "shift": args.shift, "wall_s": round(wall, 1),

@@ -190,6 +190,33 @@ def parse_hist(out: str) -> dict:
             "max_us": field("Max Latencies"), "cycles": field("Total")}
 
 
+def _flooded_hist(setup: dict, nic: dict | None, run: int, label: str, seconds: int,
+                  flood_period_ns: int, size: int, interval_us: int, priority: int,
+                  hist_us: int, port: int) -> dict:
+    """One measurement of experiment 6: cyclictest on the NIC's CPU while the sender
+    floods eth0 (``flood_period_ns`` 0: no flood, the task's own worst case)."""
+    count = seconds * 1_000_000_000 // flood_period_ns if flood_period_ns else 0
+    rx = receiver(setup, port, count, 3_000_000_000) if count else None
+    cyc = cyclictest_hist(nic, setup["nic_cpu"], seconds + 1, interval_us, priority,
+                          hist_us)
+    time.sleep(0.5)
+    c0, t0 = rx_counters(), time.monotonic_ns()
+    snd_out = ""
+    if count:
+        snd_out, _ = sender(setup, port, flood_period_ns, count, size).communicate(
+            timeout=3600)
+    c1, sent_ns = rx_counters(), time.monotonic_ns() - t0
+    cyc_out, _ = cyc.communicate(timeout=3600)
+    rx_out = rx.communicate(timeout=3600)[0] if rx else ""
+    h = parse_hist(cyc_out)
+    mark(f"latency run {run} {label}: max {h['max_us']} us avg {h['avg_us']} us "
+         f"cycles {h['cycles']}; {snd_out.strip()}; {rx_out.strip()}")
+    return {"run": run, "label": label, "thread": nic, "hist": h,
+            "sender": snd_out.strip(), "receiver": rx_out.strip(),
+            "send_ns": sent_ns, "rx": _delta(c0, c1),
+            "cyclictest_tail": cyc_out[-600:] if not h["buckets"] else ""}
+
+
 def scenario_seeds_latency(runs: int, seconds: int, flood_period_ns: int, size: int,
                            reserved: list[int], interval_us: int, priority: int,
                            hist_us: int, port: int = 5001) -> dict:
@@ -199,32 +226,73 @@ def scenario_seeds_latency(runs: int, seconds: int, flood_period_ns: int, size: 
     setup = hub_setup()
     mark(f"seeds latency: NIC on CPU {setup['nic_cpu']}, sender on CPU "
          f"{setup['sender_cpu']}, {setup['ncpu']} vCPUs")
-    count = seconds * 1_000_000_000 // flood_period_ns
     results = []
     for run in range(runs):
         for label in ("fifo50", "reserved"):
             nic = nic_fifo50() if label == "fifo50" else nic_reserved(*reserved)
-            rx = receiver(setup, port, count, 3_000_000_000)
-            cyc = cyclictest_hist(nic, setup["nic_cpu"], seconds + 1, interval_us,
-                                  priority, hist_us)
-            time.sleep(0.5)
-            c0, t0 = rx_counters(), time.monotonic_ns()
-            snd = sender(setup, port, flood_period_ns, count, size)
-            snd_out, _ = snd.communicate(timeout=3600)
-            c1, sent_ns = rx_counters(), time.monotonic_ns() - t0
-            cyc_out, _ = cyc.communicate(timeout=3600)
-            rx_out, _ = rx.communicate(timeout=3600)
-            h = parse_hist(cyc_out)
-            results.append({"run": run, "label": label, "thread": nic, "hist": h,
-                            "sender": snd_out.strip(), "receiver": rx_out.strip(),
-                            "send_ns": sent_ns, "rx": _delta(c0, c1),
-                            "cyclictest_tail": cyc_out[-600:] if not h["buckets"] else ""})
-            mark(f"latency run {run} {label}: max {h['max_us']} us avg {h['avg_us']} us "
-                 f"cycles {h['cycles']}; {snd_out.strip()}; {rx_out.strip()}")
+            results.append(_flooded_hist(setup, nic, run, label, seconds, flood_period_ns,
+                                         size, interval_us, priority, hist_us, port))
     nic_fifo50()
     return {"setup": setup, "results": results, "apply_refusals": REFUSALS,
             "interrupts": read("/proc/interrupts"),
             "uptime": read("/proc/uptime")}
+
+
+def _nic_profile(path: str, enforcement: str, runtime_ns: int, period_ns: int) -> str:
+    with open(path, "w") as f:
+        f.write(f"version: 1\nenforcement: {enforcement}\ntargets:\n  - name: nic\n"
+                f"    interface: eth0\n    runtime: {runtime_ns}ns\n"
+                f"    period: {period_ns}ns\n    min_interarrival: 50us\n"
+                f"    buffer: 256\n")
+    return path
+
+
+def nic_enforced(runtime_ns: int, period_ns: int, enforcement: str) -> dict:
+    """The NIC thread reserved (runtime_ns, period_ns) by a profile with ``enforcement:``
+    keep (budget enforced at the tick) or hrtick (irqresd switches HRTICK_DL on)."""
+    prof = _nic_profile(f"/tmp/nic-{enforcement}-{runtime_ns}.yaml", enforcement,
+                        runtime_ns, period_ns)
+    a, refusals = apply_retrying(prof)
+    REFUSALS.extend(refusals)
+    t = wait_deadline(NIC_THREAD, runtime_ns, period_ns)
+    if not t:
+        raise RuntimeError(f"irqres apply {prof} did not take: {a['err'] or a['out']}; "
+                           f"thread {thread(NIC_THREAD)}\n{_journal()}")
+    return t
+
+
+def scenario_seeds_latency_enforcement(runs: int, seconds: int, flood_period_ns: int,
+                                       size: int, reserved: list[list[int]],
+                                       interval_us: int, priority: int, hist_us: int,
+                                       port: int = 5001) -> dict:
+    """Experiment 6 with the budget enforced at the tick and by HRTICK_DL: per run, the
+    task's own worst case without a flood (``baseline``), the NIC thread at SCHED_FIFO
+    50, then for each (Q, T) of ``reserved`` the NIC thread reserved with ``enforcement:
+    keep`` and ``enforcement: hrtick``. Each row records the sched features it ran
+    under."""
+    wait_for(lambda: _irqresd_state() in ("active", "failed"), 60, 0.2)
+    if not os.path.exists(SCHED_FEATURES):
+        sh("mount -t debugfs none /sys/kernel/debug")
+    setup = hub_setup()
+    mark(f"seeds latency enforcement: NIC on CPU {setup['nic_cpu']}, sender on CPU "
+         f"{setup['sender_cpu']}, {setup['ncpu']} vCPUs")
+    results = []
+    for run in range(runs):
+        plan = [("baseline", None, "keep"), ("fifo50", None, "keep")]
+        plan += [(f"{enf}-{q}-{t}", (q, t), enf) for q, t in reserved
+                 for enf in ("keep", "hrtick")]
+        for label, qt, enf in plan:
+            nic = nic_fifo50() if qt is None else nic_enforced(*qt, enf)
+            flood = 0 if label == "baseline" else flood_period_ns
+            row = _flooded_hist(setup, nic, run, label, seconds, flood, size, interval_us,
+                                priority, hist_us, port)
+            row.update({"enforcement": enf, "reserved": list(qt) if qt else None,
+                        "features": read(SCHED_FEATURES) or ""})
+            results.append(row)
+    nic_fifo50()
+    return {"setup": setup, "results": results, "apply_refusals": REFUSALS,
+            "features_after": read(SCHED_FEATURES) or "",
+            "interrupts": read("/proc/interrupts"), "uptime": read("/proc/uptime")}
 
 
 def scenario_seeds_idle(seconds: int, interval_us: int, priority: int, hist_us: int) -> dict:

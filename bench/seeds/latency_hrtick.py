@@ -1,0 +1,64 @@
+"""Experiment 6 with the budget enforced by HRTICK_DL: does the reservation bound the
+real-time task's lateness to its budget rather than to the scheduler tick?
+
+As bench/seeds/latency.py (cyclictest, SCHED_FIFO 40, 1 ms interval, on the NIC's CPU of
+the PREEMPT_RT guest while a sender floods eth0 from inside the guest), in one boot, per
+run: the task without a flood (its own worst case, the baseline), the NIC thread at the
+kernel's SCHED_FIFO 50, and for each reservation (Q, T) the NIC thread reserved through a
+profile with ``enforcement: keep`` (budget enforced at the tick, HZ=250) and with
+``enforcement: hrtick`` (irqresd switches HRTICK_DL on). Raw data:
+bench/seeds/data/latency-hrtick-*.json; ``report.py`` makes the table.
+
+    python3 bench/seeds/latency_hrtick.py [--runs 3] [--seconds 5] [--reserve 1:5,2:10]
+                                          [--kernel 6.1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import latency
+import testbed
+
+MS = 1_000_000
+
+
+def parse_reserve(text: str) -> list[list[int]]:
+    """``Q:T,Q:T`` in ms -> [[Q_ns, T_ns], ...]."""
+    out = []
+    for item in text.split(","):
+        q, _, t = item.partition(":")
+        try:
+            pair = [int(float(q) * MS), int(float(t) * MS)]
+        except ValueError:
+            raise SystemExit(f"--reserve {item!r}: not Q:T in milliseconds") from None
+        if not 0 < pair[0] <= pair[1]:
+            raise SystemExit(f"--reserve {item!r}: needs 0 < Q <= T")
+        out.append(pair)
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    latency.flood_options(ap, 5)
+    ap.add_argument("--reserve", default="1:5,2:10",
+                    help="the NIC thread's reservations, Q:T in ms, comma-separated")
+    args = ap.parse_args()
+    if args.runs < 1:
+        ap.error("--runs must be at least 1")
+    params = {"runs": args.runs, "seconds": args.seconds,
+              "flood_period_ns": args.flood_period_us * 1000, "size": args.size,
+              "reserved": parse_reserve(args.reserve),
+              "interval_us": 1000, "priority": 40, "hist_us": 100_000}
+    rec = testbed.run_guest(args, "seeds_latency_enforcement", "latency-hrtick", params)
+    for r in rec["result"]["results"]:
+        h = r["hist"]
+        print(f"run {r['run']} {r['label']:18s} max {h['max_us']} avg {h['avg_us']} "
+              f"cycles {h['cycles']} overflows {h['overflows']}")
+    print(f"wall {rec['wall_s']} s, testbed {rec['testbed']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
