@@ -24,7 +24,8 @@ int rt_runtime_restore(struct state *st, long long us);
  * does) recompute each total from the tasks that hold a reservation, which takes back
  * bandwidth the kernel failed to release: 6.18 keeps in the total, until the next rebuild,
  * the bandwidth of a task that was sleeping when it left SCHED_DEADLINE, and then refuses
- * reservations that fit. On kernels that do not rebuild, the write changes nothing.
+ * reservations that fit. Only on kernels from 6.15, whose rebuild keeps the deadline
+ * servers counted (-EOPNOTSUPP before: 6.12 drops them from the count on a rebuild).
  * @why is logged (debug) with the outcome.
  */
 int rt_runtime_recount(const char *why);
