@@ -245,25 +245,6 @@ static int partition_ready(const struct plan_item *it, struct state *st, struct 
 }
 
 /*
- * Gives an admitted item its reservation. EBUSY for what the plan counted as fitting: the
- * kernel may have lost count of its bandwidth (rt_runtime.h); it is asked to recount, and
- * asked once more.
- */
-static int dl_set_item(const struct thread_info *ti, uint64_t runtime_ns, uint64_t deadline_ns,
-		       uint64_t period_ns)
-{
-	int rc = dl_set_deadline(ti->pid, runtime_ns, deadline_ns, period_ns);
-
-	if (rc != -EBUSY || rt_runtime_recount("a reservation the plan admitted was refused"))
-		return rc;
-	rc = dl_set_deadline(ti->pid, runtime_ns, deadline_ns, period_ns);
-	if (!rc)
-		pr_info("%s (pid %d): SCHED_DEADLINE accepted once the kernel recounted its "
-			"bandwidth", ti->comm, (int)ti->pid);
-	return rc;
-}
-
-/*
  * The kernel checks a SCHED_DEADLINE request against the root domain of the CPU the
  * thread last ran on (6.1 and 6.12 alike, docs/vm.md): a sleeping thread just moved into
  * a partition is refused with EPERM until it has run there once. An IRQ thread runs at
@@ -275,14 +256,14 @@ static int dl_set_item(const struct thread_info *ti, uint64_t runtime_ns, uint64
 static int dl_set_after_move(const struct thread_info *ti, const struct plan_item *it)
 {
 	unsigned int delay_us = 1000, waited_us = 0;
-	int rc = dl_set_item(ti, it->runtime_ns, it->deadline_ns, it->period_ns);
+	int rc = dl_set_deadline(ti->pid, it->runtime_ns, it->deadline_ns, it->period_ns);
 
 	while (rc == -EPERM && waited_us < APPLY_MOVED_WAIT_NS / 1000) {
 		usleep(delay_us);
 		waited_us += delay_us;
 		if (delay_us < 128000)
 			delay_us *= 2;
-		rc = dl_set_item(ti, it->runtime_ns, it->deadline_ns, it->period_ns);
+		rc = dl_set_deadline(ti->pid, it->runtime_ns, it->deadline_ns, it->period_ns);
 	}
 	if (waited_us && !rc)
 		pr_info("%s (pid %d): accepted after %u ms, once it had run in %s", ti->comm,
@@ -445,7 +426,7 @@ static int apply_item(const struct plan *plan, const struct plan_item *it, struc
 	if (it->needs_partition) {
 		rc = item_move(plan, it, part_rc, x, why, sizeof(why), err, errlen);
 		if (!rc && pending) {
-			rc = dl_set_item(ti, it->runtime_ns, it->deadline_ns, it->period_ns);
+			rc = dl_set_deadline(ti->pid, it->runtime_ns, it->deadline_ns, it->period_ns);
 			if (rc == -EPERM)	/* moved and recorded: tried again later */
 				return item_pending(it, pending);
 		} else if (!rc) {
@@ -454,7 +435,7 @@ static int apply_item(const struct plan *plan, const struct plan_item *it, struc
 			return rc;
 		}
 	} else {
-		rc = dl_set_item(ti, it->runtime_ns, it->deadline_ns, it->period_ns);
+		rc = dl_set_deadline(ti->pid, it->runtime_ns, it->deadline_ns, it->period_ns);
 	}
 	if (rc == -ESRCH)
 		return item_gone(ti);
@@ -581,7 +562,7 @@ int apply_pending_try(const struct apply_pending *p, uint64_t waited_ns)
 
 	if (!discover_still_same(ti))
 		return -ESRCH;
-	rc = dl_set_item(ti, p->runtime_ns, p->deadline_ns, p->period_ns);
+	rc = dl_set_deadline(ti->pid, p->runtime_ns, p->deadline_ns, p->period_ns);
 	if (!rc)
 		pr_info("%s (pid %d): SCHED_DEADLINE accepted after %llu ms, once it had run in %s",
 			ti->comm, (int)ti->pid, (unsigned long long)(waited_ns / 1000000),
@@ -682,8 +663,8 @@ static void budget_ebusy(const struct thread_info *ti, const struct dl_attr *old
 		snprintf(err, errlen, "%s (pid %d): new budget refused: EBUSY: the kernel refused "
 			 "%s/%s although it asks for less bandwidth than the budget in force: its "
 			 "SCHED_DEADLINE accounting for this root domain holds less than this "
-			 "thread's own reservation (a kernel accounting error, which asking the "
-			 "kernel to recount did not mend); every thread keeps its budget", ti->comm, (int)ti->pid, q, t);
+			 "thread's own reservation (a kernel accounting error); every thread keeps "
+			 "its budget", ti->comm, (int)ti->pid, q, t);
 	else
 		snprintf(err, errlen, "%s (pid %d): new budget refused: EBUSY: admission control: "
 			 "%s/%s for %zu thread(s) does not fit beside the SCHED_DEADLINE tasks "
@@ -699,8 +680,8 @@ static int budget_write(const struct thread_info *ti, const struct dl_attr *prev
 	int rc = 0;
 
 	for (done = 0; done < n; done++) {
-		rc = dl_set_item(&ti[done], b->sched_runtime, b->sched_deadline,
-				 b->sched_period);
+		rc = dl_set_deadline(ti[done].pid, b->sched_runtime, b->sched_deadline,
+				     b->sched_period);
 		if (rc)
 			break;
 	}

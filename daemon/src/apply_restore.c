@@ -93,26 +93,6 @@ static int recorded_cgroup(const struct state_thread *t, pid_t pid)
 	return rc;
 }
 
-/*
- * A thread left SCHED_DEADLINE: the kernel is asked to recount (rt_runtime_recount()), once
- * per batch of restores, in case it kept the bandwidth of a thread that was sleeping.
- */
-static bool recount_owed;
-
-static void bandwidth_released(const struct state *st)
-{
-	recount_owed = true;
-	if (st->batch == 0)
-		apply_recount_if_owed();
-}
-
-void apply_recount_if_owed(void)
-{
-	if (recount_owed)
-		rt_runtime_recount("threads left SCHED_DEADLINE");
-	recount_owed = false;
-}
-
 int apply_restore_thread(struct state *st, pid_t pid)
 {
 	struct state_thread *t = state_find_thread(st, pid);
@@ -150,11 +130,9 @@ int apply_restore_thread(struct state *st, pid_t pid)
 		if (rc && rc != -ESRCH)
 			return rc;
 	}
-	if (rc == 0) {
+	if (rc == 0)
 		pr_info("%s (pid %d): restored to %s", t->comm, (int)pid, dl_policy_name(t->policy));
-		if (t->policy != SCHED_DEADLINE)
-			bandwidth_released(st);
-	} else
+	else
 		pr_info("%s (pid %d) is gone: nothing to restore", t->comm, (int)pid);
 	state_forget_thread(st, pid);
 	partition_release(st, part, false);
@@ -222,7 +200,6 @@ int apply_restore_all(struct state *st)
 			first = rc;
 	}
 	state_batch_end(st);
-	apply_recount_if_owed();
 	rc = partitions_restore(st);
 	if (rc && !first)
 		first = rc;

@@ -16,10 +16,6 @@
 /* Puts one recorded thread back (policy, cgroup) and forgets it. A thread gone or whose
  * pid was reused is only forgotten, with a log line. */
 int apply_restore_thread(struct state *st, pid_t pid);
-/* After restores inside a state batch: asks the kernel once to recount the SCHED_DEADLINE
- * bandwidth of the threads that left it (rt_runtime_recount()). Outside a batch,
- * apply_restore_thread() does it itself. */
-void apply_recount_if_owed(void);
 /* A thread that exited: forgets its record and removes the partition irqres created for
  * it when no recorded thread is left in it (kept while the kernel still counts the dying
  * thread). apply_partitions_sweep() removes every such partition that is empty now;

@@ -18,16 +18,5 @@ int rt_runtime_read(long long *us);
 int rt_runtime_write(long long us);
 /* Puts @us back and forgets the state's record of it (logged either way). */
 int rt_runtime_restore(struct state *st, long long us);
-/*
- * Asks the kernel to recount SCHED_DEADLINE bandwidth: writes the value in force back (no
- * limit changes). Kernels that rebuild every root domain's accounting after a write (6.18
- * does) recompute each total from the tasks that hold a reservation, which takes back
- * bandwidth the kernel failed to release: 6.18 keeps in the total, until the next rebuild,
- * the bandwidth of a task that was sleeping when it left SCHED_DEADLINE, and then refuses
- * reservations that fit. Only on kernels from 6.15, whose rebuild keeps the deadline
- * servers counted (-EOPNOTSUPP before: 6.12 drops them from the count on a rebuild).
- * @why is logged (debug) with the outcome.
- */
-int rt_runtime_recount(const char *why);
 
 #endif /* IRQRES_RT_RUNTIME_H */
