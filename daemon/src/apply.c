@@ -426,7 +426,8 @@ static int apply_item(const struct plan *plan, const struct plan_item *it, struc
 	if (it->needs_partition) {
 		rc = item_move(plan, it, part_rc, x, why, sizeof(why), err, errlen);
 		if (!rc && pending) {
-			rc = dl_set_deadline(ti->pid, it->runtime_ns, it->deadline_ns, it->period_ns);
+			rc = dl_set_deadline(ti->pid, it->runtime_ns, it->deadline_ns,
+					     it->period_ns);
 			if (rc == -EPERM)	/* moved and recorded: tried again later */
 				return item_pending(it, pending);
 		} else if (!rc) {
@@ -642,20 +643,15 @@ static int budget_admitted(const struct thread_info *ti, size_t n, const struct 
 	return rc;
 }
 
-/* Q/T <= Q0/T0 of the budget in force, in integers: b asks for less bandwidth */
-static bool budget_smaller(const struct dl_attr *old, const struct dl_attr *b)
-{
-	return old->sched_policy == SCHED_DEADLINE && old->sched_period &&
-		(unsigned __int128)b->sched_runtime * old->sched_period <=
-		(unsigned __int128)old->sched_runtime * b->sched_period;
-}
-
 /* Why the kernel gave EBUSY for the new budget b of thread ti (old: what it had). */
 static void budget_ebusy(const struct thread_info *ti, const struct dl_attr *old,
 			 const struct dl_attr *b, size_t n, char *err, size_t errlen)
 {
 	char q[UNITS_FMT_LEN], t[UNITS_FMT_LEN];
-	bool smaller = budget_smaller(old, b);
+	/* Q/T <= Q0/T0, in integers: a budget that asks for less bandwidth */
+	bool smaller = old->sched_policy == SCHED_DEADLINE && old->sched_period &&
+		(unsigned __int128)b->sched_runtime * old->sched_period <=
+		(unsigned __int128)old->sched_runtime * b->sched_period;
 
 	units_format_duration(b->sched_runtime, q, sizeof(q));
 	units_format_duration(b->sched_period, t, sizeof(t));
