@@ -116,3 +116,50 @@ def test_icount_is_refused_on_arm64(tmp_path):
                      icount="shift=3")
     with pytest.raises(vmrunner.VMError, match="-icount is not supported on the arm64"):
         vm._qemu_cmd(tmp_path / "payload.img", tmp_path / "ctl.sock")
+
+
+# The console of a 6.1 guest whose CPU 0 stopped passing through quiescent states (CI, a
+# start-up kill in the partition fault campaign): the kernel repeated its stall report
+# every ~63 s until the run's timeout.
+STALL = (Path(__file__).parent / "data" / "rcu-stall-console.txt").read_text()
+
+
+def test_a_lasting_rcu_stall_is_found_from_its_first_report():
+    stall = vmrunner.kernel_stall(STALL)
+    assert stall is not None
+    assert stall.startswith("[   92.231365] rcu: INFO: rcu_preempt self-detected stall on CPU")
+    assert len(stall.splitlines()) <= 80
+
+
+def test_fewer_reports_than_the_limit_are_not_a_stall():
+    # the guest may recover from a report or two (a vCPU the host did not run for long)
+    reports = [i for i, ln in enumerate(STALL.splitlines()) if "self-detected stall" in ln]
+    upto = "\n".join(STALL.splitlines()[:reports[vmrunner.STALL_REPORTS - 1]])
+    assert vmrunner.kernel_stall(upto) is None
+    assert vmrunner.kernel_stall("") is None
+
+
+def test_a_stalled_guest_is_killed_before_its_timeout(tmp_path):
+    import subprocess
+    import time
+    vm = _Guest(tmp_path, [])
+    console = tmp_path / "console.log"
+    console.write_text(STALL)
+    vm.timeout_s = 600
+    vm.POLL_S = 0.1
+    vm.started = time.monotonic()
+    vm.proc = subprocess.Popen(["sleep", "600"])
+    timed_out, stall = vm._wait(console)
+    assert not timed_out and stall is not None
+    assert vm.proc.returncode is not None and time.monotonic() - vm.started < 60
+
+
+def test_a_stall_boots_the_guest_once_more_but_only_once(tmp_path):
+    vm = _Guest(tmp_path, [STALL, None])
+    res = vm.run()
+    assert vm.boots == 2 and "stalled" in res.retried
+    assert (tmp_path / "console.attempt1.log").read_text() == STALL
+    vm = _Guest(tmp_path, [STALL, STALL, None])
+    with pytest.raises(vmrunner.VMError):
+        vm.run()
+    assert vm.boots == 2

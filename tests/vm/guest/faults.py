@@ -107,9 +107,10 @@ def _trial(before: dict, phase: str, op: str, path: str, data: str, when: str) -
     return out
 
 
-def scenario_partition_faults(rounds: int = 1) -> dict:
+def scenario_partition_faults(rounds: int = 1, only: str = "") -> dict:
     """Each step of STEPS killed before and after the call, ``rounds`` times; the unit
-    recovers; every fingerprint equal to the first."""
+    recovers; every fingerprint equal to the first. ``only``: the trials whose
+    ``phase op|path|data|when`` contains it (to repeat one step)."""
     shutil.copy("/payload/extra/killat.so", KILLAT)
     before = fingerprint("before irqresd")
     trials = []
@@ -120,6 +121,8 @@ def scenario_partition_faults(rounds: int = 1) -> dict:
         for _ in range(rounds):
             for phase, op, path, data in STEPS:
                 for when in ("before", "after"):
+                    if only not in f"{phase} {op}|{path}|{data}|{when}":
+                        continue
                     trials.append(_trial(before, phase, op, path, data, when))
     finally:
         sh(f"systemctl unset-environment LD_PRELOAD IRQRES_KILLAT_TOKEN; systemctl stop {UNIT}")
