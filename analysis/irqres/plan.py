@@ -54,7 +54,8 @@ def format_plan(plan: dict[str, Any]) -> str:
             lines.append("")
             lines += text_table([DOMAIN_COLUMNS] + [[
                 d.get("cpus"),
-                (d.get("partition") or "(default)") + (" (new)" if d.get("new") else ""),
+                (d.get("partition") or ("(isolated)" if d.get("isolated") else "(default)"))
+                + (" (new)" if d.get("new") else ""),
                 "unlimited" if d.get("capacity") is None else f"{d['capacity']:.3f}",
                 f"{d.get('existing_bw', 0):.3f}", f"{d.get('new_bw', 0):.3f}",
                 f"{d.get('total_bw', 0):.3f}", "yes" if d.get("ok") else "NO"]

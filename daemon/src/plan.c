@@ -262,28 +262,39 @@ static int domain_of(const struct plan *plan, const cpu_set_t *cpus)
 	return best;
 }
 
-/* Domains as they are now: valid partitions, and the default one (online - isolated -
- * partitions). */
+/* Domains as they are now: valid partitions, the default one (online - isolated -
+ * partitions), and the isolated CPUs' (online and isolated): the kernel builds no
+ * scheduling domain for a CPU isolcpus=domain isolated, in a partition or not, and attaches
+ * each such CPU to its def_root_domain, one root domain for all of them. */
 static int base_domains(struct plan *plan, const struct plan_env *env)
 {
-	cpu_set_t rest;
+	cpu_set_t rest, iso;
 	int rc;
 
 	dlserver_set_str(&env->servers, plan->servers, sizeof(plan->servers));
-	CPU_XOR(&rest, &env->online, &env->isolated);
-	CPU_AND(&rest, &rest, &env->online);
+	CPU_AND(&iso, &env->online, &env->isolated);
+	CPU_XOR(&rest, &env->online, &iso);
 	for (size_t i = 0; i < env->n_parts; i++) {
-		cpu_set_t inv;
+		cpu_set_t inv, part;
 
-		if (!env->parts[i].valid || CPU_COUNT(&env->parts[i].cpus) == 0)
+		CPU_XOR(&inv, &env->parts[i].cpus, &iso);
+		CPU_AND(&part, &env->parts[i].cpus, &inv);	/* its CPUs not isolated */
+		if (!env->parts[i].valid || CPU_COUNT(&part) == 0)
 			continue;
-		rc = add_domain(plan, &env->parts[i].cpus, env->parts[i].name, false);
+		rc = add_domain(plan, &part, env->parts[i].name, false);
 		if (rc)
 			return rc;
-		CPU_XOR(&inv, &rest, &env->parts[i].cpus);
+		CPU_XOR(&inv, &rest, &part);
 		CPU_AND(&rest, &rest, &inv);
 	}
-	return CPU_COUNT(&rest) ? add_domain(plan, &rest, "", false) : 0;
+	if (CPU_COUNT(&rest) && (rc = add_domain(plan, &rest, "", false)))
+		return rc;
+	if (!CPU_COUNT(&iso))
+		return 0;
+	rc = add_domain(plan, &iso, "", false);
+	if (!rc)
+		plan->domains[plan->n_domains - 1].isolated = true;
+	return rc;
 }
 
 /* Whether cgroup path cg ("/irqres.cpu0") is the top-level group name. */
@@ -305,7 +316,7 @@ static int place_item(struct plan *plan, struct plan_item *it, const struct plan
 	if (d < 0) {
 		it->refusal = EPERM;
 		snprintf(it->verdict, sizeof(it->verdict), "EPERM: CPUs %s are in no root "
-			 "domain (offline or isolated)", cpuset_list_str(&it->cpus, aff, sizeof(aff)));
+			 "domain (offline)", cpuset_list_str(&it->cpus, aff, sizeof(aff)));
 		return 0;
 	}
 	dom = &plan->domains[d];
@@ -343,6 +354,11 @@ static int place_item(struct plan *plan, struct plan_item *it, const struct plan
 			 why_); \
 		return 0; \
 	} while (0)
+	if (dom->isolated)
+		REFUSE("its CPU%s isolated (isolcpus=domain): the kernel keeps the isolated "
+		       "CPUs in one root domain, which a cpuset partition does not split; pin it "
+		       "to CPUs %s or isolate its CPU alone", CPU_COUNT(&want) > 1 ? "s are" :
+		       " is", span);
 	if (!env->partitions_possible)
 		REFUSE("cpuset partition %s could not be created: %s", name, env->partition_err);
 	if (it->no_setaffinity)
@@ -462,7 +478,7 @@ static int keep_default_cpus(struct plan *plan)
 		const struct plan_domain *d = &plan->domains[i];
 
 		if (!d->is_new) {
-			if (!d->partition[0])
+			if (!d->partition[0] && !d->isolated)
 				def = d;
 			continue;
 		}

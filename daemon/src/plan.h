@@ -85,6 +85,9 @@ struct plan_domain {
 	char partition[CPUSET_NAME_MAX];	/* "" for the default root domain */
 	bool is_new;			/* a partition this plan creates */
 	bool shrunk;			/* loses CPUs to a partition this plan creates */
+	bool isolated;			/* the CPUs isolcpus=domain took out of the scheduler's
+					 * domains: the kernel keeps them all in one root domain
+					 * of their own (its def_root_domain), partition or not */
 	bool unlimited;			/* sched_rt_runtime_us = -1 */
 	uint64_t cap_bw;		/* to_ratio(rt_period, rt_runtime) × ncpus */
 	double capacity;		/* rt_runtime / rt_period × ncpus, for people */

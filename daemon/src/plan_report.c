@@ -204,7 +204,8 @@ static void domain_row(const struct plan_domain *dm, struct table *tb)
 	const char *row[] = { cpuset_list_str(&dm->cpus, cpus, sizeof(cpus)), part, cap, e, n,
 			      tot, dm->ok ? "yes" : "NO" };
 
-	snprintf(part, sizeof(part), "%s%s", dm->partition[0] ? dm->partition : "(default)",
+	snprintf(part, sizeof(part), "%s%s", dm->partition[0] ? dm->partition :
+		 dm->isolated ? "(isolated)" : "(default)",
 		 dm->is_new ? " (new)" : "");
 	if (dm->unlimited)
 		snprintf(cap, sizeof(cap), "unlimited");
@@ -335,6 +336,7 @@ static void domain_json(const struct plan_domain *dm, struct json *j)
 	json_kv_str(j, "cpus", cpuset_list_str(&dm->cpus, cpus, sizeof(cpus)));
 	json_kv_str(j, "partition", dm->partition[0] ? dm->partition : NULL);
 	json_kv_bool(j, "new", dm->is_new);
+	json_kv_bool(j, "isolated", dm->isolated);
 	if (dm->unlimited)
 		json_kv_null(j, "capacity");	/* admission control off */
 	else

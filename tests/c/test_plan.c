@@ -239,7 +239,7 @@ static void test_pinned_no_partition(void **unused)
 	assert_non_null(strstr(json_buf(&j), "/cgroup/irqres.cpu0\",\"buffer_check\":\"unknown\","
 			       "\"verdict\":\"EPERM: thread pinned"));
 	assert_non_null(strstr(json_buf(&j), "\"domains\":[{\"cpus\":\"0-1\",\"partition\":null,"
-			       "\"new\":false,\"capacity\":1.9,"));
+			       "\"new\":false,\"isolated\":false,\"capacity\":1.9,"));
 	assert_non_null(strstr(json_buf(&j), "\"warnings\":[],\"errors\":[\"irq/11-eth0 (pid 105)"));
 	json_fini(&j);
 	plan_free(&plan);
@@ -611,9 +611,12 @@ static void test_env_from_fixture(void **unused)
 	add_thread(1, 501, "mpv", -1, (const int[]){ 0, 1, 2, 3 }, 4);
 	assert_int_equal(plan_build_env(&prof, &ml, &e, &plan), 0);
 	assert_true(plan.feasible);
-	assert_int_equal(plan.n_domains, 2);
+	assert_int_equal(plan.n_domains, 3);
 	assert_string_equal(plan.domains[0].partition, "irqres.cpu2");
 	assert_int_equal(plan.domains[1].ncpus, 2);	/* 0-1: 2 in a partition, 3 isolated */
+	assert_false(plan.domains[1].isolated);
+	assert_true(plan.domains[2].isolated);		/* 3: the isolated CPUs' own */
+	assert_int_equal(plan.domains[2].ncpus, 1);
 	assert_true(plan.domains[1].unlimited);
 	/* the servers of CPUs 0 and 1 count as bandwidth in use */
 	assert_int_equal(plan.domains[1].existing_bw, 2 * dl_to_ratio(1000000000, 50000000));
@@ -663,6 +666,47 @@ static void test_env_from_fixture(void **unused)
 	assert_int_equal(plan_env_read(&e, false), -ENOENT);
 	unlink(fixtree_path("sys/devices/system/cpu/online"));
 	assert_int_equal(plan_env_read(&e, false), -ENOENT);
+}
+
+/*
+ * CPUs isolcpus=domain isolated are one root domain of their own (the kernel's
+ * def_root_domain), which a thread pinned to all of them covers; a thread pinned to some
+ * of them cannot be given one by a partition (the kernel builds no domain for them).
+ */
+static void test_isolated_cpus_are_one_root_domain(void **unused)
+{
+	struct plan_env e;
+	struct plan plan;
+
+	fixtree_file("sys/devices/system/cpu/online", "0-3\n");
+	fixtree_file("sys/devices/system/cpu/isolated", "3\n");
+	fixtree_file("proc/sys/kernel/sched_rt_runtime_us", "950000\n");
+	fixtree_file("proc/sys/kernel/sched_rt_period_us", "1000000\n");
+	fixtree_file("cgroup/cgroup.controllers", "cpuset cpu\n");
+	assert_int_equal(plan_env_read(&e, true), 0);
+	add_thread(0, 105, "irq/11-eth0", 11, (const int[]){ 3 }, 1);
+	add_thread(1, 501, "mpv", -1, (const int[]){ 0, 1, 2 }, 3);
+	assert_int_equal(plan_build_env(&prof, &ml, &e, &plan), 0);
+	assert_true(plan.feasible);
+	assert_int_equal(plan.n_domains, 2);
+	assert_false(plan.items[0].needs_partition);
+	assert_true(plan.domains[plan.items[0].domain].isolated);
+	assert_int_equal(plan.domains[plan.items[0].domain].ncpus, 1);
+	assert_false(plan.domains[plan.items[1].domain].isolated);
+	assert_int_equal(plan.domains[plan.items[1].domain].ncpus, 3);
+	plan_free(&plan);
+	plan_env_free(&e);
+
+	/* two isolated CPUs, the thread pinned to one of them: refused, and why */
+	fixtree_file("sys/devices/system/cpu/isolated", "2-3\n");
+	assert_int_equal(plan_env_read(&e, true), 0);
+	assert_int_equal(plan_build_env(&prof, &ml, &e, &plan), 0);
+	assert_false(plan.feasible);
+	assert_int_equal(plan.items[0].refusal, EPERM);
+	assert_non_null(strstr(plan.items[0].verdict, "root domain spans 2-3; its CPU is "
+			       "isolated (isolcpus=domain)"));
+	plan_free(&plan);
+	plan_env_free(&e);
 }
 
 static void test_env_counts_real_deadline_tasks(void **unused)
@@ -841,6 +885,7 @@ int main(void)
 		T(test_irq_thread_planned_by_irq_affinity),
 		T(test_partitions_leave_the_default_domain_a_cpu),
 		T(test_env_from_fixture),
+		T(test_isolated_cpus_are_one_root_domain),
 		T(test_env_counts_real_deadline_tasks),
 		T(test_kernel_6_1_files),
 		T(test_kernel_6_12_files),

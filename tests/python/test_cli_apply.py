@@ -279,3 +279,12 @@ def test_no_daemon_no_binary(tmp_path, monkeypatch):
     assert r.exit_code == 1 and "irqresd is not running" in r.output
     r = run("restore")
     assert r.exit_code == 1 and "IRQRESD" in r.output
+
+
+def test_plan_report_names_the_isolated_cpus_domain():
+    plan = json.loads(json.dumps(PLAN))
+    plan["domains"].append({"cpus": "3", "partition": None, "new": False, "isolated": True,
+                            "capacity": 0.95, "existing_bw": 0.0, "new_bw": 0.2,
+                            "total_bw": 0.2, "ok": True})
+    row = format_plan(plan).splitlines()
+    assert any(ln.startswith("3 ") and "(isolated)" in ln for ln in row), row

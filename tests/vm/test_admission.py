@@ -25,6 +25,32 @@ def test_fill_to_the_predicted_limit(boot, demo_profile):
     nic = yaml.safe_load(demo_profile["path"].read_text())["targets"][0]
     res = boot("admission", profile=demo_profile["path"], enable_irqresd=True,
                params={"nic_target": nic})
+    _check_fill(res)
+
+
+# The NIC's CPU as RT boxes boot it: out of the scheduler's domains (isolcpus=domain: the
+# kernel puts such CPUs in its default root domain, outside any partition), its managed
+# IRQs kept off (managed_irq) and its tick stopped while one task runs (nohz_full).
+ISOLATED = "isolcpus=domain,managed_irq,1 nohz_full=1"
+
+
+def test_fill_to_the_predicted_limit_with_the_nic_cpu_isolated(boot, demo_profile):
+    import yaml
+
+    nic = yaml.safe_load(demo_profile["path"].read_text())["targets"][0]
+    res = boot("admission", profile=demo_profile["path"], enable_irqresd=False,
+               params={"nic_target": nic, "irq_cpu": 1}, kernel_args=ISOLATED)
+    b = res.data["boot"]
+    assert b["isolated"] == "1" and b["nohz_full"] == "1", b
+    assert b["irq_cpu"]["thread_moved"], b["irq_cpu"]
+    assert res.data["nic"]["cpus"] == "1", res.data["nic"]
+    vmrunner.say(f"admission {res.kernel.release}, CPU 1 isolated: NIC thread on CPU 1 "
+                 f"(moved {b['irq_cpu']['waited_ns'] / 1e9:.1f} s after its IRQ), partitions "
+                 f"{res.data['partitions']}")
+    _check_fill(res)
+
+
+def _check_fill(res) -> None:
     d = res.data
     assert d["irqresd"]["ActiveState"] == "active", d["journal"]["out"]
     assert d["nic"]["sched"]["policy"] == "deadline", d["nic"]
@@ -46,6 +72,8 @@ def test_fill_to_the_predicted_limit(boot, demo_profile):
         cpu, limit = dom["cpu"], dom["limit_ns"]
         where = f"{res.kernel.release} CPU {cpu} ({dom['group'] or 'default root domain'})"
         probe = dom["probe_domain"]
+        assert probe is not None, (where, "no root domain of the plan has the CPU",
+                                   dom["probe"]["text"], dom["probe"]["plan"]["domains"])
         assert probe["existing_source"] == "kernel", (where, probe)
         # the prediction: exactly the kernel's own figures, read before anything changed
         kernel = dom["kernel_bw_before"]

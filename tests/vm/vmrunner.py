@@ -400,7 +400,8 @@ class VM:
     for another build's firmware) and ``qemu_env`` its extra environment; ``files`` maps
     names to host files copied into the payload's ``extra/`` directory
     (``/payload/extra/<name>`` in the guest); ``extra_qemu`` is appended to QEMU's
-    command line (more devices, such as the seeds' disk experiment's test disk).
+    command line (more devices, such as the seeds' disk experiment's test disk) and
+    ``kernel_args`` to the kernel's (``isolcpus=...``, say).
     """
 
     UDP_PORT = 5001
@@ -415,7 +416,8 @@ class VM:
                  workdir: Path | None = None, kernel: str | None = None, cpus: int = 2,
                  icount: str | None = None, files: dict[str, Path] | None = None,
                  qemu: list[str] | None = None, qemu_env: dict[str, str] | None = None,
-                 e1000_mitigation_opt: bool = True, extra_qemu: list[str] | None = None):
+                 e1000_mitigation_opt: bool = True, extra_qemu: list[str] | None = None,
+                 kernel_args: str = ""):
         self.image = image
         self.stage = stage
         self.scenario = scenario
@@ -437,6 +439,7 @@ class VM:
         # always emulated there); pass False for such a QEMU
         self.e1000_mitigation_opt = e1000_mitigation_opt
         self.extra_qemu = list(extra_qemu or [])
+        self.kernel_args = kernel_args
         self.workdir = Path(workdir or tempfile.mkdtemp(prefix=f"irqres-vm-{self.name}-"))
         self.proc: subprocess.Popen | None = None
         self.started = 0.0
@@ -495,6 +498,8 @@ class VM:
         # slot 3 is always IRQ 11 (irq/11-eth0) whatever order the drivers probe in.
         append = ("root=/dev/vda rw console=ttyS0,115200 panic=-1 loglevel=5 "
                   "acpi_irq_nobalance")
+        if self.kernel_args:
+            append += " " + self.kernel_args
         models = self.nic.split("+")
         if models == ["e1000"]:
             append += " net.ifnames=0"
