@@ -252,6 +252,9 @@ def _served_families(acc: Accounting, fam: Callable[..., Family]) -> None:
         "(irqres stats says why).").samples.append(({}, "1" if acc.enabled else "0"))
     fam("irqres_accounting_lost_events", "counter", "Trace events the kernel dropped; "
         "activations they touch are not charged.").samples.append(({}, str(acc.lost_events)))
+    fam("irqres_accounting_dropped_activations", "counter", "Activations not charged: "
+        "touched by lost events, or one of their switches was not traced.").samples.append(
+        ({}, str(acc.dropped_activations)))
     t = fam("irqres_served_irq_seconds", "counter", "Device-thread time spent on behalf of "
             "each process a target's threads woke (an activation's execution time split "
             "evenly among the processes it woke; pid -1: woke nobody).", "seconds")

@@ -43,6 +43,7 @@ class Accounting:
     error: str | None
     lost_events: int
     served: tuple[ServedTime, ...]
+    dropped_activations: int = 0    # touched by lost events, or a switch not traced
 
     @property
     def wanted(self) -> bool:
@@ -65,7 +66,7 @@ def parse(stats: dict) -> Accounting:
                                   int(s["irq_time_ns"]), int(s["activations"]),
                                   int(s["wakeups"])) for s in acc["served"])
         return Accounting(bool(acc["enabled"]), acc.get("error"), int(acc["lost_events"]),
-                          served)
+                          served, int(acc["dropped_activations"]))
     except (KeyError, TypeError, ValueError) as exc:
         raise AccountingError(f"irqresd stats: accounting: missing or bad field {exc}") \
             from exc

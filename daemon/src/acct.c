@@ -6,10 +6,11 @@
  * activations, or between them: it is not known which) until its first switch-out into
  * a sleep; then idle; an activation from its next switch-in to the switch-out into S or
  * I, whose on-CPU intervals (switch-in to switch-out, whatever the CPU) add up to its
- * execution time. libtracefs hands the records of every CPU over in time order.
+ * execution time. tracering.c hands the records of every CPU over in time order.
  */
 #include "acct.h"
 #include "log.h"
+#include "tracering.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -48,6 +49,7 @@ static struct {
 	char *dir;			/* the tracing dir asked for; NULL: the library's */
 	struct tracefs_instance *inst;
 	struct tep_handle *tep;
+	struct tracering *ring;
 	int switch_id, waking_id;
 	struct tep_format_field *prev_pid, *prev_state, *next_pid, *wk_pid, *wk_comm;
 	bool failed, rt;
@@ -56,7 +58,7 @@ static struct {
 	size_t n_d;
 	struct acct_total *t;
 	size_t n_t, cap_t;
-	uint64_t lost;
+	uint64_t lost, dropped;
 } S;
 
 void acct_set_tracing_dir(const char *dir)
@@ -68,6 +70,7 @@ void acct_set_tracing_dir(const char *dir)
 bool acct_running(void) { return S.inst != NULL; }
 const char *acct_error(void) { return S.err; }
 uint64_t acct_lost_events(void) { return S.lost; }
+uint64_t acct_dropped(void) { return S.dropped; }
 
 const struct acct_total *acct_totals(size_t *n)
 {
@@ -157,17 +160,23 @@ static void on_switch_out(struct dev *d, uint64_t ts, unsigned long long state)
 {
 	if (d->running && d->in_act)
 		d->exec_ns += ts - d->in_ts;
+	else if (d->synced)
+		d->broken = d->in_act = true;	/* its switch-in was not traced: not whole */
 	d->running = false;
 	if (!(state & SLEEP_STATE_MASK))
 		return;		/* preempted or blocked: the activation goes on */
 	if (d->synced && d->in_act && !d->broken)
 		charge(d);
+	else if (d->synced && d->in_act)
+		S.dropped++;
 	d->synced = true;
 	d->in_act = false;
 }
 
 static void on_switch_in(struct dev *d, uint64_t ts)
 {
+	if (d->running && d->in_act)
+		d->broken = true;		/* its switch-out was not traced */
 	if (d->synced && !d->in_act) {
 		d->in_act = true;
 		d->broken = false;
@@ -224,7 +233,7 @@ static bool credited(int flags)
 	return S.rt || !(flags & FLAG_SOFTIRQ);
 }
 
-static int on_record(struct tep_event *ev, struct tep_record *rec, int cpu, void *ctx)
+static void on_record(struct tep_event *ev, struct tep_record *rec, void *ctx)
 {
 	unsigned long long a, b, state;
 	struct dev *d;
@@ -235,7 +244,7 @@ static int on_record(struct tep_event *ev, struct tep_record *rec, int cpu, void
 		if (tep_read_number_field(S.prev_pid, rec->data, &a) ||
 		    tep_read_number_field(S.next_pid, rec->data, &b) ||
 		    tep_read_number_field(S.prev_state, rec->data, &state))
-			return 0;
+			return;
 		d = dev_find((int)a);
 		if (d)
 			on_switch_out(d, rec->ts, state);
@@ -246,19 +255,20 @@ static int on_record(struct tep_event *ev, struct tep_record *rec, int cpu, void
 		d = dev_find(tep_data_pid(S.tep, rec));
 		if (!d || !credited(tep_data_flags(S.tep, rec)) ||
 		    tep_read_number_field(S.wk_pid, rec->data, &a))
-			return 0;
+			return;
 		on_waking(d, (int)a, (const char *)rec->data + S.wk_comm->offset);
 	}
-	return 0;
 }
 
 void acct_drain(void)
 {
 	if (!S.inst)
 		return;
-	if (tracefs_iterate_raw_events(S.tep, S.inst, NULL, 0, on_record, NULL) < 0)
-		pr_debug("accounting: reading instance %s failed",
-			 tracefs_instance_get_name(S.inst));
+	int rc = tracering_drain(S.ring, on_record, NULL);
+
+	if (rc < 0)
+		pr_debug("accounting: reading instance %s: %s", tracefs_instance_get_name(S.inst),
+			 strerror(-rc));
 }
 
 /* ---- the instance ---- */
@@ -412,6 +422,10 @@ static int start(const char **what)
 		rc = errno ? -errno : -EINVAL;
 		goto out_tep;
 	}
+	*what = "opening its per-CPU buffers";
+	rc = tracering_open(&S.ring, S.inst, S.tep);
+	if (rc < 0)
+		goto out_tep;
 	S.rt = kernel_is_rt();
 	pr_info("accounting: tracefs instance %s/instances/%s follows the threads of the "
 		"targets with serves:", dir, name);
@@ -514,6 +528,7 @@ void acct_json(struct json *j, const char *const *names, size_t n_names)
 	else
 		json_null(j);
 	json_kv_uint(j, "lost_events", S.lost);
+	json_kv_uint(j, "dropped_activations", S.dropped);
 	json_key(j, "served");
 	json_arr_begin(j);
 	for (i = 0; i < S.n_t; i++) {
@@ -538,6 +553,8 @@ void acct_stop(void)
 {
 	size_t i;
 
+	tracering_close(S.ring);
+	S.ring = NULL;
 	if (S.inst) {
 		if (tracefs_instance_destroy(S.inst) < 0)
 			pr_warn("accounting: tracefs instance %s: not removed: %s",
@@ -554,7 +571,7 @@ void acct_stop(void)
 	S.d = NULL;
 	S.t = NULL;
 	S.n_d = S.n_t = S.cap_t = 0;
-	S.lost = 0;
+	S.lost = S.dropped = 0;
 	S.failed = false;
 	S.err[0] = '\0';
 }

@@ -12,7 +12,7 @@
  * its own context (sched_waking with common_pid = the thread, not in hard IRQ or NMI
  * context; soft IRQ context only on PREEMPT_RT), the remainder to the lowest pid; an
  * activation that woke nobody goes to "(none)" (pid -1). Activations that a lost-events
- * gap overlaps are dropped. Totals are cumulative since the profile came in force.
+ * gap overlaps, or whose switch-in is missing from the trace, are dropped (counted). Totals are cumulative since the profile came in force.
  *
  * Accounting is optional: when the instance cannot be made, that is logged once and the
  * rest of irqresd goes on without it. Functions return 0 or -errno.
@@ -71,6 +71,9 @@ const struct acct_total *acct_totals(size_t *n);
 
 /* Events the kernel dropped (the instance's buffer overflowed) since the start. */
 uint64_t acct_lost_events(void);
+/* Activations not charged: a lost-events gap touched them, or one of their switches was
+ * not traced (a switch-out with no switch-in before it). */
+uint64_t acct_dropped(void);
 
 /* The "accounting" member of the stats reply (docs/json.md ACCOUNTING); @names gives a
  * target's name by index. */

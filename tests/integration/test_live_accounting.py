@@ -25,9 +25,14 @@ SPIN_NS = 3_000_000     # per activation: large beside the loop's own few micros
 GAP_S = 0.004           # the device sleeps between activations (state S)
 N_ACT = 240
 
-# Reads one byte per wake-up from its pipe (fd 0) until the pipe closes.
+# Reads one byte per wake-up from its pipe (fd 0) until the pipe closes. It runs
+# SCHED_FIFO on the device's CPU, so it takes each byte at once and is asleep in read()
+# again before the next write: a pipe wakes its reader only when it was empty, and a
+# write to a reader that is still running wakes nobody.
 _RECEIVER = r"""
 import os, sys
+os.sched_setaffinity(0, {0})
+os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(10))
 name = sys.argv[1]
 with open("/proc/self/comm", "w") as f:
     f.write(name)
@@ -38,10 +43,13 @@ while os.read(0, 1):
 # The device: waits for "go" on stdin, then per activation i spins SPIN_NS of its own CPU
 # time and wakes: i % 4 == 0 both receivers, 1 and 2 receiver A, 3 nobody. It measures
 # each activation's CPU time (thread_time, from its wake-up to its sleep) and prints the
-# truth by the split rule (remainder to the lower pid) as JSON.
+# truth by the split rule (remainder to the lower pid) as JSON. It stays on CPU 0: this
+# host at times traces none of CPU 1's switches out of idle, and an activation whose
+# switch-in is missing is dropped (counted in dropped_activations), never guessed.
 _DEVICE = r"""
 import json, os, sys, time
 fa, fb, pa, pb, spin, gap, n = (int(x) if x.isdigit() else x for x in sys.argv[1:8])
+os.sched_setaffinity(0, {0})
 gap = float(gap)
 sys.stdin.readline()
 time.sleep(0.05)
@@ -120,6 +128,10 @@ def test_live_time_per_served_process(spawn, daemon, profile):
     time.sleep(0.3)                     # the last activation ended (its sleep is traced)
     acc = stats(d)
     assert acc["error"] is None and acc["lost_events"] == 0, acc
+    # this host at times leaves a switch out of the trace: those activations are dropped
+    # and counted, never guessed; a few of 240 stay well inside the 5 %
+    drop = acc["dropped_activations"]
+    assert drop <= N_ACT // 50, acc
     a, b = served(acc, ra.pid), served(acc, rb.pid)
     for name, row in (("a", a), ("b", b)):
         err = abs(row["irq_time_ns"] - truth[name]) / truth[name]
@@ -127,9 +139,8 @@ def test_live_time_per_served_process(spawn, daemon, profile):
             f"{truth[name]} ns true ({err:.1%} off); {acc}"
         assert row["target"] == "nic"
     assert (a["comm"], b["comm"]) == (ca, cb)
-    # a wake-up of a receiver that was not back in read() yet is no wake-up (rare here)
     for row, want in ((a, 3 * N_ACT // 4), (b, N_ACT // 4)):
-        assert want * 0.97 <= row["activations"] <= want, (row, want)
+        assert want - drop <= row["activations"] <= want, (row, want, drop)
         assert row["wakeups"] == row["activations"]
     none = served(acc, -1)
     assert none["comm"] == "(none)" and none["irq_time_ns"] >= 0.95 * truth["none"]

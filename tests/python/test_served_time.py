@@ -18,7 +18,8 @@ S = 1_000_000_000
 
 
 def accounting(a_ns: int = 3_000_000, b_ns: int = 1_000_001, none_ns: int = 500) -> dict:
-    return {"enabled": True, "error": None, "lost_events": 0, "served": [
+    return {"enabled": True, "error": None, "lost_events": 0, "dropped_activations": 0,
+            "served": [
         {"target": "nic", "pid": 301, "comm": "rx-b", "irq_time_ns": b_ns,
          "activations": 2, "wakeups": 2},
         {"target": "nic", "pid": 300, "comm": "rx-a", "irq_time_ns": a_ns,
@@ -27,7 +28,7 @@ def accounting(a_ns: int = 3_000_000, b_ns: int = 1_000_001, none_ns: int = 500)
          "activations": 1, "wakeups": 0}]}
 
 
-OFF = {"enabled": False, "lost_events": 0, "served": [],
+OFF = {"enabled": False, "lost_events": 0, "dropped_activations": 0, "served": [],
        "error": "tracefs /nope: tracefs: No such file or directory"}
 
 
@@ -77,6 +78,7 @@ def test_openmetrics_carries_the_served_time():
     assert got[("irqres_served_activations_total", a)] == 5
     assert got[("irqres_accounting_enabled", frozenset())] == 1
     assert got[("irqres_accounting_lost_events_total", frozenset())] == 0
+    assert got[("irqres_accounting_dropped_activations_total", frozenset())] == 0
     off = metrics.render(metrics.families(metrics.snapshot(STATUS, {**STATS,
                                                                      "accounting": OFF})))
     assert "irqres_accounting_enabled 0" in off and "irqres_served_irq" in off

@@ -25,7 +25,8 @@ def format_stats(reply: dict) -> str:
         return text
     if not acc.enabled:
         return f"{text}\n\naccounting off: {acc.error}"
-    lost = f" ({acc.lost_events} trace events lost)" if acc.lost_events else ""
+    lost = (f" ({acc.lost_events} trace events lost, {acc.dropped_activations} activations "
+            f"not charged)" if acc.lost_events or acc.dropped_activations else "")
     rows = served_time.text_rows(acc)
     return (f"{text}\n\ndevice-thread time per served process, since the profile came in "
             f"force{lost}:\n"
