@@ -100,7 +100,38 @@ def start_receiver(name: str) -> tuple[subprocess.Popen, int]:
     return p, w
 
 
-def test_live_time_per_served_process(spawn, daemon, profile):
+class Recording:
+    """A tracefs instance of the test's own with the events `irqres analyze` needs for
+    the device's pid (its switches, its wake-ups and the ones it raises), extracted to a
+    trace-cmd file: the offline account of the same run."""
+
+    def __init__(self, pid: int, tmp: Path) -> None:
+        self.dir = TRACEFS / "instances" / f"irqres-test-{os.getpid()}"
+        self.out = tmp / "run.dat"
+        self.dir.mkdir()
+        (self.dir / "buffer_size_kb").write_text("4096")
+        ev = self.dir / "events" / "sched"
+        (ev / "sched_switch" / "filter").write_text(f"prev_pid=={pid}||next_pid=={pid}")
+        (ev / "sched_waking" / "filter").write_text(f"common_pid=={pid}||pid=={pid}")
+        for e in ("sched_switch", "sched_waking"):
+            (ev / e / "enable").write_text("1")
+
+    def extract(self) -> Path:
+        r = subprocess.run(["trace-cmd", "extract", "-B", self.dir.name, "-o", str(self.out)],
+                           capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stderr
+        # trace-cmd names the file of a buffer after it
+        return next(self.out.parent.glob(f"{self.out.stem}*.dat"))
+
+    def remove(self) -> None:
+        if not self.dir.exists():       # trace-cmd extract removes the buffers it took
+            return
+        for e in ("sched_switch", "sched_waking"):
+            (self.dir / "events" / "sched" / e / "enable").write_text("0")
+        self.dir.rmdir()
+
+
+def test_live_time_per_served_process(spawn, daemon, profile, tmp_path):
     need_tracefs()
     ca, cb = unique_comm("acctA"), unique_comm("acctB")
     ra, wa = start_receiver(ca)
@@ -120,13 +151,18 @@ def test_live_time_per_served_process(spawn, daemon, profile):
     wait_for(lambda: stats(d)["enabled"], 5.0)
     inst = TRACEFS / "instances" / f"irqresd-{d.proc.pid}"
     assert inst.is_dir()
-    time.sleep(0.3)                     # a tick has set the filters on the device's pid
-    assert dev.stdin is not None and dev.stdout is not None
-    dev.stdin.write("go\n")
-    dev.stdin.flush()
-    truth = json.loads(dev.stdout.readline())
-    time.sleep(0.3)                     # the last activation ended (its sleep is traced)
-    acc = stats(d)
+    rec = Recording(dev.pid, tmp_path)
+    try:
+        time.sleep(0.3)                 # a tick has set the filters on the device's pid
+        assert dev.stdin is not None and dev.stdout is not None
+        dev.stdin.write("go\n")
+        dev.stdin.flush()
+        truth = json.loads(dev.stdout.readline())
+        time.sleep(0.3)                 # the last activation ended (its sleep is traced)
+        acc = stats(d)
+        dat = rec.extract()
+    finally:
+        rec.remove()
     assert acc["error"] is None and acc["lost_events"] == 0, acc
     # this host at times leaves a switch out of the trace: those activations are dropped
     # and counted, never guessed; a few of 240 stay well inside the 5 %
@@ -144,6 +180,17 @@ def test_live_time_per_served_process(spawn, daemon, profile):
         assert row["wakeups"] == row["activations"]
     none = served(acc, -1)
     assert none["comm"] == "(none)" and none["irq_time_ns"] >= 0.95 * truth["none"]
+    # the offline account of the same run (irqres analyze, the same rule)
+    r = subprocess.run([sys.executable, "-m", "irqres", "analyze", "--task", str(dev.pid),
+                        "--json", str(dat)], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    (th,) = [t for t in json.loads(r.stdout)["threads"] if t["pid"] == dev.pid]
+    offline = {s["pid"]: s for s in th["served"]}
+    for row in (a, b):
+        off = offline[row["pid"]]
+        assert abs(off["irq_time_ns"] - row["irq_time_ns"]) <= 0.02 * off["irq_time_ns"], \
+            (row, off)
+        assert abs(off["activations"] - row["activations"]) <= drop + 1, (row, off)
     assert d.stop() == 0
     assert not inst.exists(), "the tracefs instance outlived irqresd"
 
