@@ -13,7 +13,9 @@ accounting off is the same run with --tracefs pointing at a directory that is no
   device CPU    the device process's CPU time per activation (what tracing its
                 sched_switch and sched_waking adds to the traced thread itself)
   activations/s the device's loops per second
-  accounted     activations irqresd charged (on), against the device's own count
+  accounted     activations irqresd charged to the receiver (on), against the device's
+                own count; the rest went to "(none)" (a write to a receiver that was still
+                running wakes nobody) or was dropped (dropped_activations)
 
 --runs alternated on/off; prints a Markdown table with medians.
 """
@@ -122,12 +124,16 @@ def one_run(on: bool, gap_s: float, seconds: float, tmp: Path) -> dict:
         own = json.loads(dev.stdout.readline())
         c1 = cpu_ns(d.pid)
         after = request(sock, "stats")["accounting"]
-        charged = sum(s["activations"] for s in after["served"] if s["pid"] == rx.pid) - \
-            sum(s["activations"] for s in before["served"] if s["pid"] == rx.pid)
+        def acts(acc: dict, pids: tuple[int, ...]) -> int:
+            return sum(s["activations"] for s in acc["served"] if s["pid"] in pids)
+
+        charged = acts(after, (rx.pid,)) - acts(before, (rx.pid,))
+        nobody = acts(after, (-1,)) - acts(before, (-1,))
         return {"on": on, "irqresd_cpu_pct": 100 * (c1 - c0) / (seconds * 1e9),
                 "device_cpu_us_per_act": own["cpu_ns"] / own["loops"] / 1000,
                 "act_per_s": own["loops"] / seconds, "loops": own["loops"],
                 "accounted": charged if on else None,
+                "to_nobody": nobody if on else None,
                 "lost_events": after["lost_events"],
                 "dropped": after.get("dropped_activations", 0)}
     finally:

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
+#include <time.h>
 #include <tracefs.h>
 #include <unistd.h>
 
@@ -53,6 +54,7 @@ static struct {
 	int switch_id, waking_id;
 	struct tep_format_field *prev_pid, *prev_state, *next_pid, *wk_pid, *wk_comm;
 	bool failed, rt;
+	bool mono;		/* the instance's trace clock is CLOCK_MONOTONIC */
 	char err[256];
 	struct dev *d;
 	size_t n_d;
@@ -264,7 +266,14 @@ void acct_drain(void)
 {
 	if (!S.inst)
 		return;
-	int rc = tracering_drain(S.ring, on_record, NULL);
+	struct timespec now;
+	unsigned long long horizon = ~0ULL;
+	int rc;
+
+	if (S.mono && clock_gettime(CLOCK_MONOTONIC, &now) == 0)
+		horizon = (unsigned long long)now.tv_sec * 1000000000ULL +
+			  (unsigned long long)now.tv_nsec;
+	rc = tracering_drain(S.ring, horizon, on_record, NULL);
 
 	if (rc < 0)
 		pr_debug("accounting: reading instance %s: %s", tracefs_instance_get_name(S.inst),
@@ -412,6 +421,8 @@ static int start(const char **what)
 	rc = tracefs_instance_file_write(S.inst, "buffer_size_kb", BUFFER_KB) < 0 ? -errno : 0;
 	if (rc < 0)
 		goto out_tep;
+	/* CLOCK_MONOTONIC: the drain's horizon (tracering.h) is read on the same clock */
+	S.mono = tracefs_instance_file_write(S.inst, "trace_clock", "mono") > 0;
 	*what = "setting the event filters";
 	rc = write_filters();
 	if (rc < 0)
@@ -572,6 +583,6 @@ void acct_stop(void)
 	S.t = NULL;
 	S.n_d = S.n_t = S.cap_t = 0;
 	S.lost = S.dropped = 0;
-	S.failed = false;
+	S.failed = S.mono = false;
 	S.err[0] = '\0';
 }

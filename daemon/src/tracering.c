@@ -162,15 +162,46 @@ static int rec_cmp(const void *a, const void *b)
 	return (x->seq > y->seq) - (x->seq < y->seq);
 }
 
-int tracering_drain(struct tracering *r, tracering_fn fn, void *ctx)
+/* Keeps v[from..n) and their bytes for the next drain, at the front. */
+static int hold_back(struct tracering *r, size_t from)
 {
+	size_t held = r->n - from, used = 0;
+	char *d = NULL;
+
+	if (held) {
+		size_t bytes = 0;
+
+		for (size_t k = from; k < r->n; k++)
+			bytes += (size_t)r->v[k].size;
+		d = malloc(bytes ? bytes : 1);
+		if (!d)
+			return -ENOMEM;
+		for (size_t k = from; k < r->n; k++) {
+			memcpy(d + used, r->data + r->v[k].off, (size_t)r->v[k].size);
+			r->v[k - from] = r->v[k];
+			r->v[k - from].off = used;
+			r->v[k - from].seq = k - from;
+			used += (size_t)r->v[k].size;
+		}
+		free(r->data);
+		r->data = d;
+		r->data_cap = used ? used : 1;
+	}
+	r->n = held;
+	r->used = used;
+	return 0;
+}
+
+int tracering_drain(struct tracering *r, unsigned long long horizon, tracering_fn fn,
+		    void *ctx)
+{
+	size_t k;
 	int rc = 0;
 
-	r->n = r->used = 0;
 	for (int i = 0; i < r->n_fd && rc == 0; i++)
 		rc = read_cpu(r, i);
 	qsort(r->v, r->n, sizeof(*r->v), rec_cmp);
-	for (size_t k = 0; k < r->n; k++) {
+	for (k = 0; k < r->n && r->v[k].ts < horizon; k++) {
 		struct tep_record rec = {
 			.ts = r->v[k].ts, .cpu = r->v[k].cpu, .size = r->v[k].size,
 			.data = r->data + r->v[k].off, .missed_events = r->v[k].missed,
@@ -180,6 +211,10 @@ int tracering_drain(struct tracering *r, tracering_fn fn, void *ctx)
 
 		if (ev)
 			fn(ev, &rec, ctx);
+	}
+	if (hold_back(r, k) < 0) {
+		r->n = r->used = 0;	/* cannot keep them: they are lost, and said so */
+		return -ENOMEM;
 	}
 	return rc;
 }

@@ -24,8 +24,15 @@ typedef void (*tracering_fn)(struct tep_event *ev, struct tep_record *rec, void 
 int tracering_open(struct tracering **r, struct tracefs_instance *inst,
 		   struct tep_handle *tep);
 
-/* Reads what every CPU holds now and calls @fn for each record, oldest first. */
-int tracering_drain(struct tracering *r, tracering_fn fn, void *ctx);
+/*
+ * Reads what every CPU holds now and calls @fn for each record older than @horizon (in
+ * the instance's trace clock), oldest first. Records from @horizon on wait for the next
+ * drain: a CPU read early may still get records older than those of a CPU read later,
+ * so with @horizon taken before the reads, every record older than it is in hand and
+ * they go in order across drains too.
+ */
+int tracering_drain(struct tracering *r, unsigned long long horizon, tracering_fn fn,
+		    void *ctx);
 
 void tracering_close(struct tracering *r);
 
