@@ -33,6 +33,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "analysis"))
+from irqres.client import Client  # noqa: E402
+from irqres.errors import IrqresError  # noqa: E402
+
 IRQRESD = Path(os.environ.get("IRQRESD", ROOT / "build" / "daemon" / "irqresd"))
 
 RECEIVER = r"""
@@ -60,19 +64,9 @@ def cpu_ns(pid: int) -> int:
     return int(Path(f"/proc/{pid}/schedstat").read_text().split()[0])
 
 
-def request(sock: Path, line: str) -> dict:
-    import socket
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-        s.settimeout(10)
-        s.connect(str(sock))
-        s.sendall(line.encode() + b"\n")
-        buf = b""
-        while not buf.endswith(b"\n"):
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            buf += chunk
-    return json.loads(buf)
+def request(sock: Path, verb: str) -> dict:
+    with Client(str(sock), timeout=10) as c:
+        return c.request(verb)
 
 
 def wait_socket(sock: Path, proc: subprocess.Popen, timeout: float = 20) -> None:
@@ -84,7 +78,7 @@ def wait_socket(sock: Path, proc: subprocess.Popen, timeout: float = 20) -> None
             try:
                 request(sock, "ping")
                 return
-            except OSError:
+            except (OSError, IrqresError):
                 pass
         time.sleep(0.05)
     raise SystemExit("irqresd did not answer")
@@ -145,6 +139,12 @@ def one_run(on: bool, gap_s: float, seconds: float, tmp: Path) -> dict:
             p.wait()
 
 
+def _cell(rs: list[dict], key: str, fmt: str) -> str:
+    """Median (min-max) of one measure over runs."""
+    vals = [r[key] for r in rs]
+    return f"{statistics.median(vals):{fmt}} ({min(vals):{fmt}}-{max(vals):{fmt}})"
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=5)
@@ -164,24 +164,16 @@ def main() -> int:
                 results.append(one_run(on, a.gap_us / 1e6, a.seconds, Path(tmp)))
     if a.json:
         print(json.dumps(results, indent=1))
-    print(f"| accounting | irqresd CPU (% of one CPU) | device CPU per activation | "
-          f"activations/s | accounted / device loops | runs |")
+    print("| accounting | irqresd CPU (% of one CPU) | device CPU per activation | "
+          "activations/s | accounted / device loops | runs |")
     print("|---|---|---|---|---|---|")
     for on in (True, False):
         rs = [r for r in results if r["on"] == on]
-
-        def med(k: str) -> float:
-            return statistics.median(r[k] for r in rs)
-
-        def rng(k: str, f: str) -> str:
-            return f"{min(r[k] for r in rs):{f}}–{max(r[k] for r in rs):{f}}"
-
         acc = (f"{statistics.median(r['accounted'] / r['loops'] for r in rs):.4f}"
                if on else "-")
-        print(f"| {'on' if on else 'off'} | {med('irqresd_cpu_pct'):.2f} "
-              f"({rng('irqresd_cpu_pct', '.2f')}) | {med('device_cpu_us_per_act'):.1f} µs "
-              f"({rng('device_cpu_us_per_act', '.1f')}) | {med('act_per_s'):.0f} | {acc} "
-              f"| {len(rs)} |")
+        print(f"| {'on' if on else 'off'} | {_cell(rs, 'irqresd_cpu_pct', '.2f')} | "
+              f"{_cell(rs, 'device_cpu_us_per_act', '.1f')} µs | "
+              f"{statistics.median(r['act_per_s'] for r in rs):.0f} | {acc} | {len(rs)} |")
     return 0
 
 
