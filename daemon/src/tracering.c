@@ -200,7 +200,8 @@ int tracering_drain(struct tracering *r, unsigned long long horizon, tracering_f
 
 	for (int i = 0; i < r->n_fd && rc == 0; i++)
 		rc = read_cpu(r, i);
-	qsort(r->v, r->n, sizeof(*r->v), rec_cmp);
+	if (r->n)
+		qsort(r->v, r->n, sizeof(*r->v), rec_cmp);
 	for (k = 0; k < r->n && r->v[k].ts < horizon; k++) {
 		struct tep_record rec = {
 			.ts = r->v[k].ts, .cpu = r->v[k].cpu, .size = r->v[k].size,
