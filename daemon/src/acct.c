@@ -401,7 +401,7 @@ static int start(const char **what)
 	char name[32];
 	int rc;
 
-	*what = "tracefs";
+	*what = "no tracefs mounted there";
 	if (!dir || access(dir, F_OK) < 0)
 		return -ENOENT;
 	if (S.dir)
