@@ -19,8 +19,9 @@ declare -A CMD=(
 	[stop]="python3 bench/stop/bench_stop.py --tasks 2000 --runs 3"
 	[promise]="python3 -m pytest -q -p no:cacheprovider bench/promise/closed_loop_test.py"
 	[enforcement]="bash bench/enforcement/run.sh"
+	[accounting]="python3 bench/accounting/bench_accounting.py --runs 5 --seconds 5"
 )
-ORDER=(discover apply daemon solver controller analyze vm completion requests stop promise enforcement)
+ORDER=(discover apply daemon solver controller analyze vm completion requests stop promise enforcement accounting)
 fail=0
 for name in ${BENCH:-${ORDER[*]}}; do
 	[ -n "${CMD[$name]:-}" ] || { echo "bench: no benchmark named $name (have: ${ORDER[*]})" >&2; exit 2; }

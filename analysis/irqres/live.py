@@ -13,6 +13,11 @@ Per thread, over the interval between the two snapshots (irqresd's own clock):
   WAIT%: the share of the interval it was runnable but held back;
 * DROP/s: frames its target's NIC dropped (rx_dropped + rx_missed_errors).
 
+Below, for the targets with ``serves:``, per process their threads woke: the
+device-thread time spent on its behalf since the profile came in force (TIME) and over
+the interval as a share of one CPU (%CPU), from irqresd's live accounting
+(:mod:`irqres.served_time`).
+
 No number is made up: a thread seen for the first time, or whose counters went back
 (another thread took its pid), shows ``-`` until the next interval.
 """
@@ -23,6 +28,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from . import served_time
 from .metrics import Snapshot, ThreadSample
 from .tables import Ns, column_texts, ns_cell
 from .units import format_duration
@@ -140,6 +146,30 @@ def table(rs: Sequence[Row], width: int) -> list[str]:
     return out
 
 
+def served_lines(prev: Snapshot | None, cur: Snapshot, width: int) -> list[str]:
+    """The served-process table (nothing when no target asked for accounting)."""
+    acc = cur.accounting
+    if not acc.wanted:
+        return []
+    if not acc.enabled:
+        return [f"accounting off: {acc.error}"[:width]]
+    shares = served_time.cpu_shares(prev.accounting if prev else None, acc,
+                                    cur.time_ns - prev.time_ns if prev else 0)
+    if not shares:
+        return ["device-thread time per served process: nothing accounted yet"[:width]]
+    cols = [column_texts(c) for c in zip(*[
+        (s.target, str(s.pid) if s.pid != served_time.NOBODY else "-", s.comm,
+         Ns(s.irq_time_ns), _pct(x)) for s, x in shares], strict=True)]
+    head = ("SERVED BY", "PID", "PROCESS", "TIME", "%CPU")
+    widths = [max(len(h), *map(len, c)) for h, c in zip(head, cols, strict=True)]
+
+    def line(texts: Sequence[str]) -> str:
+        return " ".join(t.rjust(w) if k in (1, 3, 4) else t.ljust(w)
+                        for k, (t, w) in enumerate(zip(texts, widths, strict=True)))[:width]
+
+    return [line(head), *(line([c[j] for c in cols]) for j in range(len(shares)))]
+
+
 def gone_frame(why: str, width: int) -> list[str]:
     """The screen while irqresd does not answer: why, and no table (the last one would
     show a daemon that is gone, and its reservations, as if they were current)."""
@@ -158,6 +188,9 @@ def frame(prev: Snapshot | None, cur: Snapshot, width: int, height: int,
              f"{len(rs)} thread(s)  q quits")
     lines = [title[:width], (note or "")[:width]]
     body = table(rs, width) if rs else ["no threads under irqresd"]
+    served = served_lines(prev, cur, width)
+    if served:
+        body = [*body, "", *served]
     room = max(height - len(lines), 2)
     if len(body) > room:
         hidden = len(body) - (room - 1)

@@ -26,6 +26,9 @@ Where each number comes from:
   kernel to accept its reservation (``status``, WAITING: refused until it has run there,
   at its next interrupt); exported only while it waits;
 * IRQ counts: ``irq_count``, the thread's IRQ lines summed over CPUs in /proc/interrupts;
+* served time: the device-thread time a target with ``serves:`` spent per process it
+  woke (:mod:`irqres.served_time`, docs/process-aware.md "Accounting"), with its
+  activations, whether the accounting runs and the trace events it lost;
 * NIC drops: rx_dropped and rx_missed_errors of /sys/class/net/IF/statistics, for a
   target whose threads serve an interface (found from their action names), once per
   (target, interface): the queues of one NIC share these counters.
@@ -38,12 +41,14 @@ from __future__ import annotations
 import os
 import re
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from .client import Client
 from .errors import IrqresError
 from .procfs import net_interface, read_net_counters
+from .served_time import NO_ACCOUNTING, Accounting, AccountingError
+from .served_time import parse as parse_accounting
 from .targetkind import TargetKind
 
 
@@ -86,6 +91,7 @@ class Snapshot:
     nic: dict[tuple[str, str], dict[str, int]] = field(default_factory=dict)
     # (target, comm, pid) -> ns it has waited to be reserved (status, WAITING)
     waiting: dict[tuple[str, str, int], int] = field(default_factory=dict)
+    accounting: Accounting = NO_ACCOUNTING
 
 
 def _int(v: object) -> int | None:
@@ -128,7 +134,10 @@ def snapshot(status: dict, stats: dict, sys_root: str = "/sys") -> Snapshot:
                 _int(th.get("irq_count")) if kind == TargetKind.IRQ else None,
                 tuple(int(i) for i in th.get("irqs") or []), iface, taken.get(pid, False)))
         return Snapshot(int(stats.get("time_ns") or 0), _int(status.get("pid")),
-                        status.get("profile"), tuple(threads), nic, waiting)
+                        status.get("profile"), tuple(threads), nic, waiting,
+                        parse_accounting(stats))
+    except AccountingError as exc:
+        raise MetricsError(str(exc)) from exc
     except (KeyError, TypeError, ValueError) as exc:
         raise MetricsError(f"irqresd stats: missing or bad field {exc}") from exc
 
@@ -226,11 +235,35 @@ def families(snap: Snapshot) -> list[Family]:
     for (target, comm, pid), ns in sorted(snap.waiting.items()):
         waiting.samples.append(({"target": target, "comm": comm, "pid": str(pid)},
                                 seconds(ns)))
+    _served_families(snap.accounting, fam)
     for (target, iface), counters in sorted(snap.nic.items()):
         for name, v in sorted(counters.items()):
             drops.samples.append(({"target": target, "interface": iface, "counter": name},
                                   str(v)))
     return fams
+
+
+def _served_families(acc: Accounting, fam: Callable[..., Family]) -> None:
+    """The accounting families, only where some target asked for accounting."""
+    if not acc.wanted:
+        return
+    fam("irqres_accounting_enabled", "gauge", "1 while irqresd's tracefs instance "
+        "follows the threads of the targets with serves:, 0 when it could not be made "
+        "(irqres stats says why).").samples.append(({}, "1" if acc.enabled else "0"))
+    fam("irqres_accounting_lost_events", "counter", "Trace events the kernel dropped; "
+        "activations they touch are not charged.").samples.append(({}, str(acc.lost_events)))
+    fam("irqres_accounting_dropped_activations", "counter", "Activations not charged: "
+        "touched by lost events, or one of their switches was not traced.").samples.append(
+        ({}, str(acc.dropped_activations)))
+    t = fam("irqres_served_irq_seconds", "counter", "Device-thread time spent on behalf of "
+            "each process a target's threads woke (an activation's execution time split "
+            "evenly among the processes it woke; pid -1: woke nobody).", "seconds")
+    a = fam("irqres_served_activations", "counter",
+            "Activations of a target's threads that woke the process.")
+    for s in acc.served:
+        lb = {"target": s.target, "comm": s.comm, "pid": str(s.pid)}
+        t.samples.append((lb, seconds(s.irq_time_ns)))
+        a.samples.append((lb, str(s.activations)))
 
 
 def _escape(v: str) -> str:

@@ -5,6 +5,7 @@
  * connector and the periodic rescan.
  */
 #include "daemon.h"
+#include "acct.h"
 #include "plan_report.h"
 
 #include "apply.h"
@@ -314,6 +315,7 @@ void daemon_drop_profile(struct daemon *d)
 		profile_free(&d->prof);
 	d->have_prof = false;
 	couple_forget(&d->couple);	/* their records stay in the state, like the others' */
+	acct_stop();
 	d->n_m = 0;
 	d->n_pending = 0;	/* their records stay in the state: restore puts them back */
 	stats_fini();
@@ -911,6 +913,25 @@ static bool reserved_here(void *ctx, pid_t pid)
 	return daemon_managed_find(d, pid) || pending_find(d, pid);
 }
 
+/* The threads of the targets with serves: (coupled or reserved) to accounting (acct.h). */
+static void acct_follow(struct daemon *d)
+{
+	struct acct_thread *v = calloc(d->couple.n + d->n_m + 1, sizeof(*v));
+	size_t i, n = 0;
+
+	if (!v) {
+		pr_warn("accounting: %s", strerror(ENOMEM));
+		return;
+	}
+	for (i = 0; i < d->couple.n; i++)
+		v[n++] = (struct acct_thread){ d->couple.v[i].thread.pid, d->couple.v[i].target };
+	for (i = 0; i < d->n_m; i++)
+		if (d->prof.targets[d->m[i].target].serves.given)
+			v[n++] = (struct acct_thread){ d->m[i].thread.pid, d->m[i].target };
+	acct_update(v, n);
+	free(v);
+}
+
 void daemon_couple(struct daemon *d)
 {
 	uint64_t t0 = daemon_now_ns();
@@ -920,6 +941,7 @@ void daemon_couple(struct daemon *d)
 	if (couple_tick(&d->couple, &d->prof, &d->st, reserved_here, d) == 0)
 		pr_debug("couple: %zu coupled thread%s, %" PRIu64 " us", d->couple.n,
 			 d->couple.n == 1 ? "" : "s", (daemon_now_ns() - t0) / 1000);
+	acct_follow(d);
 }
 
 int daemon_reload(struct daemon *d, char *err, size_t errlen)

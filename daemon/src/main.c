@@ -8,6 +8,7 @@
  * requests are answered in requests.c. Init runs in one order in main(); fini runs in the
  * reverse order from one path.
  */
+#include "acct.h"
 #include "daemon.h"
 #include "irqres.h"
 #include "log.h"
@@ -36,7 +37,7 @@
 
 enum {
 	OPT_JSON = 256, OPT_ONCE, OPT_RESTORE, OPT_RUN_DIR, OPT_SOCKET, OPT_RESCAN,
-	OPT_NO_NETLINK, OPT_PROC, OPT_SYS, OPT_CGROUP, OPT_VERSION, OPT_RELOAD, OPT_VERIFY,
+	OPT_NO_NETLINK, OPT_PROC, OPT_SYS, OPT_CGROUP, OPT_TRACEFS, OPT_VERSION, OPT_RELOAD, OPT_VERIFY,
 	OPT_STATUS,
 };
 
@@ -56,6 +57,7 @@ static const struct option long_opts[] = {
 	{ "proc", required_argument, NULL, OPT_PROC },
 	{ "sys", required_argument, NULL, OPT_SYS },
 	{ "cgroup", required_argument, NULL, OPT_CGROUP },
+	{ "tracefs", required_argument, NULL, OPT_TRACEFS },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ "help", no_argument, NULL, 'h' },
@@ -95,6 +97,8 @@ static void usage(FILE *f)
 	      "      --proc DIR       /proc root [/proc]\n"
 	      "      --sys DIR        /sys root [/sys]\n"
 	      "      --cgroup DIR     cgroup v2 root [/sys/fs/cgroup]\n"
+	      "      --tracefs DIR    tracefs mount for the live accounting of the targets\n"
+	      "                       with serves: [found by libtracefs]\n"
 	      "  -v, --verbose        debug log\n"
 	      "      --version        print the version and exit\n"
 	      "  -h, --help           this help\n"
@@ -180,6 +184,7 @@ static int value_option(int c, int argc, char **argv, struct options *o)
 	case OPT_VERSION: printf("irqresd %s\n", IRQRES_VERSION); return 1;
 	case OPT_SOCKET: o->socket = optarg; return 0;
 	case OPT_RESCAN: return rescan_option(optarg, o);
+	case OPT_TRACEFS: acct_set_tracing_dir(optarg); return 0;
 	case OPT_RUN_DIR:
 	case OPT_PROC:
 	case OPT_SYS:

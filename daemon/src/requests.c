@@ -12,6 +12,7 @@
 #include "dl.h"
 #include "log.h"
 #include "stats.h"
+#include "acct.h"
 #include "target_kind.h"
 #include "thread_status.h"
 #include "units.h"
@@ -165,6 +166,22 @@ static int req_status(struct daemon *d, struct json *j)
 	return 0;
 }
 
+/* The device-thread time per served process so far (acct.h), read up to now. */
+static int stats_accounting(struct daemon *d, struct json *j)
+{
+	size_t n = d->have_prof ? d->prof.n_targets : 0;
+	const char **names = calloc(n + 1, sizeof(*names));
+
+	if (!names)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		names[i] = d->prof.targets[i].name;
+	acct_drain();
+	acct_json(j, names, n);
+	free(names);
+	return 0;
+}
+
 static int req_stats(struct daemon *d, struct json *j)
 {
 	struct irq_counts ic = { 0 };
@@ -209,7 +226,7 @@ static int req_stats(struct daemon *d, struct json *j)
 	}
 	json_arr_end(j);
 	stats_irq_counts_free(&ic);
-	return 0;
+	return stats_accounting(d, j);
 }
 
 /* What a set-budget request names: one managed thread (*m) or a target (*ti >= 0), and

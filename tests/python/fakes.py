@@ -83,6 +83,7 @@ class FakeDaemon:
         self.stats_threads: list[dict] = []
         self.stats_fn = None          # when set, called for each stats request
         self.stats_clock = None       # when set, gives the stats reply's time_ns
+        self.accounting = None        # when set, the stats reply's "accounting" member
         self.lock = threading.Lock()
         self._srv: socket.socket | None = None
         self._stop = threading.Event()
@@ -181,7 +182,10 @@ class FakeDaemon:
             if cmd == "stats":
                 threads = self.stats_fn() if self.stats_fn else self.stats_threads
                 now = self.stats_clock() if self.stats_clock else time.monotonic_ns()
-                return {"ok": True, "time_ns": now, "threads": copy.deepcopy(threads)}
+                reply = {"ok": True, "time_ns": now, "threads": copy.deepcopy(threads)}
+                if self.accounting is not None:
+                    reply["accounting"] = copy.deepcopy(self.accounting)
+                return reply
             if cmd in ("plan", "apply") and len(args) == 2:
                 if cmd == "apply":
                     self.profile = args[0]

@@ -7,7 +7,7 @@ import logging
 
 import click
 
-from .. import metrics
+from .. import metrics, served_time
 from ..client import Client
 from ..errors import DaemonError
 from ..tables import RESERVATION_COLUMNS, ns_cell, reservation_cells
@@ -17,7 +17,24 @@ logger = logging.getLogger(__name__)
 
 
 def format_stats(reply: dict) -> str:
-    """The ``irqres stats`` table: one row per thread under irqresd."""
+    """The ``irqres stats`` tables: one row per thread under irqresd, then the
+    device-thread time per served process when a target has serves:."""
+    text = _format_threads(reply)
+    acc = served_time.parse(reply)
+    if not acc.wanted:
+        return text
+    if not acc.enabled:
+        return f"{text}\n\naccounting off: {acc.error}"
+    lost = (f" ({acc.lost_events} trace events lost, {acc.dropped_activations} activations "
+            f"not charged)" if acc.lost_events or acc.dropped_activations else "")
+    rows = served_time.text_rows(acc)
+    return (f"{text}\n\ndevice-thread time per served process, since the profile came in "
+            f"force{lost}:\n"
+            + (table(["TARGET", "PID", "COMM", "TIME", "ACTIVATIONS", "WAKEUPS"], rows)
+               if rows else "nothing accounted yet"))
+
+
+def _format_threads(reply: dict) -> str:
     threads = reply.get("threads") or []
     if not threads:
         return "no threads under irqresd"
@@ -35,13 +52,21 @@ def format_stats(reply: dict) -> str:
 @json_option
 @click.option("--openmetrics", is_flag=True,
               help="Print OpenMetrics text (Q/D/T, runtime used, wait, context switches, "
-                   "throttle events, interrupts, NIC drops per thread).")
+                   "throttle events, interrupts, NIC drops per thread; device-thread time "
+                   "per served process).")
 @click.option("--textfile", metavar="DIR", type=click.Path(file_okay=False),
               help="Write DIR/irqres.prom for node_exporter's textfile collector "
                    "(atomically; irqres_up 0 when irqresd does not answer).")
 def stats_cmd(as_json: bool, openmetrics: bool,
               textfile: str | None) -> None:
-    """Per thread under irqresd: interrupts, CPU and wait time, context switches.
+    """Per thread under irqresd: interrupts, CPU and wait time, context switches; per
+    process a target with serves: serves, the device-thread time spent on its behalf.
+
+    \b
+    That time is live: irqresd follows the target's threads in its own tracefs
+    instance and splits each activation's execution time evenly among the processes it
+    woke, the remainder to the lowest pid; activations that woke nobody are "(none)".
+    The totals count from when the profile came in force (docs/process-aware.md).
 
     \b
     With --openmetrics or --textfile, per thread: the reservation (Q, D, T), runtime

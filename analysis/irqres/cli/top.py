@@ -88,7 +88,9 @@ def _wait(fd_in: int, wake: int, seconds: float) -> str:
               "(for scripts; same as --iterations 1 without the screen handling).")
 def top_cmd(interval: int, iterations: int | None, once: bool) -> None:
     """Per thread under irqresd, refreshed: the budget it used per period against Q,
-    %CPU, waiting, interrupts, throttle events and NIC drops per second.
+    %CPU, waiting, interrupts, throttle events and NIC drops per second; per process
+    a target with serves: serves, the device-thread time spent on it (total, and %CPU
+    over the interval).
 
     On a terminal it redraws in place with plain ANSI codes (fine over ssh), follows
     resizes (narrow terminals lose the least useful columns first) and quits on q or
@@ -124,6 +126,9 @@ def _run_plain(client: Client, prev: metrics.Snapshot, interval: int,
         click.echo(f"# {time.strftime('%H:%M:%S')} irqresd pid {cur.daemon_pid}, "
                    f"{len(rs)} thread(s), over {(cur.time_ns - prev.time_ns) / 1e9:.3f} s")
         click.echo("\n".join(live.table(rs, width)) if rs else "no threads under irqresd")
+        served = live.served_lines(prev, cur, width)
+        if served:
+            click.echo("\n" + "\n".join(served))
         prev, n = cur, n + 1
 
 
