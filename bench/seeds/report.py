@@ -300,6 +300,10 @@ def tools_values(rec: dict) -> dict[str, str]:
         "tools_met_count": str(sum(1 for _, j in js if not j["missed"])),
         "tools_row_runs": str(len(js)),
         "tools_merged_t1": ", ".join(str(j["counts"]["merged"]) for _, j in t1),
+        "tools_w1_send_pct": f"{max(j['vs_send']['w1_ns'] / r['period_ns'] for r, j in js):.2%}",
+        "tools_miss_kinds": "; ".join(sorted({m.split(" ")[0] if m.startswith(("lost", "merged"))
+                                              else m.split(" ns")[0].rsplit(" ", 1)[0]
+                                              for _, j in js for m in j["missed"]})) or "none",
         "tools_exec_us": rng(lo, hi),
         "tools_instructions": rng(round(lo * 1000 / ns, -3), round(hi * 1000 / ns, -3)),
         "tools_ns_per_insn": str(ns),

@@ -191,7 +191,7 @@ def test_latency_goal_of_hrtick_is_not_met_with_5_s_runs(rec):
         assert bad and not any("FIFO 50" in b for b in bad), bad
 
 
-TOOLS = record("tools-icount-nice0-20261126T014137.json")
+TOOLS = record("tools-icount-nice0-20261126T015121.json")
 TOOLS_ROWS = [r for r in TOOLS["result"]["rows"] if r["period_ns"] in (10_000_000, 100_000_000)]
 
 
