@@ -168,7 +168,7 @@ def tools_spread_row(row: dict) -> list[str]:
     """Experiment 1, one row of one run (its per-datagram series and datagram counts, as
     tools.keep_series leaves them): no datagram lost or merged, the NIC thread's
     inter-arrival std at most the receiver's, its distribution within 1 % of the period
-    (Wasserstein-1) of the sender's and the receiver's (tools_spread.judge). A check of
+    (Wasserstein-1) of the sender's (tools_spread.judge). A check of
     the method, not of irqres: the thread is at SCHED_FIFO 50."""
     return [f"tools T{row['period_ns'] // 1_000_000} run {row['run']}: {m}"
             for m in tools_spread.judge(row)["missed"]]

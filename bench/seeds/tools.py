@@ -9,8 +9,7 @@ its per-datagram series (the gaps at the sender, at the receiver, between the th
 activations that woke the receiver and between all of them) and its datagram counts;
 the goal is judged per run on their spread and distribution (tools_spread.py): no datagram
 lost or merged, the thread's std at most the receiver's, and the thread's inter-arrival
-distribution within 1 % of the period (Wasserstein-1) of the sender's and the
-receiver's.
+distribution within 1 % of the period (Wasserstein-1) of the sender's.
 
     python3 bench/seeds/tools.py [--runs 3]
 

@@ -14,13 +14,21 @@ max) as well, and the statistical tools build the thread's inter-arrival distrib
   thread's activation, after the activation's start, so the thread's starts cannot be
   more spread than the timestamps unless the tools saw arrivals that were not there;
 - the Wasserstein-1 distance between the thread's inter-arrival distribution and the
-  sender's, and between the thread's and the receiver's, at most W1_FRACTION of the
-  period. W1 is the mean absolute difference of the two quantile functions, in ns, so
-  this is the old yardstick (1 % of the period) applied to the whole distribution
-  instead of its mean alone; it bounds the difference of the means as well. The
-  Kolmogorov-Smirnov statistic is reported beside it but not judged: it is scale-free,
-  so two distributions a few µs wide that differ by a µs (guest timer granularity)
-  score near 1, although a reservation designed from either would be the same.
+  sender's (the arrivals' source) at most W1_FRACTION of the period. W1 is the mean
+  absolute difference of the two quantile functions, in ns, so this is the old
+  yardstick (1 % of the period) applied to the whole distribution instead of its mean
+  alone; it bounds the difference of the means as well.
+
+The distance to the receiver's distribution is reported, not judged: the receive
+timestamp is taken inside the thread's activation, after its work up to that datagram,
+so the receiver's spread holds the thread's execution-time variation (and the e1000's
+interrupt moderation): in the 3-run boot of bench/seeds/data (20261126T015121) it was
+2.7-8 times the bound at T1 and 1.0-1.7 times at T5, in a VM-suite boot 1.4 times at
+T10 (the receiver's std 380 us, the thread's 54 us), while the thread's distance to
+the sender's stayed within 0.9 % of the period. The
+Kolmogorov-Smirnov statistic is reported but not judged: it is scale-free, so two
+distributions a few µs wide that differ by a µs (guest timer granularity) score near
+1, although a reservation designed from either would be the same.
 
 Times are integer nanoseconds; numpy 1.24 / scipy 1.10 compatible.
 """
@@ -95,8 +103,7 @@ def _missed(j: dict, period: int) -> list[str]:
     if irq["std_ns"] > STD_RATIO * recv["std_ns"]:
         bad.append(f"thread std {irq['std_ns']} ns above {STD_RATIO:g}x the receiver's "
                    f"{recv['std_ns']} ns")
-    for k, who in (("vs_send", "sender's"), ("vs_recv", "receiver's")):
-        w1 = j[k]["w1_ns"]
-        if w1 is None or w1 > W1_FRACTION * period:
-            bad.append(f"W1 to the {who} {w1} ns above {W1_FRACTION:.0%} of the period")
+    w1 = j["vs_send"]["w1_ns"]
+    if w1 is None or w1 > W1_FRACTION * period:
+        bad.append(f"W1 to the sender's {w1} ns above {W1_FRACTION:.0%} of the period")
     return bad

@@ -12,7 +12,7 @@ of bench/seeds/data with each cause present (they hold) and removed (they fail):
 - statistical tools (rows T10 and T100; the thread's activations that woke the
   receiver): no datagram lost or merged, the NIC thread's inter-arrival std at most the
   receiver's, and its inter-arrival distribution within 1 % of the period
-  (Wasserstein-1) of the sender's and the receiver's (fails with a datagram lost or
+  (Wasserstein-1) of the sender's (fails with a datagram lost or
   merged, or the thread's series shuffled with a spread of 2 % of the period); a check
   of the method, not of irqres;
 - the player on the NIC's CPU under the flood: below the NIC thread at fixed priorities
