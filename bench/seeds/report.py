@@ -23,6 +23,7 @@ import sys
 from pathlib import Path
 
 import reading
+import tools_spread
 from stats import grid_summary, spread, spread_bounded, summary
 
 HERE = Path(__file__).resolve().parent
@@ -168,7 +169,6 @@ def _tools_stat(row: dict, q: str) -> dict:
 def tools_section(rec: dict, png: Path, draw: bool = True) -> list[str]:
     rows = rec["result"]["rows"]
     periods = sorted({r["period_ns"] for r in rows})
-    runs = sorted({r["run"] for r in rows})
     out = ["## Experiment 1: the statistical tools (rows T1..T100)", "",
            "A sender in the guest's second network namespace at a fixed period (SCHED_FIFO "
            f"90, absolute clock_nanosleep releases) sends {rec['params']['size']}-byte "
@@ -195,24 +195,127 @@ def tools_section(rec: dict, png: Path, draw: bool = True) -> list[str]:
                        f"{med['max_ns']:.1f} | {med['min_ns']:.1f} | "
                        f"{min(means):.1f}..{max(means):.1f} | {vs} |")
         out.append("")
-    bad = [(r["run"], r["period_ns"] // 1_000_000, q) for r in rows
-           for q in ("recv", "rx_ia") if not _tools_stat(r, q).get("count")
-           or abs(_tools_stat(r, q)["mean_ns"] - r["period_ns"]) > 0.01 * r["period_ns"]]
-    extra = sorted({_watchdog_extra(r) for r in rows if "of" in r.get("irq_rx", {})})
-    out += [f"Goal, receiver and IRQ-thread mean within 1 % of the period in every row and "
-            f"run ({len(runs)} runs), for the thread's activations that woke the receiver: "
-            + ("met." if not bad else f"missed in {bad}."), "",
-            "All activations of the thread include some no datagram caused "
-            f"({', '.join(map(str, extra))} per row): the e1000 driver's watchdog writes "
-            "the NIC's interrupt-cause-set register every 2 s (so that the ring is refilled "
-            "even without traffic), which raises an interrupt of its own. "
+    extra = {per: [_watchdog_extra(r) for r in rows if r["period_ns"] == per
+                   and "of" in r.get("irq_rx", {})] for per in periods}
+    more = [f"T{per // 1_000_000}" for per in periods for r in rows if r["period_ns"] == per
+            and "of" in r.get("irq_rx", {}) and _watchdog_extra(r) > _watchdog_budget(r)]
+    out += [*spread_tables(rows),
+            "All activations of the thread include some that woke no receiver (per row and "
+            "run: " + "; ".join(f"T{per // 1_000_000}: {', '.join(map(str, v))}"
+                                for per, v in extra.items() if v)
+            + "): the e1000 driver's watchdog writes the NIC's interrupt-cause-set register "
+            "every 2 s (so that the ring is refilled even without traffic), which raises an "
+            "interrupt of its own; "
+            + (f"more than that in {', '.join(sorted(set(more), key=more.index))}, for a "
+               "cause not examined here. " if more else "no row has more than that. ")
             + _watchdog_pull(rows, periods)
-            + "; the activations that woke the receiver are the datagrams' own, and their "
-            "mean is the period.", ""]
+            + "; the activations that woke the receiver are the datagrams' own.", ""]
     if draw:
         plot_tools(rows, periods, png)
     out += [f"![inter-arrival means vs period]({png.name})", ""]
     return out
+
+
+def _us(ns: int | None) -> str:
+    return "" if ns is None else f"{ns / 1000:.1f}"
+
+
+def _spread_cell(s: dict) -> str:
+    return f"{_us(s['std_ns'])} [{_us(s['min_ns'])}..{_us(s['max_ns'])}]" if s.get("count") \
+        else "no data"
+
+
+def spread_tables(rows: list[dict]) -> list[str]:
+    """Experiment 1 judged per row and run on the spread and distribution of the
+    per-datagram series (tools_spread.py), and the goal's verdict over the runs."""
+    js = [(r, tools_spread.judge(r)) for r in rows if "series" in r]
+    if not js:
+        return ["The per-datagram series were not kept in this run: no spread judgement.", ""]
+    out = ["### Spread per row and run: std [min..max] of the inter-arrival, µs", "",
+           "| row | run | sender | receiver | NIC thread, activations that woke the receiver "
+           "| NIC thread, all activations |", "|---|---:|---:|---:|---:|---:|"]
+    for r, j in js:
+        out.append(f"| T{r['period_ns'] // 1_000_000} | {r['run']} | "
+                   + " | ".join(_spread_cell(j["stats"][k]) for k in
+                                ("send", "recv", "irq_rx", "irq")) + " |")
+    out += ["", "### Distribution and datagrams per row and run", "",
+            "W1 is the Wasserstein-1 distance (µs) and KS the Kolmogorov-Smirnov statistic "
+            "between the NIC thread's inter-arrivals (its activations that woke the receiver; "
+            "*all*: every activation) and the sender's or the receiver's. *Merged*: "
+            "datagrams inside the span of those activations that had no activation of their "
+            "own; *untraced*: received datagrams at the trace's edges, outside that span.", "",
+            "| row | run | sent | received | woke | lost | merged | untraced | std thread / "
+            "receiver | W1 vs sender | W1 vs receiver | W1 all vs sender | KS vs sender | "
+            "KS vs receiver | goal |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+    for r, j in js:
+        c, s = j["counts"], j["stats"]
+        ratio = (f"{s['irq_rx']['std_ns'] / s['recv']['std_ns']:.2f}"
+                 if s["irq_rx"].get("count") and s["recv"].get("std_ns") else "")
+        out.append(f"| T{r['period_ns'] // 1_000_000} | {r['run']} | {c['sent']} | "
+                   f"{c['received']} | {c['woke']} | {c['lost']} | {c['merged']} | "
+                   f"{c['untraced']} | {ratio} | {_us(j['vs_send']['w1_ns'])} | "
+                   f"{_us(j['vs_recv']['w1_ns'])} | {_us(j['all_vs_send']['w1_ns'])} | "
+                   f"{j['vs_send']['ks']:.2f} | {j['vs_recv']['ks']:.2f} | "
+                   + ("met" if not j["missed"] else "missed: " + "; ".join(j["missed"]))
+                   + " |")
+    runs = sorted({r["run"] for r, _ in js})
+    periods = sorted({r["period_ns"] for r, _ in js})
+    met = [p for p in periods if all(not j["missed"] for r, j in js if r["period_ns"] == p)]
+    out += ["", f"Goal, judged per run ({len(runs)} runs): no datagram lost or merged, the "
+            f"NIC thread's inter-arrival std at most {tools_spread.STD_RATIO:g}x the receiver's, "
+            f"and its inter-arrival distribution within {tools_spread.W1_FRACTION:.0%} of the "
+            "period (Wasserstein-1) of the sender's; the distance to the receiver's is reported, "
+            "not judged (tools_spread.py says why). Met in every run in "
+            + (", ".join(f"T{p // 1_000_000}" for p in met) or "no row")
+            + "; missed in at least one run in "
+            + (", ".join(f"T{p // 1_000_000}" for p in periods if p not in met) or "no row")
+            + f" ({sum(1 for _, j in js if not j['missed'])} of {len(js)} row-runs met). "
+            "The mean within 1 % of the period is no criterion: the mean of successive gaps "
+            "is (last - first)/(n - 1), the period whenever nothing is lost or merged.", ""]
+    return out
+
+
+def tools_values(rec: dict) -> dict[str, str]:
+    """The numbers RESULTS.md.tail's prose quotes on experiment 1."""
+    rows = [r for r in rec["result"]["rows"] if "series" in r]
+    js = [(r, tools_spread.judge(r)) for r in rows]
+    periods = sorted({r["period_ns"] for r in rows})
+    met = [p for p in periods if all(not j["missed"] for r, j in js if r["period_ns"] == p)]
+    t1 = [(r, j) for r, j in js if r["period_ns"] == periods[0]]
+    execs = [statistics.median(r["irq_rx"]["exec"]["mean_ns"] for r in rows
+                               if r["period_ns"] == p) / 1000 for p in periods]
+    lo, hi = min(execs), max(execs)
+    ns = 2 ** rec["shift"]
+
+    def rng(a: float, b: float, fmt: str = "{:,.0f}") -> str:
+        return fmt.format(a) if fmt.format(a) == fmt.format(b) else \
+            f"{fmt.format(a)}\N{EN DASH}{fmt.format(b)}"
+
+    return {
+        "tools_lost": str(sum(j["counts"]["lost"] for _, j in js)),
+        "tools_met": ", ".join(f"T{p // 1_000_000}" for p in met) or "no row",
+        "tools_missed": ", ".join(f"T{p // 1_000_000}" for p in periods if p not in met)
+        or "no row",
+        "tools_met_count": str(sum(1 for _, j in js if not j["missed"])),
+        "tools_row_runs": str(len(js)),
+        "tools_merged_t1": ", ".join(str(j["counts"]["merged"]) for _, j in t1),
+        "tools_w1_send_pct": f"{max(j['vs_send']['w1_ns'] / r['period_ns'] for r, j in js):.2%}",
+        "tools_miss_kinds": "; ".join(sorted({m.split(" ")[0] if m.startswith(("lost", "merged"))
+                                              else m.split(" ns")[0].rsplit(" ", 1)[0]
+                                              for _, j in js for m in j["missed"]})) or "none",
+        "tools_exec_us": rng(lo, hi),
+        "tools_instructions": rng(round(lo * 1000 / ns, -3), round(hi * 1000 / ns, -3)),
+        "tools_ns_per_insn": str(ns),
+        "tools_hw_us": rng(lo * 1000 / ns / 2000, hi * 1000 / ns / 1500),
+        "tools_recv_std_t1": ", ".join(f"{j['stats']['recv']['std_ns'] / 1000:.0f}"
+                                       for _, j in t1),
+    }
+
+
+def _watchdog_budget(row: dict) -> int:
+    """The watchdog's interrupts in a row's span (one per 2 s, one more at an edge)."""
+    return row["count"] * row["period_ns"] // 2_000_000_000 + 1
 
 
 def _watchdog_extra(row: dict) -> int:
@@ -689,6 +792,8 @@ def write_results(dest: Path = HERE, figures: bool = True) -> Path:
             rec = json.loads(files[-1].read_text())
             parts += fn(rec, dest / f"{name}.png", figures)
             used.append(rec)
+            if name == "tools":
+                values |= tools_values(rec)
             if name == "player-dl":
                 values |= reading.player_dl([json.loads(f.read_text()) for f in files],
                                             lambda r: r["params"]["size"], app_mbit_s,

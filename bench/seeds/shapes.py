@@ -9,6 +9,7 @@ runs them on bench/seeds/data with the cause present and removed.
 
 from __future__ import annotations
 
+import tools_spread
 from stats import grid_summary
 
 # The reserved case's p99.9 and maximum against FIFO 50's: at least this many times smaller.
@@ -161,3 +162,13 @@ def player_budget(fixed: dict, other: dict) -> list[str]:
         bad.append(f"player: longest inter-frame {o['max_ms']} ms, not below the fixed "
                    f"budget's {f['max_ms']} ms")
     return bad
+
+
+def tools_spread_row(row: dict) -> list[str]:
+    """Experiment 1, one row of one run (its per-datagram series and datagram counts, as
+    tools.keep_series leaves them): no datagram lost or merged, the NIC thread's
+    inter-arrival std at most the receiver's, its distribution within 1 % of the period
+    (Wasserstein-1) of the sender's (tools_spread.judge). A check of
+    the method, not of irqres: the thread is at SCHED_FIFO 50."""
+    return [f"tools T{row['period_ns'] // 1_000_000} run {row['run']}: {m}"
+            for m in tools_spread.judge(row)["missed"]]

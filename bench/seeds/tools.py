@@ -4,8 +4,12 @@ A sender in the guest's second network namespace sends datagrams at fixed period
 1, 5, 10, 50, 100 ms (rows T1..T100) to eth0. For each row: the inter-packet times at
 the sender (its own CLOCK_MONOTONIC after each sendto), at the receiver (the kernel's
 receive timestamps, SO_TIMESTAMPNS), and the NIC thread's inter-arrival and execution
-times from ``irqres analyze`` on a trace-cmd trace of the same seconds. Goal: the
-receiver's and the IRQ thread's mean within 1 % of the sender's period in every row.
+times from ``irqres analyze`` on a trace-cmd trace of the same seconds. Each row keeps
+its per-datagram series (the gaps at the sender, at the receiver, between the thread's
+activations that woke the receiver and between all of them) and its datagram counts;
+the goal is judged per run on their spread and distribution (tools_spread.py): no datagram
+lost or merged, the thread's std at most the receiver's, and the thread's inter-arrival
+distribution within 1 % of the period (Wasserstein-1) of the sender's.
 
     python3 bench/seeds/tools.py [--runs 3]
 
@@ -42,9 +46,12 @@ def series_stats(values: list[int]) -> dict:
             "max_ns": max(values)}
 
 
+def times(path: Path) -> list[int]:
+    return [int(x.split()[0]) for x in path.read_text().split("\n") if x.strip()]
+
+
 def diffs(path: Path) -> list[int]:
-    t = [int(x.split()[0]) for x in path.read_text().split("\n") if x.strip()]
-    return [b - a for a, b in itertools.pairwise(t)]
+    return [b - a for a, b in itertools.pairwise(times(path))]
 
 
 def analyze(trace: Path) -> dict:
@@ -87,9 +94,25 @@ def receiver_activations(trace: Path, receiver: str = "seedload") -> dict:
     idx = np.unique(idx[(idx < act.count)])
     idx = idx[act.start_ns[idx] <= act.end_ns[idx]]
     starts = act.start_ns[idx].astype(np.int64)
+    gaps = [int(x) for x in np.diff(starts)]
     return {"activations": len(idx), "of": int(act.count),
-            "interarrival": series_stats([int(x) for x in np.diff(starts)]),
-            "exec": series_stats([int(x) for x in act.exec_ns[idx]])}
+            "interarrival": series_stats(gaps),
+            "exec": series_stats([int(x) for x in act.exec_ns[idx]]),
+            "gaps_ns": gaps,
+            "all_gaps_ns": [int(x) for x in np.diff(act.start_ns.astype(np.int64))]}
+
+
+def keep_series(row: dict, base: Path) -> None:
+    """The row's per-datagram series (gaps in ns) and datagram counts, into ``row``:
+    what spread.py judges; ``row["irq_rx"]`` as receiver_activations returned it."""
+    send = times(base.with_name(base.name + "-send.txt"))
+    recv = times(base.with_name(base.name + "-recv.txt"))
+    rx = row["irq_rx"]
+    row["series"] = {"send": [b - a for a, b in itertools.pairwise(send)],
+                     "recv": [b - a for a, b in itertools.pairwise(recv)],
+                     "irq_rx": rx.pop("gaps_ns", []), "irq": rx.pop("all_gaps_ns", [])}
+    row["datagrams"] = {"sent": len(send), "received": len(recv),
+                        "woke": rx.get("activations", 0)}
 
 
 def main() -> int:
@@ -111,6 +134,7 @@ def main() -> int:
         row["recv"] = series_stats(diffs(base.with_name(base.name + "-recv.txt")))
         row["irq"] = analyze(base.with_name(base.name + ".dat"))
         row["irq_rx"] = receiver_activations(base.with_name(base.name + ".dat"))
+        keep_series(row, base)
         irq = row["irq"].get("interarrival", {})
         print(f"run {row['run']} T{row['period_ns'] // MS}: "
               f"send {row['send'].get('mean_ns', 0):.0f} "

@@ -4,11 +4,13 @@ NIC thread's reservation, the player's, both replaced by plain SCHED_FIFO, the t
 
 from __future__ import annotations
 
+import copy
 import itertools
 import json
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 SEEDS = Path(__file__).resolve().parents[2] / "bench" / "seeds"
@@ -187,3 +189,52 @@ def test_latency_goal_of_hrtick_is_not_met_with_5_s_runs(rec):
         hr, _ = _hrtick_runs(rec, q, t)
         bad = shapes.latency_enforced(base, fifo, hr, q)
         assert bad and not any("FIFO 50" in b for b in bad), bad
+
+
+TOOLS = record("tools-icount-nice0-20261126T015121.json")
+TOOLS_ROWS = [r for r in TOOLS["result"]["rows"] if r["period_ns"] in (10_000_000, 100_000_000)]
+
+
+def _mean_within_1pct(gaps: list[int], period: int) -> bool:
+    """The criterion experiment 1 had before: blind to the distortions below."""
+    return abs(sum(gaps) / len(gaps) - period) <= 0.01 * period
+
+
+def _lost(row: dict) -> dict:
+    r = copy.deepcopy(row)
+    r["series"]["recv"] = r["series"]["recv"][:-1]
+    r["datagrams"]["received"] -= 1
+    return r
+
+
+def _merged(row: dict) -> dict:
+    r = copy.deepcopy(row)
+    g = r["series"]["irq_rx"]
+    g[len(g) // 2:len(g) // 2 + 2] = [g[len(g) // 2] + g[len(g) // 2 + 1]]
+    r["datagrams"]["woke"] -= 1
+    return r
+
+
+def _wider(row: dict) -> dict:
+    """The thread's gaps shuffled with their std made 2 % of the period, same mean."""
+    r = copy.deepcopy(row)
+    g = np.asarray(r["series"]["irq_rx"], dtype=np.float64)
+    z = (g - g.mean()) / g.std()
+    wide = np.rint(g.mean() + z * 0.02 * row["period_ns"]).astype(np.int64)
+    r["series"]["irq_rx"] = [int(x) for x in np.random.default_rng(1).permutation(wide)]
+    return r
+
+
+@pytest.mark.parametrize("row", TOOLS_ROWS, ids=lambda r: f"T{r['period_ns'] // 1_000_000}"
+                         f"-run{r['run']}")
+def test_tools_spread_holds_on_the_recorded_rows_and_fails_on_a_distorted_series(row):
+    assert shapes.tools_spread_row(row) == []
+    # a lost datagram and a wider spread leave the mean within 1 % of the period; a
+    # merged one moves it by 1/n (above 1 % in a 60-datagram row, below in longer ones)
+    for distort, blind, why in ((_lost, "recv", ("lost 1",)), (_merged, None, ("merged 1",)),
+                                (_wider, "irq_rx", ("thread std", "W1 to the"))):
+        bad = distort(row)
+        if blind:
+            assert _mean_within_1pct(bad["series"][blind], row["period_ns"]), distort.__name__
+        missed = shapes.tools_spread_row(bad)
+        assert any(w in m for m in missed for w in why), (distort.__name__, missed)
