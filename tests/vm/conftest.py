@@ -112,7 +112,8 @@ def _kernel_labels(arch: str = "amd64") -> list[str]:
 
 def pytest_generate_tests(metafunc):
     """Every scenario that boots through ``kernel`` runs on each kernel of each
-    architecture of $IRQRES_VM_ARCH (the arm64 ones only if it is marked ``arm64``); its
+    architecture of $IRQRES_VM_ARCH (the arm64 ones only if it is marked ``arm64``; the
+    amd64 kernels a ``kernels_too`` mark names as well, unless $IRQRES_VM_KERNELS says); its
     test id names them: test_x[6.12] on amd64, test_x[arm64-6.1] on arm64."""
     if "kernel" not in metafunc.fixturenames:
         return
@@ -121,7 +122,11 @@ def pytest_generate_tests(metafunc):
         if arch != "amd64" and metafunc.definition.get_closest_marker(arch) is None:
             continue
         prefix = "" if arch == "amd64" else f"{arch}-"
-        params += [prefix + k for k in _kernel_labels(arch)]
+        labels = _kernel_labels(arch)
+        too = metafunc.definition.get_closest_marker("kernels_too")
+        if arch == "amd64" and too is not None and not os.environ.get("IRQRES_VM_KERNELS"):
+            labels += [k for k in too.args if k in vmrunner.KERNELS and k not in labels]
+        params += [prefix + k for k in labels]
     if not params:
         why = f"not an arm64 scenario, and IRQRES_VM_ARCH={','.join(_arches())}"
         params = [pytest.param("", marks=pytest.mark.skip(reason=why), id="not-arm64")]
