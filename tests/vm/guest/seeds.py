@@ -371,8 +371,13 @@ def player(cpu: int, period_ns: int, work_ns: int, frames: int, chrt: str,
 
 
 def _ksoftirqd(cpu: int) -> int | None:
+    return _pid_of(re.escape(f"ksoftirqd/{cpu}"))
+
+
+def _pid_of(comm_re: str) -> int | None:
+    """The first task whose whole comm matches ``comm_re``."""
     for entry in os.listdir("/proc"):
-        if entry.isdigit() and read(f"/proc/{entry}/comm") == f"ksoftirqd/{cpu}":
+        if entry.isdigit() and re.fullmatch(comm_re, read(f"/proc/{entry}/comm") or ""):
             return int(entry)
     return None
 
@@ -380,11 +385,13 @@ def _ksoftirqd(cpu: int) -> int | None:
 def cpu_times(setup: dict, player_pid: int | None = None) -> dict:
     """CPU time (ns, /proc/PID/schedstat) of the NIC thread and of ksoftirqd on its CPU:
     network work the NIC thread leaves (NAPI beyond its per-poll limits) continues in
-    ksoftirqd, a SCHED_OTHER thread outside the reservation."""
+    ksoftirqd, a SCHED_OTHER thread outside the reservation. With threaded NAPI the polls
+    run in eth0's NAPI kthread (None without one)."""
     out = {}
     nic = thread(NIC_THREAD)
     for name, pid in (("nic_thread", nic and nic["pid"]),
-                      ("ksoftirqd", _ksoftirqd(setup["nic_cpu"])), ("player", player_pid)):
+                      ("ksoftirqd", _ksoftirqd(setup["nic_cpu"])), ("player", player_pid),
+                      ("napi_thread", _pid_of(r"napi/eth0-\d+"))):
         st = read(f"/proc/{pid}/schedstat") if pid else None
         out[name] = int(st.split()[0]) if st else None
     # where the NIC's CPU spent its time (USER_HZ ticks: user nice system idle iowait
