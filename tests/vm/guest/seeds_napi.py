@@ -16,9 +16,18 @@ from __future__ import annotations
 import os
 import re
 
-from seeds import NIC_THREAD, _irqresd_state, _loaded_player, _sched_of_player, hub_setup, \
-    nic_fifo50, nic_reserved
-from vmguest import OUT, cgroup_of, cpus_allowed, mark, read, sched_attr, sh, thread, wait_for
+from seeds import (
+    NIC_THREAD,
+    _irqresd_state,
+    _loaded_player,
+    _sched_of_player,
+    apply_retrying,
+    hub_setup,
+    nic_fifo50,
+    nic_reserved,
+    sender,
+)
+from vmguest import OUT, cgroup_of, cpus_allowed, mark, read, sched_attr, thread, wait_for
 
 NAPI_THREAD = r"napi/eth0-\d+"
 THREADED = "/sys/class/net/eth0/threaded"
@@ -55,6 +64,19 @@ def _profile(path: str, irq_q: int, napi_q: int | None, nic_t: int, player_q: in
                 f"    runtime: {player_q}ns\n    period: {player_t}ns\n")
 
 
+def _napi_polled(setup: dict, port: int, reserved: bool) -> int | None:
+    """A trickle to ``port`` (no one listens: it is only polled) before the flood, in both
+    variants: irqresd reserves a kthread it moved into the NIC's partition once it has
+    run there, and until then it runs there at SCHED_OTHER, outside any budget. Reserved:
+    the guest ns until every NAPI kthread is SCHED_DEADLINE (None after 10 s)."""
+    sender(setup, port, 1_000_000, 50, 100).communicate(timeout=600)
+    if not reserved:
+        return None
+    ok, waited = wait_for(lambda: (ts := napi_threads()) and all(
+        (t["sched"] or {}).get("policy") == "deadline" for t in ts), 10, 0.05)
+    return waited if ok else None
+
+
 def scenario_seeds_player_dl_napi(runs: int, seconds: int, period_ns: int, work_ns: int,
                                   flood_period_ns: int, size: int, tests: list[list[int]],
                                   nic_period_ns: int, napi: str, napi_split: list[int],
@@ -67,21 +89,25 @@ def scenario_seeds_player_dl_napi(runs: int, seconds: int, period_ns: int, work_
     wait_for(lambda: _irqresd_state() in ("active", "failed"), 60, 0.2)
     setup = hub_setup()
     prof = "/run/seeds-player-dl-napi.yaml"
-    rows = []
+    rows: list[dict] = []
     for run in range(runs):
         for i, (pq, nq) in enumerate(tests):
             irq_q, napi_q = split(nq, *napi_split)
-            nic = nic_reserved(irq_q, nic_period_ns)
+            # each row's profile replaces the previous one, no restore between rows: a
+            # NAPI kthread given back while the NIC's partition exists is left pinned to
+            # the root's CPUs by the cpuset, and irqresd then refuses to reserve it
+            nic = nic_reserved(irq_q, nic_period_ns) if not rows else thread(NIC_THREAD)
             _profile(prof, irq_q, napi_q if napi == "reserved" else None, nic_period_ns,
                      pq, period_ns)
             applied: dict = {}
 
             def give_reservation(pl, applied=applied):
-                applied["apply"] = sh(f"irqres apply {prof}", timeout=120)
+                applied["apply"], applied["refusals"] = apply_retrying(prof)
                 applied["player_sched"] = _sched_of_player(pl.pid)
                 applied["nic"] = thread(NIC_THREAD)
                 applied["threaded"] = read(THREADED)
                 applied["napi_at_apply"] = napi_threads()
+                applied["napi_wait_ns"] = _napi_polled(setup, port + 1, napi == "reserved")
 
             r = _loaded_player(setup, nic, port, seconds, period_ns, work_ns,
                                flood_period_ns, size, "",
@@ -95,6 +121,6 @@ def scenario_seeds_player_dl_napi(runs: int, seconds: int, period_ns: int, work_
                  f"{irq_q / 1e6:g} + NAPI {napi_q / 1e6:g}, threaded {applied['threaded']}, "
                  f"napi {[t['sched'] for t in r['napi_after']]}: {r['player']}, "
                  f"{r['cpu_ns']}")
-            nic_fifo50()
+    nic_fifo50()
     return {"setup": setup, "rows": rows, "napi": napi, "napi_split": napi_split,
             "threaded_end": read(THREADED)}

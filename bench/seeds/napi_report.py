@@ -1,0 +1,113 @@
+"""Experiment 3 with threaded NAPI (player_dl_napi.py): the section of RESULTS.md from the
+records of bench/seeds/data/player-dl-napi-*.json, the NAPI kthread reserved (untagged)
+and left at its default (tag ``default``). Every number is computed here from the
+records; the goal is shapes.napi_goal, judged per run.
+"""
+
+from __future__ import annotations
+
+import shapes
+from report import _count, _misses, app_mbit_s, offered_mbit_s, provenance
+from stats import spread
+
+VARIANT = {"reserved": "NAPI kthread reserved beside the IRQ thread",
+           "default": "NAPI kthread left at its default (unreserved)"}
+
+
+def _pcts(rs: list[dict], who: str) -> list[float]:
+    return [round(v, 2) for r in rs if (v := shapes._pct(r, who)) is not None]
+
+
+def _cell(values: list[float], unit: str = "") -> str:
+    return f"{spread(values)}{unit}" if values else "not recorded"
+
+
+def _policies(rs: list[dict]) -> str:
+    seen = {(t.get("sched") or {}).get("policy") or "?" for r in rs
+            for t in r.get("napi_after") or []}
+    return ", ".join(sorted(seen)) or "no kthread"
+
+
+def _row(rs: list[dict], p: dict) -> str:
+    r0, period, size = rs[0], p["nic_period_ns"], p["size"]
+    qt = 100 * r0["nic_q"] / period
+    napi_q = r0["napi_q"]
+    split = (f"{r0['irq_q'] / 1e6:g} + {napi_q / 1e6:g}" if napi_q is not None
+             else f"{r0['irq_q'] / 1e6:g} + none")
+    over = [round(v, 1) for r in rs if (v := shapes.pair_over(r, period)) is not None]
+    return (f"| Test{r0['test']} | ({r0['player_q'] / 1e6:g}, {p['period_ns'] / 1e6:g}) | "
+            f"({r0['nic_q'] / 1e6:g}, {period / 1e6:g}) = {split} | {qt:g}% | {len(rs)} | "
+            f"{spread([round(offered_mbit_s(r, size), 1) for r in rs])} | "
+            f"{spread([round(app_mbit_s(r, size), 1) for r in rs])} | "
+            f"{spread([_count(r['receiver']) for r in rs])} of "
+            f"{spread([_count(r['sender']) for r in rs])} | "
+            f"{spread([round(app_mbit_s(r, size) / qt, 2) for r in rs])} | "
+            f"{_cell(_pcts(rs, 'nic_thread'), ' %')} | {_cell(_pcts(rs, 'napi_thread'), ' %')} | "
+            f"{_cell(over)} | {_cell(_pcts(rs, 'ksoftirqd'), ' %')} | "
+            f"{spread([_misses(r)[1] for r in rs])} | {_policies(rs)} |")
+
+
+def _verdicts(rec: dict) -> list[str]:
+    p, rows = rec["params"], rec["result"]["rows"]
+    out = []
+    for run in sorted({r["run"] for r in rows}):
+        rs = sorted((r for r in rows if r["run"] == run), key=lambda r: r["test"])
+        v = shapes.napi_run(rs, p["size"], p["nic_period_ns"])
+        bad = shapes.napi_goal(rs, p["size"], p["nic_period_ns"])
+        soft = "not recorded" if v["softirq_max"] is None else f"{v['softirq_max']:.2f} %"
+        out.append(f"- run {run}: application Mbit/s = {v['fit']['slope']:.3f} · (Q/T in %),"
+                   f" R² = {v['fit']['r2']:.4f}; ksoftirqd at most {soft}; player misses "
+                   f"{v['misses']}; offered load's largest/smallest {v['offered_spread']:.3f}"
+                   f": goal {'met' if not bad else 'not met (' + '; '.join(bad) + ')'}.")
+    return out
+
+
+def table(rec: dict) -> list[str]:
+    p, rows = rec["params"], rec["result"]["rows"]
+    out = [f"### {VARIANT[rec['result']['napi']]}", "", *provenance(rec), "",
+           "| test | player (Q,T) ms | NIC (Q,T) ms = IRQ thread + NAPI kthread Q | NIC Q/T "
+           "| runs | offered (Mbit/s) | application (Mbit/s) | datagrams read (of sent) | "
+           "application per 1 % of Q/T | CPU share: IRQ thread | CPU share: NAPI kthread | "
+           "pair's share minus Q/T (points) | CPU share: ksoftirqd | player deadline misses | "
+           "NAPI kthread policy seen |",
+           "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+    for t in sorted({r["test"] for r in rows}):
+        out.append(_row([r for r in rows if r["test"] == t], p))
+    return [*out, "", "The goal per run:", "", *_verdicts(rec), ""]
+
+
+def section(reserved: list[dict], default: list[dict]) -> list[str]:
+    """The newest record of each variant (reserved first)."""
+    rec = (reserved or default)[-1]
+    p = rec["params"]
+    num, den = p["napi_split"]
+    out = ["## Experiment 3 with threaded NAPI: the NIC's budget for its IRQ thread and its "
+           "NAPI kthread together", "",
+           f"As experiment 3 (the player, {p['work_ns'] / 1e6:g} ms of work every "
+           f"{p['period_ns'] / 1e6:g} ms, and the NIC reserved by one profile; "
+           f"{p['size']}-byte datagrams every {p['flood_period_ns'] / 1000:g} µs for "
+           f"{p['seconds']} guest-seconds), but the profile's `interface: eth0` target has "
+           "`threaded_napi: true`: the e1000's receive polls run in the kthread "
+           "`napi/eth0-<id>` instead of the NET_RX soft IRQ, whose leftovers went to "
+           "ksoftirqd outside every budget. Each row's NIC budget Q (period "
+           f"{p['nic_period_ns'] / 1e6:g} ms) is shared by the pair: {num}/{den} of Q to the "
+           "NAPI kthread (a `napi: eth0` target; it does the polls and delivers to the "
+           "socket), the rest to the IRQ thread (it only masks the interrupt and wakes the "
+           "kthread), both at the same period in the NIC's partition, so the pair's total "
+           "is the row's Q/T and the player's budget and the partition's admission are "
+           "experiment 3's. In the unreserved variant the profile has no `napi:` target: "
+           "the kthread stays as the kernel makes it, the IRQ thread's part unchanged.", "",
+           "*Offered* is the load the sender achieved (its datagrams' payload over the "
+           "flood's span, guest time); it is not normalised away but held: the goal counts "
+           f"only where a run's largest offered load is at most {shapes.OFFERED_SPREAD:g} "
+           "times its smallest. *Application* is what the receiver read over the same span. "
+           "The CPU shares are each thread's CPU time (/proc/PID/schedstat) over the span; "
+           "ksoftirqd is ksoftirqd/N of the NIC's CPU. Median [min..max] over the runs. "
+           f"The goal (shapes.napi_goal): application Mbit/s ∝ Q/T with R² ≥ "
+           f"{shapes.NAPI_R2} through the origin, ksoftirqd < {shapes.NAPI_SOFTIRQ_PCT:g} %, "
+           f"the player 0 misses, the pair's share at most Q/T + {shapes.SHARE_SLACK:g} "
+           "point.", ""]
+    for recs in (reserved, default):
+        if recs:
+            out += table(recs[-1])
+    return out
