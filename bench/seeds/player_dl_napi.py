@@ -9,7 +9,9 @@ outside every budget) for the kthread ``napi/eth0-<id>``. Each row's NIC budget 
 100 ms) is shared by the pair: the NAPI kthread gets ``--napi-split`` of it (3/4 by
 default: it does the polls, the IRQ thread only wakes it), the IRQ thread the rest, both
 at period T in the NIC's partition, so the pair's total is the row's Q/T and the player's
-budget and the partition's admission are experiment 3's. ``--napi default`` leaves the
+budget and the partition's admission are experiment 3's. The receiver runs at SCHED_FIFO
+95 on the sender's vCPU (experiment 3's, SCHED_OTHER below the sender at SCHED_FIFO 90,
+read a few thousand of 40,000 datagrams whatever the NIC took). ``--napi default`` leaves the
 NAPI kthread as the kernel makes it (the IRQ thread's part unchanged): the variant in
 which the piece under test is taken away. Raw data: bench/seeds/data/player-dl-napi-*.json;
 ``report.py`` makes the table.
@@ -51,6 +53,9 @@ def main() -> int:
     ap.add_argument("--size", type=int, default=1400)
     ap.add_argument("--napi", choices=("reserved", "default"), default="reserved",
                     help="reserve the NAPI kthread beside the IRQ thread, or leave it be")
+    ap.add_argument("--receiver-prio", type=int, default=95,
+                    help="the receiver's SCHED_FIFO priority on the sender's vCPU (above "
+                         "the sender's 90: it reads what the NIC delivers; 0: SCHED_OTHER)")
     ap.add_argument("--napi-split", default="3/4",
                     help="the NAPI kthread's fraction N/D of the row's NIC budget")
     args = ap.parse_args()
@@ -58,7 +63,8 @@ def main() -> int:
               "work_ns": int(args.work_ms * MS), "nic_period_ns": 100 * MS,
               "flood_period_ns": args.flood_period_us * 1000, "size": args.size,
               "tests": [[p * MS, n * MS] for p, n in player_dl.TESTS],
-              "napi": args.napi, "napi_split": parse_split(args.napi_split)}
+              "napi": args.napi, "napi_split": parse_split(args.napi_split),
+              "receiver_prio": args.receiver_prio}
     if args.napi == "default" and not args.tag:
         args.tag = "default"
     rec = testbed.run_guest(args, "seeds_player_dl_napi", "player-dl-napi", params)

@@ -406,12 +406,14 @@ def cpu_times(setup: dict, player_pid: int | None = None) -> dict:
 
 def _loaded_player(setup: dict, nic: dict | None, port: int, seconds: int, period_ns: int,
                    work_ns: int, flood_period_ns: int, size: int, chrt: str,
-                   times: str, before_player=None, delay_ns: int = 0) -> dict:
+                   times: str, before_player=None, delay_ns: int = 0,
+                   rx_prio: int = 0) -> dict:
     """The player on the NIC's CPU while the sender floods eth0; eth0's counters over the
-    flood give the NIC thread's throughput."""
+    flood give the NIC thread's throughput. ``rx_prio``: the receiver's SCHED_FIFO
+    priority (0: SCHED_OTHER)."""
     count = seconds * 1_000_000_000 // flood_period_ns
     frames = seconds * 1_000_000_000 // period_ns
-    rx = receiver(setup, port, count, 2_000_000_000)
+    rx = receiver(setup, port, count, 2_000_000_000, prio=rx_prio)
     pl = player(setup["nic_cpu"], period_ns, work_ns, frames, chrt, times, nic, delay_ns)
     if before_player:
         before_player(pl)

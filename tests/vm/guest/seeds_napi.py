@@ -80,10 +80,12 @@ def _napi_polled(setup: dict, port: int, reserved: bool) -> int | None:
 def scenario_seeds_player_dl_napi(runs: int, seconds: int, period_ns: int, work_ns: int,
                                   flood_period_ns: int, size: int, tests: list[list[int]],
                                   nic_period_ns: int, napi: str, napi_split: list[int],
-                                  port: int = 5001) -> dict:
+                                  receiver_prio: int, port: int = 5001) -> dict:
     """Experiment 3 with threaded NAPI: ``tests`` rows are (player Q, NIC Q), the NIC's Q
     split by ``napi_split`` = [num, den] (the kthread's fraction) between the IRQ thread
-    and the NAPI kthread; ``napi`` is ``reserved`` or ``default``."""
+    and the NAPI kthread; ``napi`` is ``reserved`` or ``default``. The receiver runs at
+    SCHED_FIFO ``receiver_prio`` on the sender's vCPU, above the sender (SCHED_FIFO 90),
+    so that what it reads is what the NIC delivered, not what its CPU left it."""
     if napi not in ("reserved", "default"):
         raise ValueError(f"napi {napi!r}: not 'reserved' or 'default'")
     wait_for(lambda: _irqresd_state() in ("active", "failed"), 60, 0.2)
@@ -112,7 +114,8 @@ def scenario_seeds_player_dl_napi(runs: int, seconds: int, period_ns: int, work_
             r = _loaded_player(setup, nic, port, seconds, period_ns, work_ns,
                                flood_period_ns, size, "",
                                os.path.join(OUT, f"dl-napi-{napi}-{run}-test{i + 1}.txt"),
-                               before_player=give_reservation, delay_ns=2_000_000_000)
+                               before_player=give_reservation, delay_ns=2_000_000_000,
+                               rx_prio=receiver_prio)
             r.update({"run": run, "test": i + 1, "player_q": pq, "nic_q": nq,
                       "irq_q": irq_q, "napi_q": napi_q if napi == "reserved" else None,
                       "napi_after": napi_threads(), **applied})
