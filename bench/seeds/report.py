@@ -696,7 +696,11 @@ def write_results(dest: Path = HERE, figures: bool = True) -> Path:
             status.append(f"| {title} | {name.replace('-', '_')}.py | done |")
         else:
             status.append(f"| {title} | {name.replace('-', '_')}.py | not measured yet |")
-    napi = [json.loads(f.read_text()) for f in newest("player-dl-napi-icount-*.json")]
+    # untagged: the NAPI kthread reserved; tag "default": left at its default; other tags
+    # are probes
+    napi = [json.loads(f.read_text()) for f in newest("player-dl-napi-icount-*.json")
+            if re.fullmatch(r"player-dl-napi-icount-nice\d+(-default)?-\d{8}T\d{6}\.json",
+                            f.name)]
     if napi:
         import napi_report
         rsv, dft = ([r for r in napi if r["result"]["napi"] == v] for v in ("reserved",
