@@ -76,8 +76,30 @@ def table(rec: dict) -> list[str]:
     return [*out, "", "The goal per run:", "", *_verdicts(rec), ""]
 
 
-def section(reserved: list[dict], default: list[dict]) -> list[str]:
-    """The newest record of each variant (reserved first)."""
+def probe_words(rec: dict) -> str:
+    """What a probe boot (tag ``probe``) showed: the applies refused after ``irqres
+    restore`` between rows, and what a receiver at SCHED_OTHER read."""
+    rows = rec["result"]["rows"]
+    bad = [r for r in rows if r["apply"]["rc"]]
+    why = sorted({(r["apply"]["err"] or r["apply"]["out"]).strip().splitlines()[0]
+                  for r in bad})
+    prio = rec["params"].get("receiver_prio", 0)
+    return (f"A probe boot ({rec['date']}, commit `{rec['commit']}`, {rec['kernel']}, "
+            f"{rec['params']['runs']} runs, tag `probe`) gave every thread back between rows "
+            f"(`irqres restore`, then the row's profile): {len(bad)} of {len(rows)} applies "
+            "were refused" + (f", with: {'; '.join(f'`{w}`' for w in why)}" if why else "")
+            + " (each refused apply left the player unreserved, all or nothing). The NAPI "
+            "kthread outlives `threaded` going back to 0 on 6.1; given back to the root "
+            "cgroup while the NIC's partition exists, its CPUs are the root's. The rows "
+            "therefore replace each other's profile, the threads given back once at the "
+            "end of the runs. Its receiver ran at "
+            + (f"SCHED_FIFO {prio}" if prio else "SCHED_OTHER below the sender")
+            + f" and read {spread([_count(r['receiver']) for r in rows])} datagrams of "
+            f"{spread([_count(r['sender']) for r in rows])}.")
+
+
+def section(reserved: list[dict], default: list[dict], probes: list[dict] = ()) -> list[str]:
+    """The newest record of each variant (reserved first), then the probes."""
     rec = (reserved or default)[-1]
     p = rec["params"]
     num, den = p["napi_split"]
@@ -110,4 +132,4 @@ def section(reserved: list[dict], default: list[dict]) -> list[str]:
     for recs in (reserved, default):
         if recs:
             out += table(recs[-1])
-    return out
+    return [*out, *(x for rec in probes for x in (probe_words(rec), ""))]

@@ -705,7 +705,8 @@ def write_results(dest: Path = HERE, figures: bool = True) -> Path:
         import napi_report
         rsv, dft = ([r for r in napi if r["result"]["napi"] == v] for v in ("reserved",
                                                                              "default"))
-        parts += napi_report.section(rsv, dft)
+        probes = [json.loads(f.read_text()) for f in newest("player-dl-napi-icount-*-probe-*")]
+        parts += napi_report.section(rsv, dft, probes)
         used += [v[-1] for v in (rsv, dft) if v]
     status.append("| 3. with threaded NAPI reserved beside the IRQ thread | player_dl_napi.py | "
                   + ("done |" if napi else "not measured yet |"))
