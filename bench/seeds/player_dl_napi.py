@@ -28,8 +28,6 @@ import sys
 import player_dl
 import testbed
 
-MS = 1_000_000
-
 
 def parse_split(text: str) -> list[int]:
     """``N/D`` -> [N, D], 0 < N < D."""
@@ -45,12 +43,7 @@ def parse_split(text: str) -> list[int]:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    testbed.add_options(ap)
-    ap.add_argument("--seconds", type=int, default=4, help="guest seconds per measurement")
-    ap.add_argument("--work-ms", type=float, default=16.0,
-                    help="CPU work per frame (fits the smallest player budget, 20 ms)")
-    ap.add_argument("--flood-period-us", type=int, default=100)
-    ap.add_argument("--size", type=int, default=1400)
+    player_dl.add_options(ap)
     ap.add_argument("--napi", choices=("reserved", "default"), default="reserved",
                     help="reserve the NAPI kthread beside the IRQ thread, or leave it be")
     ap.add_argument("--receiver-prio", type=int, default=95,
@@ -59,12 +52,8 @@ def main() -> int:
     ap.add_argument("--napi-split", default="3/4",
                     help="the NAPI kthread's fraction N/D of the row's NIC budget")
     args = ap.parse_args()
-    params = {"runs": args.runs, "seconds": args.seconds, "period_ns": 40 * MS,
-              "work_ns": int(args.work_ms * MS), "nic_period_ns": 100 * MS,
-              "flood_period_ns": args.flood_period_us * 1000, "size": args.size,
-              "tests": [[p * MS, n * MS] for p, n in player_dl.TESTS],
-              "napi": args.napi, "napi_split": parse_split(args.napi_split),
-              "receiver_prio": args.receiver_prio}
+    params = {**player_dl.params_of(args), "napi": args.napi,
+              "napi_split": parse_split(args.napi_split), "receiver_prio": args.receiver_prio}
     if args.napi == "default" and not args.tag:
         args.tag = "default"
     rec = testbed.run_guest(args, "seeds_player_dl_napi", "player-dl-napi", params)
