@@ -86,11 +86,13 @@ def probe_words(rec: dict) -> str:
     prio = rec["params"].get("receiver_prio", 0)
     return (f"A probe boot ({rec['date']}, commit `{rec['commit']}`, {rec['kernel']}, "
             f"{rec['params']['runs']} runs, tag `probe`) gave every thread back between rows "
-            f"(`irqres restore`, then the row's profile): {len(bad)} of {len(rows)} applies "
+            f"(`irqres restore`, the NIC's budget set again through the default profile, then "
+            "the row's profile): {len(bad)} of {len(rows)} applies "
             "were refused" + (f", with: {'; '.join(f'`{w}`' for w in why)}" if why else "")
             + " (each refused apply left the player unreserved, all or nothing). The NAPI "
             "kthread outlives `threaded` going back to 0 on 6.1; given back to the root "
-            "cgroup while the NIC's partition exists, its CPUs are the root's. The rows "
+            "cgroup while the NIC's partition existed, its CPUs were the root's (the "
+            "refusal names them). The rows "
             "therefore replace each other's profile, the threads given back once at the "
             "end of the runs. Its receiver ran at "
             + (f"SCHED_FIFO {prio}" if prio else "SCHED_OTHER below the sender")
@@ -98,8 +100,29 @@ def probe_words(rec: dict) -> str:
             f"{spread([_count(r['sender']) for r in rows])}.")
 
 
-def section(reserved: list[dict], default: list[dict], probes: list[dict] = ()) -> list[str]:
-    """The newest record of each variant (reserved first), then the probes."""
+def longer_words(rec: dict) -> str:
+    """A boot of the reserved variant with longer measurements (tag ``long``): the goal
+    per run, in one sentence."""
+    p, rows = rec["params"], rec["result"]["rows"]
+    runs = [sorted((r for r in rows if r["run"] == n), key=lambda r: r["test"])
+            for n in sorted({r["run"] for r in rows})]
+    fits = [shapes.napi_run(rs, p["size"], p["nic_period_ns"])["fit"] for rs in runs]
+    met = [not shapes.napi_goal(rs, p["size"], p["nic_period_ns"]) for rs in runs]
+    parts = sorted({b.split(":")[0] for rs in runs
+                    for b in shapes.napi_goal(rs, p["size"], p["nic_period_ns"])})
+    return (f"With {p['seconds']} guest-seconds per measurement (a boot of the reserved "
+            f"variant, tag `long`, {rec['date']}, commit `{rec['commit']}`, {rec['kernel']}, "
+            f"{len(runs)} runs): application Mbit/s per 1 % of Q/T "
+            + ", ".join(f"{f['slope']:.3f}" for f in fits) + "; R² through the origin "
+            + ", ".join(f"{f['r2']:.4f}" for f in fits)
+            + f"; the goal met in {sum(met)} of {len(runs)} runs"
+            + (f" (not met: {', '.join(parts)})" if parts else "") + ".")
+
+
+def section(reserved: list[dict], default: list[dict], probes: list[dict] = (),
+            longer: list[dict] = ()) -> list[str]:
+    """The newest record of each variant (reserved first), then the probes and the boots
+    with longer measurements."""
     rec = (reserved or default)[-1]
     p = rec["params"]
     num, den = p["napi_split"]
@@ -132,4 +155,5 @@ def section(reserved: list[dict], default: list[dict], probes: list[dict] = ()) 
     for recs in (reserved, default):
         if recs:
             out += table(recs[-1])
-    return [*out, *(x for rec in probes for x in (probe_words(rec), ""))]
+    return [*out, *(x for rec in longer for x in (longer_words(rec), "")),
+            *(x for rec in probes for x in (probe_words(rec), ""))]

@@ -706,7 +706,9 @@ def write_results(dest: Path = HERE, figures: bool = True) -> Path:
         rsv, dft = ([r for r in napi if r["result"]["napi"] == v] for v in ("reserved",
                                                                              "default"))
         probes = [json.loads(f.read_text()) for f in newest("player-dl-napi-icount-*-probe-*")]
-        parts += napi_report.section(rsv, dft, probes)
+        longer = [json.loads(f.read_text()) for f in newest("player-dl-napi-icount-*-long-*")]
+        parts += napi_report.section(rsv, dft, probes, longer)
+        used += longer
         used += [v[-1] for v in (rsv, dft) if v]
     status.append("| 3. with threaded NAPI reserved beside the IRQ thread | player_dl_napi.py | "
                   + ("done |" if napi else "not measured yet |"))
