@@ -141,7 +141,11 @@ def section(reserved: list[dict], default: list[dict], probes: list[dict] = (),
            "kthread), both at the same period in the NIC's partition, so the pair's total "
            "is the row's Q/T and the player's budget and the partition's admission are "
            "experiment 3's. In the unreserved variant the profile has no `napi:` target: "
-           "the kthread stays as the kernel makes it, the IRQ thread's part unchanged.", "",
+           "the kthread stays as the kernel makes it, the IRQ thread's part unchanged. "
+           + (f"The receiver runs at SCHED_FIFO {p['receiver_prio']} on the sender's vCPU, "
+              "above the sender (SCHED_FIFO 90); in experiment 3 it ran at SCHED_OTHER "
+              "below it and read what that CPU left it, not what the NIC delivered."
+              if p.get("receiver_prio") else ""), "",
            "*Offered* is the load the sender achieved (its datagrams' payload over the "
            "flood's span, guest time); it is not normalised away but held: the goal counts "
            f"only where a run's largest offered load is at most {shapes.OFFERED_SPREAD:g} "
