@@ -24,20 +24,29 @@ MS = 1_000_000
 TESTS = [(29, 9), (27, 11), (25, 13), (22, 16), (20, 18)]
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def add_options(ap: argparse.ArgumentParser) -> None:
+    """The testbed's options and the experiment's (also player_dl_napi.py's)."""
     testbed.add_options(ap)
     ap.add_argument("--seconds", type=int, default=4, help="guest seconds per measurement")
     ap.add_argument("--work-ms", type=float, default=16.0,
                     help="CPU work per frame (fits the smallest player budget, 20 ms)")
     ap.add_argument("--flood-period-us", type=int, default=100)
     ap.add_argument("--size", type=int, default=1400)
+
+
+def params_of(args) -> dict:
+    """The guest scenario's parameters from the options of ``add_options``."""
+    return {"runs": args.runs, "seconds": args.seconds, "period_ns": 40 * MS,
+            "work_ns": int(args.work_ms * MS), "nic_period_ns": 100 * MS,
+            "flood_period_ns": args.flood_period_us * 1000, "size": args.size,
+            "tests": [[p * MS, n * MS] for p, n in TESTS]}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_options(ap)
     args = ap.parse_args()
-    params = {"runs": args.runs, "seconds": args.seconds, "period_ns": 40 * MS,
-              "work_ns": int(args.work_ms * MS), "nic_period_ns": 100 * MS,
-              "flood_period_ns": args.flood_period_us * 1000, "size": args.size,
-              "tests": [[p * MS, n * MS] for p, n in TESTS]}
-    rec = testbed.run_guest(args, "seeds_player_dl", "player-dl", params)
+    rec = testbed.run_guest(args, "seeds_player_dl", "player-dl", params_of(args))
     for r in rec["result"]["rows"]:
         print(f"run {r['run']} Test{r['test']}: player {r['player_sched']}: {r['player']}, "
               f"NIC {r['mbit_s']:.1f} Mbit/s")

@@ -10,6 +10,7 @@ runs them on bench/seeds/data with the cause present and removed.
 from __future__ import annotations
 
 import tools_spread
+from report import app_mbit_s, linear_fit, offered_mbit_s
 from stats import grid_summary
 
 # The reserved case's p99.9 and maximum against FIFO 50's: at least this many times smaller.
@@ -26,6 +27,17 @@ FIFO_FACTOR = 20
 # Enforced at the tick a budget overruns by up to a tick (4 ms at the HZ=250 of Debian's RT
 # kernels); at its end (HRTICK_DL), by much less: the shape's line is half a tick.
 OVERRUN_SLACK_US = 2000
+# Experiment 3 with threaded NAPI (player_dl_napi.py): the application's throughput
+# proportional to the NIC's Q/T (a fit through the origin with at least this R²), less than
+# NAPI_SOFTIRQ_PCT % of the NIC's CPU in ksoftirqd, and an offered load held: a run's
+# largest at most OFFERED_SPREAD times its smallest.
+NAPI_R2 = 0.98
+# Under a flood that overflows the NIC's ring the reserved NAPI kthread always has work:
+# it gets at least NAPI_USE of its Q/T (a reservation guarantees its budget to a thread
+# that is runnable; unreserved, SCHED_OTHER beside the sender's real-time tasks, it does not).
+NAPI_USE = 0.9
+NAPI_SOFTIRQ_PCT = 1.0
+OFFERED_SPREAD = 1.1
 
 
 def _misses(row: dict) -> int:
@@ -172,3 +184,83 @@ def tools_spread_row(row: dict) -> list[str]:
     the method, not of irqres: the thread is at SCHED_FIFO 50."""
     return [f"tools T{row['period_ns'] // 1_000_000} run {row['run']}: {m}"
             for m in tools_spread.judge(row)["missed"]]
+
+
+def _pct(row: dict, who: str) -> float | None:
+    used = (row.get("cpu_ns") or {}).get(who)
+    return None if used is None else 100 * used / row["span_ns"]
+
+
+def napi_run(rows: list[dict], size: int, nic_period_ns: int) -> dict:
+    """One run of experiment 3 with threaded NAPI (its rows, one per Q/T): the fit of the
+    application's Mbit/s through the origin against the NIC's Q/T in %, the largest
+    ksoftirqd share, the player's misses, the offered load's spread (largest/smallest),
+    and per row the NIC pair's (IRQ thread + NAPI kthread) CPU share minus its Q/T."""
+    pts = [(100 * r["nic_q"] / nic_period_ns, app_mbit_s(r, size)) for r in rows]
+    offered = [offered_mbit_s(r, size) for r in rows]
+    soft = [_pct(r, "ksoftirqd") for r in rows]
+    return {"fit": linear_fit(pts, proportional=True), "points": pts,
+            "softirq_max": None if None in soft else max(soft),
+            "misses": sum(_misses(r) for r in rows),
+            "offered_spread": max(offered) / min(offered),
+            "share_over": [pair_over(r, nic_period_ns) for r in rows]}
+
+
+def pair_over(row: dict, nic_period_ns: int) -> float | None:
+    """The NIC pair's (IRQ thread + NAPI kthread) CPU share over the flood minus the row's
+    NIC Q/T, in points (None when either was not recorded)."""
+    irq, napi = _pct(row, "nic_thread"), _pct(row, "napi_thread")
+    if irq is None or napi is None:
+        return None
+    return irq + napi - 100 * row["nic_q"] / nic_period_ns
+
+
+def napi_reserved(rows: list[dict], size: int, nic_period_ns: int) -> list[str]:
+    """Experiment 3 with threaded NAPI, one run, what the NIC pair's reservation does:
+    ksoftirqd under NAPI_SOFTIRQ_PCT % of the NIC's CPU, the player missing no frame, at
+    an offered load held (spread at most OFFERED_SPREAD), and the pair's (IRQ thread +
+    NAPI kthread) CPU share at most the row's Q/T + SHARE_SLACK points, the NAPI kthread's
+    at least NAPI_USE of its part while the ring overflows. Left at its default (SCHED_OTHER,
+    beside the sender's real-time tasks on the other vCPU) the kthread gets no budget:
+    its share stays near 1 % whatever the row's Q/T."""
+    run = napi_run(rows, size, nic_period_ns)
+    bad = []
+    if run["softirq_max"] is None:
+        bad.append("ksoftirqd: its CPU time was not recorded")
+    elif run["softirq_max"] >= NAPI_SOFTIRQ_PCT:
+        bad.append(f"ksoftirqd: {run['softirq_max']:.2f} % of the NIC's CPU, not under "
+                   f"{NAPI_SOFTIRQ_PCT:g} %")
+    if run["misses"]:
+        bad.append(f"player: {run['misses']} deadline misses")
+    if run["offered_spread"] > OFFERED_SPREAD:
+        bad.append(f"offered load: largest {run['offered_spread']:.3f} times the smallest, "
+                   f"over {OFFERED_SPREAD}")
+    for r, over in zip(rows, run["share_over"], strict=True):
+        if over is None:
+            bad.append(f"Test{r['test']}: the NIC threads' CPU time was not recorded")
+        elif over > SHARE_SLACK:
+            bad.append(f"Test{r['test']}: NIC threads' CPU share {over:+.1f} points over "
+                       f"its Q/T")
+    return bad + [b for r in rows if (b := _napi_used(r, nic_period_ns))]
+
+
+def _napi_used(row: dict, nic_period_ns: int) -> str:
+    """'' when the NAPI kthread got at least NAPI_USE of its part of the row's budget (Q
+    minus the IRQ thread's) or the ring did not overflow; else what it got."""
+    used = _pct(row, "napi_thread")
+    part = 100 * (row["nic_q"] - row["irq_q"]) / nic_period_ns
+    if used is None or row["rx"]["rx_missed_errors"] == 0 or used >= NAPI_USE * part:
+        return ""
+    return (f"Test{row['test']}: NAPI kthread {used:.1f} % of the CPU, under {NAPI_USE:g} of "
+            f"its {part:g} % while the ring overflowed")
+
+
+def napi_goal(rows: list[dict], size: int, nic_period_ns: int) -> list[str]:
+    """The goal of experiment 3 with threaded NAPI, one run: napi_reserved, and the
+    application's Mbit/s proportional to the NIC's Q/T (R² of the fit through the origin
+    at least NAPI_R2)."""
+    r2 = napi_run(rows, size, nic_period_ns)["fit"]["r2"]
+    bad = napi_reserved(rows, size, nic_period_ns)
+    if not r2 >= NAPI_R2:
+        bad.append(f"application: R² {r2:.4f} of Mbit/s ∝ Q/T, under {NAPI_R2}")
+    return bad

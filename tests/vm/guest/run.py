@@ -15,6 +15,7 @@ import receive_path
 import scenarios
 import seeds
 import seeds_disk
+import seeds_napi
 import vmguest
 
 
@@ -30,8 +31,8 @@ def main() -> None:
         if "install.sh failed" in install_log or "payload install done" not in install_log:
             raise RuntimeError(f"installing the payload failed:\n{install_log[-2000:]}")
         # the seeds' experiments (bench/seeds/) live in their own module
-        modules = (scenarios, seeds, seeds_disk, enforcement, receive_path, faults, promise,
-                   coupling)
+        modules = (scenarios, seeds, seeds_disk, seeds_napi, enforcement, receive_path,
+                   faults, promise, coupling)
         fn = next((getattr(m, "scenario_" + name) for m in modules
                    if hasattr(m, "scenario_" + name)), None)
         if fn is None:

@@ -371,8 +371,13 @@ def player(cpu: int, period_ns: int, work_ns: int, frames: int, chrt: str,
 
 
 def _ksoftirqd(cpu: int) -> int | None:
+    return _pid_of(re.escape(f"ksoftirqd/{cpu}"))
+
+
+def _pid_of(comm_re: str) -> int | None:
+    """The first task whose whole comm matches ``comm_re``."""
     for entry in os.listdir("/proc"):
-        if entry.isdigit() and read(f"/proc/{entry}/comm") == f"ksoftirqd/{cpu}":
+        if entry.isdigit() and re.fullmatch(comm_re, read(f"/proc/{entry}/comm") or ""):
             return int(entry)
     return None
 
@@ -380,11 +385,13 @@ def _ksoftirqd(cpu: int) -> int | None:
 def cpu_times(setup: dict, player_pid: int | None = None) -> dict:
     """CPU time (ns, /proc/PID/schedstat) of the NIC thread and of ksoftirqd on its CPU:
     network work the NIC thread leaves (NAPI beyond its per-poll limits) continues in
-    ksoftirqd, a SCHED_OTHER thread outside the reservation."""
+    ksoftirqd, a SCHED_OTHER thread outside the reservation. With threaded NAPI the polls
+    run in eth0's NAPI kthread (None without one)."""
     out = {}
     nic = thread(NIC_THREAD)
     for name, pid in (("nic_thread", nic and nic["pid"]),
-                      ("ksoftirqd", _ksoftirqd(setup["nic_cpu"])), ("player", player_pid)):
+                      ("ksoftirqd", _ksoftirqd(setup["nic_cpu"])), ("player", player_pid),
+                      ("napi_thread", _pid_of(r"napi/eth0-\d+"))):
         st = read(f"/proc/{pid}/schedstat") if pid else None
         out[name] = int(st.split()[0]) if st else None
     # where the NIC's CPU spent its time (USER_HZ ticks: user nice system idle iowait
@@ -399,12 +406,14 @@ def cpu_times(setup: dict, player_pid: int | None = None) -> dict:
 
 def _loaded_player(setup: dict, nic: dict | None, port: int, seconds: int, period_ns: int,
                    work_ns: int, flood_period_ns: int, size: int, chrt: str,
-                   times: str, before_player=None, delay_ns: int = 0) -> dict:
+                   times: str, before_player=None, delay_ns: int = 0,
+                   rx_prio: int = 0) -> dict:
     """The player on the NIC's CPU while the sender floods eth0; eth0's counters over the
-    flood give the NIC thread's throughput."""
+    flood give the NIC thread's throughput. ``rx_prio``: the receiver's SCHED_FIFO
+    priority (0: SCHED_OTHER)."""
     count = seconds * 1_000_000_000 // flood_period_ns
     frames = seconds * 1_000_000_000 // period_ns
-    rx = receiver(setup, port, count, 2_000_000_000)
+    rx = receiver(setup, port, count, 2_000_000_000, prio=rx_prio)
     pl = player(setup["nic_cpu"], period_ns, work_ns, frames, chrt, times, nic, delay_ns)
     if before_player:
         before_player(pl)
