@@ -163,3 +163,20 @@ def test_a_stall_boots_the_guest_once_more_but_only_once(tmp_path):
     with pytest.raises(vmrunner.VMError):
         vm.run()
     assert vm.boots == 2
+
+
+def test_a_guest_whose_scenario_still_writes_between_reports_is_not_stuck():
+    # An experiment's busy sender can make the kernel report stalls while the guest gets
+    # on with its work: the scenario's lines between the reports say so.
+    lines = STALL.splitlines()
+    busy = []
+    for ln in lines:
+        busy.append(ln)
+        if "self-detected stall" in ln:
+            busy.append("[  100.000000] python3[326]: irqres-vm: row 3 done")
+    assert vmrunner.kernel_stall("\n".join(busy)) is None
+    # ...and one that stops writing is stuck from the first report after its last line
+    cut = len(busy) - 1 - next(i for i, ln in enumerate(reversed(busy)) if "python3[" in ln)
+    tail = busy[:cut + 1] + [ln for ln in lines if "stall" in ln or "rcu:" in ln]
+    stall = vmrunner.kernel_stall("\n".join(tail))
+    assert stall is not None and stall.splitlines()[0].endswith("self-detected stall on CPU")

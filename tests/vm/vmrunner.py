@@ -50,21 +50,32 @@ _INT3_OOPS = re.compile(r"Oops: int3\b.*?RIP: 0010:(\S+).*?Code: ([0-9a-f <>]+)"
 # CPU" (the CPU itself saw that it holds up the grace period) or "... detected stalls on
 # CPUs/tasks" (another CPU saw it).
 _RCU_STALL = re.compile(r"rcu: INFO: rcu_\w+ (?:self-detected stall on CPU|detected stalls? on)")
-# Reports a guest may print before the run is called stuck. The kernel repeats a report
-# while the stall lasts (every ~63 s of guest time after the first at 21 s); one or two
-# can be the host's doing (a vCPU's thread not run for seconds looks like a stall to the
-# guest, which then recovers), three are more than a minute of one stall.
+# A line the scenario wrote (its marks and commands reach the console through the
+# journal as "python3[PID]: ..."): the guest is still getting on with its work.
+_SCENARIO_LINE = re.compile(r"\bpython3\[\d+\]: ")
+# Reports a guest may print, with nothing from the scenario in between, before the run
+# is called stuck. The kernel repeats a report while a stall lasts (every ~63 s of guest
+# time after the first at 21 s); a guest whose scenario still writes between reports is
+# slow, not stuck (an experiment's FIFO 90 sender starves RCU's threads for seconds at a
+# time, and the guest gets on), and one or two reports can be the host's doing.
 STALL_REPORTS = 3
 
 
 def kernel_stall(console: str) -> str | None:
-    """The guest kernel's RCU stall, if it reported one STALL_REPORTS times: the console
-    from its first report on (at most 80 lines), else None."""
-    found = list(_RCU_STALL.finditer(console))
-    if len(found) < STALL_REPORTS:
-        return None
-    lines = console[console.rfind("\n", 0, found[0].start()) + 1:].splitlines()
-    return "\n".join(lines[:80])
+    """The guest kernel's RCU stall, if it reported one STALL_REPORTS times with no line of
+    the scenario's in between: the console from the first of those reports on (at most 80
+    lines), else None."""
+    lines = console.splitlines()
+    first, reports = None, 0
+    for i, line in enumerate(lines):
+        if _RCU_STALL.search(line):
+            first = i if reports == 0 else first
+            reports += 1
+            if reports >= STALL_REPORTS:
+                return "\n".join(lines[first:first + 80])
+        elif _SCENARIO_LINE.search(line):
+            first, reports = None, 0
+    return None
 
 
 def patching_oops(console: str) -> str | None:
