@@ -1094,3 +1094,48 @@ def scenario_crash_campaign(trials: int, seed: int, calibration_runs: int,
             "after": {"changed": subjects.changed(),
                                           "residue": subjects.residue()},
             "log_tail": daemon.log.read_text(errors="replace")[-6000:]}
+
+
+def _cpu_online(cpu: int, on: bool) -> dict:
+    """Writes the CPU's online file; the kernel's answer (0 or errno) and the time taken."""
+    t0 = time.monotonic_ns()
+    try:
+        with open(f"/sys/devices/system/cpu/cpu{cpu}/online", "w") as f:
+            f.write("1" if on else "0")
+        err = 0
+    except OSError as e:
+        err = e.errno or -1
+    return {"errno": err, "ns": time.monotonic_ns() - t0,
+            "online": read("/sys/devices/system/cpu/online")}
+
+
+def scenario_cpu_offline(cpu: int) -> dict:
+    """A partition held while its CPU goes offline: the NIC's IRQ steered to ``cpu``,
+    irqresd started (the thread in its partition, reserved), then the CPU taken offline
+    and brought back. What the kernel did, what irqresd says (status, journal) and does,
+    at each step; the scheduler's fingerprint before irqresd (the IRQ already steered:
+    that is the scenario's own doing) and after its stop."""
+    out: dict = {"steer": _steer_nic_irq(cpu)}
+    before = fingerprint("before irqresd")
+    sh("systemctl start irqresd.service")
+    out["reserved"] = _nic_reserved()
+    snaps = [{**_snapshot("reserved"), "status": sh("irqres status --json"),
+              "kernel": kernel_dl_bw()}]
+    mark(f"cpu offline: CPU {cpu} offline")
+    out["offline"] = _cpu_online(cpu, False)
+    time.sleep(3)
+    snaps.append({**_snapshot("offline"), "status": sh("irqres status --json"),
+                  "verify": sh("irqres verify --json"), "kernel": kernel_dl_bw(),
+                  "cpus_partition": {n: read(f"{CGROUP}/{n}/cpuset.cpus.partition")
+                                     for n in os.listdir(CGROUP) if n.startswith("irqres")}})
+    mark(f"cpu offline: CPU {cpu} online again")
+    out["online"] = _cpu_online(cpu, True)
+    time.sleep(5)
+    snaps.append({**_snapshot("online again"), "status": sh("irqres status --json"),
+                  "verify": sh("irqres verify --json"), "kernel": kernel_dl_bw()})
+    sh("systemctl stop irqresd.service")
+    snaps.append(_snapshot("stopped"))
+    out.update({"snapshots": snaps,
+                "diff_after_stop": fingerprint_diff(before, fingerprint("after stop")),
+                "journal": sh("journalctl -b -u irqresd.service --no-pager -o cat")})
+    return out
