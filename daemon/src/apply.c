@@ -7,6 +7,7 @@
 #include "cpuset.h"
 #include "discover.h"
 #include "dl.h"
+#include "fileio.h"
 #include "log.h"
 #include "rt_runtime.h"
 #include "units.h"
@@ -267,8 +268,28 @@ static int dl_set_after_move(const struct thread_info *ti, const struct plan_ite
 	}
 	if (waited_us && !rc)
 		pr_info("%s (pid %d): accepted after %u ms, once it had run in %s", ti->comm,
-			(int)ti->pid, waited_us / 1000, it->partition);
+			(int)ti->pid, waited_us / 1000,
+			it->partition[0] ? it->partition : "its root domain");
 	return rc;
+}
+
+/*
+ * The CPU a thread last ran on when that CPU is outside the item's root domain, else -1.
+ * A thread that needs no partition can still be there: a NAPI kthread or a task that
+ * slept on a CPU a partition has since taken out of the default domain keeps that CPU
+ * until it runs again, and the kernel refuses it EPERM meanwhile (docs/receive-path.md).
+ */
+static int last_cpu_outside(const struct plan *plan, const struct plan_item *it)
+{
+	char path[PATH_MAX];
+	struct fileio_stat st;
+
+	if (it->domain < 0)
+		return -1;
+	snprintf(path, sizeof(path), "%s/%d/stat", irqres_paths.proc, (int)it->thread.pid);
+	if (fileio_stat_read(path, &st) || st.processor < 0 || st.processor >= CPU_SETSIZE)
+		return -1;
+	return CPU_ISSET(st.processor, &plan->domains[it->domain].cpus) ? -1 : st.processor;
 }
 
 /* The item's CPUs and those of its root domain ("?" for none), for messages. */
@@ -289,6 +310,7 @@ static void item_refusal(const struct plan *plan, const struct plan_item *it, in
 	const struct thread_info *ti = &it->thread;
 	const struct plan_domain *d = it->domain >= 0 ? &plan->domains[it->domain] : NULL;
 	char a[64], span[64], q[UNITS_FMT_LEN], t[UNITS_FMT_LEN];
+	int cpu;
 
 	item_cpus(plan, it, a, span, sizeof(a));
 	units_format_duration(it->runtime_ns, q, sizeof(q));
@@ -309,6 +331,14 @@ static void item_refusal(const struct plan *plan, const struct plan_item *it, in
 			 "\"root\"?); the other way out is admission_control: disable",
 			 ti->comm, (int)ti->pid, a, it->partition,
 			 (unsigned long long)(APPLY_MOVED_WAIT_NS / 1000000), it->partition);
+	else if (rc == -EPERM && (cpu = last_cpu_outside(plan, it)) >= 0)
+		snprintf(err, errlen, "%s (pid %d): SCHED_DEADLINE refused: EPERM: it last ran "
+			 "on CPU %d, outside its root domain (CPUs %s), and has not run since "
+			 "(waited %llums): the kernel checks the domain of the CPU a thread last "
+			 "ran on; it is accepted once it has run there (an IRQ thread at its next "
+			 "interrupt, a NAPI kthread at its next poll): apply again then",
+			 ti->comm, (int)ti->pid, cpu, span,
+			 (unsigned long long)(APPLY_MOVED_WAIT_NS / 1000000));
 	else if (rc == -EPERM)
 		snprintf(err, errlen, "%s (pid %d): SCHED_DEADLINE refused: EPERM: thread "
 			 "pinned to CPUs %s, root domain spans %s; it needs a cpuset partition "
@@ -437,6 +467,8 @@ static int apply_item(const struct plan *plan, const struct plan_item *it, struc
 		}
 	} else {
 		rc = dl_set_deadline(ti->pid, it->runtime_ns, it->deadline_ns, it->period_ns);
+		if (rc == -EPERM && last_cpu_outside(plan, it) >= 0)
+			rc = dl_set_after_move(ti, it);
 	}
 	if (rc == -ESRCH)
 		return item_gone(ti);

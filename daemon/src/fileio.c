@@ -101,6 +101,9 @@ static int stat_field(int field, const char *p, struct fileio_stat *st)
 	case 22:
 		st->starttime = strtoull(p, NULL, 10);
 		break;
+	case 39:
+		st->processor = (int)strtol(p, NULL, 10);
+		break;
 	case 40:
 		st->rt_priority = (int)strtol(p, NULL, 10);
 		break;

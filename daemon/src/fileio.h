@@ -41,6 +41,7 @@ struct fileio_stat {
 	int nice;			/* 19 */
 	int num_threads;		/* 20 */
 	unsigned long long starttime;	/* 22: clock ticks after boot */
+	int processor;			/* 39: the CPU it last ran on */
 	int rt_priority;		/* 40 */
 	int policy;			/* 41 */
 };

@@ -56,7 +56,7 @@ static void test_stat(void **unused)
 
 	/* a comm with blanks and ')' ends at the last ')' */
 	fixtree_file("stat", "105 (irq/11-a) b) S 2 0 0 0 -1 69238848 0 0 0 0 0 0 0 0 -51 0 1 0 "
-		     "300 0 0 18446744073709551615 0 0 0 0 0 0 0 2147483647 0 0 0 0 17 0 50 1 "
+		     "300 0 0 18446744073709551615 0 0 0 0 0 0 0 2147483647 0 0 0 0 17 3 50 1 "
 		     "0 0 0\n");
 	assert_int_equal(fileio_stat_read(fixtree_path("stat"), &st), 0);
 	assert_string_equal(st.comm, "irq/11-a) b");
@@ -65,6 +65,7 @@ static void test_stat(void **unused)
 	assert_int_equal(st.nice, 0);
 	assert_int_equal(st.num_threads, 1);
 	assert_int_equal(st.starttime, 300);
+	assert_int_equal(st.processor, 3);	/* the CPU it last ran on */
 	assert_int_equal(st.rt_priority, 50);
 	assert_int_equal(st.policy, 1);
 	/* cut before starttime: not a stat file */

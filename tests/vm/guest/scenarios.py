@@ -1139,3 +1139,92 @@ def scenario_cpu_offline(cpu: int) -> dict:
                 "diff_after_stop": fingerprint_diff(before, fingerprint("after stop")),
                 "journal": sh("journalctl -b -u irqresd.service --no-pager -o cat")})
     return out
+
+
+# A task named by argv[1] that blocks on a pipe (argv[2]) after telling argv[3] it runs,
+# and writes once more each time it has been woken.
+_NAMED_SLEEPER = """
+import os, sys
+with open("/proc/self/comm", "w") as f:
+    f.write(sys.argv[1])
+r_wake, w_ready = int(sys.argv[2]), int(sys.argv[3])
+os.write(w_ready, b"r")
+while os.read(r_wake, 1):
+    os.write(w_ready, b"w")
+"""
+
+
+def _named_sleeper(name: str, cpu: int) -> dict:
+    """A sleeper that ran on ``cpu`` and sleeps there, free to run on every CPU."""
+    r_wake, w_wake = os.pipe()
+    r_ready, w_ready = os.pipe()
+    p = subprocess.Popen(["python3", "-c", _NAMED_SLEEPER, name, str(r_wake), str(w_ready)],
+                         pass_fds=(r_wake, w_ready),
+                         preexec_fn=lambda: os.sched_setaffinity(0, {cpu}))
+    os.read(r_ready, 1)
+    wait_for(lambda: (read(f"/proc/{p.pid}/stat") or "").rpartition(")")[2].split()[:1]
+             == ["S"], 5, 0.01)
+    os.sched_setaffinity(p.pid, set(range(os.cpu_count() or 1)))  # asleep: stays on cpu
+    return {"proc": p, "wake": w_wake, "ready": r_ready, "name": name}
+
+
+def _task_profile(nic_target: dict, comm: str, path: str) -> str:
+    prof = {"version": 1, "targets": [nic_target, {"name": comm, "task": {"comm": comm},
+                                                   "runtime": "1ms", "period": "20ms"}]}
+    with open(path, "w") as f:
+        json.dump(prof, f)
+    return path
+
+
+def scenario_last_cpu(nic_target: dict) -> dict:
+    """Tasks that last ran on CPU 0 before irqresd's partition took it (the NIC thread's):
+    free to run on every CPU, the kernel leaves them CPU 1 only, which is the default root
+    domain then, so they need no partition; yet a sleeping one is refused SCHED_DEADLINE
+    (EPERM) until it has run there. One is woken while irqresd applies, one never."""
+    woken = _named_sleeper("lastcpu-woken", 0)
+    asleep = _named_sleeper("lastcpu-asleep", 0)
+    out: dict = {}
+    try:
+        sh("systemctl start irqresd.service")
+        out["nic"] = _nic_reserved()
+        for s in (woken, asleep):
+            pid = s["proc"].pid
+            out[s["name"]] = {"pid": pid, "cpus": cpus_allowed(pid), "last_cpu": _last_cpu(pid)}
+        mark("last cpu: apply with the sleeper woken once irqresd applies")
+        path = _task_profile(nic_target, "lastcpu-woken", "/tmp/lastcpu-woken.yaml")
+        # irqresd logs the plan's warnings just before it applies the items: the sleeper
+        # is woken at that line, while irqresd is in the apply (the CLI's own start takes
+        # longer than the second irqresd waits, under emulation)
+        follow = subprocess.Popen(["journalctl", "-b", "-f", "-n", "0", "-o", "cat", "-u",
+                                   "irqresd.service"], stdout=subprocess.PIPE, text=True)
+        apply = subprocess.Popen(["irqres", "apply", path], stdout=subprocess.PIPE,
+                                 stderr=subprocess.STDOUT, text=True)
+        seen = threading.Event()
+
+        def watch():
+            for line in follow.stdout:
+                if "plan: target 'lastcpu-woken'" in line:
+                    seen.set()
+                    return
+        threading.Thread(target=watch, daemon=True).start()
+        out["woken_at_plan"] = seen.wait(60)
+        os.write(woken["wake"], b"x")
+        os.read(woken["ready"], 1)
+        follow.kill()
+        text = apply.communicate(timeout=60)[0]
+        out["woken_apply"] = {"rc": apply.returncode, "out": text,
+                              "sched": sched_attr(woken["proc"].pid),
+                              "last_cpu": _last_cpu(woken["proc"].pid)}
+        mark("last cpu: apply with the sleeper left asleep")
+        path = _task_profile(nic_target, "lastcpu-asleep", "/tmp/lastcpu-asleep.yaml")
+        out["asleep_apply"] = {**sh(f"irqres apply {path}"),
+                               "sched": sched_attr(asleep["proc"].pid),
+                               "last_cpu": _last_cpu(asleep["proc"].pid),
+                               "nic": thread(NIC_THREAD)}
+        sh("systemctl stop irqresd.service")
+    finally:
+        for s in (woken, asleep):
+            s["proc"].kill()
+            s["proc"].wait()
+    out["journal"] = sh("journalctl -b -u irqresd.service --no-pager -o cat")
+    return out
