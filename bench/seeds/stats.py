@@ -103,3 +103,14 @@ def spread_bounded(values: list[int | None], bound: int) -> str:
     if vs[0] is None:
         return f"> {bound} in every run"
     return f"{fmt(vs[(len(vs) - 1) // 2])} [{fmt(vs[0])}..{fmt(vs[-1])}]"
+
+
+def series_stats(values: list[int]) -> dict:
+    """mean/std/min/max in ns of a list of intervals (population std, as a PMF's)."""
+    n = len(values)
+    if n == 0:
+        return {"count": 0}
+    mean = sum(values) / n
+    var = sum((v - mean) ** 2 for v in values) / n
+    return {"count": n, "mean_ns": mean, "std_ns": var ** 0.5, "min_ns": min(values),
+            "max_ns": max(values)}

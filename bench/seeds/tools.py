@@ -27,23 +27,13 @@ import sys
 from pathlib import Path
 
 import testbed
+from stats import series_stats
 
 MS = 1_000_000
 # (period, datagrams): a few seconds of guest time per row; idle time costs little
 # under icount with sleep=off
 ROWS = [(1 * MS, 2000), (5 * MS, 600), (10 * MS, 400), (50 * MS, 120), (100 * MS, 60)]
 NIC = "irq/11-eth0"
-
-
-def series_stats(values: list[int]) -> dict:
-    """mean/std/min/max in ns of a list of intervals (population std, as a PMF's)."""
-    n = len(values)
-    if n == 0:
-        return {"count": 0}
-    mean = sum(values) / n
-    var = sum((v - mean) ** 2 for v in values) / n
-    return {"count": n, "mean_ns": mean, "std_ns": var ** 0.5, "min_ns": min(values),
-            "max_ns": max(values)}
 
 
 def times(path: Path) -> list[int]:

@@ -39,6 +39,7 @@ from collections.abc import Sequence
 
 import numpy as np
 from scipy import stats as sst
+from stats import series_stats
 
 STD_RATIO = 1.0
 W1_FRACTION = 0.01
@@ -46,13 +47,10 @@ SERIES = ("send", "recv", "irq_rx", "irq")  # the gaps a row keeps, in ns
 
 
 def summary(gaps: Sequence[int]) -> dict:
-    """count, mean, std (population), min, max of ``gaps``, integer ns."""
-    a = np.asarray(gaps, dtype=np.int64)
-    if a.size == 0:
-        return {"count": 0}
-    return {"count": int(a.size), "mean_ns": round(float(a.mean())),
-            "std_ns": round(float(a.std())), "min_ns": int(a.min()),
-            "max_ns": int(a.max())}
+    """count, mean, std (population), min, max of ``gaps``, integer ns
+    (:func:`stats.series_stats`, rounded)."""
+    s = series_stats(list(gaps))
+    return {k: v if k == "count" else round(v) for k, v in s.items()}
 
 
 def distance(a: Sequence[int], b: Sequence[int]) -> dict:
