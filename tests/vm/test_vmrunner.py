@@ -139,18 +139,25 @@ def test_fewer_reports_than_the_limit_are_not_a_stall():
     assert vmrunner.kernel_stall("") is None
 
 
-def test_a_stalled_guest_is_killed_before_its_timeout(tmp_path):
+def _waiting(tmp_path: Path, console_text: str, quiet_s: float):
     import subprocess
     import time
     vm = _Guest(tmp_path, [])
     console = tmp_path / "console.log"
-    console.write_text(STALL)
+    console.write_text(console_text)
     vm.timeout_s = 600
     vm.POLL_S = 0.1
+    vm.OOPS_QUIET_S = quiet_s
     vm.started = time.monotonic()
     vm.proc = subprocess.Popen(["sleep", "600"])
-    timed_out, stall = vm._wait(console)
-    assert not timed_out and stall is not None
+    return vm, console
+
+
+def test_a_stalled_guest_is_killed_before_its_timeout(tmp_path):
+    import time
+    vm, console = _waiting(tmp_path, STALL, quiet_s=600)
+    timed_out, dead = vm._wait(console)
+    assert not timed_out and dead is not None and dead[0].startswith("stalled")
     assert vm.proc.returncode is not None and time.monotonic() - vm.started < 60
 
 
@@ -180,3 +187,62 @@ def test_a_guest_whose_scenario_still_writes_between_reports_is_not_stuck():
     tail = busy[:cut + 1] + [ln for ln in lines if "stall" in ln or "rcu:" in ln]
     stall = vmrunner.kernel_stall("\n".join(tail))
     assert stall is not None and stall.splitlines()[0].endswith("self-detected stall on CPU")
+
+
+# The console of a 6.12.95 guest whose kernel oopsed (CI): a NULL dereference in the fair
+# class's pick_task_fair() on ksoftirqd/0 while the unit's ExecStopPost restored after a
+# kill; the guest printed nothing more until the run's timeout.
+SCHED_OOPS = (Path(__file__).parent / "data" / "sched-oops-console.txt").read_text()
+
+
+def test_an_oops_is_found_and_named_by_its_site():
+    oops = vmrunner.kernel_oops(SCHED_OOPS)
+    assert oops is not None and oops.splitlines()[0].endswith(
+        "BUG: kernel NULL pointer dereference, address: 0000000000000051")
+    assert vmrunner.oops_site(oops) == "pick_task_fair+0x53/0x140"
+    assert vmrunner.kernel_oops(STALL) is None and vmrunner.kernel_oops("") is None
+    # a WARNING is not an oops
+    assert vmrunner.kernel_oops("[ 1.0] WARNING: CPU: 0 PID: 1 at kernel/x.c:1 f+0x1/0x2") is None
+
+
+def test_an_oopsed_guest_that_falls_silent_is_killed_before_its_timeout(tmp_path):
+    import time
+    vm, console = _waiting(tmp_path, SCHED_OOPS, quiet_s=0.5)
+    timed_out, dead = vm._wait(console)
+    assert not timed_out and dead is not None
+    assert "oopsed in pick_task_fair+0x53/0x140" in dead[0]
+    assert vm.proc.returncode is not None and time.monotonic() - vm.started < 60
+
+
+def test_an_oopsed_guest_that_goes_on_writing_is_waited_for(tmp_path):
+    # an oops that killed one task leaves the guest working: it is not dead while it writes
+    import threading
+    import time
+    vm, console = _waiting(tmp_path, SCHED_OOPS, quiet_s=1.0)
+    stop = time.monotonic() + 3.0
+
+    def writes():
+        while time.monotonic() < stop:
+            with console.open("a") as f:
+                f.write("[  40.0] python3[386]: irqres-vm: still here\n")
+            time.sleep(0.2)
+        vm.proc.terminate()
+
+    t = threading.Thread(target=writes)
+    t.start()
+    timed_out, dead = vm._wait(console)
+    t.join()
+    assert not timed_out and dead is None
+    assert time.monotonic() >= stop
+
+
+def test_an_oops_boots_the_guest_once_more_and_shares_the_once_with_a_stall(tmp_path):
+    vm = _Guest(tmp_path, [SCHED_OOPS, None])
+    res = vm.run()
+    assert vm.boots == 2 and "oopsed in pick_task_fair" in res.retried
+    for consoles in ([SCHED_OOPS, SCHED_OOPS, None], [STALL, SCHED_OOPS, None],
+                     [SCHED_OOPS, STALL, None]):
+        vm = _Guest(tmp_path, consoles)
+        with pytest.raises(vmrunner.VMError):
+            vm.run()
+        assert vm.boots == 2

@@ -78,6 +78,29 @@ def kernel_stall(console: str) -> str | None:
     return None
 
 
+# A guest kernel's oops: "BUG: kernel NULL pointer dereference, ...", "Oops: ...".
+_OOPS = re.compile(r"\] (?:BUG: |Oops: )")
+_OOPS_RIP = re.compile(r"RIP: 0010:(\S+)")
+# Wall seconds a console may stay silent after an oops before the guest is called dead:
+# an oops that killed only a task lets the guest go on writing; one that took the
+# scheduler down leaves nothing more to print.
+OOPS_QUIET_S = 60.0
+
+
+def kernel_oops(console: str) -> str | None:
+    """The guest kernel's first oops, if it printed one: the console from its first line
+    on (at most 80 lines), else None."""
+    lines = console.splitlines()
+    at = next((i for i, line in enumerate(lines) if _OOPS.search(line)), None)
+    return None if at is None else "\n".join(lines[at:at + 80])
+
+
+def oops_site(oops: str) -> str:
+    """Where an oops (``kernel_oops``) happened: the function RIP named, or its first line."""
+    m = _OOPS_RIP.search(oops)
+    return m.group(1) if m else oops.splitlines()[0].strip()
+
+
 def patching_oops(console: str) -> str | None:
     """The kernel function a guest died in if it died of its own live code patching under
     TCG, else None.
@@ -609,7 +632,8 @@ class VM:
 
         A guest whose kernel died of a live-patching int3 (see ``patching_oops``) is booted
         again, up to BOOTS_AFTER_PATCHING_DEATHS boots in all; a guest whose kernel stalled
-        (``kernel_stall``) is booted once more, once. Each dead boot's console is kept as
+        (``kernel_stall``) or oopsed otherwise (``kernel_oops``) and never finished is booted
+        once more, once in all for those two causes. Each dead boot's console is kept as
         console.attemptN.log and the Result's ``retried`` says why. Any other failure, or
         the last boot dying so too, raises.
         """
@@ -632,37 +656,64 @@ class VM:
     def _death(self, err: VMError, deaths: list[str]) -> str | None:
         """Why the guest that raised ``err`` may be booted again, or None if it may not.
 
-        A stall is retried once only. Its cause is not known: the one seen (6.1, CI) began
-        at a start-up kill of the partition fault campaign, while no irqres code ran
-        (irqresd had been killed, its ExecStopPost's process was still blocked before it
-        ran irqresd), and a lasting one fails the second boot too."""
+        A stall or another oops is retried once only, and only one of them: neither
+        cause is known. The stall seen (6.1, CI) began at a start-up kill of the partition
+        fault campaign, while no irqres code ran (irqresd had been killed, its
+        ExecStopPost's process was still blocked before it ran irqresd); the oops seen
+        (6.12.95, CI, 1 boot of several hundred) was a NULL dereference in the fair
+        class's pick_task_fair() on ksoftirqd/0 while the unit's ExecStopPost ran
+        ``irqresd --restore`` after a kill. A lasting defect fails the second boot too."""
         if len(deaths) + 1 >= self.BOOTS_AFTER_PATCHING_DEATHS:
             return None
         oops = patching_oops(err.console)
         if oops is not None:
             return f"the guest kernel died of a live-patching int3 ({oops})"
+        if any(d.startswith(self._UNEXPLAINED) for d in deaths):
+            return None
         stall = kernel_stall(err.console)
-        if stall is not None and not any("stalled" in d for d in deaths):
-            return f"the guest kernel stalled ({stall.splitlines()[0].strip()})"
+        if stall is not None:
+            return f"{self._UNEXPLAINED} stalled ({stall.splitlines()[0].strip()})"
+        other = kernel_oops(err.console)
+        if other is not None:
+            return f"{self._UNEXPLAINED} oopsed in {oops_site(other)}"
         return None
 
-    POLL_S = 10.0  # how often _wait reads the console
+    _UNEXPLAINED = "the guest kernel"
 
-    def _wait(self, console_path: Path) -> tuple[bool, str | None]:
-        """Wait for QEMU to end; kill it at ``timeout_s`` or once the guest's kernel is
-        stuck in an RCU stall (``kernel_stall``): (timed out, the stall's console)."""
+    POLL_S = 10.0  # how often _wait reads the console
+    OOPS_QUIET_S = OOPS_QUIET_S
+
+    def _wait(self, console_path: Path) -> tuple[bool, tuple[str, str] | None]:
+        """Wait for QEMU to end; kill it at ``timeout_s``, once the guest's kernel is
+        stuck in an RCU stall (``kernel_stall``), or once it oopsed (``kernel_oops``) and
+        its console then stayed silent for OOPS_QUIET_S: (timed out, None) or (False,
+        (what killed the guest, the console from it on))."""
         deadline = self.started + self.timeout_s
+        size, grown = -1, time.monotonic()
         while True:
             try:
                 self.proc.wait(timeout=max(0.0, min(self.POLL_S, deadline - time.monotonic())))
                 return False, None
             except subprocess.TimeoutExpired:
                 pass
-            stall = kernel_stall(console_path.read_text(errors="replace"))
-            if stall is not None or time.monotonic() >= deadline:
+            text = console_path.read_text(errors="replace")
+            if len(text) != size:
+                size, grown = len(text), time.monotonic()
+            dead = self._dead(text, time.monotonic() - grown)
+            if dead is not None or time.monotonic() >= deadline:
                 self.proc.kill()
                 self.proc.wait()
-                return stall is None, stall
+                return dead is None, dead
+
+    def _dead(self, console: str, silent_s: float) -> tuple[str, str] | None:
+        stall = kernel_stall(console)
+        if stall is not None:
+            return f"stalled (RCU stall reported {STALL_REPORTS} times)", stall
+        oops = kernel_oops(console) if silent_s >= self.OOPS_QUIET_S else None
+        if oops is not None:
+            return (f"oopsed in {oops_site(oops)} and printed nothing for "
+                    f"{self.OOPS_QUIET_S:.0f}s"), oops
+        return None
 
     def _run_once(self) -> Result:
         payload = self._payload()
@@ -679,14 +730,14 @@ class VM:
             self.proc = subprocess.Popen([*prefix, *cmd], stdin=subprocess.DEVNULL, env=env,
                                          stdout=console, stderr=subprocess.STDOUT)
             server.start(ctl, self.started + 30)
-            timed_out, stall = self._wait(console_path)
+            timed_out, dead = self._wait(console_path)
         wall = time.monotonic() - self.started
         console_text = console_path.read_text(errors="replace")
         say(f"{self.name}: guest finished in {wall:.1f}s wall")
-        if stall is not None:
-            raise VMError(f"{self.name}: the guest kernel stalled (RCU stall reported "
-                          f"{STALL_REPORTS} times) and was killed after {wall:.0f}s; "
-                          f"console from the first report:\n{tail(stall, 80)}", console_text)
+        if dead is not None:
+            raise VMError(f"{self.name}: the guest kernel {dead[0]} and was killed after "
+                          f"{wall:.0f}s; console from there:\n{tail(dead[1], 80)}",
+                          console_text)
         if timed_out:
             raise VMError(f"{self.name}: guest did not power off within {self.timeout_s:.0f}s "
                           f"and was killed; console tail:\n{tail(console_text)}",
