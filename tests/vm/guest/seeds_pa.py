@@ -124,7 +124,9 @@ def _row(setup: dict, mode: str, rate: int, run: int, seconds: int, size: int, p
     server)."""
     cpu = setup["nic_cpu"]
     count = (seconds + 1) * rate
-    srv = _server(cpu, port, server_prio, count or 1)
+    # one more than is sent: the server stays bound until 1 s after the last datagram,
+    # past the end of the jobs and of the watch on the NIC thread
+    srv = _server(cpu, port, server_prio, count + 1)
     want = ["fifo", server_prio] if mode == "coupled" else ["fifo", 50]
     ok, waited = wait_for(lambda: _nic_sched() == want, 10, 0.02)
     if not ok:
