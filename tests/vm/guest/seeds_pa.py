@@ -1,9 +1,9 @@
 """Guest side of the process-aware experiments (bench/seeds/process_aware.py).
 
 Lee et al.'s experiment on the NIC's CPU of the guest: a high-priority periodic job
-(SCHED_FIFO ``high_prio``, below the kernel's IRQ-thread priority 50) and a low-priority
-one (``low_prio``) around a UDP server (SCHED_FIFO ``server_prio``, the process the NIC
-thread serves), all three pinned to the NIC's CPU, while the sender in namespace ``snd``
+(``high``: SCHED_FIFO below the kernel's IRQ-thread priority 50) and a low-priority one
+(``low``) around a UDP server (SCHED_FIFO ``server_prio``, the process the NIC thread
+serves), all three pinned to the NIC's CPU, while the sender in namespace ``snd``
 sends datagrams to the server's port at rising rates, paced in guest time. Per rate and
 mode, each job's execution times (release to completion, as the job measures it: the
 paper's quantity) and deadline misses, and the datagrams the server received.
@@ -42,8 +42,9 @@ DROPIN = "/run/systemd/system/irqresd.service.d/seeds-pa.conf"
 def _rttime_roomier() -> dict:
     """irqresd's unit stops it after 2 s of real-time CPU without blocking (LimitRTTIME).
     Under instruction counting an apply of a coupled target took longer than that in
-    the guest (the accounting's tracefs instance is set up then) and the kernel killed
-    irqresd; the experiment gives it 30 s (a drop-in in /run, gone at the next boot)."""
+    the guest (its journal then says the accounting's tracefs instance was set up: the
+    likely cost) and the kernel killed irqresd (SIGXCPU); the experiment gives it 30 s
+    (a drop-in in /run, gone at the next boot)."""
     os.makedirs(os.path.dirname(DROPIN), exist_ok=True)
     with open(DROPIN, "w") as f:
         f.write("[Service]\nLimitRTTIME=30s:31s\n")
