@@ -847,6 +847,14 @@ def write_results(dest: Path = HERE, figures: bool = True) -> Path:
     else:
         status.append("| 5. adaptive budget vs fixed (`irqres tune`) | adaptive.py | "
                       "not measured yet |")
+    # untagged: tagged boots are probes
+    acct = [f for f in newest("accounting-accuracy-icount-*.json")
+            if re.fullmatch(r"accounting-accuracy-icount-nice\d+-\d{8}T\d{6}\.json", f.name)]
+    if acct:
+        import accounting_report
+        parts += accounting_report.section(json.loads(acct[-1].read_text()))
+    status.append("| accounting accuracy, two receivers (Zhang and West) | "
+                  "accounting_accuracy.py | " + ("done |" if acct else "not measured yet |"))
     values |= reading.load_range(used)
     extra = reading.unused([head, tail], values)
     if extra:

@@ -264,3 +264,31 @@ def napi_goal(rows: list[dict], size: int, nic_period_ns: int) -> list[str]:
     if not r2 >= NAPI_R2:
         bad.append(f"application: R² {r2:.4f} of Mbit/s ∝ Q/T, under {NAPI_R2}")
     return bad
+
+
+# Accounting accuracy (accounting_accuracy.py): each receiver's accounted NIC-thread time
+# within ACCT_ERROR of its true share (the thread's CPU time split by the datagrams it read).
+ACCT_ERROR = 0.05
+
+
+def accounting_accurate(rows: list[dict]) -> list[str]:
+    """Every window of ``rows`` (the guest's ``seeds_acct`` rows): the accounting on, no
+    events lost, every receiver read something and got an accounted time within
+    ACCT_ERROR of its truth (accounting_attribution.attribution)."""
+    from accounting_attribution import attribution
+    bad = []
+    for row in rows:
+        w = attribution(row)
+        where = f"run {w['run']} periods {w['periods_ns']}"
+        if not w["enabled"]:
+            bad.append(f"{where}: accounting off: {w['error_text']}")
+            continue
+        if w["lost"]:
+            bad.append(f"{where}: {w['lost']} trace events lost")
+        for r in w["receivers"]:
+            if r["error"] is None:
+                bad.append(f"{where}: port {r['port']}: read {r['reads']}, no true time")
+            elif abs(r["error"]) >= ACCT_ERROR:
+                bad.append(f"{where}: port {r['port']}: accounted {r['accounted_ns']} ns, "
+                           f"true {r['truth_ns']} ns: error {100 * r['error']:+.1f} %")
+    return bad
