@@ -3,17 +3,18 @@ processes it serves, against the truth, in the PREEMPT_RT guest.
 
 Two UDP receivers (two processes, two ports, one datagram size) read what two paced
 senders in namespace ``snd`` send them at known, different rates, for each pair of
-periods of ``--pairs`` (by default about 1:3 and 1:5, periods chosen not to be exact
-multiples so that the two flows' arrivals drift through every phase against each other
-instead of keeping one). irqresd serves both ports with a coupled target on eth0 and
-accounts the NIC thread's activations to the processes they woke (docs/process-aware.md).
-Truth: the NIC thread's CPU time over the window split by the datagrams each receiver
-read (each costs the thread the same). The guest also records each window with trace-cmd
-for ``irqres analyze``'s offline attribution. Raw data:
+periods of ``--pairs`` (by default about 100/s : 300/s and 50/s : 250/s, periods chosen
+not to be exact multiples so that the two flows' arrivals drift through every phase
+against each other instead of keeping one). irqresd serves both ports with a coupled
+target on eth0 and accounts the NIC thread's activations to the processes they woke
+(docs/process-aware.md). Truth: the NIC thread's CPU time over the window split by the
+datagrams each receiver read (each costs the thread the same). Unless ``--no-trace``, the
+guest also records each window with trace-cmd (left in the guest's out/ directory) for
+``irqres analyze``'s offline attribution. Raw data:
 bench/seeds/data/accounting-accuracy-*.json; ``report.py`` makes the table.
 
     python3 bench/seeds/accounting_accuracy.py [--runs 3] [--seconds 5]
-                                               [--pairs 1013000:337000,2503000:499000]
+                                               [--pairs 10030000:3337000,20030000:4003000]
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from pathlib import Path
 import testbed
 from accounting_attribution import attribution
 
-PAIRS = "1013000:337000,2503000:499000"
+PAIRS = "10030000:3337000,20030000:4003000"
 PORTS = [5001, 5002]
 
 

@@ -1,6 +1,6 @@
 """Accounting accuracy on the PREEMPT_RT guest (docs/process-aware.md "Accuracy,
 measured"; bench/seeds/accounting_accuracy.py is the 3-run experiment): two UDP receivers
-read datagrams of one size sent at about 1000/s and 3000/s; irqresd boots with a coupled
+read datagrams of one size sent at about 100/s and 300/s; irqresd boots with a coupled
 target for eth0's IRQ thread serving both ports, and its live accounting must give each
 receiver the NIC thread's time in proportion to the datagrams it read, within
 shapes.ACCT_ERROR (5 %) of it. The shape is shapes.accounting_accurate, which
@@ -28,7 +28,7 @@ def test_live_accounting_matches_the_datagrams_read(icount_boot, tmp_path):
     prof = tmp_path / "coupled.yaml"
     prof.write_text(accounting_accuracy.profile_text(PORTS))
     res = icount_boot("seeds_acct", profile=prof, timeout_s=1800,
-                      params={"runs": 1, "pairs": [[1_013_000, 337_000]], "seconds": 3,
+                      params={"runs": 1, "pairs": [[10_030_000, 3_337_000]], "seconds": 4,
                               "size": 512, "ports": PORTS, "trace": False,
                               "rt_limit": "infinity"})
     rows = res.data["rows"]

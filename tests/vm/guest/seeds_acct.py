@@ -31,22 +31,38 @@ from seeds import (
     receiver,
     sender,
 )
-from vmguest import OUT, mark, sh, thread, wait_for
+from vmguest import OUT, mark, read, sh, thread, wait_for
+
+
+def _nic_counters() -> dict:
+    """The NIC thread's CPU time (/proc/PID/schedstat) and context switches: a coupled
+    target's threads are not in ``irqres stats``' thread table (it lists reservations)."""
+    t = thread(NIC_THREAD)
+    if not t:
+        raise RuntimeError("no NIC thread irq/N-eth0")
+    pid = t["pid"]
+    status = read(f"/proc/{pid}/status") or ""
+
+    def field(key: str) -> int:
+        m = re.search(rf"^{key}:\s*(\d+)", status, re.M)
+        return int(m.group(1)) if m else -1
+
+    st = (read(f"/proc/{pid}/schedstat") or "0 0 0").split()
+    return {"pid": pid, "comm": t["comm"], "cpu_time_ns": int(st[0]), "timeslices": int(st[2]),
+            "voluntary_switches": field("voluntary_ctxt_switches"),
+            "involuntary_switches": field("nonvoluntary_ctxt_switches"),
+            "policy": (t["sched"] or {}).get("policy")}
 
 
 def _stats() -> dict:
-    """The NIC thread's counters and the accounting, from one ``irqres stats --json``."""
+    """The accounting from one ``irqres stats --json``, and the NIC thread's counters
+    read right after it (the thread is idle then: the senders have not begun, or are
+    done)."""
     r = sh("irqres stats --json")
     if r["rc"] != 0:
         raise RuntimeError(f"irqres stats: {r['err'] or r['out']}")
-    s = json.loads(r["out"])
-    nic = [t for t in s["threads"] if re.fullmatch(NIC_THREAD, t["comm"])]
-    if len(nic) != 1:
-        raise RuntimeError(f"irqres stats: not one NIC thread: {s['threads']}")
-    acc = s.get("accounting") or {}
-    return {"thread": {k: nic[0][k] for k in ("pid", "comm", "cpu_time_ns", "timeslices",
-                                              "voluntary_switches", "involuntary_switches",
-                                              "policy")},
+    acc = json.loads(r["out"]).get("accounting") or {}
+    return {"thread": _nic_counters(),
             "enabled": acc.get("enabled"), "error": acc.get("error"),
             "lost_events": acc.get("lost_events"),
             "dropped_activations": acc.get("dropped_activations"),
@@ -109,21 +125,34 @@ def _rt_limit(limit: str | None) -> dict:
     ``before``). Returns the unit's state before, and its CPU time once active."""
     wait_for(lambda: _irqresd_state() in ("active", "failed"), 60, 0.2)
     out = {"before": _irqresd_state(), "limit": limit,
-           "journal_before": _journal() if _irqresd_state() != "active" else ""}
+           "journal_before": _journal() if _irqresd_state() != "active" else "",
+           "where_before": _where_irqresd() if _irqresd_state() != "active" else ""}
     if limit:
         d = "/run/systemd/system/irqresd.service.d"
         os.makedirs(d, exist_ok=True)
         with open(f"{d}/rttime.conf", "w") as f:
             f.write(f"[Service]\nLimitRTTIME={limit}\n")
         sh("systemctl daemon-reload; systemctl reset-failed irqresd.service; "
-           "systemctl restart irqresd.service", timeout=300)
-        wait_for(lambda: _irqresd_state() in ("active", "failed"), 120, 0.2)
+           "systemctl restart --no-block irqresd.service", timeout=300)
+        wait_for(lambda: _irqresd_state() in ("active", "failed"), 60, 0.2)
     if _irqresd_state() != "active":
         raise RuntimeError(f"irqresd is not active: {sh('systemctl status irqresd')['out']}"
-                           f"\n{_journal()}")
+                           f"\n{_journal()}\n{_where_irqresd()}")
     cpu = sh("systemctl show irqresd.service -p CPUUsageNSec")["out"].strip()
     out["cpu_ns_at_start"] = int(cpu.partition("=")[2] or -1)
     return out
+
+
+def _where_irqresd() -> str:
+    """Where irqresd is: its system call (number and arguments), kernel stack and CPU
+    time, sampled five times."""
+    pid = sh("systemctl show irqresd.service -p MainPID")["out"].strip().partition("=")[2]
+    out = []
+    for _ in range(5):
+        out.append(sh(f"cat /proc/{pid}/syscall /proc/{pid}/stack /proc/{pid}/schedstat; "
+                      f"grep -E 'ctxt|State' /proc/{pid}/status")["out"])
+        time.sleep(0.5)
+    return f"irqresd pid {pid}:\n" + "\n--\n".join(out)
 
 
 def scenario_seeds_acct(runs: int, pairs: list[list[int]], seconds: int, size: int,
