@@ -20,7 +20,9 @@ bench/seeds/data/accounting-accuracy-*.json; ``report.py`` makes the table.
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -51,6 +53,26 @@ def parse_pairs(text: str) -> list[list[int]]:
     return pairs
 
 
+def add_offline(path: Path) -> dict:
+    """``irqres analyze`` of each window's trace-cmd recording (the guest's out/
+    directory): the NIC thread's served processes as the offline rule counts them, kept in
+    each row as ``offline`` (None without a recording) and the record saved again."""
+    rec = json.loads(path.read_text())
+    for row in rec["result"]["rows"]:
+        row["offline"] = None
+        if not row.get("trace"):
+            continue
+        p = subprocess.run(["irqres", "analyze", str(Path(rec["raw_out"]) / row["trace"]),
+                            "--json", "--thread", row["before"]["thread"]["comm"]],
+                           capture_output=True, text=True, check=False)
+        if p.returncode != 0:
+            raise SystemExit(f"irqres analyze {row['trace']}: {p.stderr.strip()}")
+        threads = json.loads(p.stdout)["threads"]
+        row["offline"] = threads[0]["served"] if len(threads) == 1 else None
+    path.write_text(json.dumps(rec, indent=1, sort_keys=True))
+    return rec
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     testbed.add_options(ap)
@@ -73,11 +95,16 @@ def main() -> int:
     prof.write_text(profile_text(PORTS))
     rec = testbed.run_guest(args, "seeds_acct", "accounting-accuracy", params,
                             profile=str(prof))
+    if params["trace"]:
+        rec = add_offline(Path(rec["path"]))
     for row in rec["result"]["rows"]:
         w = attribution(row)
+        offline = {s["pid"]: s["irq_time_ns"] for s in row.get("offline") or []}
         parts = ", ".join(f"{r['port']}: read {r['reads']} truth {r['truth_ns'] / 1e6:.2f} ms "
                           f"accounted {r['accounted_ns'] / 1e6:.2f} ms "
-                          f"error {100 * r['error']:+.2f} %" for r in w["receivers"])
+                          f"error {100 * r['error']:+.2f} %"
+                          + (f" offline {offline[r['pid']] / 1e6:.2f} ms"
+                             if r["pid"] in offline else "") for r in w["receivers"])
         print(f"run {w['run']} periods {w['periods_ns']}: NIC {w['cpu_ns'] / 1e6:.2f} ms in "
               f"{w['activations']} activations, {w['shared']} shared, none "
               f"{w['none_ns'] / 1e6:.2f} ms; {parts}")

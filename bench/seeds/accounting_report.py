@@ -36,7 +36,26 @@ def _where_row(w: dict) -> str:
             f"{w['others_ns'] / 1e6:.2f} | {(w['cpu_ns'] - charged) / 1e6:.2f} |")
 
 
-def section(rec: dict) -> list[str]:
+def offline_words(rec: dict) -> str:
+    """Live against offline (``irqres analyze`` of the window's trace-cmd recording) for a
+    boot with recordings (tag ``trace``), one sentence."""
+    parts = []
+    for row in rec["result"]["rows"]:
+        off = {s["pid"]: s["irq_time_ns"] for s in row.get("offline") or []}
+        w = attribution(row)
+        for r in w["receivers"]:
+            if r["pid"] in off:
+                parts.append(f"port {r['port']} live {r['accounted_ns'] / 1e6:.2f} ms, offline "
+                             f"{off[r['pid']] / 1e6:.2f} ms "
+                             f"({100 * (r['accounted_ns'] / off[r['pid']] - 1):+.2f} %), error "
+                             f"against the truth {100 * r['error']:+.2f} %")
+    return (f"Live and offline on the same window (a boot with trace-cmd recording each "
+            f"window, tag `trace`, {rec['date']}, commit `{rec['commit']}`, {rec['kernel']}, "
+            f"`{rec['command']}`; `irqres analyze --thread` of the recording): "
+            + "; ".join(parts) + ".")
+
+
+def section(rec: dict, traced: list[dict] = ()) -> list[str]:
     p, rows = rec["params"], rec["result"]["rows"]
     ws = [attribution(r) for r in rows]
     errs = [abs(r["error"]) for w in ws for r in w["receivers"] if r["error"] is not None]
@@ -83,4 +102,4 @@ def section(rec: dict) -> list[str]:
     out += ["", f"Largest |error| {100 * max(errs):.2f} % over {len(ws)} windows; events "
             f"lost {lost}, activations dropped {dropped}. Goal "
             + ("met." if not bad else "not met: " + "; ".join(bad) + "."), ""]
-    return out
+    return out + [x for t in traced for x in (offline_words(t), "")]

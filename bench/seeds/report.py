@@ -852,7 +852,9 @@ def write_results(dest: Path = HERE, figures: bool = True) -> Path:
             if re.fullmatch(r"accounting-accuracy-icount-nice\d+-\d{8}T\d{6}\.json", f.name)]
     if acct:
         import accounting_report
-        parts += accounting_report.section(json.loads(acct[-1].read_text()))
+        traced = [json.loads(f.read_text())
+                  for f in newest("accounting-accuracy-icount-*-trace-*.json")]
+        parts += accounting_report.section(json.loads(acct[-1].read_text()), traced[-1:])
     status.append("| accounting accuracy, two receivers (Zhang and West) | "
                   "accounting_accuracy.py | " + ("done |" if acct else "not measured yet |"))
     values |= reading.load_range(used)
