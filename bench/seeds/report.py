@@ -856,6 +856,16 @@ def write_results(dest: Path = HERE, figures: bool = True) -> Path:
         used.append(json.loads(pa[-1].read_text()))
     status.append("| process-aware: Lee et al., default vs coupled | process_aware.py | "
                   + ("done |" if pa else "not measured yet |"))
+    # untagged: tagged boots are probes
+    acct = [f for f in newest("accounting-accuracy-icount-*.json")
+            if re.fullmatch(r"accounting-accuracy-icount-nice\d+-\d{8}T\d{6}\.json", f.name)]
+    if acct:
+        import accounting_report
+        traced = [json.loads(f.read_text())
+                  for f in newest("accounting-accuracy-icount-*-trace-*.json")]
+        parts += accounting_report.section(json.loads(acct[-1].read_text()), traced[-1:])
+    status.append("| accounting accuracy, two receivers (Zhang and West) | "
+                  "accounting_accuracy.py | " + ("done |" if acct else "not measured yet |"))
     values |= reading.load_range(used)
     extra = reading.unused([head, tail], values)
     if extra:

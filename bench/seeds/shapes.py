@@ -300,4 +300,33 @@ def process_aware(rows: list[dict], growth: float = PA_GROWTH) -> list[str]:
                    f"{100 * (hi / lo - 1):+.1f} % from {rows[0]['rate']}/s ({lo / 1e6:.2f} "
                    f"ms) to {rows[-1]['rate']}/s ({hi / 1e6:.2f} ms), over "
                    f"{100 * growth:g} %")
+# Accounting accuracy (accounting_accuracy.py): each receiver's accounted NIC-thread time
+# within ACCT_ERROR of its true share (the thread's CPU time split by the datagrams it
+# read): the goal. Not met in the guest (bench/seeds/RESULTS.md: up to 14 %, the low-rate
+# flow's activations cost more than the high-rate flow's); ACCT_BOUND is what the VM test
+# holds it to, which every mis-attribution tried breaks.
+ACCT_ERROR = 0.05
+ACCT_BOUND = 0.2
+
+
+def accounting_accurate(rows: list[dict], bound: float = ACCT_ERROR) -> list[str]:
+    """Every window of ``rows`` (the guest's ``seeds_acct`` rows): the accounting on, no
+    events lost, every receiver read something and got an accounted time within
+    ``bound`` of its truth (accounting_attribution.attribution)."""
+    from accounting_attribution import attribution
+    bad = []
+    for row in rows:
+        w = attribution(row)
+        where = f"run {w['run']} periods {w['periods_ns']}"
+        if not w["enabled"]:
+            bad.append(f"{where}: accounting off: {w['error_text']}")
+            continue
+        if w["lost"]:
+            bad.append(f"{where}: {w['lost']} trace events lost")
+        for r in w["receivers"]:
+            if r["error"] is None:
+                bad.append(f"{where}: port {r['port']}: read {r['reads']}, no true time")
+            elif abs(r["error"]) >= bound:
+                bad.append(f"{where}: port {r['port']}: accounted {r['accounted_ns']} ns, "
+                           f"true {r['truth_ns']} ns: error {100 * r['error']:+.1f} %")
     return bad

@@ -10,6 +10,7 @@
  */
 #include "acct.h"
 #include "log.h"
+#include "selfsched.h"
 #include "tracering.h"
 
 #include <dirent.h>
@@ -83,6 +84,50 @@ const struct acct_total *acct_totals(size_t *n)
 static const char *tracing_dir(void)
 {
 	return S.dir ? S.dir : tracefs_tracing_dir();
+}
+
+/* Making and removing an instance is one long system call before Linux 6.6 (every
+ * event's files at once): done at SCHED_OTHER (selfsched.h). */
+static struct tracefs_instance *instance_make(const char *name)
+{
+	struct tracefs_instance *inst;
+	struct selfsched s;
+	int err;
+
+	if (selfsched_fair(&s) < 0)
+		s.changed = false;	/* made at irqresd's own policy, then */
+	inst = tracefs_instance_create(name);
+	err = errno;
+	selfsched_back(&s);
+	errno = err;
+	return inst;
+}
+
+static void instance_remove(struct tracefs_instance *inst)
+{
+	struct selfsched s;
+
+	if (selfsched_fair(&s) < 0)
+		s.changed = false;
+	if (tracefs_instance_destroy(inst) < 0)
+		pr_warn("accounting: tracefs instance %s: not removed: %s",
+			tracefs_instance_get_name(inst), strerror(errno));
+	selfsched_back(&s);
+	tracefs_instance_free(inst);
+}
+
+static int rmdir_fair(const char *path)
+{
+	struct selfsched s;
+	int rc, err;
+
+	if (selfsched_fair(&s) < 0)
+		s.changed = false;
+	rc = rmdir(path);
+	err = errno;
+	selfsched_back(&s);
+	errno = err;
+	return rc;
 }
 
 /* ---- the totals ---- */
@@ -323,7 +368,7 @@ int acct_clean_stale(void)
 		if (*end || pid <= 0 || pid == getpid() || irqresd_alive((pid_t)pid))
 			continue;
 		snprintf(path, sizeof(path), "%s/instances/%s", dir, de->d_name);
-		if (rmdir(path) < 0) {
+		if (rmdir_fair(path) < 0) {
 			pr_warn("accounting: stale tracefs instance %s: not removed: %s", path,
 				strerror(errno));
 			continue;
@@ -409,7 +454,7 @@ static int start(const char **what)
 	acct_clean_stale();
 	snprintf(name, sizeof(name), INSTANCE_PREFIX "%d", (int)getpid());
 	*what = "creating the instance";
-	S.inst = tracefs_instance_create(name);
+	S.inst = instance_make(name);
 	if (!S.inst)
 		return errno ? -errno : -EIO;
 	*what = "reading the sched events' formats";
@@ -445,8 +490,7 @@ out_tep:
 	tep_free(S.tep);
 	S.tep = NULL;
 out_inst:
-	tracefs_instance_destroy(S.inst);
-	tracefs_instance_free(S.inst);
+	instance_remove(S.inst);
 	S.inst = NULL;
 	return rc ? rc : -EIO;
 }
@@ -566,12 +610,8 @@ void acct_stop(void)
 
 	tracering_close(S.ring);
 	S.ring = NULL;
-	if (S.inst) {
-		if (tracefs_instance_destroy(S.inst) < 0)
-			pr_warn("accounting: tracefs instance %s: not removed: %s",
-				tracefs_instance_get_name(S.inst), strerror(errno));
-		tracefs_instance_free(S.inst);
-	}
+	if (S.inst)
+		instance_remove(S.inst);
 	tep_free(S.tep);
 	for (i = 0; i < S.n_d; i++)
 		free(S.d[i].w);

@@ -319,3 +319,44 @@ def test_process_aware_shape_needs_two_rates_and_counts_misses():
     missed = copy.deepcopy(rows)
     missed[-1]["high"]["out"] = "frames 100 misses 1"
     assert any("missed 1" in b for b in shapes.process_aware(missed))
+ACCT = record("accounting-accuracy-icount-nice0-20261126T060249.json")
+
+
+def _acct_mutated(rec: dict, how: str) -> list[dict]:
+    """The record's rows with the accounting's growth over each window redistributed:
+    ``one`` all to the first receiver, ``swap`` each receiver's to the other, ``even``
+    half each (an accounting blind to whom it woke), ``none`` all to nobody (fed a thread
+    that wakes neither receiver)."""
+    rows = copy.deepcopy(rec["result"]["rows"])
+    for row in rows:
+        before = {a["pid"]: a["irq_time_ns"] for a in row["before"]["served"]}
+        after = {a["pid"]: a for a in row["after"]["served"]}
+        grew = [after[p]["irq_time_ns"] - before.get(p, 0) for p in row["pids"]]
+        new = {"one": [sum(grew), 0], "swap": grew[::-1],
+               "even": [sum(grew) // 2] * 2, "none": [0, 0]}[how]
+        for p, g in zip(row["pids"], new, strict=True):
+            after[p]["irq_time_ns"] = before.get(p, 0) + g
+    return rows
+
+
+def test_accounting_accuracy_goal_not_met_bound_met_and_fails_mis_attributed():
+    """Recorded: the 5 % goal missed in every window by the high-rate receiver (-8 to
+    -12 %); the VM test's bound (20 %) met, and broken in every window by every
+    mis-attribution."""
+    rows = ACCT["result"]["rows"]
+    assert len({r["run"] for r in rows}) == 3 and len({tuple(r["periods_ns"]) for r in rows}) == 2
+    windows = {f"run {r['run']} periods {r['periods_ns']}" for r in rows}
+    goal = shapes.accounting_accurate(rows)
+    assert {b.split(": port")[0] for b in goal if ": port 5002:" in b} == windows, goal
+    assert shapes.accounting_accurate(rows, shapes.ACCT_BOUND) == []
+    for how in ("one", "swap", "even", "none"):
+        bad = shapes.accounting_accurate(_acct_mutated(ACCT, how), shapes.ACCT_BOUND)
+        assert {b.split(": port")[0] for b in bad} == windows, (how, bad)
+
+
+def test_accounting_accuracy_fails_when_the_accounting_is_off():
+    rows = copy.deepcopy(ACCT["result"]["rows"])
+    rows[0]["after"]["enabled"] = False
+    rows[0]["after"]["error"] = "tracefs /sys/kernel/tracing: creating the instance: EACCES"
+    bad = shapes.accounting_accurate(rows, shapes.ACCT_BOUND)
+    assert len(bad) == 1 and "accounting off" in bad[0], bad

@@ -229,7 +229,7 @@ def icount_boot(image, stage, tmp_path, request):
     def run(scenario: str, files: dict | None = None, **kw) -> vmrunner.Result:
         vm = vmrunner.VM(image, stage, scenario, name=request.node.name,
                          workdir=_fresh_workdir(request),
-                         profile=vmrunner.REPO / "profiles" / "demo.yaml",
+                         profile=kw.pop("profile", vmrunner.REPO / "profiles" / "demo.yaml"),
                          enable_irqresd=True, nic="hub", cpus=2, icount="shift=3,sleep=off",
                          qemu=qemu, qemu_env=env,
                          e1000_mitigation_opt="version 7." in version,

@@ -14,6 +14,7 @@ import promise
 import receive_path
 import scenarios
 import seeds
+import seeds_acct
 import seeds_disk
 import seeds_napi
 import seeds_pa
@@ -33,7 +34,7 @@ def main() -> None:
             raise RuntimeError(f"installing the payload failed:\n{install_log[-2000:]}")
         # the seeds' experiments (bench/seeds/) live in their own module
         modules = (scenarios, seeds, seeds_disk, seeds_napi, enforcement, receive_path,
-                   faults, promise, coupling, seeds_pa)
+                   faults, promise, coupling, seeds_pa, seeds_acct)
         fn = next((getattr(m, "scenario_" + name) for m in modules
                    if hasattr(m, "scenario_" + name)), None)
         if fn is None:

@@ -1,0 +1,105 @@
+"""The accounting-accuracy experiment (accounting_accuracy.py): the section of
+RESULTS.md from a record of bench/seeds/data/accounting-accuracy-*.json. Every number is
+computed here from the record (accounting_attribution.attribution); the goal is
+shapes.accounting_accurate.
+"""
+
+from __future__ import annotations
+
+import shapes
+from accounting_attribution import attribution
+from report import provenance
+
+
+def _rate(period_ns: int) -> str:
+    return f"{1e9 / period_ns:.0f}/s"
+
+
+def _row(w: dict) -> str:
+    a, b = w["receivers"]
+    cells = " | ".join(f"{r['reads']} | {r['truth_ns'] / 1e6:.2f} | "
+                       f"{r['accounted_ns'] / 1e6:.2f} | {100 * r['error']:+.2f} %"
+                       if r["error"] is not None else f"{r['reads']} | - | - | -"
+                       for r in (a, b))
+    return (f"| {w['run']} | {_rate(a['period_ns'])} : {_rate(b['period_ns'])} | "
+            f"{w['cpu_ns'] / 1e6:.2f} | {w['activations']} | {w['shared']} | "
+            f"{w['none_ns'] / 1e6:.2f} ({w['none_activations']}) | {cells} |")
+
+
+def _where_row(w: dict) -> str:
+    a, b = w["receivers"]
+    charged = sum(r["accounted_ns"] for r in w["receivers"]) + w["none_ns"] + w["others_ns"]
+    cells = " | ".join(f"{r['activations']} | {r['reads'] / max(r['activations'], 1):.2f} | "
+                       f"{r['accounted_ns'] / max(r['activations'], 1) / 1000:.0f}"
+                       for r in (a, b))
+    return (f"| {w['run']} | {_rate(a['period_ns'])} : {_rate(b['period_ns'])} | {cells} | "
+            f"{w['others_ns'] / 1e6:.2f} | {(w['cpu_ns'] - charged) / 1e6:.2f} |")
+
+
+def offline_words(rec: dict) -> str:
+    """Live against offline (``irqres analyze`` of the window's trace-cmd recording) for a
+    boot with recordings (tag ``trace``), one sentence."""
+    parts = []
+    for row in rec["result"]["rows"]:
+        off = {s["pid"]: s["irq_time_ns"] for s in row.get("offline") or []}
+        w = attribution(row)
+        for r in w["receivers"]:
+            if r["pid"] in off:
+                parts.append(f"port {r['port']} live {r['accounted_ns'] / 1e6:.2f} ms, offline "
+                             f"{off[r['pid']] / 1e6:.2f} ms "
+                             f"({100 * (r['accounted_ns'] / off[r['pid']] - 1):+.2f} %), error "
+                             f"against the truth {100 * r['error']:+.2f} %")
+    return (f"Live and offline on the same window (a boot with trace-cmd recording each "
+            f"window, tag `trace`, {rec['date']}, commit `{rec['commit']}`, {rec['kernel']}, "
+            f"`{rec['command']}`; `irqres analyze --thread` of the recording): "
+            + "; ".join(parts) + ".")
+
+
+def section(rec: dict, traced: list[dict] = ()) -> list[str]:
+    p, rows = rec["params"], rec["result"]["rows"]
+    ws = [attribution(r) for r in rows]
+    errs = [abs(r["error"]) for w in ws for r in w["receivers"] if r["error"] is not None]
+    bad = shapes.accounting_accurate(rows)
+    pairs = sorted({tuple(w["periods_ns"]) for w in ws})
+    out = ["## Accounting accuracy: the NIC thread's time per served process", "",
+           "Two UDP receivers (`seedload recv`, two processes on ports "
+           f"{p['ports'][0]} and {p['ports'][1]}, SCHED_OTHER on the sender's vCPU) read "
+           f"{p['size']}-byte datagrams that two paced senders in namespace `snd` send "
+           f"them for {p['seconds']} guest-seconds per window, at the rates of each pair "
+           "(periods chosen not to be exact multiples, so the two flows' arrivals drift "
+           "through every phase against each other). irqresd boots with a coupled target "
+           "for eth0's IRQ thread that `serves:` both ports, and accounts the thread's "
+           "activations to the processes they woke (docs/process-aware.md). *True* is the "
+           "NIC thread's CPU time over the window (/proc/PID/schedstat as `irqres stats` "
+           "reports it, one reply before and one after) split by the datagrams each "
+           "receiver read; *accounted* is the growth of irqresd's live total for the "
+           "receiver's pid over the same window; *error* = accounted / true - 1. "
+           "*Activations* are the thread's voluntary switches over the window (each "
+           "activation ends in a sleep); *shared* are the activations the accounting "
+           "counted for more than one process (the receivers' and nobody's activations "
+           "minus the thread's), whose time the rule splits evenly; *to nobody* is the "
+           f"time of activations that woke neither. The goal: |error| < "
+           f"{100 * shapes.ACCT_ERROR:g} % for every receiver in every window "
+           "(shapes.accounting_accurate).", "", *provenance(rec), "",
+           "| run | rates (port 1 : port 2) | NIC thread (ms) | activations | shared | "
+           "to nobody, ms (activations) | 1: read | 1: true (ms) | 1: accounted (ms) | "
+           "1: error | 2: read | 2: true (ms) | 2: accounted (ms) | 2: error |",
+           "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for pair in pairs:
+        out += [_row(w) for w in ws if tuple(w["periods_ns"]) == pair]
+    out += ["", "Where the error comes from: per receiver, the activations that woke it, the "
+            "datagrams it read per such activation and its accounted time per activation "
+            "(µs); the time the rule gave to other processes the thread woke (ksoftirqd, "
+            "ktimers), and the thread's CPU time no activation was charged with (schedstat "
+            "counts the switches' own path, the trace's switch-to-switch intervals do not).",
+            "", "| run | rates | 1: activations | 1: read per activation | 1: µs per activation "
+            "| 2: activations | 2: read per activation | 2: µs per activation | to others (ms) "
+            "| not charged (ms) |", "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for pair in pairs:
+        out += [_where_row(w) for w in ws if tuple(w["periods_ns"]) == pair]
+    lost = sum(w["lost"] for w in ws)
+    dropped = sum(w["dropped"] for w in ws)
+    out += ["", f"Largest |error| {100 * max(errs):.2f} % over {len(ws)} windows; events "
+            f"lost {lost}, activations dropped {dropped}. Goal "
+            + ("met." if not bad else "not met: " + "; ".join(bad) + "."), ""]
+    return out + [x for t in traced for x in (offline_words(t), "")]

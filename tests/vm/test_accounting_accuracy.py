@@ -1,0 +1,51 @@
+"""Accounting accuracy on the PREEMPT_RT guest (docs/process-aware.md "Accuracy,
+measured"; bench/seeds/accounting_accuracy.py is the 3-run experiment): two UDP receivers
+read datagrams of one size sent at about 100/s and 300/s; irqresd boots with a coupled
+target for eth0's IRQ thread serving both ports, and its live accounting must give each
+receiver the NIC thread's time in proportion to the datagrams it read, within
+shapes.ACCT_BOUND (20 %) of it; the goal, 5 % (shapes.ACCT_ERROR), is not met in the
+guest and only reported. The shape is shapes.accounting_accurate, which
+tests/python/test_seeds_shapes.py also runs on recorded data mis-attributed (all to one
+receiver, swapped, split evenly, all to nobody) and with the accounting off: it fails."""
+
+import json
+import sys
+
+import pytest
+import vmrunner
+
+sys.path.insert(0, str(vmrunner.REPO / "bench" / "seeds"))
+
+import accounting_accuracy
+import shapes
+from accounting_attribution import attribution
+
+pytestmark = [pytest.mark.vm, pytest.mark.slow]
+
+PORTS = accounting_accuracy.PORTS
+
+
+def test_live_accounting_matches_the_datagrams_read(icount_boot, tmp_path):
+    prof = tmp_path / "coupled.yaml"
+    prof.write_text(accounting_accuracy.profile_text(PORTS))
+    res = icount_boot("seeds_acct", profile=prof, timeout_s=1800,
+                      params={"runs": 1, "pairs": [[10_030_000, 3_337_000]], "seconds": 4,
+                              "size": 512, "ports": PORTS, "trace": False,
+                              "rt_limit": "infinity"})
+    rows = res.data["rows"]
+    (res.out.parent / "accounting.json").write_text(json.dumps(rows, indent=1))
+    for row in rows:
+        w = attribution(row)
+        vmrunner.say(
+            f"accounting ({res.kernel.release}): NIC {w['cpu_ns'] / 1e6:.2f} ms in "
+            f"{w['activations']} activations ({w['shared']} shared, "
+            f"{w['none_ns'] / 1e6:.2f} ms to nobody); " + ", ".join(
+                f"port {r['port']} read {r['reads']}: true {r['truth_ns'] / 1e6:.2f} ms, "
+                f"accounted {r['accounted_ns'] / 1e6:.2f} ms" for r in w["receivers"]))
+        assert all(r["reads"] > 0 for r in w["receivers"]), w
+    # the goal (5 %) is not met in the guest (bench/seeds/RESULTS.md): reported, and the
+    # bound every mis-attribution breaks asserted
+    vmrunner.say(f"accounting: goal {shapes.ACCT_ERROR:.0%}: "
+                 f"{shapes.accounting_accurate(rows) or 'met'}")
+    assert shapes.accounting_accurate(rows, shapes.ACCT_BOUND) == [], \
+        [attribution(r) for r in rows]
