@@ -300,6 +300,9 @@ def process_aware(rows: list[dict], growth: float = PA_GROWTH) -> list[str]:
                    f"{100 * (hi / lo - 1):+.1f} % from {rows[0]['rate']}/s ({lo / 1e6:.2f} "
                    f"ms) to {rows[-1]['rate']}/s ({hi / 1e6:.2f} ms), over "
                    f"{100 * growth:g} %")
+    return bad
+
+
 # Accounting accuracy (accounting_accuracy.py): each receiver's accounted NIC-thread time
 # within ACCT_ERROR of its true share (the thread's CPU time split by the datagrams it
 # read): the goal. Not met in the guest (bench/seeds/RESULTS.md: up to 14 %, the low-rate

@@ -286,7 +286,6 @@ def test_napi_goal_with_8_s_measurements_is_met_in_one_run_of_three():
     assert met == [True, False, False], met
 
 
-
 PA = record("process-aware-icount-nice0-20261126T055146.json")  # Lee et al.'s, 3 runs
 
 
@@ -319,6 +318,8 @@ def test_process_aware_shape_needs_two_rates_and_counts_misses():
     missed = copy.deepcopy(rows)
     missed[-1]["high"]["out"] = "frames 100 misses 1"
     assert any("missed 1" in b for b in shapes.process_aware(missed))
+
+
 ACCT = record("accounting-accuracy-icount-nice0-20261126T060249.json")
 
 
