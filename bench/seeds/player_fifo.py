@@ -38,12 +38,16 @@ def main() -> int:
     ap.add_argument("--size", type=int, default=1400)
     ap.add_argument("--regimes", action="store_true",
                     help="before any irqres action and after apply/restore cycles, one boot")
+    ap.add_argument("--suite-order", action="store_true",
+                    help="with --regimes: two more phases, the VM suite's order of events "
+                         "reproduced, then the sender's IRQ thread pinned to its CPU")
     args = ap.parse_args()
     params = {"runs": args.runs, "seconds": args.seconds, "period_ns": 40 * MS,
               "work_ns": int(args.work_ms * MS),
               "flood_period_ns": args.flood_period_us * 1000, "size": args.size}
     if args.regimes:
         params["cycles"] = [[2 * MS, 10 * MS]]  # the latency experiment's reservation
+        params["suite_order"] = args.suite_order
         rec = testbed.run_guest(args, "seeds_player_fifo_regimes", "player-fifo-regimes",
                                 params, irqresd=False)
         for phase, diff in rec["result"]["fingerprint_diffs"].items():

@@ -537,14 +537,17 @@ def _player_rows(setup: dict, phase: str, runs: int, seconds: int, period_ns: in
 
 def scenario_seeds_player_fifo_regimes(runs: int, seconds: int, period_ns: int, work_ns: int,
                                        flood_period_ns: int, size: int,
-                                       cycles: list[list[int]], port: int = 5001) -> dict:
+                                       cycles: list[list[int]], suite_order: bool = False,
+                                       port: int = 5001) -> dict:
     """Experiment 2 twice in one boot: (a) before irqres has done anything (irqresd not
     started), then (b) after the apply/restore cycles the VM suite's seeds boot makes
     before its experiment 2: irqresd started (it applies the profile), then for each
     (Q, T) of ``cycles`` the profile applied with the NIC thread at (Q, T) and restored
     (the latency experiment's), and one more restore (the tools experiment's). The
     scheduler's fingerprint is taken before the first apply and after every restore;
-    its differences are kept."""
+    its differences are kept. ``suite_order``: two more phases, (c) after the suite's
+    order of events is reproduced (_suite_order()), (d) then with the eth1 thread
+    allowed on the sender's CPU alone again."""
     setup = hub_setup()
     exp = {"runs": runs, "seconds": seconds, "period_ns": period_ns, "work_ns": work_ns,
            "flood_period_ns": flood_period_ns, "size": size, "port": port}
@@ -565,8 +568,43 @@ def scenario_seeds_player_fifo_regimes(runs: int, seconds: int, period_ns: int, 
     nic_fifo50()
     diffs["restore again"] = fingerprint_diff(first, fingerprint("restore again"))
     rows += _player_rows(setup, "after cycles", **exp)
+    controls = {}
+    if suite_order:
+        controls["suite order"] = _suite_order(setup, cycles[0])
+        rows += _player_rows(setup, "suite order", **exp)
+        controls["eth1 thread pinned"] = _eth1_thread_cpus(setup, str(setup["sender_cpu"]))
+        rows += _player_rows(setup, "eth1 thread pinned", **exp)
     return {"setup": setup, "rows": rows, "applied": applied, "fingerprint_diffs": diffs,
-            "apply_refusals": REFUSALS, "interrupts": read("/proc/interrupts")}
+            "controls": controls, "apply_refusals": REFUSALS,
+            "interrupts": read("/proc/interrupts")}
+
+
+def _eth1_thread_cpus(setup: dict, cpus: str) -> dict:
+    """The sender's NIC's IRQ thread (SCHED_FIFO 90) allowed on ``cpus``; where it is."""
+    t = thread(r"irq/\d+-eth1")
+    sh(f"taskset -p -c {cpus} {t['pid']}", check=True)
+    return {"eth1_thread": _where(t["pid"]),
+            "eth1_affinity": read(f"/proc/irq/{setup['eth1_irq']}/smp_affinity_list")}
+
+
+def _suite_order(setup: dict, reserved: list[int]) -> dict:
+    """The order of the VM suite's seeds boot, where irqresd has made the NIC's partition
+    before hub_setup() moves eth1's interrupt to the sender's CPU: eth1's interrupt and
+    thread on every CPU (as at boot), the profile applied (partition made), eth1's
+    interrupt moved to the sender's CPU and fired (its thread follows it), restored
+    (partition removed). Returns the eth1 thread's placement at each step."""
+    irq1 = setup["eth1_irq"]
+    sh(f"echo 0-{setup['ncpu'] - 1} > /proc/irq/{irq1}/smp_affinity_list", check=True)
+    steps = {"as at boot": _eth1_thread_cpus(setup, f"0-{setup['ncpu'] - 1}")}
+    nic_reserved(*reserved)
+    sh(f"echo {setup['sender_cpu']} > /proc/irq/{irq1}/smp_affinity_list", check=True)
+    sh(f"ip netns exec {NS} ping -c 3 -i 0.2 {RX_ADDR}")
+    t = thread(r"irq/\d+-eth1")
+    steps["moved, partition made"] = {"eth1_thread": _where(t["pid"])}
+    nic_fifo50()
+    steps["restored"] = {"eth1_thread": _where(t["pid"]),
+                         "eth1_effective": read(f"/proc/irq/{irq1}/effective_affinity_list")}
+    return steps
 
 
 def scenario_seeds_shapes(latency: dict, tools: dict, player: dict,
