@@ -41,6 +41,9 @@ def main() -> int:
     ap.add_argument("--suite-order", action="store_true",
                     help="with --regimes: two more phases, the VM suite's order of events "
                          "reproduced, then the sender's IRQ thread pinned to its CPU")
+    ap.add_argument("--experiments", action="store_true",
+                    help="with --regimes: two more phases, after the VM suite's latency and "
+                         "tools experiments, then with the tracing they leave reset")
     args = ap.parse_args()
     params = {"runs": args.runs, "seconds": args.seconds, "period_ns": 40 * MS,
               "work_ns": int(args.work_ms * MS),
@@ -48,6 +51,12 @@ def main() -> int:
     if args.regimes:
         params["cycles"] = [[2 * MS, 10 * MS]]  # the latency experiment's reservation
         params["suite_order"] = args.suite_order
+        if args.experiments:  # the VM suite's seeds boot's (tests/vm/test_seeds.py)
+            params["experiments"] = {
+                "latency": {"runs": 1, "seconds": 2, "flood_period_ns": 100_000,
+                            "size": 1400, "reserved": [2 * MS, 10 * MS],
+                            "interval_us": 1000, "priority": 40, "hist_us": 100_000},
+                "tools": {"runs": 1, "rows": [[10 * MS, 100], [100 * MS, 20]], "size": 256}}
         rec = testbed.run_guest(args, "seeds_player_fifo_regimes", "player-fifo-regimes",
                                 params, irqresd=False)
         for phase, diff in rec["result"]["fingerprint_diffs"].items():

@@ -538,6 +538,7 @@ def _player_rows(setup: dict, phase: str, runs: int, seconds: int, period_ns: in
 def scenario_seeds_player_fifo_regimes(runs: int, seconds: int, period_ns: int, work_ns: int,
                                        flood_period_ns: int, size: int,
                                        cycles: list[list[int]], suite_order: bool = False,
+                                       experiments: dict | None = None,
                                        port: int = 5001) -> dict:
     """Experiment 2 twice in one boot: (a) before irqres has done anything (irqresd not
     started), then (b) after the apply/restore cycles the VM suite's seeds boot makes
@@ -547,7 +548,9 @@ def scenario_seeds_player_fifo_regimes(runs: int, seconds: int, period_ns: int, 
     scheduler's fingerprint is taken before the first apply and after every restore;
     its differences are kept. ``suite_order``: two more phases, (c) after the suite's
     order of events is reproduced (_suite_order()), (d) then with the eth1 thread
-    allowed on the sender's CPU alone again."""
+    allowed on the sender's CPU alone again. ``experiments`` ({"latency": ..., "tools":
+    ...}: their scenarios' parameters): two more phases, after the latency and tools
+    experiments themselves have run, then with the tracing they leave reset."""
     setup = hub_setup()
     exp = {"runs": runs, "seconds": seconds, "period_ns": period_ns, "work_ns": work_ns,
            "flood_period_ns": flood_period_ns, "size": size, "port": port}
@@ -574,9 +577,26 @@ def scenario_seeds_player_fifo_regimes(runs: int, seconds: int, period_ns: int, 
         rows += _player_rows(setup, "suite order", **exp)
         controls["eth1 thread pinned"] = _eth1_thread_cpus(setup, str(setup["sender_cpu"]))
         rows += _player_rows(setup, "eth1 thread pinned", **exp)
+    if experiments:
+        controls["tracing before the experiments"] = _tracing()
+        scenario_seeds_latency(**experiments["latency"])
+        scenario_seeds_tools(**experiments["tools"])
+        controls["tracing after the experiments"] = _tracing()
+        diffs["after the experiments"] = fingerprint_diff(first, fingerprint("experiments"))
+        rows += _player_rows(setup, "after the experiments", **exp)
+        sh("trace-cmd reset")
+        controls["tracing reset"] = _tracing()
+        rows += _player_rows(setup, "tracing reset", **exp)
     return {"setup": setup, "rows": rows, "applied": applied, "fingerprint_diffs": diffs,
             "controls": controls, "apply_refusals": REFUSALS,
             "interrupts": read("/proc/interrupts")}
+
+
+def _tracing() -> dict:
+    """What tracefs is left doing: tracing on or off, the enabled events, the buffer."""
+    return {f: read(os.path.join(TRACEFS, f)) for f in ("tracing_on", "set_event",
+                                                         "current_tracer", "buffer_size_kb",
+                                                         "trace_clock", "tracing_cpumask")}
 
 
 def _eth1_thread_cpus(setup: dict, cpus: str) -> dict:
