@@ -847,6 +847,14 @@ def write_results(dest: Path = HERE, figures: bool = True) -> Path:
     else:
         status.append("| 5. adaptive budget vs fixed (`irqres tune`) | adaptive.py | "
                       "not measured yet |")
+    # experiment 2 before any irqres action and after its cycles (player_fifo.py --regimes)
+    regimes = [json.loads(f.read_text()) for f in newest("player-fifo-regimes-icount-*.json")]
+    if regimes:
+        import regimes_report
+        suite = newest("player-fifo-suite-boots-*.json")
+        parts += regimes_report.section(regimes, json.loads(suite[-1].read_text())
+                                        if suite else None)
+        used += regimes
     values |= reading.load_range(used)
     extra = reading.unused([head, tail], values)
     if extra:

@@ -284,3 +284,35 @@ def test_napi_goal_with_8_s_measurements_is_met_in_one_run_of_three():
         assert all(b.startswith("application: R²") for b in bad), bad
         met.append(not bad)
     assert met == [True, False, False], met
+
+
+REGIMES = sorted(DATA.glob("player-fifo-regimes-icount-*.json"))
+SUITE_BOOTS = record("player-fifo-suite-boots-20261126T050800.json")
+
+
+def _phase(rec: dict, phase: str) -> list[dict]:
+    return [r for r in rec["result"]["rows"] if r["phase"] == phase]
+
+
+@pytest.mark.parametrize("path", REGIMES, ids=lambda p: p.name)
+def test_experiment_2_agrees_before_any_irqres_action_and_after_its_cycles(path):
+    """player_fifo.py --regimes: in each boot, experiment 2 before irqresd first ran and
+    after the seeds boot's apply/restore cycles is in the same regime, and every restore
+    left the scheduler's fingerprint as it was before the first apply."""
+    rec = json.loads(path.read_text())
+    assert shapes.regimes_agree(_phase(rec, "before"), _phase(rec, "after cycles")) == []
+    assert all(d == [] for d in rec["result"]["fingerprint_diffs"].values()), (
+        rec["result"]["fingerprint_diffs"])
+
+
+def test_the_regimes_shape_fails_on_the_two_regime_data():
+    """The VM suite's boots in each regime (the player above the NIC thread on time, the
+    NIC thread sharing the CPU; or the NIC thread starved): the shape rejects the pair,
+    on the player's misses and the NIC thread's throughput with the player above."""
+    on_time, starved = (b["rows"] for b in SUITE_BOOTS["boots"])
+    bad = shapes.regimes_agree(on_time, starved)
+    assert any(b.startswith("player above: misses") for b in bad), bad
+    assert any(b.startswith("player above: NIC thread") for b in bad), bad
+    assert shapes.regimes_agree(on_time, on_time) == []
+    assert shapes.regimes_agree(on_time, []) == ["player above: a phase without rows",
+                                                 "player below: a phase without rows"]
