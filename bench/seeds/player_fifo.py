@@ -44,6 +44,9 @@ def main() -> int:
     ap.add_argument("--experiments", action="store_true",
                     help="with --regimes: two more phases, after the VM suite's latency and "
                          "tools experiments, then with the tracing they leave reset")
+    ap.add_argument("--at-boot", action="store_true",
+                    help="with --regimes: irqresd applies the profile at boot, as in the VM "
+                         "suite (no phase before any irqres action then)")
     args = ap.parse_args()
     params = {"runs": args.runs, "seconds": args.seconds, "period_ns": 40 * MS,
               "work_ns": int(args.work_ms * MS),
@@ -57,8 +60,9 @@ def main() -> int:
                             "size": 1400, "reserved": [2 * MS, 10 * MS],
                             "interval_us": 1000, "priority": 40, "hist_us": 100_000},
                 "tools": {"runs": 1, "rows": [[10 * MS, 100], [100 * MS, 20]], "size": 256}}
+        params["at_boot"] = args.at_boot
         rec = testbed.run_guest(args, "seeds_player_fifo_regimes", "player-fifo-regimes",
-                                params, irqresd=False)
+                                params, irqresd=args.at_boot)
         for phase, diff in rec["result"]["fingerprint_diffs"].items():
             print(f"fingerprint {phase}: {diff or 'as before any apply'}")
     else:

@@ -539,7 +539,7 @@ def scenario_seeds_player_fifo_regimes(runs: int, seconds: int, period_ns: int, 
                                        flood_period_ns: int, size: int,
                                        cycles: list[list[int]], suite_order: bool = False,
                                        experiments: dict | None = None,
-                                       port: int = 5001) -> dict:
+                                       at_boot: bool = False, port: int = 5001) -> dict:
     """Experiment 2 twice in one boot: (a) before irqres has done anything (irqresd not
     started), then (b) after the apply/restore cycles the VM suite's seeds boot makes
     before its experiment 2: irqresd started (it applies the profile), then for each
@@ -550,10 +550,14 @@ def scenario_seeds_player_fifo_regimes(runs: int, seconds: int, period_ns: int, 
     order of events is reproduced (_suite_order()), (d) then with the eth1 thread
     allowed on the sender's CPU alone again. ``experiments`` ({"latency": ..., "tools":
     ...}: their scenarios' parameters): two more phases, after the latency and tools
-    experiments themselves have run, then with the tracing they leave reset."""
-    setup = hub_setup()
+    experiments themselves have run, then with the tracing they leave reset. ``at_boot``:
+    irqresd enabled at boot instead (the VM suite's order: hub_setup() after its first
+    apply), see _regimes_at_boot()."""
     exp = {"runs": runs, "seconds": seconds, "period_ns": period_ns, "work_ns": work_ns,
            "flood_period_ns": flood_period_ns, "size": size, "port": port}
+    if at_boot:
+        return _regimes_at_boot(exp, experiments)
+    setup = hub_setup()
     rows = _player_rows(setup, "before", **exp)
     first = fingerprint("before any apply")
     diffs = {}
@@ -590,6 +594,24 @@ def scenario_seeds_player_fifo_regimes(runs: int, seconds: int, period_ns: int, 
     return {"setup": setup, "rows": rows, "applied": applied, "fingerprint_diffs": diffs,
             "controls": controls, "apply_refusals": REFUSALS,
             "interrupts": read("/proc/interrupts")}
+
+
+def _regimes_at_boot(exp: dict, experiments: dict | None) -> dict:
+    """Experiment 2 as the VM suite's seeds boot has it: irqresd applied the profile at
+    boot, hub_setup() after it, the NIC thread restored; then (``experiments``) after the
+    latency and tools experiments."""
+    wait_for(lambda: _irqresd_state() in ("active", "failed"), 60, 0.2)
+    setup = hub_setup()
+    nic_fifo50()
+    rows = _player_rows(setup, "boot apply restored", **exp)
+    controls = {"tracing before the experiments": _tracing()}
+    if experiments:
+        scenario_seeds_latency(**experiments["latency"])
+        scenario_seeds_tools(**experiments["tools"])
+        controls["tracing after the experiments"] = _tracing()
+        rows += _player_rows(setup, "after the experiments", **exp)
+    return {"setup": setup, "rows": rows, "fingerprint_diffs": {}, "controls": controls,
+            "apply_refusals": REFUSALS, "interrupts": read("/proc/interrupts")}
 
 
 def _tracing() -> dict:
