@@ -21,7 +21,8 @@ LATE_PCT = 50.0
 STARVED_MBIT_S = 10.0
 ON_TIME_PCT = 10.0
 PHASES = ("before", "after cycles", "suite order", "eth1 thread pinned",
-          "after the experiments", "tracing reset", "boot apply restored")
+          "after the experiments", "tracing reset", "boot apply restored",
+          "after the experiments, restore fixed", "boot apply restored, restore fixed")
 PHASE_WORDS = {
     "before": "before any irqres action",
     "after cycles": "after the seeds boot's apply/restore cycles",
@@ -30,7 +31,15 @@ PHASE_WORDS = {
     "after the experiments": "after the VM suite's latency and tools experiments themselves",
     "tracing reset": "then with the tracing they leave (tracing_on 1) reset",
     "boot apply restored": "irqresd enabled at boot, as in the VM suite, its apply restored",
+    "restore fixed": "(suffix) boots whose irqresd gives an IRQ thread back the CPUs of its "
+                     "IRQ that were all the root had",
 }
+FIXED = " restore fixed"
+
+
+def phase(rec: dict, row: dict) -> str:
+    """The row's phase, marked for the boots (tag at-boot-fixed) whose restore has the fix."""
+    return row["phase"] + ("," + FIXED if "-at-boot-fixed-" in rec.get("path", "") else "")
 
 
 def share_pct(row: dict, who: str = "nic_thread") -> float:
@@ -70,12 +79,12 @@ def _where(w: dict | None) -> str:
     return f"CPU {w['cpu']} of {w['cpus']}, `{w['cgroup']}`" if w else "n/a"
 
 
-def _row(boot: int, r: dict) -> str:
+def _row(boot: int, rec: dict, r: dict) -> str:
     frames, misses = (int(w) for w in r["player"].split()[1:4:2])
     eth1 = (r.get("before") or {}).get("eth1_thread")
     e = eth1_pct(r)
     e_cell = "n/a" if e is None else f"{e:.1f}"
-    return (f"| {boot} | {r['phase']} | {r['order']} | {misses} of {frames} | "
+    return (f"| {boot} | {phase(rec, r)} | {r['order']} | {misses} of {frames} | "
             f"{share_pct(r):.1f} | {r['mbit_s']:.1f} | {r['receiver'].split()[1]} | "
             f"{_where((r.get('before') or {}).get('nic_thread'))} | "
             f"{_where(r.get('player_at_start'))} | "
@@ -85,7 +94,7 @@ def _row(boot: int, r: dict) -> str:
 def phases_of(rec: dict) -> dict[str, list[dict]]:
     out: dict[str, list[dict]] = {}
     for r in rec["result"]["rows"]:
-        out.setdefault(r["phase"], []).append(r)
+        out.setdefault(phase(rec, r), []).append(r)
     return out
 
 
@@ -93,8 +102,8 @@ def verdicts(recs: list[dict]) -> dict[str, list[str]]:
     """Per phase, the regime each boot was in."""
     out: dict[str, list[str]] = {}
     for rec in recs:
-        for phase, rows in phases_of(rec).items():
-            out.setdefault(phase, []).append(regime(rows))
+        for name, rows in phases_of(rec).items():
+            out.setdefault(name, []).append(regime(rows))
     return out
 
 
@@ -169,18 +178,18 @@ def section(recs: list[dict], suite: dict | None) -> list[str]:
             "datagrams read | NIC thread | player | eth1 thread CPUs | eth1 thread CPU % | "
             "eth0 IRQs |", "|---:|---|---|---:|---:|---:|---:|---|---|---|---:|---:|"]
     for i, rec in enumerate(recs, 1):
-        out += [_row(i, r) for r in rec["result"]["rows"]]
+        out += [_row(i, rec, r) for r in rec["result"]["rows"]]
     out += ["", "| phase | regime per boot | player above: misses | NIC thread CPU % | "
             "player below: misses | eth1 thread CPUs | eth1 thread CPU % |",
             "|---|---|---:|---:|---:|---|---:|"]
     v = verdicts(recs)
-    for phase in PHASES:
-        rows = [r for rec in recs for r in phases_of(rec).get(phase, [])]
+    for name in PHASES:
+        rows = [r for rec in recs for r in phases_of(rec).get(name, [])]
         if not rows:
             continue
         above = [r for r in rows if r["order"] == "above"]
         below = [r for r in rows if r["order"] == "below"]
-        out.append(f"| {phase} | {', '.join(v[phase])} | "
+        out.append(f"| {name} | {', '.join(v[name])} | "
                    f"{spread([int(r['player'].split()[3]) for r in above])} | "
                    f"{spread([round(share_pct(r), 1) for r in above])} | "
                    f"{spread([int(r['player'].split()[3]) for r in below])} | "

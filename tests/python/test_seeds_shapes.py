@@ -318,3 +318,25 @@ def test_the_regimes_shape_fails_on_the_two_regime_data():
     assert shapes.regimes_agree(on_time, on_time) == []
     assert shapes.regimes_agree(on_time, []) == ["player above: a phase without rows",
                                                  "player below: a phase without rows"]
+
+
+def _at_boot(tag: str) -> list[dict]:
+    return [json.loads(p.read_text())
+            for p in sorted(DATA.glob(f"player-fifo-regimes-icount-*-{tag}-2*.json"))]
+
+
+def test_in_the_suite_s_order_the_restore_left_the_sender_s_irq_thread_on_the_nic_s_cpu():
+    """irqresd's apply at boot, the hub's setup after it (the VM suite's order): before the
+    restore gave an IRQ thread back the CPUs of its IRQ that were all the root had, the
+    sender's NIC's thread (SCHED_FIFO 90) was left on both CPUs, ran on the NIC's and the
+    player above the NIC thread missed frames; with it, it stays on the sender's CPU and
+    the player is on time, as in the boots whose first irqres action came later."""
+    import regimes_report
+
+    before, fixed = _at_boot("at-boot"), _at_boot("at-boot-fixed")
+    assert before and fixed
+    for rec, cpus, verdict in [(r, "0-1", "between") for r in before] + [
+            (r, "0", "on time") for r in fixed]:
+        rows = _phase(rec, "boot apply restored")
+        assert regimes_report.regime(rows) == verdict, rows
+        assert {r["before"]["eth1_thread"]["cpus"] for r in rows} == {cpus}, rows
