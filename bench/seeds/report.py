@@ -847,6 +847,15 @@ def write_results(dest: Path = HERE, figures: bool = True) -> Path:
     else:
         status.append("| 5. adaptive budget vs fixed (`irqres tune`) | adaptive.py | "
                       "not measured yet |")
+    # Lee et al.'s experiment (process_aware.py): untagged boots; tagged ones are probes
+    pa = [f for f in newest("process-aware-icount-*.json")
+          if re.fullmatch(r"process-aware-icount-nice\d+-\d{8}T\d{6}\.json", f.name)]
+    if pa:
+        import process_aware_report
+        parts += process_aware_report.section(json.loads(pa[-1].read_text()))
+        used.append(json.loads(pa[-1].read_text()))
+    status.append("| process-aware: Lee et al., default vs coupled | process_aware.py | "
+                  + ("done |" if pa else "not measured yet |"))
     # experiment 2 before any irqres action and after its cycles (player_fifo.py --regimes)
     regimes = [json.loads(f.read_text()) for f in newest("player-fifo-regimes-icount-*.json")]
     if regimes:

@@ -286,6 +286,41 @@ def test_napi_goal_with_8_s_measurements_is_met_in_one_run_of_three():
     assert met == [True, False, False], met
 
 
+
+PA = record("process-aware-icount-nice0-20261126T055146.json")  # Lee et al.'s, 3 runs
+
+
+def _pa(run: int, mode: str) -> list[dict]:
+    return [r for r in PA["result"]["rows"] if r["run"] == run and r["mode"] == mode]
+
+
+@pytest.mark.parametrize("run", [0, 1, 2])
+def test_process_aware_shape_holds_coupled_and_fails_at_the_kernel_default(run):
+    coupled, default = _pa(run, "coupled"), _pa(run, "default")
+    rates = set(PA["params"]["rates"])
+    assert {r["rate"] for r in coupled} == {r["rate"] for r in default} == rates
+    assert all(["fifo", 10] in r["nic_seen"] for r in coupled)
+    assert all(r["nic_seen"] == [["fifo", 50]] for r in default)
+    assert shapes.process_aware(coupled) == [], shapes.process_aware(coupled)
+    # removed: the NIC thread left at the kernel's SCHED_FIFO 50 (it grew +74..76 %)
+    bad = shapes.process_aware(default)
+    assert len(bad) == 1 and "grew +7" in bad[0], bad
+
+
+def test_process_aware_goal_of_10_percent_is_met_coupled_in_one_run_of_three():
+    met = [run for run in (0, 1, 2) if not shapes.process_aware(_pa(run, "coupled"),
+                                                                 shapes.PA_GOAL)]
+    assert met == [1]
+
+
+def test_process_aware_shape_needs_two_rates_and_counts_misses():
+    rows = _pa(0, "coupled")
+    assert shapes.process_aware(rows[:1])
+    missed = copy.deepcopy(rows)
+    missed[-1]["high"]["out"] = "frames 100 misses 1"
+    assert any("missed 1" in b for b in shapes.process_aware(missed))
+
+
 # the boots with a phase before any irqres action (--at-boot boots have none)
 REGIMES = sorted(p for p in DATA.glob("player-fifo-regimes-icount-*.json")
                  if "-at-boot-" not in p.name)

@@ -20,6 +20,10 @@ pytestmark = [pytest.mark.vm, pytest.mark.slow]
 PPS = 100          # one datagram every 10 ms
 SECONDS = 8
 NIC = "irq/11-eth0"
+# interrupts the trace may hold beyond the guest's count: those between the events
+# going on and the first count, and between the last count and the trace's stop (the
+# e1000 raises one every 2 s when idle, and a datagram may still be on its way)
+EDGE_IRQS = 3
 
 
 def host_analyze(trace) -> dict:
@@ -53,14 +57,29 @@ def test_trace_analyze_recommend_apply(boot, demo_profile):
     report = host_analyze(trace)
     stats = nic_thread(report)["stats"]
     mean = stats["irq_interarrival"]["mean_ns"]
+    irqs = d["record"]["irqs"]
     vmrunner.say(f"analysis: sender period {period} ns, measured mean IRQ inter-arrival "
-                 f"{mean:.0f} ns over {stats['irq_requests']} requests")
-    # Under software emulation on a shared host the guest's vCPUs sometimes stall for
-    # 100 ms and more; datagrams that arrive meanwhile reach the guest together and take
-    # one interrupt. Hence the margins: most datagrams are single interrupts, and the
-    # mean stays within 15 % of the sender's period.
-    assert stats["irq_requests"] >= 0.8 * d["sent"], (stats, d["sent"])
-    assert abs(mean - period) <= 0.15 * period, (mean, period)
+                 f"{mean:.0f} ns over {stats['irq_requests']} requests; the guest counted "
+                 f"{irqs['count']} eth0 interrupts in {irqs['window_ns'] / 1e9:.2f} s")
+    # What the guest itself counted is the truth the trace is held to, whatever the host
+    # did: every interrupt of the window (/proc/interrupts, taken inside the trace) is in
+    # the trace, and the mean inter-arrival is the window's over its interrupts.
+    assert irqs["count"] is not None and irqs["count"] > 0, irqs
+    assert irqs["count"] <= stats["irq_requests"] <= irqs["count"] + EDGE_IRQS, (stats, irqs)
+    guest_mean = irqs["window_ns"] / irqs["count"]
+    assert abs(mean - guest_mean) <= 0.15 * guest_mean, (mean, guest_mean)
+    # The sender's period shows only where the host delivered the datagrams on time. Under
+    # software emulation on a shared host the guest's vCPUs sometimes stall for 100 ms and
+    # more, and datagrams that arrive meanwhile reach the guest together and take one
+    # interrupt; on a loaded host that is most of them (559 interrupts for 800 datagrams
+    # at load 12-15). Where most datagrams were interrupts of their own, the mean stays
+    # within 15 % of the sender's period.
+    if irqs["count"] >= 0.8 * d["sent"]:
+        assert abs(mean - period) <= 0.15 * period, (mean, period)
+    else:
+        vmrunner.say(f"analysis: the host delivered {d['sent']} datagrams in "
+                     f"{irqs['count']} interrupts (merged while the guest waited for a "
+                     f"host CPU): the sender's period is not asserted")
 
     # in the guest: numpy 1.24, the recommendation, applied for real
     assert d["analyze"]["rc"] == 0, d["analyze"]

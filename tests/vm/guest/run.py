@@ -16,6 +16,7 @@ import scenarios
 import seeds
 import seeds_disk
 import seeds_napi
+import seeds_pa
 import vmguest
 
 
@@ -32,7 +33,7 @@ def main() -> None:
             raise RuntimeError(f"installing the payload failed:\n{install_log[-2000:]}")
         # the seeds' experiments (bench/seeds/) live in their own module
         modules = (scenarios, seeds, seeds_disk, seeds_napi, enforcement, receive_path,
-                   faults, promise, coupling)
+                   faults, promise, coupling, seeds_pa)
         fn = next((getattr(m, "scenario_" + name) for m in modules
                    if hasattr(m, "scenario_" + name)), None)
         if fn is None:

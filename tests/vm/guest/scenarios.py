@@ -393,8 +393,23 @@ def scenario_drift_reload(runtime_ns: int, period_ns: int, deadline_ns: int,
             "journal": sh("journalctl -b -u irqresd.service --no-pager -o cat")}
 
 
+def _interrupts(name: str = "eth0") -> tuple[int, int]:
+    """(guest CLOCK_MONOTONIC ns, interrupts so far on every CPU) of the IRQ whose
+    /proc/interrupts line names ``name``."""
+    now = time.monotonic_ns()
+    for ln in (read("/proc/interrupts") or "").splitlines():
+        head, _, rest = ln.partition(":")
+        fields = rest.split()
+        if head.strip().isdigit() and fields and fields[-1] == name:
+            return now, sum(int(f) for f in fields if f.isdigit())
+    return now, -1
+
+
 def _record(path: str, load: str, seconds: int) -> tuple[dict, list[str]]:
-    """trace-cmd record while the host sends ``load``; returns the command and the reply."""
+    """trace-cmd record while the host sends ``load``; returns the command and the reply.
+    The command's ``irqs`` are eth0's interrupts as the guest counted them (guest time,
+    /proc/interrupts) from just after the trace's events were on to just before the
+    trace stopped: what the trace must show at least."""
     rec = subprocess.Popen(
         f"exec trace-cmd record -q -b 4096 {TRACE_EVENTS} -o {path}",
         shell=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -403,10 +418,14 @@ def _record(path: str, load: str, seconds: int) -> tuple[dict, list[str]]:
     enabled = "/sys/kernel/tracing/events/irq/irq_handler_entry/enable"
     wait_for(lambda: read(enabled) == "1" or rec.poll() is not None, 120, 0.05)
     time.sleep(0.3)
+    t0, n0 = _interrupts()
     reply = request(load)
+    t1, n1 = _interrupts()
     rec.send_signal(2)
     out, _ = rec.communicate(timeout=120)
-    return {"rc": rec.returncode, "out": out[-3000:]}, reply
+    return {"rc": rec.returncode, "out": out[-3000:],
+            "irqs": {"count": n1 - n0 if min(n0, n1) >= 0 else None,
+                     "window_ns": t1 - t0}}, reply
 
 
 def scenario_analysis(pps: int, seconds: int, size: int, port: int) -> dict:
@@ -422,10 +441,11 @@ def scenario_analysis(pps: int, seconds: int, size: int, port: int) -> dict:
     mark(f"analysis: host sent {reply[0]}, guest received {received['packets']}")
     snippet = os.path.join(OUT, "recommended.yaml")
     mark("analysis: irqres analyze in the guest")
-    # the response bound: under emulation an activation of the e1000 thread takes
-    # ~1.3 ms on average and up to ~26 ms, so the default bound (the mean inter-arrival,
-    # the sender's period) cannot be met 99 % of the time; 30 ms can
-    analyze = sh(f"irqres analyze {trace} --thread 'irq/*-eth0' --deadline 30ms --json "
+    # Default options, as a user runs it: under emulation an activation of the e1000
+    # thread takes ~1.3 ms on average and up to ~26 ms on a quiet host, and up to 650 ms
+    # where the host left the vCPU waiting (load 12-16), so no fixed response bound fits
+    # every run; the default searches the bounds near the measured use for one it can meet.
+    analyze = sh(f"irqres analyze {trace} --thread 'irq/*-eth0' --json "
                  f"--profile-out {snippet} > {OUT}/analyze.json", timeout=900)
     result = {"record": rec, "sent": int(reply[0]), "period_ns": int(reply[1]),
               "received": received, "analyze": analyze,

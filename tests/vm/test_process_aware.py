@@ -1,0 +1,42 @@
+"""Lee et al.'s process-aware experiment, short, on the seeds' icount testbed (bench/seeds/
+process_aware.py): a high-priority job (SCHED_FIFO 40) and a low-priority one on the NIC's
+CPU around a UDP server (SCHED_FIFO 10) under a rising load. Coupled (the NIC target
+``serves:`` the server's port), the high job's mean execution time at the highest rate
+is at most 25 % above the jobs-alone rate's (shapes.PA_GROWTH: the recorded runs grew
+6-12 % coupled and 74-76 % at the kernel default; the paper's 10 % is the goal RESULTS.md
+reports, met in 1 of 3 recorded runs) and it misses no deadline (bench/seeds/shapes.py
+process_aware, on guest-time data).
+
+IRQRES_PA_MODE=default runs the same test with the NIC thread left at the kernel's
+SCHED_FIFO 50: the assertion must then fail (the shape's cause removed)."""
+
+import os
+import sys
+
+import pytest
+import vmrunner
+
+sys.path.insert(0, str(vmrunner.REPO / "bench" / "seeds"))
+
+import process_aware
+import shapes
+
+pytestmark = [pytest.mark.vm, pytest.mark.slow]
+
+MODE = os.environ.get("IRQRES_PA_MODE", "coupled")
+
+
+def test_high_job_flat_when_the_nic_thread_serves_the_server(icount_boot):
+    if MODE not in ("coupled", "default"):
+        pytest.fail(f"IRQRES_PA_MODE={MODE!r}: coupled or default")
+    res = icount_boot("seeds_process_aware", timeout_s=1800,
+                      params=process_aware.guest_params(1, 2, [0, 450, 900], [MODE]))
+    rows = res.data["rows"]
+    for r in rows:
+        vmrunner.say(f"process-aware {MODE} {r['rate']}/s: high mean "
+                     f"{shapes.pa_mean_ns(r['high']) / 1e6:.2f} ms, {r['high']['out']}; "
+                     f"low {r['low']['out']}; server {r['server']}; NIC {r['nic_seen']}")
+    want = [["fifo", 10]] if MODE == "coupled" else [["fifo", 50]]
+    assert all(r["nic_seen"] == want for r in rows if r["rate"]), [r["nic_seen"] for r in rows]
+    bad = shapes.process_aware(rows)
+    assert bad == [], bad
