@@ -866,6 +866,14 @@ def write_results(dest: Path = HERE, figures: bool = True) -> Path:
         parts += accounting_report.section(json.loads(acct[-1].read_text()), traced[-1:])
     status.append("| accounting accuracy, two receivers (Zhang and West) | "
                   "accounting_accuracy.py | " + ("done |" if acct else "not measured yet |"))
+    # experiment 2 before any irqres action and after its cycles (player_fifo.py --regimes)
+    regimes = [json.loads(f.read_text()) for f in newest("player-fifo-regimes-icount-*.json")]
+    if regimes:
+        import regimes_report
+        suite = newest("player-fifo-suite-boots-*.json")
+        parts += regimes_report.section(regimes, json.loads(suite[-1].read_text())
+                                        if suite else None)
+        used += regimes
     values |= reading.load_range(used)
     extra = reading.unused([head, tail], values)
     if extra:

@@ -333,3 +333,46 @@ def accounting_accurate(rows: list[dict], bound: float = ACCT_ERROR) -> list[str
                 bad.append(f"{where}: port {r['port']}: accounted {r['accounted_ns']} ns, "
                            f"true {r['truth_ns']} ns: error {100 * r['error']:+.1f} %")
     return bad
+
+
+# Experiment 2 before any irqres action and after apply/restore cycles in one boot
+# (player_fifo.py --regimes): per order of the player and the NIC thread, the player's
+# misses within REGIME_MISS_PTS points of its frames and the NIC thread's throughput
+# within REGIME_MBIT_S Mbit/s. The two regimes the VM suite's boots showed are 76 points
+# and 52 Mbit/s apart with the player above the NIC thread (44 points, 8 Mbit/s below).
+REGIME_MISS_PTS = 20.0
+REGIME_MBIT_S = 15.0
+
+
+def _miss_pct(row: dict) -> float:
+    frames = int(row["player"].split()[1])
+    return 100.0 * _misses(row) / max(frames, 1)
+
+
+def _median(xs: list[float]) -> float:
+    s = sorted(xs)
+    n = len(s)
+    return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2
+
+
+def regimes_agree(first: list[dict], second: list[dict]) -> list[str]:
+    """Experiment 2's rows of two phases (``first``, e.g. before any irqres action, and
+    ``second``, after apply/restore cycles): for each order of the player, the medians of
+    its missed frames (% of its frames) and of the NIC thread's throughput agree."""
+    bad = []
+    for order in ("above", "below"):
+        a = [r for r in first if r["order"] == order]
+        b = [r for r in second if r["order"] == order]
+        if not a or not b:
+            bad.append(f"player {order}: a phase without rows")
+            continue
+        ma, mb = _median([_miss_pct(r) for r in a]), _median([_miss_pct(r) for r in b])
+        if abs(ma - mb) > REGIME_MISS_PTS:
+            bad.append(f"player {order}: misses {ma:.0f} % of frames against {mb:.0f} %, "
+                       f"more than {REGIME_MISS_PTS:g} points apart")
+        ta = _median([r["mbit_s"] for r in a])
+        tb = _median([r["mbit_s"] for r in b])
+        if abs(ta - tb) > REGIME_MBIT_S:
+            bad.append(f"player {order}: NIC thread {ta:.1f} Mbit/s against {tb:.1f}, more "
+                       f"than {REGIME_MBIT_S:g} Mbit/s apart")
+    return bad

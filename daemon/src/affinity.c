@@ -186,9 +186,18 @@ static int irq_thread_cpus(const char *comm, cpu_set_t *want)
 	return 0;
 }
 
-/* What one noted thread is to have: 0 and *want, or -ENOENT for nothing. */
-static int intended(const struct affinity_watch *w, const struct state_owed *s,
-		    cpu_set_t *want)
+/* An IRQ thread whose CPUs are exactly those its (started) IRQ is handled on: they are
+ * its IRQ's, not the root's, even when a partition left the root no other CPU (its IRQ
+ * moved there meanwhile). */
+static bool irq_own(const char *comm, const cpu_set_t *cpus)
+{
+	cpu_set_t irq;
+
+	return irq_thread_cpus(comm, &irq) == 0 && CPU_EQUAL(&irq, cpus);
+}
+
+int affinity_intended(const struct affinity_watch *w, const struct state_owed *s,
+		      cpu_set_t *want)
 {
 	const struct state_owed *o = find(&owed, s);
 
@@ -200,7 +209,7 @@ static int intended(const struct affinity_watch *w, const struct state_owed *s,
 	}
 	if (o)
 		*want = o->cpus;
-	else if (!follows_root(w, &s->cpus))
+	else if (!follows_root(w, &s->cpus) || irq_own(s->comm, &s->cpus))
 		*want = s->cpus;
 	else if (!rederive_irq || irq_thread_cpus(s->comm, want))
 		return -ENOENT;
@@ -217,7 +226,7 @@ int affinity_watch_end(struct affinity_watch *w)
 		cpu_set_t now, want;
 		int rc = 0;
 
-		if (intended(w, s, &want))
+		if (affinity_intended(w, s, &want))
 			continue;
 		if (!discover_still_same(&ti) || sched_getaffinity(s->pid, sizeof(now), &now) < 0) {
 			owe(s, NULL, NULL);

@@ -13,7 +13,9 @@
  *    worked on) with fewer CPUs than the root had
  *    before the change keeps (or gets back) those CPUs, as far as its cgroup allows; what
  *    it cannot have while a partition holds its CPUs is given back at a later change,
- *    when the partition goes. Such a thread's CPUs are remembered while any partition
+ *    when the partition goes. An IRQ thread whose CPUs are exactly its IRQ's keeps them
+ *    even when the root had no other CPU (its IRQ moved there while a partition held
+ *    the rest): the removal's rewrite would give it every CPU. Such a thread's CPUs are remembered while any partition
  *    exists (the root's CPUs can shrink to exactly a thread's own), and forgotten when
  *    someone else changes them meanwhile. A thread with all of the root's CPUs follows
  *    the root: the kernel's rewrite is what it would have had;
@@ -58,6 +60,12 @@ int affinity_watch_save(const struct affinity_watch *w, struct state *st);
 /* Gives back what the change took from each noted IRQ thread (see above) and frees the
  * watch; returns how many threads have all of it back. */
 int affinity_watch_end(struct affinity_watch *w);
+
+/* What the noted thread s is to have after the change w watched: 0 and *want, or
+ * -ENOENT when it follows the root (the kernel's rewrite stands). An IRQ thread whose
+ * CPUs are exactly its IRQ's keeps them even when they were all the root had. */
+int affinity_intended(const struct affinity_watch *w, const struct state_owed *s,
+		      cpu_set_t *want);
 
 /* Records what is owed now in st (after a change, or a put-back). */
 int affinity_owed_save(struct state *st);

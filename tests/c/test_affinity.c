@@ -12,6 +12,7 @@
 #include "affinity.h"
 #include "children.h"
 #include "discover.h"
+#include "fixtree.h"
 
 static int teardown(void **unused)
 {
@@ -132,12 +133,59 @@ static void test_settle_gives_back_a_crashed_runs_owed_cpus(void **unused)
 	state_free(&st);
 }
 
+static struct state_owed noted(const char *comm, int cpu_a, int cpu_b)
+{
+	struct state_owed s = { .pid = 1000, .starttime = 42 };
+
+	snprintf(s.comm, sizeof(s.comm), "%s", comm);
+	CPU_ZERO(&s.cpus);
+	CPU_SET(cpu_a, &s.cpus);
+	CPU_SET(cpu_b, &s.cpus);
+	return s;
+}
+
+/* A partition holds CPU 1: the root has CPU 0 alone. The sender's NIC's IRQ (10) was
+ * moved to CPU 0 meanwhile and its thread followed it; removing the partition gives
+ * every root task both CPUs. The thread keeps CPU 0, its IRQ's; a thread whose IRQ is
+ * on CPU 1, or no IRQ thread, with the root's CPUs follows the root; one with fewer
+ * than the root keeps its own. */
+static void test_an_irq_thread_keeps_its_irq_s_cpus_that_were_all_the_root_had(void **unused)
+{
+	struct affinity_watch w = { 0 };
+	struct state_owed eth1 = noted("irq/10-eth1", 0, 0), other = noted("irq/11-eth0", 0, 0);
+	struct state_owed kworker = noted("kworker/0:1", 0, 0), one = noted("irq/11-eth0", 1, 1);
+	cpu_set_t want;
+
+	fixtree_file("proc/irq/10/effective_affinity_list", "0\n");
+	fixtree_file("proc/irq/10/smp_affinity_list", "0\n");
+	fixtree_file("proc/irq/11/effective_affinity_list", "1\n");
+	fixtree_file("proc/irq/11/smp_affinity_list", "0-1\n");
+	CPU_ZERO(&w.root);
+	CPU_SET(0, &w.root);
+	assert_int_equal(affinity_intended(&w, &eth1, &want), 0);
+	assert_true(CPU_EQUAL(&want, &eth1.cpus));
+	assert_int_equal(affinity_intended(&w, &other, &want), -ENOENT);
+	assert_int_equal(affinity_intended(&w, &kworker, &want), -ENOENT);
+	CPU_SET(1, &w.root);		/* no partition: the root has both */
+	assert_int_equal(affinity_intended(&w, &one, &want), 0);
+	assert_true(CPU_EQUAL(&want, &one.cpus));
+}
+
+static int fixtree_done(void **state)
+{
+	irqres_paths_default();
+	return fixtree_teardown(state);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_put_back_a_moved_task, teardown),
 		cmocka_unit_test(test_watch_touches_nothing_unchanged),
 		cmocka_unit_test_teardown(test_settle_gives_back_a_crashed_runs_owed_cpus, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_an_irq_thread_keeps_its_irq_s_cpus_that_were_all_the_root_had,
+			fixtree_setup_roots, fixtree_done),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -361,3 +361,59 @@ def test_accounting_accuracy_fails_when_the_accounting_is_off():
     rows[0]["after"]["error"] = "tracefs /sys/kernel/tracing: creating the instance: EACCES"
     bad = shapes.accounting_accurate(rows, shapes.ACCT_BOUND)
     assert len(bad) == 1 and "accounting off" in bad[0], bad
+
+
+# the boots with a phase before any irqres action (--at-boot boots have none)
+REGIMES = sorted(p for p in DATA.glob("player-fifo-regimes-icount-*.json")
+                 if "-at-boot-" not in p.name)
+SUITE_BOOTS = record("player-fifo-suite-boots-20261126T050800.json")
+
+
+def _phase(rec: dict, phase: str) -> list[dict]:
+    return [r for r in rec["result"]["rows"] if r["phase"] == phase]
+
+
+@pytest.mark.parametrize("path", REGIMES, ids=lambda p: p.name)
+def test_experiment_2_agrees_before_any_irqres_action_and_after_its_cycles(path):
+    """player_fifo.py --regimes: in each boot, experiment 2 before irqresd first ran and
+    after the seeds boot's apply/restore cycles is in the same regime, and every restore
+    left the scheduler's fingerprint as it was before the first apply."""
+    rec = json.loads(path.read_text())
+    assert shapes.regimes_agree(_phase(rec, "before"), _phase(rec, "after cycles")) == []
+    assert all(d == [] for d in rec["result"]["fingerprint_diffs"].values()), (
+        rec["result"]["fingerprint_diffs"])
+
+
+def test_the_regimes_shape_fails_on_the_two_regime_data():
+    """The VM suite's boots in each regime (the player above the NIC thread on time, the
+    NIC thread sharing the CPU; or the NIC thread starved): the shape rejects the pair,
+    on the player's misses and the NIC thread's throughput with the player above."""
+    on_time, starved = (b["rows"] for b in SUITE_BOOTS["boots"])
+    bad = shapes.regimes_agree(on_time, starved)
+    assert any(b.startswith("player above: misses") for b in bad), bad
+    assert any(b.startswith("player above: NIC thread") for b in bad), bad
+    assert shapes.regimes_agree(on_time, on_time) == []
+    assert shapes.regimes_agree(on_time, []) == ["player above: a phase without rows",
+                                                 "player below: a phase without rows"]
+
+
+def _at_boot(tag: str) -> list[dict]:
+    return [json.loads(p.read_text())
+            for p in sorted(DATA.glob(f"player-fifo-regimes-icount-*-{tag}-2*.json"))]
+
+
+def test_in_the_suite_s_order_the_restore_left_the_sender_s_irq_thread_on_the_nic_s_cpu():
+    """irqresd's apply at boot, the hub's setup after it (the VM suite's order): before the
+    restore gave an IRQ thread back the CPUs of its IRQ that were all the root had, the
+    sender's NIC's thread (SCHED_FIFO 90) was left on both CPUs, ran on the NIC's and the
+    player above the NIC thread missed frames; with it, it stays on the sender's CPU and
+    the player is on time, as in the boots whose first irqres action came later."""
+    import regimes_report
+
+    before, fixed = _at_boot("at-boot"), _at_boot("at-boot-fixed")
+    assert before and fixed
+    for rec, cpus, verdict in [(r, "0-1", "between") for r in before] + [
+            (r, "0", "on time") for r in fixed]:
+        rows = _phase(rec, "boot apply restored")
+        assert regimes_report.regime(rows) == verdict, rows
+        assert {r["before"]["eth1_thread"]["cpus"] for r in rows} == {cpus}, rows

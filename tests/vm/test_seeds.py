@@ -122,11 +122,11 @@ def check_shapes(d: dict, out: Path) -> None:
                  f"{by['above']['mbit_s']:.1f} Mbit/s; below {misses['below']} misses, "
                  f"{by['below']['mbit_s']:.1f} Mbit/s")
     # Below the NIC thread the player misses frames. Above it, two regimes have been seen
-    # (bench/seeds/OBSERVATIONS.md): the NIC thread starved and the player
-    # missing frames anyway (the unexplained one, seen while irqresd waited in place at
-    # an apply), or the player on time and the NIC thread on the CPU the player leaves,
-    # at the throughput it gets below (seen since irqresd stopped waiting in place):
-    # which one a boot shows is measured there, not asserted here.
+    # (bench/seeds/RESULTS.md, "Experiment 2's two regimes"): the NIC thread starved and
+    # the player missing frames anyway, or the player on time and the NIC thread on the
+    # CPU the player leaves. Experiment 2 run before any irqres action and after the
+    # apply/restore cycles of this boot agrees in the same boot (player_fifo.py
+    # --regimes): which regime a boot shows is measured there, not asserted here.
     assert misses["below"] > 0, by["below"]
     dl = d["player_dl"]["rows"][0]
     vmrunner.say(f"seeds player reserved (20,40) ms, NIC (18,100) ms: {dl['player']}, "

@@ -14,7 +14,20 @@ import re
 import subprocess
 import time
 
-from vmguest import CGROUP, OUT, mark, read, sched_attr, sh, thread, wait_for
+from vmguest import (
+    CGROUP,
+    OUT,
+    cgroup_of,
+    cpus_allowed,
+    fingerprint,
+    fingerprint_diff,
+    mark,
+    read,
+    sched_attr,
+    sh,
+    thread,
+    wait_for,
+)
 
 NIC_THREAD = r"irq/\d+-eth0"
 SEEDLOAD = "/payload/extra/seedload"
@@ -448,6 +461,192 @@ def scenario_seeds_player_fifo(runs: int, seconds: int, period_ns: int, work_ns:
             rows.append(r)
             mark(f"player {order} NIC, run {run}: {r['player']}, {r['mbit_s']:.1f} Mbit/s")
     return {"setup": setup, "rows": rows}
+
+
+def _where(pid: int | None) -> dict | None:
+    """The CPU a task last ran on (/proc/PID/stat field 39), its CPUs and cgroup, and the
+    CPU time it has had (ns, /proc/PID/schedstat)."""
+    stat = read(f"/proc/{pid}/stat") if pid else None
+    if not stat:
+        return None
+    run = (read(f"/proc/{pid}/schedstat") or "0").split()[0]
+    return {"pid": pid, "cpu": int(stat[stat.rindex(")") + 2:].split()[36]),
+            "cpus": cpus_allowed(pid), "cgroup": cgroup_of(pid), "run_ns": int(run)}
+
+
+def _irq_counts(irq: int) -> list[int]:
+    """eth0's interrupts per CPU (/proc/interrupts)."""
+    line = next((x for x in (read("/proc/interrupts") or "").splitlines()
+                 if x.strip().startswith(f"{irq}:")), "")
+    return [int(w) for w in line.split()[1:1 + (os.cpu_count() or 1)] if w.isdigit()]
+
+
+def _delta_list(a: list[int], b: list[int]) -> list[int]:
+    return [y - x for x, y in zip(a, b, strict=False)]
+
+
+def _placement(setup: dict) -> dict:
+    """Where the network path of eth0 runs now: the NIC thread, eth0's interrupt (its
+    affinity, effective CPUs and counts per CPU), ksoftirqd of the NIC's CPU, NAPI
+    threaded or not, and irqresd's state."""
+    irq = _irq_of("eth0")
+    nic = thread(NIC_THREAD)
+    snd = thread(r"irq/\d+-eth1")
+    return {"nic_thread": _where(nic and nic["pid"]), "nic_sched": nic and nic["sched"],
+            "irq": irq, "irq_affinity": read(f"/proc/irq/{irq}/smp_affinity_list"),
+            "irq_effective": read(f"/proc/irq/{irq}/effective_affinity_list"),
+            "irq_counts": _irq_counts(irq) if irq is not None else [],
+            "eth1_thread": _where(snd and snd["pid"]), "eth1_sched": snd and snd["sched"],
+            "eth1_effective": read(f"/proc/irq/{setup['eth1_irq']}/effective_affinity_list"),
+            "eth1_counts": _irq_counts(setup["eth1_irq"]),
+            "ksoftirqd": _where(_ksoftirqd(setup["nic_cpu"])),
+            "threaded_napi": read("/sys/class/net/eth0/threaded"),
+            "irqresd": _irqresd_state()}
+
+
+def _player_rows(setup: dict, phase: str, runs: int, seconds: int, period_ns: int,
+                 work_ns: int, flood_period_ns: int, size: int, port: int) -> list[dict]:
+    """Experiment 2's rows (the player above, then below the NIC thread) with where every
+    piece ran: the player's CPU and cgroup as it started, the path's before and after."""
+    rows = []
+    tag = phase.replace(" ", "-")
+    for run in range(runs):
+        for order, prio in (("above", 60), ("below", 40)):
+            seen: dict = {}
+
+            def where_player(pl, seen=seen):
+                wait_for(lambda: read(f"/proc/{pl.pid}/comm") == "seedplayer", 5, 0.002)
+                seen["player_at_start"] = _where(pl.pid)
+
+            nic = nic_fifo50()
+            before = _placement(setup)
+            r = _loaded_player(setup, None, port, seconds, period_ns, work_ns,
+                               flood_period_ns, size, f"chrt -f {prio}",
+                               os.path.join(OUT, f"regimes-{tag}-{run}-{order}.txt"),
+                               before_player=where_player)
+            after = _placement(setup)
+            r.update({"phase": phase, "run": run, "order": order, "player_prio": prio,
+                      "thread": nic, **seen, "before": before, "after": after,
+                      "irq_delta": _delta_list(before["irq_counts"], after["irq_counts"]),
+                      "eth1_delta": _delta_list(before["eth1_counts"], after["eth1_counts"])})
+            rows.append(r)
+            mark(f"regimes {phase}: player {order} NIC, run {run}: {r['player']}, "
+                 f"{r['mbit_s']:.1f} Mbit/s, {r['receiver']}, irqs {r['irq_delta']}")
+    return rows
+
+
+def scenario_seeds_player_fifo_regimes(runs: int, seconds: int, period_ns: int, work_ns: int,
+                                       flood_period_ns: int, size: int,
+                                       cycles: list[list[int]], suite_order: bool = False,
+                                       experiments: dict | None = None,
+                                       at_boot: bool = False, port: int = 5001) -> dict:
+    """Experiment 2 twice in one boot: (a) before irqres has done anything (irqresd not
+    started), then (b) after the apply/restore cycles the VM suite's seeds boot makes
+    before its experiment 2: irqresd started (it applies the profile), then for each
+    (Q, T) of ``cycles`` the profile applied with the NIC thread at (Q, T) and restored
+    (the latency experiment's), and one more restore (the tools experiment's). The
+    scheduler's fingerprint is taken before the first apply and after every restore;
+    its differences are kept. ``suite_order``: two more phases, (c) after the suite's
+    order of events is reproduced (_suite_order()), (d) then with the eth1 thread
+    allowed on the sender's CPU alone again. ``experiments`` ({"latency": ..., "tools":
+    ...}: their scenarios' parameters): two more phases, after the latency and tools
+    experiments themselves have run, then with the tracing they leave reset. ``at_boot``:
+    irqresd enabled at boot instead (the VM suite's order: hub_setup() after its first
+    apply), see _regimes_at_boot()."""
+    exp = {"runs": runs, "seconds": seconds, "period_ns": period_ns, "work_ns": work_ns,
+           "flood_period_ns": flood_period_ns, "size": size, "port": port}
+    if at_boot:
+        return _regimes_at_boot(exp, experiments)
+    setup = hub_setup()
+    rows = _player_rows(setup, "before", **exp)
+    first = fingerprint("before any apply")
+    diffs = {}
+    sh("systemctl start irqresd.service")
+    if not wait_for(lambda: _irqresd_state() == "active", 60, 0.2)[0]:
+        raise RuntimeError(f"irqresd did not start:\n{_journal()}")
+    applied = [{"reserved": "profile at start", "thread": wait_deadline(NIC_THREAD, 2_000_000,
+                                                                         10_000_000)}]
+    nic_fifo50()
+    diffs["restore after start"] = fingerprint_diff(first, fingerprint("restore 0"))
+    for i, (q, t) in enumerate(cycles):
+        applied.append({"reserved": [q, t], "thread": nic_reserved(q, t)})
+        nic_fifo50()
+        diffs[f"restore after ({q}, {t})"] = fingerprint_diff(first, fingerprint(f"r{i + 1}"))
+    nic_fifo50()
+    diffs["restore again"] = fingerprint_diff(first, fingerprint("restore again"))
+    rows += _player_rows(setup, "after cycles", **exp)
+    controls = {}
+    if suite_order:
+        controls["suite order"] = _suite_order(setup, cycles[0])
+        rows += _player_rows(setup, "suite order", **exp)
+        controls["eth1 thread pinned"] = _eth1_thread_cpus(setup, str(setup["sender_cpu"]))
+        rows += _player_rows(setup, "eth1 thread pinned", **exp)
+    if experiments:
+        controls["tracing before the experiments"] = _tracing()
+        scenario_seeds_latency(**experiments["latency"])
+        scenario_seeds_tools(**experiments["tools"])
+        controls["tracing after the experiments"] = _tracing()
+        diffs["after the experiments"] = fingerprint_diff(first, fingerprint("experiments"))
+        rows += _player_rows(setup, "after the experiments", **exp)
+        sh("trace-cmd reset")
+        controls["tracing reset"] = _tracing()
+        rows += _player_rows(setup, "tracing reset", **exp)
+    return {"setup": setup, "rows": rows, "applied": applied, "fingerprint_diffs": diffs,
+            "controls": controls, "apply_refusals": REFUSALS,
+            "interrupts": read("/proc/interrupts")}
+
+
+def _regimes_at_boot(exp: dict, experiments: dict | None) -> dict:
+    """Experiment 2 as the VM suite's seeds boot has it: irqresd applied the profile at
+    boot, hub_setup() after it, the NIC thread restored; then (``experiments``) after the
+    latency and tools experiments."""
+    wait_for(lambda: _irqresd_state() in ("active", "failed"), 60, 0.2)
+    setup = hub_setup()
+    nic_fifo50()
+    rows = _player_rows(setup, "boot apply restored", **exp)
+    controls = {"tracing before the experiments": _tracing()}
+    if experiments:
+        scenario_seeds_latency(**experiments["latency"])
+        scenario_seeds_tools(**experiments["tools"])
+        controls["tracing after the experiments"] = _tracing()
+        rows += _player_rows(setup, "after the experiments", **exp)
+    return {"setup": setup, "rows": rows, "fingerprint_diffs": {}, "controls": controls,
+            "apply_refusals": REFUSALS, "interrupts": read("/proc/interrupts")}
+
+
+def _tracing() -> dict:
+    """What tracefs is left doing: tracing on or off, the enabled events, the buffer."""
+    return {f: read(os.path.join(TRACEFS, f)) for f in ("tracing_on", "set_event",
+                                                         "current_tracer", "buffer_size_kb",
+                                                         "trace_clock", "tracing_cpumask")}
+
+
+def _eth1_thread_cpus(setup: dict, cpus: str) -> dict:
+    """The sender's NIC's IRQ thread (SCHED_FIFO 90) allowed on ``cpus``; where it is."""
+    t = thread(r"irq/\d+-eth1")
+    sh(f"taskset -p -c {cpus} {t['pid']}", check=True)
+    return {"eth1_thread": _where(t["pid"]),
+            "eth1_affinity": read(f"/proc/irq/{setup['eth1_irq']}/smp_affinity_list")}
+
+
+def _suite_order(setup: dict, reserved: list[int]) -> dict:
+    """The order of the VM suite's seeds boot, where irqresd has made the NIC's partition
+    before hub_setup() moves eth1's interrupt to the sender's CPU: eth1's interrupt and
+    thread on every CPU (as at boot), the profile applied (partition made), eth1's
+    interrupt moved to the sender's CPU and fired (its thread follows it), restored
+    (partition removed). Returns the eth1 thread's placement at each step."""
+    irq1 = setup["eth1_irq"]
+    sh(f"echo 0-{setup['ncpu'] - 1} > /proc/irq/{irq1}/smp_affinity_list", check=True)
+    steps = {"as at boot": _eth1_thread_cpus(setup, f"0-{setup['ncpu'] - 1}")}
+    nic_reserved(*reserved)
+    sh(f"echo {setup['sender_cpu']} > /proc/irq/{irq1}/smp_affinity_list", check=True)
+    sh(f"ip netns exec {NS} ping -c 3 -i 0.2 {RX_ADDR}")
+    t = thread(r"irq/\d+-eth1")
+    steps["moved, partition made"] = {"eth1_thread": _where(t["pid"])}
+    nic_fifo50()
+    steps["restored"] = {"eth1_thread": _where(t["pid"]),
+                         "eth1_effective": read(f"/proc/irq/{irq1}/effective_affinity_list")}
+    return steps
 
 
 def scenario_seeds_shapes(latency: dict, tools: dict, player: dict,
