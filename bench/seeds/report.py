@@ -401,10 +401,13 @@ def offered_mbit_s(r: dict, size: int) -> float:
 
 
 def _load_cells(rs: list[dict], size: int) -> str:
-    """Offered load achieved, the application's and the NIC thread's throughput, and the
-    datagrams the receiver read of those sent: table cells, median [min..max]."""
+    """Offered load achieved, the application's throughput and its share of the offered,
+    the NIC thread's throughput, and the datagrams the receiver read of those sent: table
+    cells, median [min..max]."""
+    share = [round(100 * app_mbit_s(r, size) / offered_mbit_s(r, size), 1) for r in rs]
     return (f"{spread([round(offered_mbit_s(r, size), 1) for r in rs])} | "
             f"{spread([round(app_mbit_s(r, size), 1) for r in rs])} | "
+            f"{spread(share)} % | "
             f"{spread([round(r['mbit_s'], 1) for r in rs])} | "
             f"{spread([_count(r['receiver']) for r in rs])} of "
             f"{spread([_count(r['sender']) for r in rs])}")
@@ -415,7 +418,9 @@ THROUGHPUT_WORDS = (
     "span in guest time (the sender's releases are absolute, but a flood of {seconds} "
     "guest-seconds lasts longer when the sender's vCPU is held up, so the rows did not "
     "see the same load). *Application* is what the receiver read (its datagrams' payload "
-    "over the same span; it reads until 2 s after the last datagram); *NIC thread* is what "
+    "over the same span; it reads until 2 s after the last datagram); *of offered* is the "
+    "application's over the offered, per run, which compares rows whose offered load "
+    "differs; *NIC thread* is what "
     "the NIC thread took off the ring (eth0 rx_bytes over the span, headers included).")
 
 
@@ -430,8 +435,8 @@ def player_fifo_section(rec: dict, png: Path, draw: bool = True) -> list[str]:
            + THROUGHPUT_WORDS.format(seconds=p["seconds"]), "",
            *provenance(rec), "",
            "| player vs NIC thread (SCHED_FIFO 50) | runs | offered (Mbit/s) | "
-           "application (Mbit/s) | NIC thread (Mbit/s) | datagrams read (of sent) | "
-           "player deadline misses | frames |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
+           "application (Mbit/s) | of offered | NIC thread (Mbit/s) | datagrams read (of sent) | "
+           "player deadline misses | frames |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for order, title in (("above", "player above (FIFO 60)"), ("below", "player below (FIFO 40)")):
         rs = [r for r in rows if r["order"] == order]
         if not rs:
@@ -456,10 +461,10 @@ def player_dl_section(rec: dict, png: Path, draw: bool = True) -> list[str]:
            + THROUGHPUT_WORDS.format(seconds=p["seconds"]), "",
            *provenance(rec), "",
            "| test | player (Q,T) ms | NIC (Q,T) ms | NIC Q/T | runs | offered (Mbit/s) | "
-           "application (Mbit/s) | NIC thread (Mbit/s) | datagrams read (of sent) | "
+           "application (Mbit/s) | of offered | NIC thread (Mbit/s) | datagrams read (of sent) | "
            "player deadline misses | player policy seen | CPU share: NIC thread | "
            "CPU share: ksoftirqd |",
-           "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|"]
+           "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|"]
     for t in sorted({r["test"] for r in rows}):
         rs = [r for r in rows if r["test"] == t]
         r0 = rs[0]
