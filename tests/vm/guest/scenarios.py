@@ -405,6 +405,20 @@ def _interrupts(name: str = "eth0") -> tuple[int, int]:
     return now, -1
 
 
+# The window's edges, written into the trace (trace_marker): trace-cmd record turns
+# tracing on some time after the events' enable files show 1, later on a loaded host, so
+# the trace says itself whether it holds the whole window.
+WINDOW_MARK = "irqres-vm: counted window"
+
+
+def _marker(text: str) -> None:
+    try:
+        with open("/sys/kernel/tracing/trace_marker", "w") as f:
+            f.write(text + "\n")
+    except OSError:
+        pass
+
+
 def _record(path: str, load: str, seconds: int) -> tuple[dict, list[str]]:
     """trace-cmd record while the host sends ``load``; returns the command and the reply.
     The command's ``irqs`` are eth0's interrupts as the guest counted them (guest time,
@@ -419,8 +433,10 @@ def _record(path: str, load: str, seconds: int) -> tuple[dict, list[str]]:
     wait_for(lambda: read(enabled) == "1" or rec.poll() is not None, 120, 0.05)
     time.sleep(0.3)
     t0, n0 = _interrupts()
+    _marker(f"{WINDOW_MARK} start, eth0 interrupts {n0}")
     reply = request(load)
     t1, n1 = _interrupts()
+    _marker(f"{WINDOW_MARK} end, eth0 interrupts {n1}")
     rec.send_signal(2)
     out, _ = rec.communicate(timeout=120)
     return {"rc": rec.returncode, "out": out[-3000:],
