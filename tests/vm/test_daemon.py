@@ -25,7 +25,9 @@ NIC = r"irq/11-eth0"
 # its next interrupt; when irqresd is quicker than the e1000's first interrupts after it
 # is opened, the next one is its watchdog's, every 2 s of an idle link.
 HOTPLUG_BOUND_S = 4.0
-DRIFT_BOUND_S = 3.0  # the default rescan is 1 s; guest time stretches under emulation
+# The default rescan is 1 s; a starved TCG guest's rescans run late in guest time
+# (3.0 and 3.1 s on 6.1 at host load 14, docs/vm.md): five rescans' worth.
+DRIFT_BOUND_S = 5.0
 
 
 def unit_rttime_us() -> list[str]:
