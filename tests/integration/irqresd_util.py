@@ -81,6 +81,17 @@ def kernel_dl_total() -> int | None:
     return None
 
 
+def _settled_dl_total(reads: int = 4, gap: float = 0.05) -> int | None:
+    """The kernel's total once the recount a write of sched_rt_runtime_us started has
+    settled: the same in ``reads`` reads ``gap`` s apart (at most 2 s)."""
+    end = time.monotonic() + 2.0
+    seen = [kernel_dl_total()]
+    while time.monotonic() < end and (len(seen) < reads or len(set(seen[-reads:])) > 1):
+        time.sleep(gap)
+        seen.append(kernel_dl_total())
+    return seen[-1]
+
+
 def recount_kernel_dl_bandwidth(timeout: float = 120) -> None:
     """Puts the kernel's deadline accounting right before a test (docs/enforcement.md):
     6.18 keeps the bandwidth of tasks that left SCHED_DEADLINE asleep (a write of
@@ -94,7 +105,7 @@ def recount_kernel_dl_bandwidth(timeout: float = 120) -> None:
             RT_RUNTIME.write_text(RT_RUNTIME.read_text())
         except OSError:
             pass
-        total = kernel_dl_total()
+        total = _settled_dl_total()
         if total is None or total >= 0:
             return
         if time.monotonic() > end:
