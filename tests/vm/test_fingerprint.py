@@ -104,3 +104,20 @@ def test_processes_and_units_come_and_go(prints):
     assert fingerprint_diff(before, after) == []
     after["cgroups"]["/irqres-cpu1"] = {}
     assert fingerprint_diff(before, after) == ["cgroup /irqres-cpu1 left"]
+
+
+def test_an_irq_thread_whose_device_freed_its_irq_is_not_a_difference(prints):
+    # 6.12, CI: the 8250 driver frees ttyS0's IRQ when the port's last user closes it,
+    # and the kernel ends irq/4-ttyS0; nothing irqres did or could restore
+    before = copy.deepcopy(prints["before"])
+    after = copy.deepcopy(prints["restored"])
+    tid = _tid(before, NIC)
+    after["threads"] = {k: t for k, t in after["threads"].items() if t["comm"] != NIC}
+    after["irq_actions"] = {"11": []}
+    assert fingerprint_diff(before, after) == []
+    # while the IRQ still has its handler, the thread's end is named
+    after["irq_actions"] = {"11": ["eth0"]}
+    assert fingerprint_diff(before, after) == [f"thread {NIC} (tid {tid}) gone"]
+    # a fingerprint that did not record the handlers cannot tell: named
+    del after["irq_actions"]
+    assert fingerprint_diff(before, after) == [f"thread {NIC} (tid {tid}) gone"]

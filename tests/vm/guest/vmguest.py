@@ -392,6 +392,19 @@ def _domains_now() -> dict[str, str]:
     return out
 
 
+def _irq_actions_now() -> dict[str, list[str]]:
+    """Each IRQ's handlers as /proc/irq/N/ lists them (a directory per action name)."""
+    out: dict[str, list[str]] = {}
+    for n in os.listdir("/proc/irq"):
+        if n.isdigit():
+            try:
+                out[n] = sorted(e for e in os.listdir(f"/proc/irq/{n}")
+                                if os.path.isdir(f"/proc/irq/{n}/{e}"))
+            except OSError:
+                continue
+    return out
+
+
 def fingerprint(label: str) -> dict:
     """The scheduler state irqres can touch or disturb, as it is now: every thread's
     policy, priority, deadline parameters, cgroup and CPUs; every cgroup's cpuset
@@ -404,14 +417,27 @@ def fingerprint(label: str) -> dict:
             "sysctl": {f: read(f"/proc/sys/kernel/{f}")
                        for f in sorted(os.listdir("/proc/sys/kernel")) if f.startswith("sched_")},
             "dl_bw": kernel_dl_bw(), "features": (read(SCHED_FEATURES) or "").split(),
-            "base_slice_ns": read(BASE_SLICE)}
+            "base_slice_ns": read(BASE_SLICE), "irq_actions": _irq_actions_now()}
+
+
+def _irq_freed(comm: str, after: dict) -> bool:
+    """An IRQ thread's handler is gone in ``after``: its device freed the IRQ (the 8250
+    driver frees ttyS0's when the port's last user closes it, and requests it again at the
+    next open), so the kernel ended the thread; not known for a fingerprint without
+    ``irq_actions``."""
+    irq, _, name = comm[len("irq/"):].partition("-")
+    actions = after.get("irq_actions")
+    if actions is None or not irq.isdigit():
+        return False
+    return not any(a.startswith(name) for a in actions.get(irq, []))
 
 
 def _thread_diff(before: dict, after: dict) -> list[str]:
     """Threads of ``before`` not as found in ``after``. The same thread (tid and start
     time) must match on every key. A thread gone is the end of its process, except an
     IRQ thread the kernel made anew (its comm again, another tid): it must match on all
-    but its CPUs (the kernel's choice: every CPU until its first run, then its IRQ's).
+    but its CPUs (the kernel's choice: every CPU until its first run, then its IRQ's); an
+    IRQ thread whose handler its device freed meanwhile (``_irq_freed``) is gone too.
     Threads born since are not compared (they were not there to be disturbed). The CPUs
     of a workqueue's worker or rescuer (PF_WQ_WORKER) are not compared either: the kernel
     binds it to the CPU of each pool it works for (mm_percpu_wq's rescuer went from CPU 3
@@ -428,6 +454,8 @@ def _thread_diff(before: dict, after: dict) -> list[str]:
             if not (was["kthread"] and was["comm"].startswith("irq/")):
                 continue
             same = [t for t in by_comm.get(was["comm"], []) if t["kthread"]]
+            if not same and _irq_freed(was["comm"], after):
+                continue
             if len(same) != 1:
                 out.append(f"thread {was['comm']} (tid {tid}) gone"
                            + (f", {len(same)} threads of that name now" if same else ""))
