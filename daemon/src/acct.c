@@ -94,8 +94,7 @@ static struct tracefs_instance *instance_make(const char *name)
 	struct selfsched s;
 	int err;
 
-	if (selfsched_fair(&s) < 0)
-		s.changed = false;	/* made at irqresd's own policy, then */
+	selfsched_fair(&s);	/* on failure: made at irqresd's own policy */
 	inst = tracefs_instance_create(name);
 	err = errno;
 	selfsched_back(&s);
@@ -107,8 +106,7 @@ static void instance_remove(struct tracefs_instance *inst)
 {
 	struct selfsched s;
 
-	if (selfsched_fair(&s) < 0)
-		s.changed = false;
+	selfsched_fair(&s);
 	if (tracefs_instance_destroy(inst) < 0)
 		pr_warn("accounting: tracefs instance %s: not removed: %s",
 			tracefs_instance_get_name(inst), strerror(errno));
@@ -121,8 +119,7 @@ static int rmdir_fair(const char *path)
 	struct selfsched s;
 	int rc, err;
 
-	if (selfsched_fair(&s) < 0)
-		s.changed = false;
+	selfsched_fair(&s);
 	rc = rmdir(path);
 	err = errno;
 	selfsched_back(&s);
