@@ -417,3 +417,55 @@ def test_in_the_suite_s_order_the_restore_left_the_sender_s_irq_thread_on_the_ni
         rows = _phase(rec, "boot apply restored")
         assert regimes_report.regime(rows) == verdict, rows
         assert {r["before"]["eth1_thread"]["cpus"] for r in rows} == {cpus}, rows
+
+
+# The VM suite's seeds boot over eth0's whole receive path (threaded NAPI), two 6.1 boots.
+SHAPES_NAPI = [record("shapes-napi-icount-20261126T090654.json"),
+               record("shapes-napi-icount-20261126T090955.json")]
+
+
+@pytest.mark.parametrize("rec", SHAPES_NAPI, ids=["boot1", "boot2"])
+def test_latency_shape_over_the_whole_path_holds_and_fails_with_the_path_at_fifo(rec):
+    res = rec["result"]["latency_napi"]
+    by = {r["label"]: r for r in res["results"]}
+    assert by["fifo50"]["napi"][0]["sched"]["policy"] == "fifo"
+    assert by["reserved"]["napi"][0]["sched"]["policy"] == "deadline"
+    # the NAPI kthread did the work, not ksoftirqd, in both cases
+    for r in by.values():
+        assert r["cpu_ns"]["napi"] > 10 * r["cpu_ns"]["ksoftirqd"], r["cpu_ns"]
+    grid = 1000, 100_000
+    assert shapes.latency(by["fifo50"], by["reserved"], *grid) == []
+    # removed: the "reserved" measurement is the FIFO 50 one
+    assert shapes.latency(by["fifo50"], by["fifo50"], *grid)
+
+
+def _path_rows(rec: dict) -> tuple[dict, dict, dict]:
+    by = {r["order"]: r for r in rec["result"]["player_napi"]["rows"]}
+    return by["above"], by["below"], rec["result"]["player_dl_napi"]["rows"][0]
+
+
+NIC_PERIOD_NS = 100_000_000  # the path's period in the seeds boot (experiment 3)
+
+
+@pytest.mark.parametrize("rec", SHAPES_NAPI, ids=["boot1", "boot2"])
+def test_path_reserved_holds_and_fails_with_each_reservation_removed(rec):
+    above, below, dl = _path_rows(rec)
+    assert shapes._misses(below) > 0  # the precondition: plain SCHED_FIFO below the path
+    assert shapes.path_reserved(below, dl, NIC_PERIOD_NS) == []
+    # the player's reservation removed: the player below the path at fixed priorities
+    fifo = {**below, **{k: dl[k] for k in ("nic_q", "irq_q", "test")}}
+    bad = shapes.path_reserved(below, fifo, NIC_PERIOD_NS)
+    assert any(b.startswith("player: policy") for b in bad), bad
+    assert any(b.startswith("player: ") and "misses" in b for b in bad), bad
+    # the path's reservation removed: at SCHED_FIFO 50 above the player it takes what the
+    # player leaves
+    unreserved = {**dl, "cpu_ns": above["cpu_ns"], "span_ns": above["span_ns"]}
+    bad = shapes.path_reserved(below, unreserved, NIC_PERIOD_NS)
+    assert any("NIC threads' CPU share" in b for b in bad), bad
+    # the polls leaking to ksoftirqd (the IRQ thread alone reserved)
+    leak = {**dl, "cpu_ns": {**dl["cpu_ns"], "ksoftirqd": dl["span_ns"] // 10}}
+    assert any("ksoftirqd" in b for b in shapes.path_reserved(below, leak, NIC_PERIOD_NS))
+    # the reserved path doing half the work per point of CPU that the line asks for
+    line = shapes.PER_POINT_SHARE * below["mbit_s"] / shapes._pair_pct(below)
+    slow = {**dl, "mbit_s": 0.5 * line * shapes._pair_pct(dl)}
+    assert any("per point" in b for b in shapes.path_reserved(below, slow, NIC_PERIOD_NS))

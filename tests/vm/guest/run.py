@@ -18,6 +18,7 @@ import seeds_acct
 import seeds_disk
 import seeds_napi
 import seeds_pa
+import seeds_path
 import vmguest
 
 
@@ -33,8 +34,8 @@ def main() -> None:
         if "install.sh failed" in install_log or "payload install done" not in install_log:
             raise RuntimeError(f"installing the payload failed:\n{install_log[-2000:]}")
         # the seeds' experiments (bench/seeds/) live in their own module
-        modules = (scenarios, seeds, seeds_disk, seeds_napi, enforcement, receive_path,
-                   faults, promise, coupling, seeds_pa, seeds_acct)
+        modules = (scenarios, seeds, seeds_disk, seeds_napi, seeds_path, enforcement,
+                   receive_path, faults, promise, coupling, seeds_pa, seeds_acct)
         fn = next((getattr(m, "scenario_" + name) for m in modules
                    if hasattr(m, "scenario_" + name)), None)
         if fn is None:

@@ -445,15 +445,18 @@ def _loaded_player(setup: dict, nic: dict | None, port: int, seconds: int, perio
 
 
 def scenario_seeds_player_fifo(runs: int, seconds: int, period_ns: int, work_ns: int,
-                               flood_period_ns: int, size: int, port: int = 5001) -> dict:
+                               flood_period_ns: int, size: int, port: int = 5001,
+                               fifo50=None) -> dict:
     """Experiment 2: the player (``work_ns`` every ``period_ns``) on the NIC's CPU under a
-    flood, at SCHED_FIFO 60 (above the NIC thread's 50) and at SCHED_FIFO 40 (below)."""
+    flood, at SCHED_FIFO 60 (above the NIC thread's 50) and at SCHED_FIFO 40 (below).
+    ``fifo50(setup)``: what puts the NIC's path at SCHED_FIFO 50 before each row and
+    returns the NIC thread (default: ``irqres restore``, nic_fifo50())."""
     wait_for(lambda: _irqresd_state() in ("active", "failed"), 60, 0.2)
     setup = hub_setup()
     rows = []
     for run in range(runs):
         for order, prio in (("above", 60), ("below", 40)):
-            nic = nic_fifo50()
+            nic = fifo50(setup) if fifo50 else nic_fifo50()
             r = _loaded_player(setup, None, port, seconds, period_ns, work_ns,
                                flood_period_ns, size, f"chrt -f {prio}",
                                os.path.join(OUT, f"fifo-{run}-{order}.txt"))
@@ -647,16 +650,6 @@ def _suite_order(setup: dict, reserved: list[int]) -> dict:
     steps["restored"] = {"eth1_thread": _where(t["pid"]),
                          "eth1_effective": read(f"/proc/irq/{irq1}/effective_affinity_list")}
     return steps
-
-
-def scenario_seeds_shapes(latency: dict, tools: dict, player: dict,
-                          player_dl: dict, adaptive: dict | None = None) -> dict:
-    """The VM suite's short version of experiments 6, 1, 2, 3 (and 5) in one boot."""
-    return {"latency": scenario_seeds_latency(**latency),
-            "tools": scenario_seeds_tools(**tools),
-            "player": scenario_seeds_player_fifo(**player),
-            "player_dl": scenario_seeds_player_dl(**player_dl),
-            **({"adaptive": scenario_seeds_adaptive(**adaptive)} if adaptive else {})}
 
 
 TRACEFS = "/sys/kernel/tracing"

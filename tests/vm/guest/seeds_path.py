@@ -1,0 +1,171 @@
+"""Guest side of experiments 6 and 2 over the NIC's whole receive path (threaded NAPI),
+and the VM suite's seeds boot (scenario_seeds_shapes).
+
+Experiment 6 (seeds.scenario_seeds_latency) reserves eth0's IRQ thread alone. Whether the
+receive work the flood brings runs in that thread is the kernel's choice: on 6.1 the
+NET_RX soft IRQ leaves what one pass could not finish to ``ksoftirqd/N`` (SCHED_OTHER)
+and eth0's interrupt stays masked while its NAPI instance is scheduled, so at SCHED_FIFO
+50 the thread itself does little, and whether the work ends up above the measured task
+depends on which task runs bottom halves on the NIC's CPU. Here eth0 is polled by its
+NAPI kthread (``/sys/class/net/eth0/threaded`` = 1), where all of that work runs, and the
+two cases compare the same path: IRQ thread and NAPI kthread at SCHED_FIFO 50 on the NIC's
+CPU (the fixed-priority set-up a user would make), against both reserved through one
+irqres profile (``interface`` and ``napi`` targets), the row's budget split between them.
+Per measurement the CPU time of the IRQ thread, the NAPI kthread and ``ksoftirqd`` of the
+NIC's CPU over the flood says who did the work. Experiment 2 (the player above and below
+the NIC at fixed priorities) is run the same way: the path at SCHED_FIFO 50, and
+experiment 3's counterpart is seeds_napi.scenario_seeds_player_dl_napi.
+"""
+
+from __future__ import annotations
+
+from seeds import (
+    NIC_THREAD,
+    REFUSALS,
+    _flooded_hist,
+    _irqresd_state,
+    _journal,
+    _ksoftirqd,
+    apply_retrying,
+    hub_setup,
+    nic_fifo50,
+    scenario_seeds_adaptive,
+    scenario_seeds_latency,
+    scenario_seeds_player_dl,
+    scenario_seeds_player_fifo,
+    scenario_seeds_tools,
+    wait_deadline,
+)
+from seeds_napi import (
+    THREADED,
+    _napi_polled,
+    napi_threads,
+    scenario_seeds_player_dl_napi,
+    split,
+)
+from vmguest import mark, read, sh, thread, wait_for
+
+FIFO_PRIO = 50  # the kernel's priority for IRQ threads, given to the NAPI kthread too
+PROFILE = "/run/seeds-latency-napi.yaml"
+
+
+def _run_ns(pid: int | None) -> int | None:
+    """CPU time a task has had (ns, /proc/PID/schedstat)."""
+    s = read(f"/proc/{pid}/schedstat") if pid else None
+    return int(s.split()[0]) if s else None
+
+
+def _cpu_times(setup: dict) -> dict:
+    nic = thread(NIC_THREAD)
+    return {"irq_thread": _run_ns(nic and nic["pid"]),
+            "napi": sum(_run_ns(t["pid"]) or 0 for t in napi_threads()),
+            "ksoftirqd": _run_ns(_ksoftirqd(setup["nic_cpu"]))}
+
+
+def path_fifo50(setup: dict) -> dict:
+    """``irqres restore``, threaded NAPI on, the NAPI kthreads at SCHED_FIFO 50 on the NIC's
+    CPU beside the IRQ thread (which the kernel runs there, at SCHED_FIFO 50)."""
+    nic = nic_fifo50()
+    with open(THREADED, "w") as f:
+        f.write("1")
+    ts, _ = wait_for(napi_threads, 10, 0.05)
+    if not ts:
+        raise RuntimeError(f"no NAPI kthread of eth0 with {THREADED} = {read(THREADED)}")
+    for t in ts:
+        r = sh(f"chrt -f -p {FIFO_PRIO} {t['pid']} && taskset -p -c {setup['nic_cpu']} "
+               f"{t['pid']}")
+        if r["rc"] != 0:
+            raise RuntimeError(f"{t['comm']} (pid {t['pid']}) to SCHED_FIFO {FIFO_PRIO} on "
+                               f"CPU {setup['nic_cpu']}: {r['err'] or r['out']}")
+    return nic
+
+
+def _path_reserved(setup: dict, runtime_ns: int, period_ns: int, napi_split: list[int],
+                   port: int) -> dict:
+    """IRQ thread and NAPI kthread reserved at period ``period_ns`` through one profile,
+    ``runtime_ns`` split between them by ``napi_split`` (seeds_napi.split)."""
+    irq_q, napi_q = split(runtime_ns, *napi_split)
+    with open(PROFILE, "w") as f:
+        f.write(f"version: 1\ntargets:\n"
+                f"  - name: nic\n    interface: eth0\n    threaded_napi: true\n"
+                f"    runtime: {irq_q}ns\n    period: {period_ns}ns\n"
+                f"  - name: poll\n    napi: eth0\n    threaded_napi: true\n"
+                f"    runtime: {napi_q}ns\n    period: {period_ns}ns\n")
+    a, refusals = apply_retrying(PROFILE)
+    REFUSALS.extend(refusals)
+    nic = wait_deadline(NIC_THREAD, irq_q, period_ns)
+    waited = _napi_polled(setup, port + 1, True)
+    if not nic or waited is None:
+        raise RuntimeError(f"irqres apply {PROFILE} did not take: {a['err'] or a['out']}; "
+                           f"thread {thread(NIC_THREAD)}, NAPI {napi_threads()}\n"
+                           f"{_journal()}")
+    return nic
+
+
+def scenario_seeds_latency_napi(runs: int, seconds: int, flood_period_ns: int, size: int,
+                                reserved: list[int], napi_split: list[int],
+                                interval_us: int, priority: int, hist_us: int,
+                                port: int = 5001) -> dict:
+    """Experiment 6 with threaded NAPI: per run, the path at SCHED_FIFO 50 (``fifo50``) and
+    reserved (``reserved`` = [Q, T], Q split by ``napi_split`` = [num, den], the NAPI
+    kthread's fraction). Leaves the guest with threaded NAPI off and irqres restored."""
+    wait_for(lambda: _irqresd_state() in ("active", "failed"), 60, 0.2)
+    setup = hub_setup()
+    was = read(THREADED)
+    mark(f"seeds latency napi: NIC on CPU {setup['nic_cpu']}, sender on CPU "
+         f"{setup['sender_cpu']}, threaded {was}")
+    results = []
+    try:
+        for run in range(runs):
+            for label in ("fifo50", "reserved"):
+                nic = (path_fifo50(setup) if label == "fifo50" else
+                       _path_reserved(setup, *reserved, napi_split, port))
+                napi = napi_threads()
+                t0 = _cpu_times(setup)
+                row = _flooded_hist(setup, nic, run, label, seconds, flood_period_ns, size,
+                                    interval_us, priority, hist_us, port)
+                t1 = _cpu_times(setup)
+                row.update({"napi": napi, "threaded": read(THREADED),
+                            "cpu_ns": {k: (t1[k] or 0) - (t0[k] or 0) for k in t0}})
+                mark(f"latency napi run {run} {label}: CPU ns {row['cpu_ns']}, NAPI "
+                     f"{[(t['comm'], t['sched'], t['cpus']) for t in napi]}")
+                results.append(row)
+    finally:
+        nic_fifo50()
+        with open(THREADED, "w") as f:
+            f.write(was or "0")
+    return {"setup": setup, "results": results, "apply_refusals": REFUSALS,
+            "threaded_end": read(THREADED), "interrupts": read("/proc/interrupts"),
+            "uptime": read("/proc/uptime")}
+
+
+def scenario_seeds_player_fifo_napi(**exp) -> dict:
+    """Experiment 2 with threaded NAPI: the player above and below the NIC's path (IRQ
+    thread and NAPI kthread at SCHED_FIFO 50 on the NIC's CPU). Leaves threaded NAPI off
+    as it found it."""
+    was = read(THREADED)
+    try:
+        return {**scenario_seeds_player_fifo(**exp, fifo50=path_fifo50),
+                "threaded": "1"}
+    finally:
+        nic_fifo50()
+        with open(THREADED, "w") as f:
+            f.write(was or "0")
+
+
+PARTS = {"latency": scenario_seeds_latency, "latency_napi": scenario_seeds_latency_napi,
+         "tools": scenario_seeds_tools, "player": scenario_seeds_player_fifo,
+         "player_napi": scenario_seeds_player_fifo_napi, "player_dl": scenario_seeds_player_dl,
+         "player_dl_napi": scenario_seeds_player_dl_napi, "adaptive": scenario_seeds_adaptive}
+
+
+def scenario_seeds_shapes(**parts: dict) -> dict:
+    """The VM suite's short version of the seeds' experiments in one boot: each keyword
+    one of PARTS (experiment 6: ``latency``, the IRQ thread alone, ``latency_napi``, the
+    whole receive path; 1: ``tools``; 2: ``player``, ``player_napi``; 3: ``player_dl``,
+    ``player_dl_napi``; 5: ``adaptive``) with its scenario's parameters, run in PARTS'
+    order."""
+    unknown = sorted(set(parts) - set(PARTS))
+    if unknown:
+        raise ValueError(f"seeds_shapes: unknown parts {unknown}; known: {sorted(PARTS)}")
+    return {name: fn(**parts[name]) for name, fn in PARTS.items() if name in parts}
