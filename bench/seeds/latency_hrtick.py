@@ -9,8 +9,13 @@ profile with ``enforcement: keep`` (budget enforced at the tick, HZ=250) and wit
 ``enforcement: hrtick`` (irqresd switches HRTICK_DL on). Raw data:
 bench/seeds/data/latency-hrtick-*.json; ``report.py`` makes the table.
 
+``--napi N/D``: over the NIC's whole receive path instead (eth0 with threaded NAPI, the
+guest's seeds_path.py): its IRQ thread and NAPI kthread at SCHED_FIFO 50 on the NIC's CPU,
+or both reserved with Q split N/D to the kthread. Raw data:
+bench/seeds/data/latency-hrtick-napi-*.json.
+
     python3 bench/seeds/latency_hrtick.py [--runs 3] [--seconds 5] [--reserve 1:5,2:10]
-                                          [--kernel 6.1]
+                                          [--kernel 6.1] [--napi 3/4]
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ import sys
 
 import latency
 import testbed
+from player_dl_napi import parse_split
 
 MS = 1_000_000
 
@@ -44,6 +50,9 @@ def main() -> int:
     latency.flood_options(ap, 5)
     ap.add_argument("--reserve", default="1:5,2:10",
                     help="the NIC thread's reservations, Q:T in ms, comma-separated")
+    ap.add_argument("--napi", metavar="N/D",
+                    help="the whole receive path (threaded NAPI): IRQ thread and NAPI "
+                         "kthread, N/D of each Q to the kthread")
     args = ap.parse_args()
     if args.runs < 1:
         ap.error("--runs must be at least 1")
@@ -51,7 +60,12 @@ def main() -> int:
               "flood_period_ns": args.flood_period_us * 1000, "size": args.size,
               "reserved": parse_reserve(args.reserve),
               "interval_us": 1000, "priority": 40, "hist_us": 100_000}
-    rec = testbed.run_guest(args, "seeds_latency_enforcement", "latency-hrtick", params)
+    if args.napi:
+        params["napi_split"] = parse_split(args.napi, "--napi")
+        rec = testbed.run_guest(args, "seeds_latency_enforcement_napi", "latency-hrtick-napi",
+                                params)
+    else:
+        rec = testbed.run_guest(args, "seeds_latency_enforcement", "latency-hrtick", params)
     for r in rec["result"]["results"]:
         h = r["hist"]
         print(f"run {r['run']} {r['label']:18s} max {h['max_us']} avg {h['avg_us']} "

@@ -29,15 +29,15 @@ import player_dl
 import testbed
 
 
-def parse_split(text: str) -> list[int]:
-    """``N/D`` -> [N, D], 0 < N < D."""
+def parse_split(text: str, option: str = "--napi-split") -> list[int]:
+    """``N/D`` (the value of ``option``) -> [N, D], 0 < N < D."""
     num, _, den = text.partition("/")
     try:
         pair = [int(num), int(den)]
     except ValueError:
-        raise SystemExit(f"--napi-split {text!r}: not N/D in whole numbers") from None
+        raise SystemExit(f"{option} {text!r}: not N/D in whole numbers") from None
     if not 0 < pair[0] < pair[1]:
-        raise SystemExit(f"--napi-split {text!r}: needs 0 < N < D")
+        raise SystemExit(f"{option} {text!r}: needs 0 < N < D")
     return pair
 
 

@@ -785,6 +785,14 @@ def write_results(dest: Path = HERE, figures: bool = True) -> Path:
         values |= latency_hrtick_report.values(lat_hrtick)
     status.append("| 6. latency under a flood, budget enforced at the tick vs HRTICK_DL | "
                   "latency_hrtick.py | " + ("done |" if lat_hrtick else "not measured yet |"))
+    lat_path = [json.loads(p.read_text()) for p in newest("latency-hrtick-napi-icount-*.json")]
+    if lat_path:
+        import latency_hrtick_report
+        parts += latency_hrtick_report.section(lat_path)
+        used += lat_path
+    status.append("| 6. the same over the whole receive path (threaded NAPI) | "
+                  "latency_hrtick.py --napi | "
+                  + ("done |" if lat_path else "not measured yet |"))
     for name, pattern, title, fn in (
             ("tools", "tools-icount-*.json", "1. statistical tools, T1..T100", tools_section),
             # the 3-run table; a later 1-run diagnostic boot (tag "diag") is read in prose

@@ -19,9 +19,12 @@ experiment 3's counterpart is seeds_napi.scenario_seeds_player_dl_napi.
 
 from __future__ import annotations
 
+import os
+
 from seeds import (
     NIC_THREAD,
     REFUSALS,
+    SCHED_FEATURES,
     _flooded_hist,
     _irqresd_state,
     _journal,
@@ -81,12 +84,13 @@ def path_fifo50(setup: dict) -> dict:
 
 
 def _path_reserved(setup: dict, runtime_ns: int, period_ns: int, napi_split: list[int],
-                   port: int) -> dict:
+                   port: int, enforcement: str = "keep") -> dict:
     """IRQ thread and NAPI kthread reserved at period ``period_ns`` through one profile,
-    ``runtime_ns`` split between them by ``napi_split`` (seeds_napi.split)."""
+    ``runtime_ns`` split between them by ``napi_split`` (seeds_napi.split); the budget
+    enforced at the tick (``keep``) or by HRTICK_DL (``hrtick``)."""
     irq_q, napi_q = split(runtime_ns, *napi_split)
     with open(PROFILE, "w") as f:
-        f.write(f"version: 1\ntargets:\n"
+        f.write(f"version: 1\nenforcement: {enforcement}\ntargets:\n"
                 f"  - name: nic\n    interface: eth0\n    threaded_napi: true\n"
                 f"    runtime: {irq_q}ns\n    period: {period_ns}ns\n"
                 f"  - name: poll\n    napi: eth0\n    threaded_napi: true\n"
@@ -100,6 +104,23 @@ def _path_reserved(setup: dict, runtime_ns: int, period_ns: int, napi_split: lis
                            f"thread {thread(NIC_THREAD)}, NAPI {napi_threads()}\n"
                            f"{_journal()}")
     return nic
+
+
+def _measured(setup: dict, nic: dict, run: int, label: str, seconds: int,
+              flood_period_ns: int, size: int, interval_us: int, priority: int,
+              hist_us: int, port: int) -> dict:
+    """One measurement (seeds._flooded_hist) with the NAPI kthreads as they were and the
+    CPU time of the path's threads and ksoftirqd over it."""
+    napi = napi_threads()
+    t0 = _cpu_times(setup)
+    row = _flooded_hist(setup, nic, run, label, seconds, flood_period_ns, size,
+                        interval_us, priority, hist_us, port)
+    t1 = _cpu_times(setup)
+    row.update({"napi": napi, "threaded": read(THREADED),
+                "cpu_ns": {k: (t1[k] or 0) - (t0[k] or 0) for k in t0}})
+    mark(f"latency napi run {run} {label}: CPU ns {row['cpu_ns']}, NAPI "
+         f"{[(t['comm'], t['sched'], t['cpus']) for t in napi]}")
+    return row
 
 
 def scenario_seeds_latency_napi(runs: int, seconds: int, flood_period_ns: int, size: int,
@@ -120,16 +141,8 @@ def scenario_seeds_latency_napi(runs: int, seconds: int, flood_period_ns: int, s
             for label in ("fifo50", "reserved"):
                 nic = (path_fifo50(setup) if label == "fifo50" else
                        _path_reserved(setup, *reserved, napi_split, port))
-                napi = napi_threads()
-                t0 = _cpu_times(setup)
-                row = _flooded_hist(setup, nic, run, label, seconds, flood_period_ns, size,
-                                    interval_us, priority, hist_us, port)
-                t1 = _cpu_times(setup)
-                row.update({"napi": napi, "threaded": read(THREADED),
-                            "cpu_ns": {k: (t1[k] or 0) - (t0[k] or 0) for k in t0}})
-                mark(f"latency napi run {run} {label}: CPU ns {row['cpu_ns']}, NAPI "
-                     f"{[(t['comm'], t['sched'], t['cpus']) for t in napi]}")
-                results.append(row)
+                results.append(_measured(setup, nic, run, label, seconds, flood_period_ns,
+                                         size, interval_us, priority, hist_us, port))
     finally:
         nic_fifo50()
         with open(THREADED, "w") as f:
@@ -151,6 +164,48 @@ def scenario_seeds_player_fifo_napi(**exp) -> dict:
         nic_fifo50()
         with open(THREADED, "w") as f:
             f.write(was or "0")
+
+
+def scenario_seeds_latency_enforcement_napi(runs: int, seconds: int, flood_period_ns: int,
+                                            size: int, reserved: list[list[int]],
+                                            napi_split: list[int], interval_us: int,
+                                            priority: int, hist_us: int,
+                                            port: int = 5001) -> dict:
+    """Experiment 6 with HRTICK_DL over the whole receive path (threaded NAPI): per run,
+    the task's own worst case without a flood (``baseline``, the path at SCHED_FIFO 50
+    and idle), the path at SCHED_FIFO 50 under the flood, then for each (Q, T) of
+    ``reserved`` the pair reserved (Q split by ``napi_split``) with ``enforcement: keep``
+    and ``enforcement: hrtick``. Each row records the sched features it ran under and the
+    CPU time of the IRQ thread, the NAPI kthread and ksoftirqd."""
+    wait_for(lambda: _irqresd_state() in ("active", "failed"), 60, 0.2)
+    if not os.path.exists(SCHED_FEATURES):
+        sh("mount -t debugfs none /sys/kernel/debug")
+    setup = hub_setup()
+    was = read(THREADED)
+    mark(f"seeds latency enforcement napi: NIC on CPU {setup['nic_cpu']}, sender on CPU "
+         f"{setup['sender_cpu']}, threaded {was}")
+    results = []
+    try:
+        for run in range(runs):
+            plan = [("baseline", None, "keep"), ("fifo50", None, "keep")]
+            plan += [(f"{enf}-{q}-{t}", (q, t), enf) for q, t in reserved
+                     for enf in ("keep", "hrtick")]
+            for label, qt, enf in plan:
+                nic = (path_fifo50(setup) if qt is None else
+                       _path_reserved(setup, *qt, napi_split, port, enf))
+                flood = 0 if label == "baseline" else flood_period_ns
+                row = _measured(setup, nic, run, label, seconds, flood, size, interval_us,
+                                priority, hist_us, port)
+                row.update({"enforcement": enf, "reserved": list(qt) if qt else None,
+                            "features": read(SCHED_FEATURES) or ""})
+                results.append(row)
+    finally:
+        nic_fifo50()
+        with open(THREADED, "w") as f:
+            f.write(was or "0")
+    return {"setup": setup, "results": results, "apply_refusals": REFUSALS,
+            "napi_split": napi_split, "features_after": read(SCHED_FEATURES) or "",
+            "interrupts": read("/proc/interrupts"), "uptime": read("/proc/uptime")}
 
 
 PARTS = {"latency": scenario_seeds_latency, "latency_napi": scenario_seeds_latency_napi,
