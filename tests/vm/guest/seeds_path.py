@@ -209,6 +209,7 @@ def scenario_seeds_latency_enforcement_napi(runs: int, seconds: int, flood_perio
 
 
 PARTS = {"latency": scenario_seeds_latency, "latency_napi": scenario_seeds_latency_napi,
+         "latency_enforcement_napi": scenario_seeds_latency_enforcement_napi,
          "tools": scenario_seeds_tools, "player": scenario_seeds_player_fifo,
          "player_napi": scenario_seeds_player_fifo_napi, "player_dl": scenario_seeds_player_dl,
          "player_dl_napi": scenario_seeds_player_dl_napi, "adaptive": scenario_seeds_adaptive}
@@ -217,7 +218,8 @@ PARTS = {"latency": scenario_seeds_latency, "latency_napi": scenario_seeds_laten
 def scenario_seeds_shapes(**parts: dict) -> dict:
     """The VM suite's short version of the seeds' experiments in one boot: each keyword
     one of PARTS (experiment 6: ``latency``, the IRQ thread alone, ``latency_napi``, the
-    whole receive path; 1: ``tools``; 2: ``player``, ``player_napi``; 3: ``player_dl``,
+    whole receive path, ``latency_enforcement_napi``, the same at the tick and with
+    HRTICK_DL; 1: ``tools``; 2: ``player``, ``player_napi``; 3: ``player_dl``,
     ``player_dl_napi``; 5: ``adaptive``) with its scenario's parameters, run in PARTS'
     order."""
     unknown = sorted(set(parts) - set(PARTS))
