@@ -69,7 +69,10 @@ def main() -> int:
         w = r["work_ns"]
         print(f"      CPU time over the flood (ms): irq eth0 {_ms(w['nic_thread'])}, irq eth1 "
               f"{_ms(w['eth1_thread'])} ({w['eth1_migrations']} migrations), ksoftirqd "
-              f"{_ms(w['ksoftirqd'])}")
+              f"{_ms(w['ksoftirqd'])}; interrupts eth0 {w.get('eth0_irqs')}, eth1 "
+              f"{w.get('eth1_irqs')}")
+        print("      ran most: " + ", ".join(f"{t['comm']} (CPU {t['cpu']}) {_ms(t['ns'])}"
+                                          for t in w.get("top", [])[:5]))
     print(f"wall {rec['wall_s']} s, testbed {rec['testbed']}")
     return 0
 

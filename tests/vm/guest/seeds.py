@@ -237,7 +237,10 @@ def nic_work(setup: dict) -> dict:
     on the NIC's CPU: eth0's IRQ thread, eth1's (the sender's NIC: its bottom half polls
     whatever NAPI is scheduled on the CPU it runs on) and ksoftirqd of the NIC's CPU;
     eth1's thread's migrations and where it is (it may run on either CPU); the NIC's
-    CPU's /proc/stat times (cpu_times())."""
+    CPU's /proc/stat times (cpu_times()); eth0's and eth1's interrupt counts; every
+    task's CPU time (_task_times(), for the tasks that ran most meanwhile). The 6.1
+    and 6.12 guest kernels have no IRQ_TIME_ACCOUNTING: a thread's CPU time includes the
+    softirq work (NAPI polls) it ran in its bottom halves."""
     out = cpu_times(setup)
     del out["player"]
     t1 = thread(r"irq/\d+-eth1")
@@ -248,12 +251,46 @@ def nic_work(setup: dict) -> dict:
                   or "")
     out["eth1_migrations"] = int(m.group(1)) if m else None
     out["eth1_where"] = where
+    # the interrupts eth0 and eth1 raised, over all CPUs
+    for name, irq in (("eth0_irqs", _irq_of("eth0")), ("eth1_irqs", setup["eth1_irq"])):
+        out[name] = sum(_irq_counts(irq)) if irq is not None else None
+    out["tasks"] = _task_times()
     return out
 
 
-def _work_delta(a: dict, b: dict) -> dict:
-    return {k: b[k] - a[k] if isinstance(a[k], int) and isinstance(b[k], int) else None
-            for k in a if k != "eth1_where"}
+POLICIES = {0: "other", 1: "fifo", 2: "rr", 3: "batch", 5: "idle", 6: "deadline"}
+
+
+def _task_times() -> dict[int, tuple[str, int, int, str]]:
+    """Every task's (threads included) comm, CPU time so far (ns), last CPU and policy
+    (with its SCHED_FIFO/RR priority)."""
+    out = {}
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            tids = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for tid in tids:
+            st = read(f"/proc/{pid}/task/{tid}/stat")
+            run = read(f"/proc/{pid}/task/{tid}/schedstat")
+            if st and run:
+                comm = st[st.index("(") + 1:st.rindex(")")]
+                f = st[st.rindex(")") + 2:].split()  # from field 3 (state) on
+                policy = POLICIES.get(int(f[38]), f[38])
+                out[int(tid)] = (comm, int(run.split()[0]), int(f[36]),
+                                 f"{policy} {f[37]}" if policy in ("fifo", "rr") else policy)
+    return out
+
+
+def _work_delta(a: dict, b: dict, top: int = 8) -> dict:
+    """The counters' changes, and the ``top`` tasks that ran most in between."""
+    d = {k: b[k] - a[k] if isinstance(a[k], int) and isinstance(b[k], int) else None
+         for k in a if k not in ("eth1_where", "tasks")}
+    ran = sorted(((t[1] - (a["tasks"][tid][1] if tid in a["tasks"] else 0), tid, t)
+                  for tid, t in b["tasks"].items()), reverse=True)
+    d["top"] = [{"tid": tid, "comm": t[0], "ns": ns, "cpu": t[2], "sched": t[3]}
+                for ns, tid, t in ran[:top]]
+    return d
 
 
 def scenario_seeds_latency(runs: int, seconds: int, flood_period_ns: int, size: int,
