@@ -139,6 +139,9 @@ def _busiest(recs: list[dict], label: str, floor_ms: int = 100) -> str:
                      for comm, ns in sorted(seen.items(), key=lambda x: -sum(x[1])))
 
 
+SELF_NS = 500 * MS  # eth0's thread "did much of the work" of a flood above this
+
+
 def values(plain: list[dict], control: list[dict]) -> dict[str, str]:
     """The numbers the findings quote (and RESULTS.md.tail, through ``reading``)."""
     out = {}
@@ -158,6 +161,10 @@ def values(plain: list[dict], control: list[dict]) -> dict[str, str]:
             irqs = [x for x in _work(recs, label, "eth0_irqs") if x is not None]
             out[f"exp6w_{key}_{label}_irqs"] = spread(irqs) if irqs else "not recorded"
         out[f"exp6w_{key}_rsv_eth0"] = _ms(_work(recs, "reserved", "nic_thread")) + " ms"
+        # the boots where eth0's own thread did much of the work in a FIFO 50 flood
+        out[f"exp6w_{key}_self_boots"] = ", ".join(
+            rec["date"] for rec in recs
+            if any((r["work_ns"]["nic_thread"] or 0) > SELF_NS for r in _rows(rec, "fifo50")))
     return out
 
 
@@ -211,19 +218,21 @@ it last ran there) and stays, running about a second per flood more than its own
 traffic needs on CPU 0, while {ksoft} runs almost nothing: eth0's receive polls run in \
 {eth1}'s bottom half at SCHED_FIFO 90, above the task. That is not all of the hog: \
 polled at priority 90, eth0's ring empties, its NAPI completes and its interrupt comes \
-back (thousands per flood instead of tens to hundreds), and {eth0} at SCHED_FIFO 50 \
-runs most of the rest of the flood. Between the two threads above it the task misses most of its \
-cycles, for up to a second at a time. Without the control eth0's NAPI mostly stays \
-scheduled (tens to hundreds of interrupts per flood) and its polls run in threads below \
-the task: {ksoft} (SCHED_OTHER), the timer softirq thread ktimers/1 and, in some floods, \
-the RCU callback thread rcuc/1 (both SCHED_FIFO 1; a thread's bottom half runs whatever \
-softirq is pending on its CPU); FIFO 50's max is tens of milliseconds. In the first \
-plain boot, which did not count interrupts, {eth0} itself did most of the work, with \
-the same tens of milliseconds. The earlier tables' \
-seconds were the restore defect's. Reserved, {eth0} ran far below the 2 ms every 10 ms \
-it may, and {ksoft} and ktimers/1 did eth0's work; with the control as well, since the \
-NIC's partition keeps {eth1} off the NIC's CPU (taskset gave it CPU 0 alone: the \
-partition's CPU is not the root's to give)."""
+back, thousands of times per flood, and {eth0} at SCHED_FIFO 50 runs most of the rest \
+of the flood. Between the two threads above it the task misses most of its cycles, for \
+up to a second at a time. Without the control the floods went two ways, both with \
+FIFO 50's max at tens of milliseconds. In most, eth0's NAPI stayed scheduled (tens to \
+hundreds of interrupts per flood) and its polls ran in threads below the task: {ksoft} \
+(SCHED_OTHER), the timer softirq thread ktimers/1 and, in some floods, the RCU callback \
+thread rcuc/1 (both SCHED_FIFO 1; a thread's bottom half runs whatever softirq is \
+pending on its CPU). In the others (in the boots of {exp6w_plain_self_boots}: {eth0} \
+ran over half a second in a flood) {eth0} did much of the work itself, above the task, \
+and eth0's interrupts came back where they were counted (a thousand or more per flood); \
+but alone, it leaves the task the CPU between its polls. The \
+earlier tables' seconds were the restore defect's. Reserved, {eth0} ran far below the \
+2 ms every 10 ms it may, and {ksoft} and ktimers/1 did eth0's work; with the control as \
+well, since the NIC's partition keeps {eth1} off the NIC's CPU (taskset gave it CPU 0 \
+alone: the partition's CPU is not the root's to give)."""
 
 
 def section(plain: list[dict], control: list[dict]) -> list[str]:
