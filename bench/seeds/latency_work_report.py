@@ -140,6 +140,7 @@ def _busiest(recs: list[dict], label: str, floor_ms: int = 100) -> str:
 
 
 SELF_NS = 500 * MS  # eth0's thread "did much of the work" of a flood above this
+HOG_FACTOR = 5  # a control FIFO 50 max this many times the plain boots' largest
 
 
 def values(plain: list[dict], control: list[dict]) -> dict[str, str]:
@@ -161,10 +162,20 @@ def values(plain: list[dict], control: list[dict]) -> dict[str, str]:
             irqs = [x for x in _work(recs, label, "eth0_irqs") if x is not None]
             out[f"exp6w_{key}_{label}_irqs"] = spread(irqs) if irqs else "not recorded"
         out[f"exp6w_{key}_rsv_eth0"] = _ms(_work(recs, "reserved", "nic_thread")) + " ms"
+        # the boots where eth1's thread moved between the CPUs within a FIFO 50 flood
+        out[f"exp6w_{key}_moving_boots"] = ", ".join(
+            rec["date"] for rec in recs
+            if any((r["work_ns"]["eth1_migrations"] or 0) > 1 for r in _rows(rec, "fifo50")))
         # the boots where eth0's own thread did much of the work in a FIFO 50 flood
         out[f"exp6w_{key}_self_boots"] = ", ".join(
             rec["date"] for rec in recs
             if any((r["work_ns"]["nic_thread"] or 0) > SELF_NS for r in _rows(rec, "fifo50")))
+    if plain and control:
+        worst = max(_maxes(plain, "fifo50"))
+        above = [m for m in _maxes(control, "fifo50") if m > HOG_FACTOR * worst]
+        out["exp6w_ctl_above"] = (f"{len(above)} of {len(_maxes(control, 'fifo50'))} runs "
+                                  f"had a max over {HOG_FACTOR} times the largest without it "
+                                  f"({worst / 1000:.1f} ms)")
     return out
 
 
@@ -212,27 +223,33 @@ DEFECT_WORDS = (
 
 # what the findings mean: written for the boots recorded (2026-11-26), read with them
 READING = """\
-**What this shows.** The hog returns with the control, and the hypothesis holds: \
-allowed on the NIC's CPU, {eth1} moves there (one migration per FIFO 50 measurement; \
-it last ran there) and stays, running about a second per flood more than its own \
-traffic needs on CPU 0, while {ksoft} runs almost nothing: eth0's receive polls run in \
-{eth1}'s bottom half at SCHED_FIFO 90, above the task. That is not all of the hog: \
-polled at priority 90, eth0's ring empties, its NAPI completes and its interrupt comes \
-back, thousands of times per flood, and {eth0} at SCHED_FIFO 50 runs most of the rest \
-of the flood. Between the two threads above it the task misses most of its cycles, for \
-up to a second at a time. Without the control the floods went two ways, both with \
-FIFO 50's max at tens of milliseconds. In most, eth0's NAPI stayed scheduled (tens to \
-hundreds of interrupts per flood) and its polls ran in threads below the task: {ksoft} \
-(SCHED_OTHER), the timer softirq thread ktimers/1 and, in some floods, the RCU callback \
-thread rcuc/1 (both SCHED_FIFO 1; a thread's bottom half runs whatever softirq is \
-pending on its CPU). In the others (in the boots of {exp6w_plain_self_boots}: {eth0} \
-ran over half a second in a flood) {eth0} did much of the work itself, above the task, \
-and eth0's interrupts came back where they were counted (a thousand or more per flood); \
-but alone, it leaves the task the CPU between its polls. The \
-earlier tables' seconds were the restore defect's. Reserved, {eth0} ran far below the \
-2 ms every 10 ms it may, and {ksoft} and ktimers/1 did eth0's work; with the control as \
-well, since the NIC's partition keeps {eth1} off the NIC's CPU (taskset gave it CPU 0 \
-alone: the partition's CPU is not the root's to give)."""
+**What this shows.** The hog returns with the control, and the hypothesis holds. In \
+every FIFO 50 flood of the control {eth1} ran on the NIC's CPU (it last ran there), \
+{exp6w_ctl_fifo_eth1} per flood against {exp6w_plain_fifo_eth1} without the control, \
+where it stays on CPU 0 and serves its own traffic alone: at SCHED_FIFO 90, above the \
+task, its bottom half ran eth0's receive polls pending on that CPU. {eth0} at \
+SCHED_FIFO 50 ran {exp6w_ctl_fifo_eth0} beside it. Between the two threads above it the \
+task missed most of its cycles: {exp6w_ctl_above}. How the two shared the CPU varied. \
+In most control boots {eth1} moved to the NIC's CPU once and stayed, {ksoft} ran almost \
+nothing, eth0's ring emptied at priority 90, its NAPI completed and its interrupt came \
+back thousands of times per flood, and {eth0} ran most of the rest of the flood. In the \
+boot of {exp6w_ctl_moving_boots}, {eth1} moved between the CPUs within a flood (over \
+a dozen migrations) and ran up to two seconds, eth0 raised hundreds of interrupts, \
+{ksoft} and rcuc/1 still got some of the work, and the receiver got far more of the \
+datagrams; the task's max was lower there, down to tens of milliseconds in one run. \
+Without the control the floods went two ways, both with FIFO 50's max at tens of \
+milliseconds. In most, eth0's NAPI stayed scheduled (tens to hundreds of interrupts per \
+flood) and its polls ran in threads below the task: {ksoft} (SCHED_OTHER), the timer \
+softirq thread ktimers/1 and, in some floods, the RCU callback thread rcuc/1 (both \
+SCHED_FIFO 1; a thread's bottom half runs whatever softirq is pending on its CPU). In \
+the others (in the boots of {exp6w_plain_self_boots}: {eth0} ran over half a second in \
+a flood) {eth0} did much of the work itself, above the task, and eth0's interrupts came \
+back where they were counted (a thousand or more per flood); but alone, it leaves the \
+task the CPU between its polls. The earlier tables' seconds were the restore defect's. \
+Reserved, {eth0} ran far below the 2 ms every 10 ms it may, and {ksoft} and ktimers/1 \
+did eth0's work; with the control as well, since the NIC's partition keeps {eth1} off \
+the NIC's CPU (taskset gave it CPU 0 alone: the partition's CPU is not the root's to \
+give)."""
 
 
 def section(plain: list[dict], control: list[dict]) -> list[str]:

@@ -21,6 +21,7 @@ sys.path.insert(0, GUEST)
 import latency_work_report as work  # noqa: E402
 import report  # noqa: E402
 import seeds  # noqa: E402
+import stats  # noqa: E402
 
 sys.path.remove(GUEST)  # the guest's module names stay out of the other tests' way
 
@@ -90,24 +91,33 @@ def test_the_reading_holds_in_the_recorded_boots():
     assert len(plain) >= 2 and len(control) >= 1
     assert {r["params"]["eth1_cpus"] for r in control} == {"0-1"}
     pf, cf = _rows(plain, "fifo50"), _rows(control, "fifo50")
-    # the hog returns with the control: every control FIFO 50 max above 5x every plain one
-    assert min(r["hist"]["max_us"] for r in cf) > 5 * max(r["hist"]["max_us"] for r in pf)
     # plain FIFO 50: tens of milliseconds; eth1's thread stays on CPU 0 and never moves
     assert all(10_000 <= r["hist"]["max_us"] < 100_000 for r in pf)
     assert all(r["work_ns"]["eth1_migrations"] == 0 and r["eth1_after"]["cpus"] == "0"
                for r in pf)
-    # control FIFO 50: eth1's thread moved once to the NIC's CPU and ran about a second
-    # more than its own traffic needs, ksoftirqd almost nothing
+    # the hog returns with the control: every control boot has a FIFO 50 max over 5x
+    # every plain one, and most runs do
+    worst = max(r["hist"]["max_us"] for r in pf)
+    for rec in control:
+        assert max(r["hist"]["max_us"] for r in _rows([rec], "fifo50")) > 5 * worst
+    assert sum(r["hist"]["max_us"] > 5 * worst for r in cf) * 2 > len(cf)
+    # in every control FIFO 50 flood eth1's thread ran on the NIC's CPU (it last ran
+    # there), 0.8 s or more above every plain flood's, and the task missed most cycles
     eth1_plain = max(r["work_ns"]["eth1_thread"] for r in pf)
     for r in cf:
+        assert r["eth1_after"]["cpu"] == 1 and r["eth1_after"]["cpus"] == "0-1"
+        assert r["work_ns"]["eth1_thread"] - eth1_plain > 800 * MS
+        grid = stats.grid_summary(r["hist"], 1000, 100_000)
+        assert grid["ran"] * 2 < grid["cycles"]
+    # the boots where it moved once and stayed: ksoftirqd almost nothing, eth0's
+    # interrupts back (thousands, where counted), eth0's thread most of the rest
+    staying = [rec for rec in control
+               if all(r["work_ns"]["eth1_migrations"] == 1 for r in _rows([rec], "fifo50"))]
+    assert len(staying) * 2 > len(control)
+    for r in _rows(staying, "fifo50"):
         w = r["work_ns"]
-        assert w["eth1_migrations"] == 1 and r["eth1_after"]["cpu"] == 1
-        assert w["eth1_thread"] - eth1_plain > 800 * MS and w["ksoftirqd"] < 20 * MS
-    # eth0's interrupts come back with the control, thousands per flood, and eth0's
-    # thread runs most of the rest of the flood
-    ci = [r["work_ns"]["eth0_irqs"] for r in cf if "eth0_irqs" in r["work_ns"]]
-    assert ci and min(ci) >= 1000
-    assert all(r["work_ns"]["nic_thread"] > r["send_ns"] / 2 for r in cf)
+        assert w["ksoftirqd"] < 20 * MS and w["nic_thread"] > r["send_ns"] / 2
+        assert w.get("eth0_irqs", 1000) >= 1000
     # reserved: eth0's thread far below its 2 ms / 10 ms (a fifth of the flood's span)
     for r in _rows(plain + control, "reserved"):
         assert r["work_ns"]["nic_thread"] < r["send_ns"] / 5 / 2
