@@ -218,8 +218,9 @@ DEFECT_WORDS = (
     "at boot, then the move of eth1's interrupt to the sender's CPU while the NIC's "
     "partition existed, left eth1's IRQ thread (SCHED_FIFO 90) allowed on both CPUs, the "
     "NIC's included, from the first restore on. Their records do not say where it ran; "
-    "the control above puts it back there by hand. Experiment 6 with HRTICK_DL below "
-    "was recorded before the fix as well.")
+    "the control above puts it back there by hand. The section *Experiment 6 with "
+    "HRTICK_DL: the budget enforced at its end* below was recorded before the fix as "
+    "well.")
 
 # what the findings mean: written for the boots recorded (2026-11-26), read with them
 READING = """\
