@@ -128,6 +128,17 @@ def hrtick_below_tick(fifo: list[dict], tick: list[dict], hrtick: list[dict]) ->
     return bad
 
 
+def _player_kept(dl: dict) -> list[str]:
+    """The player under its reservation: SCHED_DEADLINE and no frame missed."""
+    bad = []
+    policy = (dl.get("player_sched") or {}).get("policy")
+    if policy != "deadline":
+        bad.append(f"player: policy {policy}, not deadline")
+    if _misses(dl) != 0:
+        bad.append(f"player: {_misses(dl)} deadline misses with its reservation")
+    return bad
+
+
 def player_reserved(below: dict, dl: dict, nic_period_ns: int) -> list[str]:
     """Experiment 3 against experiment 2: ``dl`` the player and the NIC thread both
     reserved through irqres, ``below`` the player below the NIC thread at fixed priorities
@@ -138,12 +149,7 @@ def player_reserved(below: dict, dl: dict, nic_period_ns: int) -> list[str]:
     - the NIC thread's CPU share over the flood is at most its Q/T + SHARE_SLACK points
       (unreserved it takes what the player leaves: the NIC's reservation is the cause);
     - the NIC thread keeps at least half the throughput it takes above the player."""
-    bad = []
-    policy = (dl.get("player_sched") or {}).get("policy")
-    if policy != "deadline":
-        bad.append(f"player: policy {policy}, not deadline")
-    if _misses(dl) != 0:
-        bad.append(f"player: {_misses(dl)} deadline misses with its reservation")
+    bad = _player_kept(dl)
     bad += nic_share(dl, dl["nic_q"], nic_period_ns)
     if dl["mbit_s"] < 0.5 * below["mbit_s"]:
         bad.append(f"NIC thread: {dl['mbit_s']:.1f} Mbit/s reserved, under half its "
@@ -167,12 +173,7 @@ def path_reserved(below: dict, dl: dict, nic_period_ns: int) -> list[str]:
       the NAPI kthread using its part while the ring overflows);
     - the NIC's Mbit/s per point of CPU the pair had is at least PER_POINT_SHARE of its
       Mbit/s per point at fixed priority."""
-    bad = []
-    policy = (dl.get("player_sched") or {}).get("policy")
-    if policy != "deadline":
-        bad.append(f"player: policy {policy}, not deadline")
-    if _misses(dl) != 0:
-        bad.append(f"player: {_misses(dl)} deadline misses with its reservation")
+    bad = _player_kept(dl)
     bad += napi_row(dl, nic_period_ns)
     got, fixed = _pair_pct(dl), _pair_pct(below)
     if not got or not fixed:

@@ -342,6 +342,15 @@ def nic_enforced(runtime_ns: int, period_ns: int, enforcement: str) -> dict:
     return t
 
 
+def enforcement_plan(reserved: list[list[int]]) -> list[tuple]:
+    """One run of experiment 6 with HRTICK_DL: (label, (Q, T) or None, enforcement) for
+    the task without a flood, the NIC at SCHED_FIFO 50, then each (Q, T) of ``reserved``
+    enforced at the tick and by HRTICK_DL."""
+    plan: list[tuple] = [("baseline", None, "keep"), ("fifo50", None, "keep")]
+    return plan + [(f"{enf}-{q}-{t}", (q, t), enf) for q, t in reserved
+                   for enf in ("keep", "hrtick")]
+
+
 def scenario_seeds_latency_enforcement(runs: int, seconds: int, flood_period_ns: int,
                                        size: int, reserved: list[list[int]],
                                        interval_us: int, priority: int, hist_us: int,
@@ -359,10 +368,7 @@ def scenario_seeds_latency_enforcement(runs: int, seconds: int, flood_period_ns:
          f"{setup['sender_cpu']}, {setup['ncpu']} vCPUs")
     results = []
     for run in range(runs):
-        plan = [("baseline", None, "keep"), ("fifo50", None, "keep")]
-        plan += [(f"{enf}-{q}-{t}", (q, t), enf) for q, t in reserved
-                 for enf in ("keep", "hrtick")]
-        for label, qt, enf in plan:
+        for label, qt, enf in enforcement_plan(reserved):
             nic = nic_fifo50() if qt is None else nic_enforced(*qt, enf)
             flood = 0 if label == "baseline" else flood_period_ns
             row = _flooded_hist(setup, nic, run, label, seconds, flood, size, interval_us,
