@@ -43,6 +43,15 @@ def parse_split(text: str, option: str = "--napi-split") -> list[int]:
     return pair
 
 
+def data_tag(tag: str, napi: str, enforcement: str) -> str:
+    """The raw data file's tag: ``tag`` if given, else ``default`` for the unreserved
+    variant, then ``hrtick`` when HRTICK_DL enforced the budgets (the report keeps them
+    apart by it)."""
+    parts = (tag or ("default" if napi == "default" else ""),
+             "hrtick" if enforcement == "hrtick" else "")
+    return "-".join(p for p in parts if p)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     player_dl.add_options(ap)
@@ -59,8 +68,7 @@ def main() -> int:
     params = {**player_dl.params_of(args), "napi": args.napi,
               "napi_split": parse_split(args.napi_split), "receiver_prio": args.receiver_prio,
               "enforcement": args.enforcement}
-    args.tag = "-".join(t for t in (args.tag or ("default" if args.napi == "default" else ""),
-                                    "hrtick" if args.enforcement == "hrtick" else "") if t)
+    args.tag = data_tag(args.tag, args.napi, args.enforcement)
     rec = testbed.run_guest(args, "seeds_player_dl_napi", "player-dl-napi", params)
     for r in rec["result"]["rows"]:
         print(f"run {r['run']} Test{r['test']}: player {r['player']}, NIC "
