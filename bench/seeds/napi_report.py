@@ -188,10 +188,15 @@ def section(reserved: list[dict], default: list[dict], probes: list[dict] = (),
            f"The goal (shapes.napi_goal): application Mbit/s ∝ Q/T with R² ≥ "
            f"{shapes.NAPI_R2} through the origin, ksoftirqd < {shapes.NAPI_SOFTIRQ_PCT:g} %, "
            f"the player 0 misses, the pair's share at most Q/T + {shapes.SHARE_SLACK:g} "
-           "point.", ""]
+           "point.", "",
+           "Each table names its guest kernel and how the budgets were enforced: at the "
+           "scheduler tick (4 ms, HZ=250; the profile's `enforcement: keep`, the default) or "
+           "by HRTICK_DL (`enforcement: hrtick`, `player_dl_napi.py --enforcement hrtick`: "
+           "irqresd switches the sched feature on; each row records "
+           "/sys/kernel/debug/sched/features).", ""]
     for one in [*newest_each(reserved), *default[-1:]]:
         out += table(one)
-    out += enforcement_section(newest_each(reserved))
+    out += enforcement_section(reserved)
     return [*out, *(x for rec in longer for x in (longer_words(rec), "")),
             *(x for rec in probes for x in (probe_words(rec), ""))]
 
@@ -226,7 +231,8 @@ def _compare_row(rec: dict) -> str:
     met = [not shapes.napi_goal(rs, size, period) for rs in runs]
     over = [round(v, 1) for r in rec["result"]["rows"] if (v := shapes.pair_over(r, period))
             is not None]
-    return (f"| {rec['kernel']} | {ENFORCED[enforcement(rec)]} | {len(runs)} | "
+    return (f"| {rec['kernel']} | {ENFORCED[enforcement(rec)]} | {rec['date']} | "
+            f"{len(runs)} | "
             + ", ".join(f"{f['slope']:.3f}" for f in fits) + " | "
             + ", ".join(f"{f['r2']:.4f}" for f in fits) + f" | {sum(met)} of {len(runs)} | "
             f"{_cell(_efficiency(rec))} | {_cell(over)} |")
@@ -243,19 +249,27 @@ def _order(hr: list[float], tick: list[float], what: str) -> str:
 
 def _plainly(recs: list[dict]) -> list[str]:
     """Per kernel measured both ways: HRTICK_DL's fit and throughput per CPU ms against
-    the tick's, in words."""
+    the tick's over all of their boots, in words."""
     out = []
     for kernel in sorted({kernel_key(r) for r in recs}):
-        by = {enforcement(r): r for r in recs if kernel_key(r) == kernel}
+        by: dict[str, list[dict]] = {}
+        for r in recs:
+            if kernel_key(r) == kernel:
+                by.setdefault(enforcement(r), []).append(r)
         if set(by) != {"keep", "hrtick"}:
             continue
         r2 = {k: [shapes.napi_run(rs, v["params"]["size"], v["params"]["nic_period_ns"])
-                  ["fit"]["r2"] for rs in _runs(v)] for k, v in by.items()}
-        words = (f"- {by['hrtick']['kernel']}: R² through the origin per run "
+                  ["fit"]["r2"] for v in vs for rs in _runs(v)] for k, vs in by.items()}
+        met = {k: [not shapes.napi_goal(rs, v["params"]["size"], v["params"]["nic_period_ns"])
+                   for v in vs for rs in _runs(v)] for k, vs in by.items()}
+        words = (f"- {by['hrtick'][0]['kernel']} ({len(by['hrtick'])} boot(s) with HRTICK_DL, "
+                 f"{len(by['keep'])} with the tick): the goal met in {sum(met['hrtick'])} of "
+                 f"{len(met['hrtick'])} runs with HRTICK_DL, {sum(met['keep'])} of "
+                 f"{len(met['keep'])} with the tick; R² through the origin per run "
                  + ", ".join(f"{v:.4f}" for v in r2["hrtick"]) + " with HRTICK_DL, "
                  + ", ".join(f"{v:.4f}" for v in r2["keep"]) + " with the tick ("
                  + _order(r2["hrtick"], r2["keep"], "run's R²") + ").")
-        eff = {k: _efficiency(v) for k, v in by.items()}
+        eff = {k: [x for v in vs for x in _efficiency(v)] for k, vs in by.items()}
         if eff["keep"] and eff["hrtick"]:
             ratio = statistics.median(eff["hrtick"]) / statistics.median(eff["keep"])
             words += (f" The application read {ratio:.2f}x the kbit per ms of the pair's "
@@ -267,21 +281,23 @@ def _plainly(recs: list[dict]) -> list[str]:
 
 
 def enforcement_section(recs: list[dict]) -> list[str]:
-    """The reserved variant's records (one per kernel and enforcement) side by side: the
-    fit per run, the goal, what the application read per ms of the pair's CPU."""
+    """Every boot of the reserved variant, by kernel and enforcement: the fit per run, the
+    goal, what the application read per ms of the pair's CPU."""
     if not any(enforcement(r) == "hrtick" for r in recs):
         return []
+    recs = sorted(recs, key=lambda r: (kernel_key(r), enforcement(r) != "keep"))
     out = ["### The tick against HRTICK_DL", "",
-           "The reserved variant's tables above side by side. *kbit per ms of the pair's "
+           "Every boot of the reserved variant (the tables above show the newest of each "
+           "kernel and enforcement), one line each. *kbit per ms of the pair's "
            "CPU* is what the application read over the flood divided by the IRQ thread's "
            "and the NAPI kthread's CPU time over it (median [min..max] over every row of "
-           "every run): the path's throughput per unit of its budget actually used. With "
-           "HRTICK_DL the scheduler arms a timer for the end of each budget instead of "
-           "catching the overrun at the next 4 ms tick.", "",
-           "| guest kernel | enforcement | runs | application Mbit/s per 1 % of Q/T, per run "
-           "| R² through the origin, per run | goal met | application kbit per ms of the "
-           "pair's CPU | pair's share minus Q/T (points) |",
-           "|---|---|---:|---|---|---|---:|---:|"]
+           "every run of the boot): the path's throughput per unit of its budget actually "
+           "used. With HRTICK_DL the scheduler arms a timer for the end of each budget "
+           "instead of catching the overrun at the next 4 ms tick.", "",
+           "| guest kernel | enforcement | boot | runs | application Mbit/s per 1 % of Q/T, "
+           "per run | R² through the origin, per run | goal met | application kbit per ms "
+           "of the pair's CPU | pair's share minus Q/T (points) |",
+           "|---|---|---|---:|---|---|---|---:|---:|"]
     out += [_compare_row(r) for r in recs]
     plain = _plainly(recs)
     return [*out, "", *([*plain, ""] if plain else [])]

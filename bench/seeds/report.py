@@ -827,7 +827,7 @@ def write_results(dest: Path = HERE, figures: bool = True) -> Path:
         longer = [json.loads(f.read_text()) for f in newest("player-dl-napi-icount-*-long-*")]
         parts += napi_report.section(rsv, dft, probes, longer)
         used += longer
-        used += napi_report.newest_each(rsv) + dft[-1:]
+        used += rsv + dft[-1:]
     status.append("| 3. with threaded NAPI reserved beside the IRQ thread | player_dl_napi.py | "
                   + ("done |" if napi else "not measured yet |"))
     # the untagged icount runs and those with busy loops on every reader's vCPU (tag
