@@ -31,17 +31,7 @@ from seeds import (
     nic_reserved,
     sender,
 )
-from vmguest import (
-    OUT,
-    cgroup_of,
-    cpus_allowed,
-    mark,
-    read,
-    sched_attr,
-    sh,
-    thread,
-    wait_for,
-)
+from vmguest import OUT, cgroup_of, cpus_allowed, mark, read, sched_attr, sh, thread, wait_for
 
 NAPI_THREAD = r"napi/eth0-\d+"
 THREADED = "/sys/class/net/eth0/threaded"
