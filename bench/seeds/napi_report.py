@@ -247,35 +247,66 @@ def _order(hr: list[float], tick: list[float], what: str) -> str:
     return "the two ranges overlap"
 
 
+def _median_efficiency(rec: dict) -> float:
+    return statistics.median(_efficiency(rec))
+
+
+def _per_boot(by: dict[str, list[dict]], ratio: float) -> str:
+    """Each boot's median kbit per ms of the pair's CPU against the enforcements' ratio:
+    whether boots of one enforcement differ by more than the two enforcements do."""
+    med = {k: [_median_efficiency(v) for v in vs] for k, vs in by.items()}
+    boots = max(max(m) / min(m) for m in med.values())
+    if boots == 1:
+        return ""
+    words = ("; each boot's median: " + ", ".join(f"{m:.1f}" for m in med["hrtick"])
+             + " with HRTICK_DL, " + ", ".join(f"{m:.1f}" for m in med["keep"])
+             + f" with the tick: boots of one enforcement differ by up to {boots:.2f}x")
+    return words + (", more than the two enforcements do: over this spread no effect of "
+                    "HRTICK_DL on it is visible" if boots > max(ratio, 1 / ratio) else "")
+
+
+def _by_enforcement(recs: list[dict], kernel: tuple[int, ...]) -> dict[str, list[dict]]:
+    by: dict[str, list[dict]] = {}
+    for r in recs:
+        if kernel_key(r) == kernel:
+            by.setdefault(enforcement(r), []).append(r)
+    return by
+
+
+def _per_run(by: dict[str, list[dict]], what) -> dict[str, list]:
+    """``what(run's rows, size, NIC period)`` for every run of every boot, per enforcement."""
+    return {k: [what(rs, v["params"]["size"], v["params"]["nic_period_ns"])
+                for v in vs for rs in _runs(v)] for k, vs in by.items()}
+
+
 def _plainly(recs: list[dict]) -> list[str]:
     """Per kernel measured both ways: HRTICK_DL's fit and throughput per CPU ms against
     the tick's over all of their boots, in words."""
     out = []
     for kernel in sorted({kernel_key(r) for r in recs}):
-        by: dict[str, list[dict]] = {}
-        for r in recs:
-            if kernel_key(r) == kernel:
-                by.setdefault(enforcement(r), []).append(r)
+        by = _by_enforcement(recs, kernel)
         if set(by) != {"keep", "hrtick"}:
             continue
-        r2 = {k: [shapes.napi_run(rs, v["params"]["size"], v["params"]["nic_period_ns"])
-                  ["fit"]["r2"] for v in vs for rs in _runs(v)] for k, vs in by.items()}
-        met = {k: [not shapes.napi_goal(rs, v["params"]["size"], v["params"]["nic_period_ns"])
-                   for v in vs for rs in _runs(v)] for k, vs in by.items()}
+        r2 = _per_run(by, lambda rs, size, t: shapes.napi_run(rs, size, t)["fit"]["r2"])
+        met = _per_run(by, lambda rs, size, t: not shapes.napi_goal(rs, size, t))
+        fit = {k: sum(v >= shapes.NAPI_R2 for v in vs) for k, vs in r2.items()}
         words = (f"- {by['hrtick'][0]['kernel']} ({len(by['hrtick'])} boot(s) with HRTICK_DL, "
                  f"{len(by['keep'])} with the tick): the goal met in {sum(met['hrtick'])} of "
                  f"{len(met['hrtick'])} runs with HRTICK_DL, {sum(met['keep'])} of "
-                 f"{len(met['keep'])} with the tick; R² through the origin per run "
-                 + ", ".join(f"{v:.4f}" for v in r2["hrtick"]) + " with HRTICK_DL, "
-                 + ", ".join(f"{v:.4f}" for v in r2["keep"]) + " with the tick ("
-                 + _order(r2["hrtick"], r2["keep"], "run's R²") + ").")
+                 f"{len(met['keep'])} with the tick; R² ≥ {shapes.NAPI_R2} in "
+                 f"{fit['hrtick']} of {len(r2['hrtick'])} runs with HRTICK_DL ("
+                 + ", ".join(f"{v:.4f}" for v in r2["hrtick"]) + f"), {fit['keep']} of "
+                 f"{len(r2['keep'])} with the tick ("
+                 + ", ".join(f"{v:.4f}" for v in r2["keep"]) + "): "
+                 + _order(r2["hrtick"], r2["keep"], "run's R²") + ".")
         eff = {k: [x for v in vs for x in _efficiency(v)] for k, vs in by.items()}
         if eff["keep"] and eff["hrtick"]:
             ratio = statistics.median(eff["hrtick"]) / statistics.median(eff["keep"])
             words += (f" The application read {ratio:.2f}x the kbit per ms of the pair's "
                       f"CPU it read with the tick ({spread(eff['hrtick'])} against "
                       f"{spread(eff['keep'])}: "
-                      + _order(eff["hrtick"], eff["keep"], "row's") + ").")
+                      + _order(eff["hrtick"], eff["keep"], "row's") + ")"
+                      + _per_boot(by, ratio) + ".")
         out.append(words)
     return out
 
