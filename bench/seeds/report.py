@@ -22,6 +22,7 @@ import statistics
 import sys
 from pathlib import Path
 
+import latency_work_report
 import reading
 import tools_spread
 from stats import grid_summary, spread, spread_bounded, summary
@@ -81,18 +82,28 @@ def _grid_table(rec: dict) -> list[str]:
     return [*out, ""]
 
 
-def latency_section(recs: list[dict], png: Path, draw: bool = True) -> list[str]:
+def latency_section(recs: list[dict], png: Path, draw: bool = True,
+                    newer: list[str] | None = None) -> list[str]:
+    """Experiment 6's tables of ``recs``; with ``newer`` (the boots since the restore fix,
+    latency_work_report), those first and ``recs`` below them, labelled as recorded with
+    the restore defect."""
     rec = recs[0]
     p = rec["params"]
     q, t = (x / 1e6 for x in p["reserved"])
+    seconds = "" if newer else f"{p['seconds']} guest-seconds per measurement, "
     out = ["## Experiment 6: latency of a real-time task on the NIC's CPU under a flood", "",
            f"cyclictest at SCHED_FIFO {p['priority']}, {p['interval_us'] // 1000} ms interval, "
-           f"on the CPU of irq/11-eth0, {p['seconds']} guest-seconds per measurement, while "
+           f"on the CPU of irq/11-eth0, {seconds}while "
            f"a sender on the other vCPU sends {p['size']}-byte datagrams every "
            f"{p['flood_period_ns'] / 1000:g} µs (guest time) to eth0. NIC thread at the "
            f"kernel's SCHED_FIFO 50 vs reserved by irqresd ({q:g} ms / {t:g} ms). "
            "Latencies in µs of guest time; each cell: median [min..max] over the runs. "
            + GRID_WORDS.format(hist=p["hist_us"]), ""]
+    if newer:
+        out += [*newer, "### The earlier boots, recorded with the restore defect", "",
+                latency_work_report.DEFECT_WORDS.format(seconds=p["seconds"], dates=", ".join(
+                    sorted({r["date"][:10] for r in recs})), commits=", ".join(
+                        f"`{r['commit']}`" for r in recs)), ""]
     for rec in recs:
         rows = latency_rows(rec)
         out += [*provenance(rec), "", *_grid_table(rec)]
@@ -764,13 +775,20 @@ def write_results(dest: Path = HERE, figures: bool = True) -> Path:
     tail = (HERE / "RESULTS.md.tail").read_text()
     used: list[dict] = []
     values: dict[str, str] = {}
-    lat_icount = [json.loads(p.read_text()) for p in newest("latency-icount-*.json")]
+    lat_all = [json.loads(p.read_text()) for p in newest("latency-icount-*.json")]
+    # the boots since the restore fix (with CPU times), plain and with the eth1 control
+    lat_work = [r for r in lat_all if latency_work_report.is_work_record(r)]
+    lat_icount = [r for r in lat_all if not latency_work_report.is_work_record(r)]
     lat_tcg = [json.loads(p.read_text()) for p in newest("latency-tcg-*.json")]
     parts, status = [], []
     if lat_icount:
-        parts += latency_section(lat_icount, dest / "latency.png", figures)
-        used += lat_icount
-        values |= reading.latency(lat_icount)
+        plain = [r for r in lat_work if latency_work_report.control_of(r) is None]
+        control = [r for r in lat_work if latency_work_report.control_of(r) is not None]
+        newer = latency_work_report.section(plain, control) if lat_work else []
+        parts += latency_section(lat_icount, dest / "latency.png", figures, newer)
+        used += lat_icount + lat_work
+        values |= (reading.latency(lat_icount)
+                   | latency_work_report.prose_values(plain, control))
         status.append("| 6. latency under a flood, FIFO 50 vs reserved | latency.py | done |")
     else:
         status.append("| 6. latency under a flood, FIFO 50 vs reserved | latency.py | "

@@ -26,6 +26,10 @@ def record(name: str) -> dict:
     return json.loads((DATA / name).read_text())
 
 
+# Recorded with the restore defect (the sender's SCHED_FIFO 90 IRQ thread left allowed on
+# the NIC's CPU ran eth0's polls there, above the task: bench/seeds/RESULTS.md): the shape's
+# function is checked on them; since the fix the VM suite asserts it over the whole
+# receive path (SHAPES_NAPI below), where the IRQ thread alone no longer shows it.
 LATENCY = [record("latency-icount-nice0-20261123T051005.json"),
            record("latency-icount-nice0-boot2-20261123T051237.json")]
 FIFO = record("player-fifo-icount-nice0-20261123T050907.json")  # 3 runs, no CPU times
@@ -146,6 +150,10 @@ def test_the_tuner_stuck_at_its_start_value_fails_the_tuner_shape_not_the_player
 LATENCY_HRTICK = record("latency-hrtick-icount-nice0-20261125T225133.json")  # 6.1
 LATENCY_HRTICK_612 = record("latency-hrtick-icount-nice0-20261125T225631.json")
 LATENCY_HRTICK_B2 = record("latency-hrtick-icount-nice0-20261125T230403.json")  # 6.1 again
+# the same over the NIC's whole receive path (latency_hrtick.py --napi 3/4)
+LATENCY_HRTICK_PATH = record("latency-hrtick-napi-icount-nice0-20261126T091414.json")  # 6.1
+LATENCY_HRTICK_PATH_B2 = record("latency-hrtick-napi-icount-nice0-20261126T092626.json")
+LATENCY_HRTICK_PATH_612 = record("latency-hrtick-napi-icount-nice0-20261126T091913.json")
 
 
 def _hrtick_runs(rec: dict, q: int, t: int) -> tuple[list[dict], list[dict]]:
@@ -157,12 +165,17 @@ def _hrtick_runs(rec: dict, q: int, t: int) -> tuple[list[dict], list[dict]]:
     return hr, tick
 
 
-@pytest.mark.parametrize("qt", LATENCY_HRTICK["params"]["reserved"], ids=["1ms", "2ms"])
-def test_latency_overrun_shape_holds_with_hrtick_and_fails_enforced_at_the_tick(qt):
-    rec = LATENCY_HRTICK
+@pytest.mark.parametrize("i", [0, 1], ids=["1ms", "2ms"])
+@pytest.mark.parametrize("rec", [LATENCY_HRTICK, LATENCY_HRTICK_PATH], ids=["thread", "path"])
+def test_latency_overrun_shape_holds_with_hrtick_and_fails_enforced_at_the_tick(rec, i):
+    """In the first 6.1 boot of each, the NIC thread alone and the whole receive path."""
+    qt = rec["params"]["reserved"][i]
     base, fifo = _runs(rec, "baseline"), _runs(rec, "fifo50")
     hr, tick = _hrtick_runs(rec, *qt)
     q = qt[0]
+    if "napi_split" in rec["params"]:
+        # the NAPI kthread did the path's work: nothing of it in ksoftirqd while reserved
+        assert all(r["cpu_ns"]["ksoftirqd"] == 0 < r["cpu_ns"]["napi"] for r in hr + tick)
     assert shapes.latency_overrun(base, fifo, hr, q) == [], [r["hist"]["max_us"] for r in hr]
     # removed: HRTICK_DL off, the budget enforced at the tick overruns it by up to a tick
     assert shapes.latency_overrun(base, fifo, tick, q), [r["hist"]["max_us"] for r in tick]
@@ -191,21 +204,36 @@ def test_latency_goal_of_hrtick_is_not_met_with_5_s_runs(rec):
         assert bad and not any("FIFO 50" in b for b in bad), bad
 
 
-# the same over the NIC's whole receive path (latency_hrtick.py --napi 3/4)
-LATENCY_HRTICK_PATH = record("latency-hrtick-napi-icount-nice0-20261126T091414.json")  # 6.1
 
 
-@pytest.mark.parametrize("qt", LATENCY_HRTICK_PATH["params"]["reserved"], ids=["1ms", "2ms"])
-def test_latency_over_the_whole_path_holds_with_hrtick_and_fails_at_the_tick(qt):
-    rec = LATENCY_HRTICK_PATH
+@pytest.mark.parametrize("rec", [LATENCY_HRTICK_PATH, LATENCY_HRTICK_PATH_B2],
+                         ids=["boot1", "boot2"])
+@pytest.mark.parametrize("i", [0, 1], ids=["1ms", "2ms"])
+def test_hrtick_below_the_tick_over_the_whole_path_on_6_1(rec, i):
+    q, t = rec["params"]["reserved"][i]
+    hr, tick = _hrtick_runs(rec, q, t)
+    fifo = _runs(rec, "fifo50")
+    assert shapes.hrtick_below_tick(fifo, tick, hr) == []
+    # removed: HRTICK_DL off in place of on
+    assert len(shapes.hrtick_below_tick(fifo, hr, tick)) == len(tick)
+    # removed: the reservation itself (FIFO 50 runs in place of the HRTICK_DL ones)
+    assert shapes.hrtick_below_tick(fifo, tick, fifo)
+
+
+def test_hrtick_does_not_lower_the_worst_case_over_the_whole_path_on_6_12():
+    """Why the VM suite asserts the shape on 6.1 only (its seeds boot's kernel)."""
+    rec = LATENCY_HRTICK_PATH_612
+    bad = [b for q, t in rec["params"]["reserved"]
+           for b in shapes.hrtick_below_tick(_runs(rec, "fifo50"), *reversed(
+               _hrtick_runs(rec, q, t)))]
+    assert len([b for b in bad if "not below" in b]) >= 3, bad
+
+
+def test_latency_overrun_over_the_whole_path_does_not_hold_in_a_second_6_1_boot():
+    rec = LATENCY_HRTICK_PATH_B2
     base, fifo = _runs(rec, "baseline"), _runs(rec, "fifo50")
-    hr, tick = _hrtick_runs(rec, *qt)
-    q = qt[0]
-    # the NAPI kthread did the path's work: nothing of it in ksoftirqd while reserved
-    assert all(r["cpu_ns"]["ksoftirqd"] == 0 and r["cpu_ns"]["napi"] > 0 for r in hr + tick)
-    assert shapes.latency_overrun(base, fifo, hr, q) == [], [r["hist"]["max_us"] for r in hr]
-    assert shapes.latency_overrun(base, fifo, tick, q), [r["hist"]["max_us"] for r in tick]
-    assert shapes.latency_overrun(base, fifo, fifo, q)
+    for q, t in rec["params"]["reserved"]:
+        assert shapes.latency_overrun(base, fifo, _hrtick_runs(rec, q, t)[0], q)
 
 
 def test_latency_goal_over_the_whole_path_is_met_at_2_ms_and_not_at_1_ms():
@@ -512,7 +540,9 @@ def test_in_the_suite_s_order_the_restore_left_the_sender_s_irq_thread_on_the_ni
         assert {r["before"]["eth1_thread"]["cpus"] for r in rows} == {cpus}, rows
 
 
-# The VM suite's seeds boot over eth0's whole receive path (threaded NAPI), two 6.1 boots.
+# The VM suite's seeds boot over eth0's whole receive path (threaded NAPI), two 6.1 boots
+# of its first version: experiment 6 as the path at SCHED_FIFO 50 and reserved 2 ms / 10 ms
+# at the tick (``latency_napi``; the boot now runs the same rows and HRTICK_DL's beside).
 SHAPES_NAPI = [record("shapes-napi-icount-20261126T090654.json"),
                record("shapes-napi-icount-20261126T090955.json")]
 

@@ -207,18 +207,19 @@ def _flooded_hist(setup: dict, nic: dict | None, run: int, label: str, seconds: 
                   flood_period_ns: int, size: int, interval_us: int, priority: int,
                   hist_us: int, port: int) -> dict:
     """One measurement of experiment 6: cyclictest on the NIC's CPU while the sender
-    floods eth0 (``flood_period_ns`` 0: no flood, the task's own worst case)."""
+    floods eth0 (``flood_period_ns`` 0: no flood, the task's own worst case); with the
+    CPU time of the threads that can do the NIC's work over the flood (nic_work())."""
     count = seconds * 1_000_000_000 // flood_period_ns if flood_period_ns else 0
     rx = receiver(setup, port, count, 3_000_000_000) if count else None
     cyc = cyclictest_hist(nic, setup["nic_cpu"], seconds + 1, interval_us, priority,
                           hist_us)
     time.sleep(0.5)
-    c0, t0 = rx_counters(), time.monotonic_ns()
+    c0, t0, w0 = rx_counters(), time.monotonic_ns(), nic_work(setup)
     snd_out = ""
     if count:
         snd_out, _ = sender(setup, port, flood_period_ns, count, size).communicate(
             timeout=3600)
-    c1, sent_ns = rx_counters(), time.monotonic_ns() - t0
+    c1, sent_ns, w1 = rx_counters(), time.monotonic_ns() - t0, nic_work(setup)
     cyc_out, _ = cyc.communicate(timeout=3600)
     rx_out = rx.communicate(timeout=3600)[0] if rx else ""
     h = parse_hist(cyc_out)
@@ -226,15 +227,80 @@ def _flooded_hist(setup: dict, nic: dict | None, run: int, label: str, seconds: 
          f"cycles {h['cycles']}; {snd_out.strip()}; {rx_out.strip()}")
     return {"run": run, "label": label, "thread": nic, "hist": h,
             "sender": snd_out.strip(), "receiver": rx_out.strip(),
-            "send_ns": sent_ns, "rx": _delta(c0, c1),
+            "send_ns": sent_ns, "rx": _delta(c0, c1), "work_ns": _work_delta(w0, w1),
+            "eth1_after": w1["eth1_where"],
             "cyclictest_tail": cyc_out[-600:] if not h["buckets"] else ""}
+
+
+def nic_work(setup: dict) -> dict:
+    """CPU time so far (ns, /proc/PID/schedstat) of the threads that can do eth0's work
+    on the NIC's CPU: eth0's IRQ thread, eth1's (the sender's NIC: its bottom half polls
+    whatever NAPI is scheduled on the CPU it runs on) and ksoftirqd of the NIC's CPU;
+    eth1's thread's migrations and where it is (it may run on either CPU); the NIC's
+    CPU's /proc/stat times (cpu_times()); eth0's and eth1's interrupt counts; every
+    task's CPU time (_task_times(), for the tasks that ran most meanwhile). The 6.1
+    and 6.12 guest kernels have no IRQ_TIME_ACCOUNTING: a thread's CPU time includes the
+    softirq work (NAPI polls) it ran in its bottom halves."""
+    out = cpu_times(setup)
+    del out["player"]
+    t1 = thread(r"irq/\d+-eth1")
+    pid = t1 and t1["pid"]
+    where = _where(pid)
+    out["eth1_thread"] = where and where["run_ns"]
+    m = re.search(r"nr_migrations\s*:\s*(\d+)", (read(f"/proc/{pid}/sched") if pid else "")
+                  or "")
+    out["eth1_migrations"] = int(m.group(1)) if m else None
+    out["eth1_where"] = where
+    # the interrupts eth0 and eth1 raised, over all CPUs
+    for name, irq in (("eth0_irqs", _irq_of("eth0")), ("eth1_irqs", setup["eth1_irq"])):
+        out[name] = sum(_irq_counts(irq)) if irq is not None else None
+    out["tasks"] = _task_times()
+    return out
+
+
+POLICIES = {0: "other", 1: "fifo", 2: "rr", 3: "batch", 5: "idle", 6: "deadline"}
+
+
+def _task_times() -> dict[int, tuple[str, int, int, str]]:
+    """Every task's (threads included) comm, CPU time so far (ns), last CPU and policy
+    (with its SCHED_FIFO/RR priority)."""
+    out = {}
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            tids = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for tid in tids:
+            st = read(f"/proc/{pid}/task/{tid}/stat")
+            run = read(f"/proc/{pid}/task/{tid}/schedstat")
+            if st and run:
+                comm = st[st.index("(") + 1:st.rindex(")")]
+                f = st[st.rindex(")") + 2:].split()  # from field 3 (state) on
+                policy = POLICIES.get(int(f[38]), f[38])
+                out[int(tid)] = (comm, int(run.split()[0]), int(f[36]),
+                                 f"{policy} {f[37]}" if policy in ("fifo", "rr") else policy)
+    return out
+
+
+def _work_delta(a: dict, b: dict, top: int = 8) -> dict:
+    """The counters' changes, and the ``top`` tasks that ran most in between."""
+    d = {k: b[k] - a[k] if isinstance(a[k], int) and isinstance(b[k], int) else None
+         for k in a if k not in ("eth1_where", "tasks")}
+    ran = sorted(((t[1] - (a["tasks"][tid][1] if tid in a["tasks"] else 0), tid, t)
+                  for tid, t in b["tasks"].items()), reverse=True)
+    d["top"] = [{"tid": tid, "comm": t[0], "ns": ns, "cpu": t[2], "sched": t[3]}
+                for ns, tid, t in ran[:top]]
+    return d
 
 
 def scenario_seeds_latency(runs: int, seconds: int, flood_period_ns: int, size: int,
                            reserved: list[int], interval_us: int, priority: int,
-                           hist_us: int, port: int = 5001) -> dict:
+                           hist_us: int, port: int = 5001,
+                           eth1_cpus: str | None = None) -> dict:
     """Experiment 6: cyclictest on the NIC's CPU under an in-guest flood, the NIC thread
-    at SCHED_FIFO 50 vs reserved (Q,T) by irqresd; ``runs`` alternating repeats."""
+    at SCHED_FIFO 50 vs reserved (Q,T) by irqresd; ``runs`` alternating repeats.
+    ``eth1_cpus``: a control, eth1's IRQ thread allowed on these CPUs before each
+    measurement (the row's ``eth1_control`` says where it was then)."""
     wait_for(lambda: _irqresd_state() in ("active", "failed"), 60, 0.2)
     setup = hub_setup()
     mark(f"seeds latency: NIC on CPU {setup['nic_cpu']}, sender on CPU "
@@ -243,8 +309,10 @@ def scenario_seeds_latency(runs: int, seconds: int, flood_period_ns: int, size: 
     for run in range(runs):
         for label in ("fifo50", "reserved"):
             nic = nic_fifo50() if label == "fifo50" else nic_reserved(*reserved)
+            control = _eth1_thread_cpus(setup, eth1_cpus) if eth1_cpus else None
             results.append(_flooded_hist(setup, nic, run, label, seconds, flood_period_ns,
-                                         size, interval_us, priority, hist_us, port))
+                                         size, interval_us, priority, hist_us, port)
+                           | {"eth1_control": control})
     nic_fifo50()
     return {"setup": setup, "results": results, "apply_refusals": REFUSALS,
             "interrupts": read("/proc/interrupts"),
@@ -274,6 +342,15 @@ def nic_enforced(runtime_ns: int, period_ns: int, enforcement: str) -> dict:
     return t
 
 
+def enforcement_plan(reserved: list[list[int]]) -> list[tuple]:
+    """One run of experiment 6 with HRTICK_DL: (label, (Q, T) or None, enforcement) for
+    the task without a flood, the NIC at SCHED_FIFO 50, then each (Q, T) of ``reserved``
+    enforced at the tick and by HRTICK_DL."""
+    plan: list[tuple] = [("baseline", None, "keep"), ("fifo50", None, "keep")]
+    return plan + [(f"{enf}-{q}-{t}", (q, t), enf) for q, t in reserved
+                   for enf in ("keep", "hrtick")]
+
+
 def scenario_seeds_latency_enforcement(runs: int, seconds: int, flood_period_ns: int,
                                        size: int, reserved: list[list[int]],
                                        interval_us: int, priority: int, hist_us: int,
@@ -291,10 +368,7 @@ def scenario_seeds_latency_enforcement(runs: int, seconds: int, flood_period_ns:
          f"{setup['sender_cpu']}, {setup['ncpu']} vCPUs")
     results = []
     for run in range(runs):
-        plan = [("baseline", None, "keep"), ("fifo50", None, "keep")]
-        plan += [(f"{enf}-{q}-{t}", (q, t), enf) for q, t in reserved
-                 for enf in ("keep", "hrtick")]
-        for label, qt, enf in plan:
+        for label, qt, enf in enforcement_plan(reserved):
             nic = nic_fifo50() if qt is None else nic_enforced(*qt, enf)
             flood = 0 if label == "baseline" else flood_period_ns
             row = _flooded_hist(setup, nic, run, label, seconds, flood, size, interval_us,

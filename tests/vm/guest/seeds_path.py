@@ -30,6 +30,7 @@ from seeds import (
     _journal,
     _ksoftirqd,
     apply_retrying,
+    enforcement_plan,
     hub_setup,
     nic_fifo50,
     scenario_seeds_adaptive,
@@ -123,49 +124,6 @@ def _measured(setup: dict, nic: dict, run: int, label: str, seconds: int,
     return row
 
 
-def scenario_seeds_latency_napi(runs: int, seconds: int, flood_period_ns: int, size: int,
-                                reserved: list[int], napi_split: list[int],
-                                interval_us: int, priority: int, hist_us: int,
-                                port: int = 5001) -> dict:
-    """Experiment 6 with threaded NAPI: per run, the path at SCHED_FIFO 50 (``fifo50``) and
-    reserved (``reserved`` = [Q, T], Q split by ``napi_split`` = [num, den], the NAPI
-    kthread's fraction). Leaves the guest with threaded NAPI off and irqres restored."""
-    wait_for(lambda: _irqresd_state() in ("active", "failed"), 60, 0.2)
-    setup = hub_setup()
-    was = read(THREADED)
-    mark(f"seeds latency napi: NIC on CPU {setup['nic_cpu']}, sender on CPU "
-         f"{setup['sender_cpu']}, threaded {was}")
-    results = []
-    try:
-        for run in range(runs):
-            for label in ("fifo50", "reserved"):
-                nic = (path_fifo50(setup) if label == "fifo50" else
-                       _path_reserved(setup, *reserved, napi_split, port))
-                results.append(_measured(setup, nic, run, label, seconds, flood_period_ns,
-                                         size, interval_us, priority, hist_us, port))
-    finally:
-        nic_fifo50()
-        with open(THREADED, "w") as f:
-            f.write(was or "0")
-    return {"setup": setup, "results": results, "apply_refusals": REFUSALS,
-            "threaded_end": read(THREADED), "interrupts": read("/proc/interrupts"),
-            "uptime": read("/proc/uptime")}
-
-
-def scenario_seeds_player_fifo_napi(**exp) -> dict:
-    """Experiment 2 with threaded NAPI: the player above and below the NIC's path (IRQ
-    thread and NAPI kthread at SCHED_FIFO 50 on the NIC's CPU). Leaves threaded NAPI off
-    as it found it."""
-    was = read(THREADED)
-    try:
-        return {**scenario_seeds_player_fifo(**exp, fifo50=path_fifo50),
-                "threaded": "1"}
-    finally:
-        nic_fifo50()
-        with open(THREADED, "w") as f:
-            f.write(was or "0")
-
-
 def scenario_seeds_latency_enforcement_napi(runs: int, seconds: int, flood_period_ns: int,
                                             size: int, reserved: list[list[int]],
                                             napi_split: list[int], interval_us: int,
@@ -187,10 +145,7 @@ def scenario_seeds_latency_enforcement_napi(runs: int, seconds: int, flood_perio
     results = []
     try:
         for run in range(runs):
-            plan = [("baseline", None, "keep"), ("fifo50", None, "keep")]
-            plan += [(f"{enf}-{q}-{t}", (q, t), enf) for q, t in reserved
-                     for enf in ("keep", "hrtick")]
-            for label, qt, enf in plan:
+            for label, qt, enf in enforcement_plan(reserved):
                 nic = (path_fifo50(setup) if qt is None else
                        _path_reserved(setup, *qt, napi_split, port, enf))
                 flood = 0 if label == "baseline" else flood_period_ns
@@ -208,7 +163,22 @@ def scenario_seeds_latency_enforcement_napi(runs: int, seconds: int, flood_perio
             "interrupts": read("/proc/interrupts"), "uptime": read("/proc/uptime")}
 
 
-PARTS = {"latency": scenario_seeds_latency, "latency_napi": scenario_seeds_latency_napi,
+def scenario_seeds_player_fifo_napi(**exp) -> dict:
+    """Experiment 2 with threaded NAPI: the player above and below the NIC's path (IRQ
+    thread and NAPI kthread at SCHED_FIFO 50 on the NIC's CPU). Leaves threaded NAPI off
+    as it found it."""
+    was = read(THREADED)
+    try:
+        return {**scenario_seeds_player_fifo(**exp, fifo50=path_fifo50),
+                "threaded": "1"}
+    finally:
+        nic_fifo50()
+        with open(THREADED, "w") as f:
+            f.write(was or "0")
+
+
+PARTS = {"latency": scenario_seeds_latency,
+         "latency_enforcement_napi": scenario_seeds_latency_enforcement_napi,
          "tools": scenario_seeds_tools, "player": scenario_seeds_player_fifo,
          "player_napi": scenario_seeds_player_fifo_napi, "player_dl": scenario_seeds_player_dl,
          "player_dl_napi": scenario_seeds_player_dl_napi, "adaptive": scenario_seeds_adaptive}
@@ -216,8 +186,9 @@ PARTS = {"latency": scenario_seeds_latency, "latency_napi": scenario_seeds_laten
 
 def scenario_seeds_shapes(**parts: dict) -> dict:
     """The VM suite's short version of the seeds' experiments in one boot: each keyword
-    one of PARTS (experiment 6: ``latency``, the IRQ thread alone, ``latency_napi``, the
-    whole receive path; 1: ``tools``; 2: ``player``, ``player_napi``; 3: ``player_dl``,
+    one of PARTS (experiment 6: ``latency``, the IRQ thread alone,
+    ``latency_enforcement_napi``, the whole receive path at SCHED_FIFO 50, reserved at the
+    tick and with HRTICK_DL; 1: ``tools``; 2: ``player``, ``player_napi``; 3: ``player_dl``,
     ``player_dl_napi``; 5: ``adaptive``) with its scenario's parameters, run in PARTS'
     order."""
     unknown = sorted(set(parts) - set(PARTS))
