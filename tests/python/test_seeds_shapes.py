@@ -353,6 +353,11 @@ NAPI_61_B = record("player-dl-napi-icount-nice0-20261126T093502.json")
 NAPI_HRTICK_B = record("player-dl-napi-icount-nice0-hrtick-20261126T093847.json")  # 6.1
 NAPI_612_B = record("player-dl-napi-icount-nice0-20261126T094158.json")
 NAPI_HRTICK_612_B = record("player-dl-napi-icount-nice0-hrtick-20261126T094526.json")
+# a third boot of each, the enforcements in the other order
+NAPI_HRTICK_C = record("player-dl-napi-icount-nice0-hrtick-20261126T095037.json")  # 6.1
+NAPI_61_C = record("player-dl-napi-icount-nice0-20261126T095407.json")
+NAPI_HRTICK_612_C = record("player-dl-napi-icount-nice0-hrtick-20261126T095711.json")
+NAPI_612_C = record("player-dl-napi-icount-nice0-20261126T100014.json")
 
 
 def _failed_parts(bad: list[str]) -> list[str]:
@@ -363,7 +368,8 @@ def _failed_parts(bad: list[str]) -> list[str]:
 @pytest.mark.parametrize(("rec", "kernel", "hrtick"), [
     (NAPI_612, "6.12.", False), (NAPI_HRTICK, "6.1.", True), (NAPI_HRTICK_612, "6.12.", True),
     (NAPI_61_B, "6.1.", False), (NAPI_HRTICK_B, "6.1.", True), (NAPI_612_B, "6.12.", False),
-    (NAPI_HRTICK_612_B, "6.12.", True)])
+    (NAPI_HRTICK_612_B, "6.12.", True), (NAPI_HRTICK_C, "6.1.", True),
+    (NAPI_61_C, "6.1.", False), (NAPI_HRTICK_612_C, "6.12.", True), (NAPI_612_C, "6.12.", False)])
 def test_napi_records_ran_under_the_enforcement_they_name(rec, kernel, hrtick):
     assert rec["kernel"].startswith(kernel) and rec["result"]["napi"] == "reserved"
     assert rec["params"]["enforcement"] == ("hrtick" if hrtick else "keep")
@@ -395,6 +401,17 @@ def test_napi_records_ran_under_the_enforcement_they_name(rec, kernel, hrtick):
     # 6.12, HRTICK_DL: R² 0.9754, 0.9719, 0.9659; run 2's offered load 1.122
     (NAPI_HRTICK_612_B, [[], [], ["offered load"]],
      [["application"], ["application"], ["application", "offered load"]]),
+    # the third boots. 6.1, HRTICK_DL: R² 0.94, 0.90, 0.95; run 2's offered load 1.172
+    (NAPI_HRTICK_C, [[], [], ["offered load"]],
+     [["application"], ["application"], ["application", "offered load"]]),
+    # 6.1, the tick: R² 0.95, 0.87, 0.92
+    (NAPI_61_C, [[], [], []], [["application"]] * 3),
+    # 6.12, HRTICK_DL: R² 0.96, 0.88, 0.93; run 2's offered load 1.119
+    (NAPI_HRTICK_612_C, [[], [], ["offered load"]],
+     [["application"], ["application"], ["application", "offered load"]]),
+    # 6.12, the tick: R² 0.9749, 0.9401, 0.9739; run 0's offered load 1.152
+    (NAPI_612_C, [["offered load"], [], []],
+     [["application", "offered load"], ["application"], ["application"]]),
 ])
 def test_napi_shape_and_goal_per_run_as_measured_on_6_12_and_with_hrtick(rec, reserved, goal):
     """Every part of the reserved shape but the offered load's spread holds in every run
