@@ -13,11 +13,13 @@ budget and the partition's admission are experiment 3's. The receiver runs at SC
 95 on the sender's vCPU (experiment 3's, SCHED_OTHER below the sender at SCHED_FIFO 90,
 read a few thousand of 40,000 datagrams whatever the NIC took). ``--napi default`` leaves the
 NAPI kthread as the kernel makes it (the IRQ thread's part unchanged): the variant in
-which the piece under test is taken away. Raw data: bench/seeds/data/player-dl-napi-*.json;
-``report.py`` makes the table.
+which the piece under test is taken away. ``--enforcement hrtick`` puts ``enforcement:
+hrtick`` in the profile (irqresd switches the sched feature HRTICK_DL on: budgets end by a
+timer rather than at the 4 ms tick); the raw data file gets the tag ``hrtick``. Raw data:
+bench/seeds/data/player-dl-napi-*.json; ``report.py`` makes the table.
 
     python3 bench/seeds/player_dl_napi.py [--runs 3] [--napi reserved|default]
-                                          [--kernel 6.1]
+                                          [--enforcement keep|hrtick] [--kernel 6.1]
 """
 
 from __future__ import annotations
@@ -41,6 +43,15 @@ def parse_split(text: str, option: str = "--napi-split") -> list[int]:
     return pair
 
 
+def data_tag(tag: str, napi: str, enforcement: str) -> str:
+    """The raw data file's tag: ``tag`` if given, else ``default`` for the unreserved
+    variant, then ``hrtick`` when HRTICK_DL enforced the budgets (the report keeps them
+    apart by it)."""
+    parts = (tag or ("default" if napi == "default" else ""),
+             "hrtick" if enforcement == "hrtick" else "")
+    return "-".join(p for p in parts if p)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     player_dl.add_options(ap)
@@ -51,11 +62,13 @@ def main() -> int:
                          "the sender's 90: it reads what the NIC delivers; 0: SCHED_OTHER)")
     ap.add_argument("--napi-split", default="3/4",
                     help="the NAPI kthread's fraction N/D of the row's NIC budget")
+    ap.add_argument("--enforcement", choices=("keep", "hrtick"), default="keep",
+                    help="the profile's enforcement: keep (the tick) or hrtick (HRTICK_DL)")
     args = ap.parse_args()
     params = {**player_dl.params_of(args), "napi": args.napi,
-              "napi_split": parse_split(args.napi_split), "receiver_prio": args.receiver_prio}
-    if args.napi == "default" and not args.tag:
-        args.tag = "default"
+              "napi_split": parse_split(args.napi_split), "receiver_prio": args.receiver_prio,
+              "enforcement": args.enforcement}
+    args.tag = data_tag(args.tag, args.napi, args.enforcement)
     rec = testbed.run_guest(args, "seeds_player_dl_napi", "player-dl-napi", params)
     for r in rec["result"]["rows"]:
         print(f"run {r['run']} Test{r['test']}: player {r['player']}, NIC "

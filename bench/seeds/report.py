@@ -832,11 +832,11 @@ def write_results(dest: Path = HERE, figures: bool = True) -> Path:
             status.append(f"| {title} | {name.replace('-', '_')}.py | done |")
         else:
             status.append(f"| {title} | {name.replace('-', '_')}.py | not measured yet |")
-    # untagged: the NAPI kthread reserved; tag "default": left at its default; other tags
-    # are probes
+    # untagged: the NAPI kthread reserved; tag "default": left at its default; "hrtick":
+    # budgets enforced by HRTICK_DL; other tags are probes
     napi = [json.loads(f.read_text()) for f in newest("player-dl-napi-icount-*.json")
-            if re.fullmatch(r"player-dl-napi-icount-nice\d+(-default)?-\d{8}T\d{6}\.json",
-                            f.name)]
+            if re.fullmatch(r"player-dl-napi-icount-nice\d+(-default)?(-hrtick)?-\d{8}T\d{6}"
+                            r"\.json", f.name)]
     if napi:
         import napi_report
         rsv, dft = ([r for r in napi if r["result"]["napi"] == v] for v in ("reserved",
@@ -845,7 +845,7 @@ def write_results(dest: Path = HERE, figures: bool = True) -> Path:
         longer = [json.loads(f.read_text()) for f in newest("player-dl-napi-icount-*-long-*")]
         parts += napi_report.section(rsv, dft, probes, longer)
         used += longer
-        used += [v[-1] for v in (rsv, dft) if v]
+        used += rsv + dft[-1:]
     status.append("| 3. with threaded NAPI reserved beside the IRQ thread | player_dl_napi.py | "
                   + ("done |" if napi else "not measured yet |"))
     # the untagged icount runs and those with busy loops on every reader's vCPU (tag
