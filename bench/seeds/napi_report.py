@@ -119,7 +119,7 @@ def probe_words(rec: dict) -> str:
     return (f"A probe boot ({rec['date']}, commit `{rec['commit']}`, {rec['kernel']}, "
             f"{rec['params']['runs']} runs, tag `probe`) gave every thread back between rows "
             f"(`irqres restore`, the NIC's budget set again through the default profile, then "
-            "the row's profile): {len(bad)} of {len(rows)} applies "
+            f"the row's profile): {len(bad)} of {len(rows)} applies "
             "were refused" + (f", with: {'; '.join(f'`{w}`' for w in why)}" if why else "")
             + " (each refused apply left the player unreserved, all or nothing). The NAPI "
             "kthread outlives `threaded` going back to 0 on 6.1; given back to the root "
