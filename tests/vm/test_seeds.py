@@ -12,9 +12,10 @@ of bench/seeds/data with each cause present (they hold) and removed (they fail):
   IRQ thread and its NAPI kthread, where all of the receive work runs
   (guest/seeds_path.py). Reserving the IRQ thread alone (experiment 6 as bench/seeds/
   latency.py runs it) is no such comparison on 6.1: the polls the thread leaves go on in
-  ksoftirqd, below cyclictest, so at SCHED_FIFO 50 the thread alone delays cyclictest by
-  10-16 ms, not the 0.1-3 s seen while a restore defect let the sender's SCHED_FIFO 90
-  IRQ thread run those polls on the NIC's CPU. With the budget enforced by HRTICK_DL the
+  ksoftirqd, ktimers and rcuc, below cyclictest, so at SCHED_FIFO 50 the thread alone
+  delays cyclictest by 12-50 ms (bench/seeds/RESULTS.md), not the 0.1-3 s seen while a
+  restore defect let the sender's SCHED_FIFO 90 IRQ thread run those polls on the NIC's
+  CPU. With the budget enforced by HRTICK_DL the
   worst case is below the tick's (fails with HRTICK_DL off in place of on); on 6.1 only,
   the kernel of this boot (6.12 does not show it: bench/seeds/RESULTS.md);
 - statistical tools (rows T10 and T100; the thread's activations that woke the
@@ -27,11 +28,12 @@ of bench/seeds/data with each cause present (they hold) and removed (they fail):
   path (IRQ thread and NAPI kthread at SCHED_FIFO 50 there) it misses frames (plain
   SCHED_FIFO: the precondition, not irqres); with the player and the path reserved
   through irqres (the NIC's budget split between IRQ thread and NAPI kthread) it runs
-  under SCHED_DEADLINE and misses none (fails with the player below or above the NIC
-  thread at fixed priorities), the pair's CPU share is at most its Q/T + 1 point with
-  under 1 % of the NIC's CPU in ksoftirqd (fails with the NIC thread unreserved, above or
-  below the player, or with the NAPI kthread left at its default), and the NIC keeps at
-  least half the throughput it takes above the player;
+  under SCHED_DEADLINE and misses none (fails with the player below the path at fixed
+  priorities), the pair's CPU share is at most its Q/T + 1 point with under 1 % of the
+  NIC's CPU in ksoftirqd (fails with the path unreserved above the player, or with the
+  polls in ksoftirqd), and its Mbit/s per point of CPU is at least 0.8 of the
+  fixed-priority case's (fails at a third of it); reserved at 18 % the path takes fewer
+  Mbit/s than at fixed priority, where it takes 60-70 % of the CPU;
 - adaptive budget: `irqres tune` sent budgets within its clamps that moved by more than
   its hysteresis (fails without the tuner, or with it stuck at its start value); with
   it the player misses no more frames and has a shorter longest inter-frame time than
