@@ -32,7 +32,7 @@ of bench/seeds/data with each cause present (they hold) and removed (they fail):
   priorities), the pair's CPU share is at most its Q/T + 1 point with under 1 % of the
   NIC's CPU in ksoftirqd (fails with the path unreserved above the player, or with the
   polls in ksoftirqd), and its Mbit/s per point of CPU is at least 0.8 of the
-  fixed-priority case's (fails at a third of it); reserved at 18 % the path takes fewer
+  fixed-priority case's (fails at half that line); reserved at 18 % the path takes fewer
   Mbit/s than at fixed priority, where it takes 60-70 % of the CPU;
 - adaptive budget: `irqres tune` sent budgets within its clamps that moved by more than
   its hysteresis (fails without the tuner, or with it stuck at its start value); with
