@@ -121,3 +121,23 @@ def test_an_irq_thread_whose_device_freed_its_irq_is_not_a_difference(prints):
     # a fingerprint that did not record the handlers cannot tell: named
     del after["irq_actions"]
     assert fingerprint_diff(before, after) == [f"thread {NIC} (tid {tid}) gone"]
+
+
+def test_threads_and_handlers_are_read_as_one_view(monkeypatch):
+    # 6.1, CI: between the read of the threads and that of the handlers, a console open
+    # after a unit's stop requested ttyS0's IRQ again: irq/4-ttyS0 was gone from the one
+    # and its handler back in the other, and the comparison called the thread gone
+    import vmguest
+
+    closed = {"1": {"comm": "init"}}
+    reopened = {**closed, "344": {"comm": "irq/4-ttyS0"}}
+    reads = iter([closed, reopened, reopened])
+    monkeypatch.setattr(vmguest, "_threads_now", lambda: next(reads))
+    monkeypatch.setattr(vmguest, "_irq_actions_now", lambda: {"4": ["ttyS0"]})
+    threads, actions = vmguest._irq_view()
+    assert threads == reopened and actions == {"4": ["ttyS0"]}
+    # a view that never settles is returned as last read, after the tries
+    flip = iter([closed, reopened] * 10)
+    monkeypatch.setattr(vmguest, "_threads_now", lambda: next(flip))
+    threads, _ = vmguest._irq_view(tries=3)
+    assert threads in (closed, reopened)

@@ -411,13 +411,35 @@ def fingerprint(label: str) -> dict:
     (partition, effective CPUs) and controllers; the sched_* sysctls (rt_runtime); the
     kernel's deadline bandwidth per root domain and the fair servers; the scheduling
     domains; the scheduler's features."""
-    return {"label": label, "t_ns": time.monotonic_ns(), "threads": _threads_now(),
+    threads, actions = _irq_view()
+    return {"label": label, "t_ns": time.monotonic_ns(), "threads": threads,
             "online": read("/sys/devices/system/cpu/online"),
             "cgroups": _cgroups_now(), "domains": _domains_now(),
             "sysctl": {f: read(f"/proc/sys/kernel/{f}")
                        for f in sorted(os.listdir("/proc/sys/kernel")) if f.startswith("sched_")},
             "dl_bw": kernel_dl_bw(), "features": (read(SCHED_FEATURES) or "").split(),
-            "base_slice_ns": read(BASE_SLICE), "irq_actions": _irq_actions_now()}
+            "base_slice_ns": read(BASE_SLICE), "irq_actions": actions}
+
+
+def _irq_threads(threads: dict[str, dict]) -> set[tuple[str, str]]:
+    return {(tid, t["comm"]) for tid, t in threads.items() if t["comm"].startswith("irq/")}
+
+
+def _irq_view(tries: int = 5) -> tuple[dict[str, dict], dict[str, list[str]]]:
+    """Every thread and each IRQ's handlers, read as one view. The 8250 driver frees its
+    IRQ at a port's last close and requests it again at the next open (systemd opens the
+    console for each status line it prints, as during a unit's stop), which ends the IRQ
+    thread and makes a new one: a read of the threads and a later read of the handlers
+    could see the thread gone and the handler back. The threads are read again after the
+    handlers, until their IRQ threads (tid and comm) are the same on both sides."""
+    threads = _threads_now()
+    for _ in range(tries):
+        actions = _irq_actions_now()
+        again = _threads_now()
+        if _irq_threads(again) == _irq_threads(threads):
+            return again, actions
+        threads = again
+    return threads, actions
 
 
 def _irq_freed(comm: str, after: dict) -> bool:
