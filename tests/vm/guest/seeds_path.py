@@ -28,8 +28,8 @@ from seeds import (
     _flooded_hist,
     _irqresd_state,
     _journal,
-    _ksoftirqd,
     apply_retrying,
+    cpu_times,
     enforcement_plan,
     hub_setup,
     nic_fifo50,
@@ -53,17 +53,11 @@ FIFO_PRIO = 50  # the kernel's priority for IRQ threads, given to the NAPI kthre
 PROFILE = "/run/seeds-latency-napi.yaml"
 
 
-def _run_ns(pid: int | None) -> int | None:
-    """CPU time a task has had (ns, /proc/PID/schedstat)."""
-    s = read(f"/proc/{pid}/schedstat") if pid else None
-    return int(s.split()[0]) if s else None
-
-
 def _cpu_times(setup: dict) -> dict:
-    nic = thread(NIC_THREAD)
-    return {"irq_thread": _run_ns(nic and nic["pid"]),
-            "napi": sum(_run_ns(t["pid"]) or 0 for t in napi_threads()),
-            "ksoftirqd": _run_ns(_ksoftirqd(setup["nic_cpu"]))}
+    """The path's threads' and ksoftirqd's CPU time so far (seeds.cpu_times), under the
+    names this experiment's rows use."""
+    c = cpu_times(setup)
+    return {"irq_thread": c["nic_thread"], "napi": c["napi_thread"], "ksoftirqd": c["ksoftirqd"]}
 
 
 def path_fifo50(setup: dict) -> dict:
