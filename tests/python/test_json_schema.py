@@ -79,6 +79,8 @@ def test_every_json_command_has_a_valid_schema():
     ("--period", "1.5ms", "--target-prob", "0.9"),
     ("--period", "1.5ms", "--target-prob", "0.9", "--buffer", "64", "--deadline", "1.5ms",
      "--under", "500us,1.5ms", "--task", "fake-consumer"),
+    ("--period", "1.5ms", "--target-prob", "0.9", "--calibrate",
+     str(DATA / "host-fakeirq.dat")),
 ])
 def test_analyze(args, tmp_path):
     d = check("analyze", run("analyze", str(DATA / "host-fakeirq.dat"), "--json",

@@ -187,6 +187,14 @@ def _progress(path: str) -> _Progress | None:
               help="The trace was recorded while the threads ran under this reservation "
                    "(Q,T: 250us,1ms): report the achieved P{response <= D} against the "
                    "promised --target-prob (needs --deadline).")
+@click.option("--calibrate", "probe_path", type=click.Path(dir_okay=False), default=None,
+              metavar="PROBE",
+              help="A trace of the same threads (same comm) recorded while they ran under a "
+                   "SCHED_DEADLINE reservation (any Q,T that holds them): what they cost more "
+                   "per job there, at the 0.25 quantile of both traces' execution times, is "
+                   "added to every execution time before the model plans (on PREEMPT_RT a "
+                   "reserved task woken by ktimers/N blocks on its waker's lock, a cost only "
+                   "such a trace shows).")
 @click.option("--plot", "plot_dir", type=click.Path(file_okay=False), default=None,
               help="Write PNG and SVG plots of both PMFs per thread into this directory.")
 @click.option("--json", "as_json", is_flag=True, help="Print everything as JSON.")
@@ -194,7 +202,7 @@ def _progress(path: str) -> _Progress | None:
               help="Write a profile with every recommended reservation to this file.")
 def analyze_cmd(trace, pattern, tasks, granularity, buffers, min_interarrival, periods,
                 deadline, target_prob, max_bandwidth, model, exec_source, enforcement, tick_ns,
-                max_slices, under, plot_dir, as_json, profile_out):
+                max_slices, under, probe_path, plot_dir, as_json, profile_out):
     from ..trace.reader import read_trace
 
     _check_output(profile_out, "'--profile-out'")
@@ -226,13 +234,26 @@ def analyze_cmd(trace, pattern, tasks, granularity, buffers, min_interarrival, p
                        periods_ns=list(periods) or None, deadline_ns=deadline,
                        target_prob=target_prob, max_bandwidth=max_bandwidth, model=model,
                        exec_source=exec_source, max_slices=max_slices, under=under,
-                       kernel=kernel)
+                       kernel=kernel, calibrate=probe_path)
+        probe = None if probe_path is None else _read(probe_path, pattern, tasks)
         try:
-            report = analyze(tr, opts)
+            report = analyze(tr, opts, probe)
         except SelectionError:
             tr = read_trace(trace, progress=progress)
-            report = analyze(tr, opts)
+            if probe is not None:
+                probe = read_trace(probe_path)
+            report = analyze(tr, opts, probe)
         _show(tr, report, plot_dir, profile_out, as_json)
+
+
+def _read(path: str, pattern: str | None, tasks: tuple[str, ...]):
+    """The probe trace of --calibrate, read with the analysed threads' selection."""
+    from ..trace.reader import read_trace
+
+    try:
+        return read_trace(path, select=Selection.of(pattern, tasks))
+    except IrqresError as exc:
+        raise IrqresError(f"--calibrate: {exc}") from exc
 
 
 def _show(tr, report, plot_dir: str | None, profile_out: str | None, as_json: bool) -> None:

@@ -12,15 +12,17 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ModelError
+from ..errors import IrqresError, ModelError
 from ..measure.accounting import served_processes, uncredited_wakeups
 from ..measure.activations import (
     Gaps,
+    ThreadActivations,
     activations,
     joined_arrivals,
     line_requests,
     task_matches,
 )
+from ..measure.calibration import MIN_PROBE_ACTIVATIONS, Calibration, calibrate
 from ..measure.charge import execution_for_model, kernel_charge
 from ..measure.handover import handover_warning
 from ..measure.softirq import device_work, work_per_activation
@@ -64,9 +66,69 @@ def _check_buffer_patterns(buffers, threads) -> None:
                              f"threads analysed ({names})")
 
 
-def analyze(trace: Trace, options: Options | None = None) -> Report:
+def _executions(trace: Trace, acts: list[ThreadActivations], gaps: Gaps,
+                source: str) -> dict[int, tuple]:
+    """Per thread pid: the kernel's charge, the execution times the model is given (the
+    device's whole work where the trace shows it), their source, the device's work and
+    its share per activation."""
+    work = device_work(trace, acts, gaps)
+    out = {}
+    for act in acts:
+        charge = kernel_charge(trace, act)
+        exec_ns, exec_source = execution_for_model(act, charge, source)
+        device = work.get(act.thread.pid)
+        extra = None if device is None else work_per_activation(act, device)
+        if extra is not None:  # the recommendation sizes the device's whole work
+            exec_ns = exec_ns + extra
+        out[act.thread.pid] = (charge, exec_ns, exec_source, device, extra)
+    return out
+
+
+def _probe_executions(probe: Trace, opt: Options) -> dict[str, list[tuple]]:
+    """comm -> (pid, execution times, source) of the probe's threads, selected as the
+    free trace's are."""
+    try:
+        acts = activations(probe, opt.pattern, opt.tasks)
+        execs = _executions(probe, acts, Gaps.from_trace(probe), opt.exec_source)
+    except IrqresError as exc:
+        raise type(exc)(f"--calibrate {opt.calibrate}: {exc}") from exc
+    out: dict[str, list[tuple]] = {}
+    for act in acts:
+        _, exec_ns, source, _, _ = execs[act.thread.pid]
+        out.setdefault(act.thread.comm, []).append((act.thread.pid, exec_ns, source))
+    return out
+
+
+def _calibration(act: ThreadActivations, exec_ns: np.ndarray, source: str,
+                 probes: dict[str, list[tuple]], path: str) -> Calibration:
+    """``act``'s allowance from the probe's threads of the same comm (module
+    :mod:`~irqres.measure.calibration`)."""
+    th = act.thread
+    found = probes.get(th.comm)
+    if not found:
+        names = ", ".join(sorted(probes)) or "none"
+        raise ModelError(f"--calibrate {path}: no thread named {th.comm} in it (its threads "
+                         f"analysed: {names}); record the probe of the same thread")
+    sources = {s for _, _, s in found}
+    if sources != {source}:
+        raise ModelError(f"--calibrate {path}: {th.comm}: the probe's execution is the "
+                         f"{'/'.join(sorted(sources))} figure, the trace's the {source} one; "
+                         "record both with sched:sched_stat_runtime, or use --exec switch")
+    probe_ns = np.concatenate([e for _, e, _ in found])
+    if len(probe_ns) < MIN_PROBE_ACTIVATIONS or len(exec_ns) == 0:
+        raise ModelError(f"--calibrate {path}: {th.comm}: {len(probe_ns)} activation(s) in "
+                         f"the probe, at least {MIN_PROBE_ACTIVATIONS} needed; record it "
+                         "longer")
+    return calibrate(exec_ns, probe_ns, probe_path=path,
+                     probe_pids=tuple(p for p, _, _ in found), source=source)
+
+
+def analyze(trace: Trace, options: Options | None = None,
+            probe: Trace | None = None) -> Report:
     """Analyse every IRQ thread of ``trace`` (matching ``options.pattern``) and every
-    task matching ``options.tasks``.
+    task matching ``options.tasks``. ``probe``: a trace of the same threads recorded under
+    a reservation (``options.calibrate`` its path), whose extra cost per job the model
+    adds to the execution times (:mod:`irqres.measure.calibration`).
 
     Raises
     ------
@@ -79,19 +141,24 @@ def analyze(trace: Trace, options: Options | None = None) -> Report:
     opt = options or Options()
     if opt.under is not None and opt.deadline_ns is None:
         raise ModelError("--under Q,T: give the --deadline D the promise was made for")
+    if (probe is None) != (opt.calibrate is None):
+        raise ModelError("calibration: give both the probe trace and its path, or neither")
+    if probe is not None and opt.under is not None:
+        raise ModelError("--calibrate with --under: a trace recorded under the reservation "
+                         "is checked, not planned; give one of them")
     acts = activations(trace, opt.pattern, opt.tasks)
     _check_buffer_patterns(opt.buffers, [a.thread for a in acts])
     gaps = Gaps.from_trace(trace)
     need = min_samples(opt.target_prob)
     threads = []
-    work = device_work(trace, acts, gaps)
+    execs = _executions(trace, acts, gaps, opt.exec_source)
+    probes = None if probe is None else _probe_executions(probe, opt)
     for act in acts:
-        charge = kernel_charge(trace, act)
-        exec_ns, exec_source = execution_for_model(act, charge, opt.exec_source)
-        device = work.get(act.thread.pid)
-        extra = None if device is None else work_per_activation(act, device)
-        if extra is not None:  # the recommendation sizes the device's whole work
-            exec_ns = exec_ns + extra
+        charge, exec_ns, exec_source, device, extra = execs[act.thread.pid]
+        calibration = None
+        if probes is not None and act.count >= need:  # else no recommendation to calibrate
+            calibration = _calibration(act, exec_ns, exec_source, probes, str(opt.calibrate))
+            exec_ns = exec_ns + calibration.allowance_ns
         st = thread_stats(act, None if charge is None else charge.charged_ns)
         served = served_processes(trace, act)
         uncredited = uncredited_wakeups(trace, act)
@@ -139,7 +206,9 @@ def analyze(trace: Trace, options: Options | None = None) -> Report:
                 rec = recommend(joined_arrivals(act), exec_ns, periods_ns=opt.periods_ns,
                                 deadline_ns=deadline, **kw)
         note = None if rec is None else far_from_use_note(rec, exec_ns, act.span_ns)
-        handover = None if rec is None else handover_warning(trace, act)
+        # a calibrated allowance holds the hand-over's cost: no warning then
+        handover = (None if rec is None or calibration is not None
+                    else handover_warning(trace, act))
         if handover:
             warnings.append(handover)
         promise = None
@@ -149,6 +218,6 @@ def analyze(trace: Trace, options: Options | None = None) -> Report:
         threads.append(ThreadReport(act, st, served, uncredited, exec_pmf, inter_pmf, p, src,
                                     rec, problem, deadline, d_src, warnings, charge,
                                     exec_source, note, promise, device,
-                                    0 if extra is None else int(extra.sum())))
+                                    0 if extra is None else int(extra.sum()), calibration))
     lines = line_requests(trace, sorted({a.thread.irq for a in acts if a.thread.irq is not None}))
     return Report(trace, opt, threads, gaps, lines)

@@ -13,6 +13,7 @@ from .. import profiledoc
 from ..errors import ModelError
 from ..jsonout import json_safe
 from ..measure.accounting import format_served
+from ..measure.calibration import Calibration
 from ..measure.softirq import has_softirq_events
 from ..measure.stats import Summary
 from ..model import buffering
@@ -177,7 +178,15 @@ def _execution_dict(tr: ThreadReport) -> dict:
     """Which execution time the model uses, and the kernel's charge against the
     switch-based figure."""
     return {"model_uses": tr.exec_source,
-            "kernel_charge": None if tr.charge is None else tr.charge.summary()}
+            "kernel_charge": None if tr.charge is None else tr.charge.summary(),
+            "calibration": None if tr.calibration is None else tr.calibration.to_dict()}
+
+
+def _calibration_text(c: Calibration) -> str:
+    return (f"calibrated from {c.probe_path} ({c.probe_activations} activations under a "
+            f"reservation): {format_duration(c.allowance_ns)} added to every execution time "
+            f"(the {c.source} figure's {c.quantile:g} quantile: {format_duration(c.probe_ns)} "
+            f"reserved, {format_duration(c.free_ns)} here)")
 
 
 def _execution_text(tr: ThreadReport) -> str:
@@ -225,6 +234,8 @@ def _thread_text(tr: ThreadReport, softirqs: bool = False) -> list[str]:
         out = [f"== {th.comm} (pid {th.pid}, task) =="]
     out.append(tr.stats.table())
     out.append(_execution_text(tr))
+    if tr.calibration is not None:
+        out.append(_calibration_text(tr.calibration))
     out += device_text(tr, softirqs)
     if tr.promise is not None:
         out.append(tr.promise.text())

@@ -13,6 +13,7 @@ import numpy as np
 
 from ..measure.accounting import Served
 from ..measure.activations import Gaps, LineRequests, ThreadActivations
+from ..measure.calibration import Calibration
 from ..measure.charge import KernelCharge
 from ..measure.softirq import DeviceWork
 from ..measure.stats import ThreadStats
@@ -50,6 +51,7 @@ class Options:
     kernel: KernelFacts = field(default_factory=KernelFacts)  # limits, enforcement
     max_slices: int | None = None  # None: kernel.default_max_slices()
     under: tuple[int, int] | None = None  # (Q, T) the trace was recorded under: check it
+    calibrate: str | None = None  # the probe trace's path (measure.calibration)
 
     def to_dict(self) -> dict[str, Any]:
         """The options as ``analyze --json`` publishes them (docs/json.md): each key
@@ -65,6 +67,7 @@ class Options:
             "exec_source": self.exec_source, "kernel": self.kernel.to_dict(),
             "max_slices": self.max_slices,
             "under": None if self.under is None else list(self.under),
+            "calibrate": self.calibrate,
         }
 
 
@@ -89,13 +92,14 @@ class ThreadReport:
     promise: PromiseCheck | None = None  # achieved vs promised under Options.under
     device: DeviceWork | None = None     # the device's work wherever it ran (soft IRQs)
     device_model_ns: int = 0             # of it, added to the model's execution times
+    calibration: Calibration | None = None  # the allowance added from a probe (--calibrate)
 
     @property
     def model_exec_ns(self) -> np.ndarray:
         """The execution time of each kept activation as the model takes it."""
-        if self.exec_source == "kernel" and self.charge is not None:
-            return self.charge.charged_ns
-        return self.act.exec_ns
+        ex = (self.charge.charged_ns if self.exec_source == "kernel" and self.charge is not None
+              else self.act.exec_ns)
+        return ex if self.calibration is None else ex + self.calibration.allowance_ns
 
     @property
     def kind(self) -> TargetKind:
