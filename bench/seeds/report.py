@@ -887,6 +887,15 @@ def write_results(dest: Path = HERE, figures: bool = True) -> Path:
         used.append(json.loads(pa[-1].read_text()))
     status.append("| process-aware: Lee et al., default vs coupled | process_aware.py | "
                   + ("done |" if pa else "not measured yet |"))
+    # Zhang and West's experiment (zhang_west.py): untagged boots; tagged ones are probes
+    zw = [f for f in newest("zhang-west-icount-*.json")
+          if re.fullmatch(r"zhang-west-icount-nice\d+-\d{8}T\d{6}\.json", f.name)]
+    if zw:
+        import zhang_west_report
+        parts += zhang_west_report.section(json.loads(zw[-1].read_text()))
+        used.append(json.loads(zw[-1].read_text()))
+    status.append("| process-aware: Zhang and West, default vs coupled | zhang_west.py | "
+                  + ("done |" if zw else "not measured yet |"))
     # untagged: tagged boots are probes
     acct = [f for f in newest("accounting-accuracy-icount-*.json")
             if re.fullmatch(r"accounting-accuracy-icount-nice\d+-\d{8}T\d{6}\.json", f.name)]
