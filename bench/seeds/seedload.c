@@ -120,6 +120,18 @@ static int write_times(const char *path, const int64_t *t, int64_t n, int cols)
 	return fclose(f) ? -1 : 0;
 }
 
+/* a UDP socket for sending to TO, whose port it sets to PORT; -1 (said) on failure */
+static int udp_socket_to(struct sockaddr_in *to, int64_t port)
+{
+	int s;
+
+	to->sin_port = htons((uint16_t)port);
+	s = socket(AF_INET, SOCK_DGRAM, 0);
+	if (s < 0)
+		perror("seedload: socket");
+	return s;
+}
+
 static int do_send(int argc, char **argv)
 {
 	int64_t port, period, count, size;
@@ -133,12 +145,9 @@ static int do_send(int argc, char **argv)
 		fprintf(stderr, "usage: seedload send ADDR PORT PERIOD_NS COUNT SIZE [TIMES]\n");
 		return 2;
 	}
-	to.sin_port = htons((uint16_t)port);
-	int s = socket(AF_INET, SOCK_DGRAM, 0);
-	if (s < 0) {
-		perror("seedload: socket");
+	int s = udp_socket_to(&to, port);
+	if (s < 0)
 		return 1;
-	}
 	int64_t *t = alloc_times(count);
 	if (!t)
 		return 1;
@@ -183,12 +192,9 @@ static int do_vsend(int argc, char **argv)
 	for (int i = 0; i < np; i++)
 		if (parse_i64(argv[8 + i], "period", &periods[i]) || !periods[i])
 			goto usage;
-	to.sin_port = htons((uint16_t)port);
-	int s = socket(AF_INET, SOCK_DGRAM, 0);
-	if (s < 0) {
-		perror("seedload: socket");
+	int s = udp_socket_to(&to, port);
+	if (s < 0)
 		return 1;
-	}
 	int64_t nphases = duration / pmin + 1;
 	int64_t *ph = alloc_times(3 * nphases);
 	if (!ph) {
@@ -282,12 +288,9 @@ static int do_msend(int argc, char **argv)
 			"RATE_HI HOLD_LO_NS HOLD_HI_NS [STATES] (rates 0..1e9/s, holds > 0)\n");
 		return 2;
 	}
-	to.sin_port = htons((uint16_t)port);
-	int s = socket(AF_INET, SOCK_DGRAM, 0);
-	if (s < 0) {
-		perror("seedload: socket");
+	int s = udp_socket_to(&to, port);
+	if (s < 0)
 		return 1;
-	}
 	/* a sojourn lasts at least 1 ns: at most DURATION_NS of them, grown as needed */
 	int64_t cap = 1024, k = 0, *so = alloc_times(3 * cap);
 	if (!so)

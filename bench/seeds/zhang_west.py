@@ -24,7 +24,7 @@ import sys
 
 import shapes
 import testbed
-from process_aware import MS, parse_ints
+from process_aware import MS, add_options, modes_of, parse_ints
 
 
 def guest_params(runs: int, seconds: int, rates: list[int], modes: list[str],
@@ -41,33 +41,29 @@ def guest_params(runs: int, seconds: int, rates: list[int], modes: list[str],
             "server_prio": 10, "port": 5001}
 
 
+def summary(rec: dict) -> list[str]:
+    """One line per row and the boot's wall time and testbed."""
+    lines = []
+    for r in rec["result"]["rows"]:
+        m = shapes.zw_row(r, rec["params"]["task"])
+        lines.append(f"run {r['run']} {r['mode']:7s} {r['rate']:4d}/s {r['rates']}: misses "
+                     f"{m['misses']} of {m['periods']}, max lateness "
+                     f"{m['max_late_ns'] / MS:.2f} ms; sent {m['sent']}, server read "
+                     f"{m['rx_per_s']:.0f}/s (CPU left allows {m['allowed_per_s']:.0f}/s)")
+    return [*lines, f"wall {rec['wall_s']} s, testbed {rec['testbed']}"]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    testbed.add_options(ap)
-    ap.add_argument("--seconds", type=int, default=4, help="guest seconds per rate")
-    ap.add_argument("--rates", default="0,150,300,600",
-                    help="the sender's mean datagrams/s, rising (0: the task alone)")
-    ap.add_argument("--modes", default="default,coupled",
-                    help="default (NIC thread at SCHED_FIFO 50), coupled (serves: the port)")
+    add_options(ap, 4, "0,150,300,600")
     ap.add_argument("--seed", type=int, default=20, help="the MMPP-2 draws' first seed")
-    ap.add_argument("--size", type=int, default=1000, help="datagram payload bytes")
     args = ap.parse_args()
-    modes = args.modes.split(",")
-    if not set(modes) <= {"default", "coupled"}:
-        raise SystemExit(f"--modes {args.modes!r}: default and/or coupled")
     if args.seed < 0:
         raise SystemExit(f"--seed {args.seed}: needs an integer >= 0")
-    params = guest_params(args.runs, args.seconds, parse_ints(args.rates, "rates"), modes,
-                          args.seed, args.size)
+    params = guest_params(args.runs, args.seconds, parse_ints(args.rates, "rates"),
+                          modes_of(args), args.seed, args.size)
     rec = testbed.run_guest(args, "seeds_zhang_west", "zhang-west", params)
-    task = params["task"]
-    for r in rec["result"]["rows"]:
-        m = shapes.zw_row(r, task)
-        print(f"run {r['run']} {r['mode']:7s} {r['rate']:4d}/s {r['rates']}: misses "
-              f"{m['misses']} of {m['periods']}, max lateness {m['max_late_ns'] / MS:.2f} ms; "
-              f"sent {m['sent']}, server read {m['rx_per_s']:.0f}/s (CPU left allows "
-              f"{m['allowed_per_s']:.0f}/s)")
-    print(f"wall {rec['wall_s']} s, testbed {rec['testbed']}")
+    print("\n".join(summary(rec)))
     return 0
 
 

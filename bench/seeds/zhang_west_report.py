@@ -6,7 +6,7 @@ the goal is shapes.zhang_west, judged per run and mode.
 from __future__ import annotations
 
 import shapes
-from process_aware_report import MODE
+from process_aware_report import MODE, by_rate
 from report import provenance
 from stats import spread
 
@@ -35,10 +35,7 @@ def table(rows: list[dict], mode: str, port: int, task: dict) -> list[str]:
            "(datagrams/s) | task: misses | task: worst lateness (ms) | server read "
            "(datagrams/s) | CPU left allows (datagrams/s) | NIC thread + server CPU per "
            "datagram (µs) |", "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
-    for rate in sorted({r["rate"] for r in rows}):
-        rs = [r for r in rows if r["rate"] == rate and r["mode"] == mode]
-        if not rs:
-            continue
+    for rate, rs in by_rate(rows, mode):
         ms = [shapes.zw_row(r, task) for r in rs]
         lo, hi = rs[0]["rates"]
         load = (f"{lo} / {hi} | {len(rs)} | {_cell([m['sent_per_s'] for m in ms])} | "

@@ -252,8 +252,8 @@ def _frames(path: str) -> list[list[int]]:
 
 def _zw_row(setup: dict, mode: str, mean: int, seed: int, run: int, p: dict) -> dict:
     """One mean rate in one mode: the server bound (coupled: the NIC thread at its
-    priority), the real-time task on the NIC's CPU for ``seconds``, the MMPP-2 sender
-    for one second more around it (mean 0: no sender)."""
+    priority), the MMPP-2 sender for ``seconds`` + 1 (mean 0: no sender), and the
+    real-time task on the NIC's CPU for ``seconds`` from half a second after."""
     cpu, seconds, task = setup["nic_cpu"], p["seconds"], p["task"]
     rates = _mmpp_rates(mean, p["mmpp"])
     base = os.path.join(OUT, f"zw-{run}-{mode}-{mean}")
@@ -263,10 +263,13 @@ def _zw_row(setup: dict, mode: str, mean: int, seed: int, run: int, p: dict) -> 
     seen, stop, watch = _watching()
     nic_pid = (thread(NIC_THREAD) or {}).get("pid")
     cpu0 = (_on_cpu_ns(nic_pid), _on_cpu_ns(srv.pid))
-    job = _job(task, cpu, seconds, f"{base}-task.txt")
     c0 = rx_counters()
+    # the sender first: started after the task, its start-up (ip netns exec, slow in the
+    # guest) overlapped the task's first jobs and took 5-7 ms from them in a probe, with
+    # the NIC thread coupled, whose cause is then not the NIC thread
     snd = (_msender(setup, p["port"], p["size"], (seconds + 1) * 1_000_000_000, seed, rates,
                     p["mmpp"], f"{base}-states.txt") if mean else None)
+    job = _job(task, cpu, seconds, f"{base}-task.txt")
     job_out = job.communicate(timeout=3600)[0].strip()
     cpu1 = (_on_cpu_ns(nic_pid), _on_cpu_ns(srv.pid))
     c1 = rx_counters()
