@@ -461,12 +461,27 @@ def _zw_cost_ns(row: dict) -> float | None:
     return row["nic_cpu_ns"] / row["rx"]["rx_packets"] + row["server_cpu_ns"] / reads
 
 
+def _zw_sent_between(row: dict, lo: int, hi: int) -> float:
+    """The datagrams the sender sent from ``lo`` to ``hi`` (CLOCK_MONOTONIC ns), from its
+    sojourns ([start, state, sent], each up to the next one's start, the last up to
+    the end of its run): a sojourn's datagrams are spread over it in proportion, which
+    is what a Poisson process's are on average given their number."""
+    words = row["sender"].split()
+    end = int(words[words.index("start_ns") + 1]) + int(words[words.index("duration_ns") + 1])
+    starts = [s[0] for s in row["states"]] + [end]
+    total = 0.0
+    for (start, _, n), stop in zip(row["states"], starts[1:], strict=True):
+        if stop > start:
+            total += n * max(0, min(stop, hi) - max(start, lo)) / (stop - start)
+    return total
+
+
 def zw_row(row: dict, task: dict) -> dict:
     """One row's numbers: the task's periods (the player runs every release, late or not,
     so none is skipped), misses (a job ending after its next release), the worst and the
-    mean lateness of the late ones; the datagrams sent (and per second over the sender's
-    run), the server's reads per second while the task ran (first release to the last
-    period's end); what the CPU the task leaves (1 - work/period) allows the NIC thread
+    mean lateness of the late ones; the datagrams sent (in all, and per second while the
+    task ran: first release to the last period's end), the server's reads per second
+    over the same span; what the CPU the task leaves (1 - work/period) allows the NIC thread
     and the server at their measured cost per datagram, at most what was sent."""
     period = task["period_ns"]
     late = [end - (release + period) for release, _, end in row["frames"]
@@ -476,7 +491,7 @@ def zw_row(row: dict, task: dict) -> dict:
     reads = sum(1 for t in row["reads_ns"] if lo <= t < hi)
     words = row["sender"].split()
     sent = int(words[1]) if words else 0
-    sent_per_s = sent * 1e9 / int(words[words.index("duration_ns") + 1]) if words else 0.0
+    sent_per_s = _zw_sent_between(row, lo, hi) * 1e9 / (hi - lo) if words and hi > lo else 0.0
     cost = _zw_cost_ns(row)
     left = 1 - task["work_ns"] / period
     return {"periods": len(row["frames"]), "misses": len(late),

@@ -616,8 +616,9 @@ ZW_TASK = {"prio": 40, "period_ns": 10 * US * 1000, "work_ns": 9_500 * US}
 
 def _zw_made_up(late_ns: int = 0, reads: int = 200, nic_cpu_ns: int = 20_000_000) -> dict:
     """A row of 100 periods of 10 ms, the last job ``late_ns`` after its next release; 400
-    datagrams sent over 2 s, 400 taken from the ring, ``reads`` of them read in the
-    task's window, the NIC thread and the server on the CPU ``nic_cpu_ns`` and 5 ms."""
+    datagrams sent over 2 s (100 in the first half second, 200 in the next whole one,
+    100 in the rest: 200 in the task's 1 s), 400 taken from the ring, ``reads`` of them
+    read in the task's window, the NIC thread and the server on the CPU ``nic_cpu_ns`` and 5 ms."""
     period = ZW_TASK["period_ns"]
     frames = [[k * period, k * period, k * period + 9_600 * US] for k in range(100)]
     frames[-1][2] = 100 * period + late_ns if late_ns else frames[-1][2]
@@ -626,13 +627,14 @@ def _zw_made_up(late_ns: int = 0, reads: int = 200, nic_cpu_ns: int = 20_000_000
             "sender": "sent 400 failed 0 sojourns 5 high_ns 1 start_ns 0 duration_ns "
                       "2000000000 seed 1 rate_lo 111 rate_hi 555 hold_lo_ns 400000000 "
                       "hold_hi_ns 100000000",
+            "states": [[0, 0, 100], [period * 50, 1, 200], [period * 150, 0, 100]],
             "rx": {"rx_packets": 400}, "nic_cpu_ns": nic_cpu_ns, "server_cpu_ns": 5_000_000}
 
 
 def test_zhang_west_row_counts_misses_lateness_reads_and_the_cpu_left():
     m = shapes.zw_row(_zw_made_up(late_ns=3_000 * US), ZW_TASK)
     assert (m["periods"], m["misses"], m["max_late_ns"]) == (100, 1, 3_000 * US)
-    assert m["sent"] == 400 and m["sent_per_s"] == pytest.approx(200.0)
+    assert m["sent"] == 400 and m["sent_per_s"] == pytest.approx(200.0)  # 100 + 200 / 2
     assert m["rx_per_s"] == pytest.approx(200.0)  # 200 reads in the task's 1 s
     # 50 us per packet for the NIC thread, 25 us per read for the server: 75 us a
     # datagram; 5 % of a CPU allows 667/s, more than the 200/s sent
@@ -647,5 +649,6 @@ def test_zhang_west_shape_fails_on_a_miss_and_on_a_starved_server():
     assert shapes.zhang_west([], ZW_TASK) == ["no rows"]
     bad = shapes.zhang_west([_zw_made_up(late_ns=1)], ZW_TASK)
     assert len(bad) == 1 and "missed 1 of 100" in bad[0], bad
+    assert shapes.zhang_west([_zw_made_up(reads=160)], ZW_TASK) == []  # 80 % of 200/s
     bad = shapes.zhang_west([_zw_made_up(reads=150)], ZW_TASK)  # 150/s of 200/s allowed
     assert len(bad) == 1 and "read 150/s" in bad[0], bad
