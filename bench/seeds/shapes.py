@@ -450,8 +450,8 @@ def regimes_agree(first: list[dict], second: list[dict]) -> list[str]:
 # same with ZW_RX_BOUND. In the recorded 3 runs (bench/seeds/RESULTS.md) the coupled task
 # missed nothing and the server read 65 % to 124 % of that at the highest rate (where
 # the server's CPU time per read was 3 times the lower rates' in two runs, not
-# explained), 89 % or more below it; at the kernel default the task missed 32 to 40 of 40 deadlines at 300/s
-# and more, and the server read 0 to 53 datagrams/s.
+# explained), 89 % or more below it; at the kernel default the task missed 32 to 40
+# of 40 deadlines at 300/s and more, and the server read 0 to 53 datagrams/s.
 ZW_RX_GOAL = 0.8
 ZW_RX_BOUND = 0.5
 
