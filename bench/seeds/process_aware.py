@@ -46,21 +46,30 @@ def guest_params(runs: int, seconds: int, rates: list[int], modes: list[str],
             "server_prio": 10, "port": 5001}
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def add_options(ap: argparse.ArgumentParser, seconds: int, rates: str) -> None:
+    """The testbed's options and the process-aware experiments' own."""
     testbed.add_options(ap)
-    ap.add_argument("--seconds", type=int, default=2, help="guest seconds per rate")
-    ap.add_argument("--rates", default="0,150,300,450,600,900",
-                    help="the sender's datagrams/s, rising (0: the jobs alone)")
+    ap.add_argument("--seconds", type=int, default=seconds, help="guest seconds per rate")
+    ap.add_argument("--rates", default=rates,
+                    help="the sender's (mean) datagrams/s, rising (0: no sender)")
     ap.add_argument("--modes", default="default,coupled",
                     help="default (NIC thread at SCHED_FIFO 50), coupled (serves: the port)")
     ap.add_argument("--size", type=int, default=1000, help="datagram payload bytes")
-    args = ap.parse_args()
+
+
+def modes_of(args: argparse.Namespace) -> list[str]:
     modes = args.modes.split(",")
     if not set(modes) <= {"default", "coupled"}:
         raise SystemExit(f"--modes {args.modes!r}: default and/or coupled")
-    params = guest_params(args.runs, args.seconds, parse_ints(args.rates, "rates"), modes,
-                          args.size)
+    return modes
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_options(ap, 2, "0,150,300,450,600,900")
+    args = ap.parse_args()
+    params = guest_params(args.runs, args.seconds, parse_ints(args.rates, "rates"),
+                          modes_of(args), args.size)
     rec = testbed.run_guest(args, "seeds_process_aware", "process-aware", params)
     for r in rec["result"]["rows"]:
         hi = r["high"]["exec_ns"]

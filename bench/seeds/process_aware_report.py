@@ -5,6 +5,8 @@ the goal is shapes.process_aware, judged per run and mode.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import shapes
 from report import provenance
 from stats import spread
@@ -43,15 +45,20 @@ def _verdicts(rows: list[dict], mode: str) -> str:
             f"{len(runs)}")
 
 
+def by_rate(rows: list[dict], mode: str) -> Iterator[tuple[int, list[dict]]]:
+    """(rate, the mode's rows at it) for every rate the mode has, rising."""
+    for rate in sorted({r["rate"] for r in rows}):
+        rs = [r for r in rows if r["rate"] == rate and r["mode"] == mode]
+        if rs:
+            yield rate, rs
+
+
 def table(rows: list[dict], mode: str, port: int) -> list[str]:
     out = [f"**{MODE[mode].format(port=port)}**: {_verdicts(rows, mode)}.",
            "", "| rate (datagrams/s) | runs | high job: mean execution (ms) | high: max (ms) "
            "| high: misses | low job: mean execution (ms) | low: misses | server received "
            "(datagrams/s) |", "|---:|---:|---:|---:|---:|---:|---:|---:|"]
-    for rate in sorted({r["rate"] for r in rows}):
-        rs = [r for r in rows if r["rate"] == rate and r["mode"] == mode]
-        if not rs:
-            continue
+    for rate, rs in by_rate(rows, mode):
         out.append(f"| {rate} | {len(rs)} | {_ms([shapes.pa_mean_ns(r['high']) for r in rs])} "
                    f"| {_ms([max(r['high']['exec_ns']) for r in rs])} | "
                    f"{spread([shapes.pa_misses(r['high']) for r in rs])} of "

@@ -15,6 +15,7 @@ OBSERVATIONS.md, which nothing here rebuilds.
 from __future__ import annotations
 
 import argparse
+import importlib
 import itertools
 import json
 import re
@@ -878,15 +879,19 @@ def write_results(dest: Path = HERE, figures: bool = True) -> Path:
     else:
         status.append("| 5. adaptive budget vs fixed (`irqres tune`) | adaptive.py | "
                       "not measured yet |")
-    # Lee et al.'s experiment (process_aware.py): untagged boots; tagged ones are probes
-    pa = [f for f in newest("process-aware-icount-*.json")
-          if re.fullmatch(r"process-aware-icount-nice\d+-\d{8}T\d{6}\.json", f.name)]
-    if pa:
-        import process_aware_report
-        parts += process_aware_report.section(json.loads(pa[-1].read_text()))
-        used.append(json.loads(pa[-1].read_text()))
-    status.append("| process-aware: Lee et al., default vs coupled | process_aware.py | "
-                  + ("done |" if pa else "not measured yet |"))
+    # the process-aware experiments: untagged boots; tagged ones are probes
+    for name, module, label in (
+            ("process-aware", "process_aware_report", "Lee et al."),
+            ("zhang-west", "zhang_west_report", "Zhang and West")):
+        pa = [f for f in newest(f"{name}-icount-*.json")
+              if re.fullmatch(rf"{name}-icount-nice\d+-\d{{8}}T\d{{6}}\.json", f.name)]
+        if pa:
+            rec = json.loads(pa[-1].read_text())
+            parts += importlib.import_module(module).section(rec)
+            used.append(rec)
+        status.append(f"| process-aware: {label}, default vs coupled | "
+                      f"{module.removesuffix('_report')}.py | "
+                      + ("done |" if pa else "not measured yet |"))
     # untagged: tagged boots are probes
     acct = [f for f in newest("accounting-accuracy-icount-*.json")
             if re.fullmatch(r"accounting-accuracy-icount-nice\d+-\d{8}T\d{6}\.json", f.name)]

@@ -4,16 +4,27 @@
  *       COUNT UDP datagrams of SIZE bytes to ADDR:PORT, one every PERIOD_NS on
  *       absolute CLOCK_MONOTONIC release times (0: back to back); TIMES gets the
  *       CLOCK_MONOTONIC ns at which each sendto() returned, one per line.
- *   seedload recv PORT COUNT IDLE_NS [TIMES]
- *       receive until COUNT datagrams or IDLE_NS without one; TIMES gets each
- *       datagram's kernel receive timestamp (SO_TIMESTAMPNS, ns), one per line.
+ *   seedload recv PORT COUNT IDLE_NS [TIMES [READS]]
+ *       receive until COUNT datagrams or IDLE_NS without one; TIMES ("-": none) gets
+ *       each datagram's kernel receive timestamp (SO_TIMESTAMPNS, ns), READS the
+ *       CLOCK_MONOTONIC ns at which the read of it returned, one per line. Prints
+ *       "received N".
  *   seedload vsend ADDR PORT SIZE DURATION_NS SEED PHASE_MIN_NS PHASE_MAX_NS PHASES PERIOD_NS...
  *       a fluctuating load for DURATION_NS: phases of a length drawn uniformly from
  *       PHASE_MIN_NS..PHASE_MAX_NS, each sending at one of the PERIOD_NS drawn
  *       uniformly (absolute releases); the draws come from SEED alone, so every run
  *       with the same arguments sends the same load. PHASES ("-": none) gets
  *       "start_ns period_ns sent" per phase. Prints "sent N failed M phases P".
- *       Prints "received N".
+ *   seedload msend ADDR PORT SIZE DURATION_NS SEED RATE_LO RATE_HI HOLD_LO_NS HOLD_HI_NS [STATES]
+ *       an MMPP-2 load (a two-state Markov-modulated Poisson process) for DURATION_NS:
+ *       the sender stays in its low state (RATE_LO datagrams/s) for an exponential time
+ *       of mean HOLD_LO_NS, then in its high state (RATE_HI/s) for one of mean
+ *       HOLD_HI_NS, and so on, starting low; within a state the gaps between datagrams
+ *       are exponential of mean 1/rate (a rate of 0 sends nothing), on absolute
+ *       CLOCK_MONOTONIC releases. Every draw is integer ns and comes from SEED alone.
+ *       STATES gets "start_ns state sent" per sojourn (state 0 low, 1 high). Prints
+ *       "sent N failed M sojourns K high_ns H start_ns S duration_ns D seed X rate_lo L
+ *       rate_hi R hold_lo_ns A hold_hi_ns B" (H: the time spent in the high state).
  *   seedload player PERIOD_NS WORK_NS FRAMES [TIMES [DELAY_NS]]
  *       a periodic player: every PERIOD_NS (absolute releases) WORK_NS of CPU time
  *       (CLOCK_THREAD_CPUTIME_ID), a frame missing its deadline when it ends after the
@@ -37,6 +48,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/aio_abi.h>
+#include <math.h>
 #include <netinet/in.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -108,6 +120,18 @@ static int write_times(const char *path, const int64_t *t, int64_t n, int cols)
 	return fclose(f) ? -1 : 0;
 }
 
+/* a UDP socket for sending to TO, whose port it sets to PORT; -1 (said) on failure */
+static int udp_socket_to(struct sockaddr_in *to, int64_t port)
+{
+	int s;
+
+	to->sin_port = htons((uint16_t)port);
+	s = socket(AF_INET, SOCK_DGRAM, 0);
+	if (s < 0)
+		perror("seedload: socket");
+	return s;
+}
+
 static int do_send(int argc, char **argv)
 {
 	int64_t port, period, count, size;
@@ -121,12 +145,9 @@ static int do_send(int argc, char **argv)
 		fprintf(stderr, "usage: seedload send ADDR PORT PERIOD_NS COUNT SIZE [TIMES]\n");
 		return 2;
 	}
-	to.sin_port = htons((uint16_t)port);
-	int s = socket(AF_INET, SOCK_DGRAM, 0);
-	if (s < 0) {
-		perror("seedload: socket");
+	int s = udp_socket_to(&to, port);
+	if (s < 0)
 		return 1;
-	}
 	int64_t *t = alloc_times(count);
 	if (!t)
 		return 1;
@@ -171,12 +192,9 @@ static int do_vsend(int argc, char **argv)
 	for (int i = 0; i < np; i++)
 		if (parse_i64(argv[8 + i], "period", &periods[i]) || !periods[i])
 			goto usage;
-	to.sin_port = htons((uint16_t)port);
-	int s = socket(AF_INET, SOCK_DGRAM, 0);
-	if (s < 0) {
-		perror("seedload: socket");
+	int s = udp_socket_to(&to, port);
+	if (s < 0)
 		return 1;
-	}
 	int64_t nphases = duration / pmin + 1;
 	int64_t *ph = alloc_times(3 * nphases);
 	if (!ph) {
@@ -216,6 +234,104 @@ usage:
 	return 2;
 }
 
+/* an exponential draw of mean MEAN_NS, in integer ns (inverse transform of a uniform
+ * in (0, 1] made of the generator's top 53 bits) */
+static int64_t exp_ns(uint64_t *x, int64_t mean_ns)
+{
+	double u = (double)((next_rand(x) >> 11) + 1) / 9007199254740992.0;
+
+	return (int64_t)llround(-log(u) * (double)mean_ns);
+}
+
+struct mmpp {
+	int64_t rate[2], hold[2];	/* datagrams/s and mean sojourn ns, low and high */
+};
+
+/* one sojourn in STATE from T to at most END: its datagrams, at exponential gaps */
+static int64_t mmpp_sojourn(const struct mmpp *m, int state, int64_t t, int64_t end,
+			    uint64_t *x, int s, const char *buf, int64_t size,
+			    const struct sockaddr_in *to, int64_t *failed)
+{
+	int64_t n = 0;
+
+	if (!m->rate[state])
+		return 0;
+	for (int64_t r = t + exp_ns(x, NS_PER_S / m->rate[state]); r < end;
+	     r += exp_ns(x, NS_PER_S / m->rate[state])) {
+		sleep_until(r);
+		if (sendto(s, buf, (size_t)size, 0, (const struct sockaddr *)to, sizeof(*to)) < 0)
+			(*failed)++;
+		else
+			n++;
+	}
+	return n;
+}
+
+static int do_msend(int argc, char **argv)
+{
+	int64_t port, size, duration, seed;
+	struct mmpp m;
+	struct sockaddr_in to = { .sin_family = AF_INET };
+	static char buf[65536];
+	int rc = 1;
+
+	if (argc < 9 || parse_i64(argv[1], "port", &port) ||
+	    parse_i64(argv[2], "size", &size) || size > (int64_t)sizeof(buf) ||
+	    parse_i64(argv[3], "duration", &duration) || parse_i64(argv[4], "seed", &seed) ||
+	    parse_i64(argv[5], "low rate", &m.rate[0]) ||
+	    parse_i64(argv[6], "high rate", &m.rate[1]) ||
+	    parse_i64(argv[7], "low hold", &m.hold[0]) ||
+	    parse_i64(argv[8], "high hold", &m.hold[1]) || !m.hold[0] || !m.hold[1] ||
+	    m.rate[0] > NS_PER_S || m.rate[1] > NS_PER_S ||
+	    inet_pton(AF_INET, argv[0], &to.sin_addr) != 1) {
+		fprintf(stderr, "usage: seedload msend ADDR PORT SIZE DURATION_NS SEED RATE_LO "
+			"RATE_HI HOLD_LO_NS HOLD_HI_NS [STATES] (rates 0..1e9/s, holds > 0)\n");
+		return 2;
+	}
+	int s = udp_socket_to(&to, port);
+	if (s < 0)
+		return 1;
+	/* a sojourn lasts at least 1 ns: at most DURATION_NS of them, grown as needed */
+	int64_t cap = 1024, k = 0, *so = alloc_times(3 * cap);
+	if (!so)
+		goto out_sock;
+	uint64_t x = (uint64_t)seed * 0x9E3779B97F4A7C15ULL + 1;
+	int64_t start = now_ns(CLOCK_MONOTONIC) + 1000000, end = start + duration;
+	int64_t t = start, sent = 0, failed = 0, high = 0;
+	for (int state = 0; t < end; state ^= 1) {
+		int64_t len = exp_ns(&x, m.hold[state]), stop = len < end - t ? t + len : end;
+		if (k == cap) {
+			int64_t *more = realloc(so, (size_t)(6 * cap) * sizeof(*so));
+			if (!more) {
+				fprintf(stderr, "seedload: no memory for %lld sojourns\n",
+					(long long)(2 * cap));
+				goto out_so;
+			}
+			so = more;
+			cap *= 2;
+		}
+		int64_t n = mmpp_sojourn(&m, state, t, stop, &x, s, buf, size, &to, &failed);
+		so[3 * k] = t;
+		so[3 * k + 1] = state;
+		so[3 * k + 2] = n;
+		k++;
+		sent += n;
+		high += state ? stop - t : 0;
+		t = stop;
+	}
+	printf("sent %lld failed %lld sojourns %lld high_ns %lld start_ns %lld duration_ns %lld "
+	       "seed %lld rate_lo %lld rate_hi %lld hold_lo_ns %lld hold_hi_ns %lld\n",
+	       (long long)sent, (long long)failed, (long long)k, (long long)high,
+	       (long long)start, (long long)duration, (long long)seed, (long long)m.rate[0],
+	       (long long)m.rate[1], (long long)m.hold[0], (long long)m.hold[1]);
+	rc = write_times(argc > 9 ? argv[9] : NULL, so, k, 3) ? 1 : 0;
+out_so:
+	free(so);
+out_sock:
+	close(s);
+	return rc;
+}
+
 static int do_recv(int argc, char **argv)
 {
 	int64_t port, count, idle;
@@ -224,7 +340,7 @@ static int do_recv(int argc, char **argv)
 
 	if (argc < 3 || parse_i64(argv[0], "port", &port) ||
 	    parse_i64(argv[1], "count", &count) || parse_i64(argv[2], "idle", &idle)) {
-		fprintf(stderr, "usage: seedload recv PORT COUNT IDLE_NS [TIMES]\n");
+		fprintf(stderr, "usage: seedload recv PORT COUNT IDLE_NS [TIMES [READS]]\n");
 		return 2;
 	}
 	me.sin_port = htons((uint16_t)port);
@@ -237,9 +353,12 @@ static int do_recv(int argc, char **argv)
 	}
 	struct timeval tv = { .tv_sec = idle / NS_PER_S, .tv_usec = (idle % NS_PER_S) / 1000 };
 	setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	int64_t *t = alloc_times(count);
-	if (!t)
+	int64_t *t = alloc_times(count), *rd = alloc_times(argc > 4 ? count : 0);
+	if (!t || !rd) {
+		free(t);
+		free(rd);
 		return 1;
+	}
 	int64_t got = 0;
 	/* a long first wait: the sender may start a while after the receiver */
 	int first = 1;
@@ -254,6 +373,8 @@ static int do_recv(int argc, char **argv)
 			break;
 		}
 		first = 0;
+		if (argc > 4)
+			rd[got] = now_ns(CLOCK_MONOTONIC);
 		int64_t ts = now_ns(CLOCK_REALTIME);
 		for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
 			if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
@@ -265,7 +386,9 @@ static int do_recv(int argc, char **argv)
 		t[got++] = ts;
 	}
 	printf("received %lld\n", (long long)got);
-	int rc = write_times(argc > 3 ? argv[3] : NULL, t, got, 1);
+	int rc = write_times(argc > 3 && strcmp(argv[3], "-") ? argv[3] : NULL, t, got, 1);
+	rc = write_times(argc > 4 ? argv[4] : NULL, rd, got, 1) || rc;
+	free(rd);
 	free(t);
 	close(s);
 	return rc ? 1 : 0;
@@ -418,12 +541,14 @@ int main(int argc, char **argv)
 		return do_send(argc - 2, argv + 2);
 	if (argc >= 2 && !strcmp(argv[1], "vsend"))
 		return do_vsend(argc - 2, argv + 2);
+	if (argc >= 2 && !strcmp(argv[1], "msend"))
+		return do_msend(argc - 2, argv + 2);
 	if (argc >= 2 && !strcmp(argv[1], "recv"))
 		return do_recv(argc - 2, argv + 2);
 	if (argc >= 2 && !strcmp(argv[1], "player"))
 		return do_player(argc - 2, argv + 2);
 	if (argc >= 2 && !strcmp(argv[1], "disk"))
 		return do_disk(argc - 2, argv + 2);
-	fprintf(stderr, "usage: seedload send|vsend|recv|player|disk ... (see the comment at the top)\n");
+	fprintf(stderr, "usage: seedload send|vsend|msend|recv|player|disk ... (see the comment at the top)\n");
 	return 2;
 }

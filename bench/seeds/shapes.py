@@ -442,3 +442,86 @@ def regimes_agree(first: list[dict], second: list[dict]) -> list[str]:
             bad.append(f"player {order}: NIC thread {ta:.1f} Mbit/s against {tb:.1f}, more "
                        f"than {REGIME_MBIT_S:g} Mbit/s apart")
     return bad
+
+
+# Zhang and West's experiment (zhang_west.py). The goal: coupled, the real-time task
+# misses no deadline at any rate, and the server reads at least ZW_RX_GOAL of what the
+# CPU the task leaves allows (zw_row: allowed_per_s). The shape the VM suite asserts: the
+# same with ZW_RX_BOUND. In the recorded 3 runs (bench/seeds/RESULTS.md) the coupled task
+# missed nothing and the server read 65 % to 124 % of that at the highest rate (where
+# the server's CPU time per read was 3 times the lower rates' in two runs, not
+# explained), 89 % or more below it; at the kernel default the task missed 32 to 40
+# of 40 deadlines at 300/s and more, and the server read 0 to 53 datagrams/s.
+ZW_RX_GOAL = 0.8
+ZW_RX_BOUND = 0.5
+
+
+def _zw_cost_ns(row: dict) -> float | None:
+    """CPU ns per datagram of the NIC thread (per packet taken from the ring) plus the
+    server (per datagram read while the task ran); None when either saw none."""
+    end = row["frames"][-1][2] if row["frames"] else 0
+    reads = sum(1 for t in row["reads_ns"] if t <= end)
+    if not row["rx"]["rx_packets"] or not reads:
+        return None
+    return row["nic_cpu_ns"] / row["rx"]["rx_packets"] + row["server_cpu_ns"] / reads
+
+
+def _zw_sent_between(row: dict, lo: int, hi: int) -> float:
+    """The datagrams the sender sent from ``lo`` to ``hi`` (CLOCK_MONOTONIC ns), from its
+    sojourns ([start, state, sent], each up to the next one's start, the last up to
+    the end of its run): a sojourn's datagrams are spread over it in proportion, which
+    is what a Poisson process's are on average given their number."""
+    words = row["sender"].split()
+    end = int(words[words.index("start_ns") + 1]) + int(words[words.index("duration_ns") + 1])
+    starts = [s[0] for s in row["states"]] + [end]
+    total = 0.0
+    for (start, _, n), stop in zip(row["states"], starts[1:], strict=True):
+        if stop > start:
+            total += n * max(0, min(stop, hi) - max(start, lo)) / (stop - start)
+    return total
+
+
+def zw_row(row: dict, task: dict) -> dict:
+    """One row's numbers: the task's periods (the player runs every release, late or not,
+    so none is skipped), misses (a job ending after its next release), the worst and the
+    mean lateness of the late ones; the datagrams sent (in all, and per second while the
+    task ran: first release to the last period's end), the server's reads per second
+    over the same span; what the CPU the task leaves (1 - work/period) allows the NIC thread
+    and the server at their measured cost per datagram, at most what was sent."""
+    period = task["period_ns"]
+    late = [end - (release + period) for release, _, end in row["frames"]
+            if end > release + period]
+    lo = row["frames"][0][0] if row["frames"] else 0
+    hi = row["frames"][-1][0] + period if row["frames"] else 0
+    reads = sum(1 for t in row["reads_ns"] if lo <= t < hi)
+    words = row["sender"].split()
+    sent = int(words[1]) if words else 0
+    sent_per_s = _zw_sent_between(row, lo, hi) * 1e9 / (hi - lo) if words and hi > lo else 0.0
+    cost = _zw_cost_ns(row)
+    left = 1 - task["work_ns"] / period
+    return {"periods": len(row["frames"]), "misses": len(late),
+            "max_late_ns": max(late, default=0),
+            "mean_late_ns": sum(late) / len(late) if late else 0.0,
+            "sent": sent, "sent_per_s": sent_per_s,
+            "rx_per_s": reads * 1e9 / (hi - lo) if hi > lo else 0.0,
+            "cost_ns": cost,
+            "allowed_per_s": min(sent_per_s, left * 1e9 / cost) if cost else sent_per_s}
+
+
+def zhang_west(rows: list[dict], task: dict, share: float = ZW_RX_BOUND) -> list[str]:
+    """Zhang and West's shape on one run's rows of one mode: the task misses no deadline
+    at any rate, and wherever datagrams were sent the server read at least ``share`` of
+    what the CPU left to it allows (zw_row). ``share=ZW_RX_GOAL``: the goal."""
+    if not rows:
+        return ["no rows"]
+    bad = []
+    for r in sorted(rows, key=lambda r: r["rate"]):
+        m = zw_row(r, task)
+        if m["misses"]:
+            bad.append(f"{r['mode']} {r['rate']}/s: the task missed {m['misses']} of "
+                       f"{m['periods']} deadlines, up to {m['max_late_ns'] / 1e6:.2f} ms late")
+        if m["sent"] and not m["rx_per_s"] >= share * m["allowed_per_s"]:
+            bad.append(f"{r['mode']} {r['rate']}/s: the server read {m['rx_per_s']:.0f}/s, "
+                       f"under {100 * share:g} % of the {m['allowed_per_s']:.0f}/s the CPU "
+                       f"left to it allows")
+    return bad

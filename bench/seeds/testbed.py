@@ -94,7 +94,7 @@ def build_seedload(work: Path) -> Path:
     work.mkdir(parents=True, exist_ok=True)
     out = work / "seedload"
     subprocess.run(["gcc", "-O2", "-Wall", "-Wextra", "-std=gnu11", "-o", str(out),
-                    str(HERE / "seedload.c")], check=True)
+                    str(HERE / "seedload.c"), "-lm"], check=True)
     return out
 
 

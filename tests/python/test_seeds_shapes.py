@@ -609,3 +609,94 @@ def test_path_reserved_holds_and_fails_with_each_reservation_removed(rec):
     line = shapes.PER_POINT_SHARE * below["mbit_s"] / shapes._pair_pct(below)
     slow = {**dl, "mbit_s": 0.5 * line * shapes._pair_pct(dl)}
     assert any("per point" in b for b in shapes.path_reserved(below, slow, NIC_PERIOD_NS))
+
+
+ZW_TASK = {"prio": 40, "period_ns": 10 * US * 1000, "work_ns": 9_500 * US}
+
+
+def _zw_made_up(late_ns: int = 0, reads: int = 200, nic_cpu_ns: int = 20_000_000) -> dict:
+    """A row of 100 periods of 10 ms, the last job ``late_ns`` after its next release; 400
+    datagrams sent over 2 s (100 in the first half second, 200 in the next whole one,
+    100 in the rest: 200 in the task's 1 s), 400 taken from the ring, ``reads`` of them
+    read in the task's window, the NIC thread and the server on the CPU ``nic_cpu_ns`` and 5 ms."""
+    period = ZW_TASK["period_ns"]
+    frames = [[k * period, k * period, k * period + 9_600 * US] for k in range(100)]
+    frames[-1][2] = 100 * period + late_ns if late_ns else frames[-1][2]
+    return {"run": 0, "mode": "coupled", "rate": 200, "frames": frames,
+            "reads_ns": [k * (100 * period // max(reads, 1)) for k in range(reads)],
+            "sender": "sent 400 failed 0 sojourns 5 high_ns 1 start_ns 0 duration_ns "
+                      "2000000000 seed 1 rate_lo 111 rate_hi 555 hold_lo_ns 400000000 "
+                      "hold_hi_ns 100000000",
+            "states": [[0, 0, 100], [period * 50, 1, 200], [period * 150, 0, 100]],
+            "rx": {"rx_packets": 400}, "nic_cpu_ns": nic_cpu_ns, "server_cpu_ns": 5_000_000}
+
+
+def test_zhang_west_row_counts_misses_lateness_reads_and_the_cpu_left():
+    m = shapes.zw_row(_zw_made_up(late_ns=3_000 * US), ZW_TASK)
+    assert (m["periods"], m["misses"], m["max_late_ns"]) == (100, 1, 3_000 * US)
+    assert m["sent"] == 400 and m["sent_per_s"] == pytest.approx(200.0)  # 100 + 200 / 2
+    assert m["rx_per_s"] == pytest.approx(200.0)  # 200 reads in the task's 1 s
+    # 50 us per packet for the NIC thread, 25 us per read for the server: 75 us a
+    # datagram; 5 % of a CPU allows 667/s, more than the 200/s sent
+    assert m["cost_ns"] == pytest.approx(75_000)
+    assert m["allowed_per_s"] == pytest.approx(200.0)
+    slow = shapes.zw_row(_zw_made_up(nic_cpu_ns=400 * 1_000_000), ZW_TASK)
+    assert slow["allowed_per_s"] == pytest.approx(0.05e9 / (1_000_000 + 25_000))
+
+
+def test_zhang_west_shape_fails_on_a_miss_and_on_a_starved_server():
+    assert shapes.zhang_west([_zw_made_up()], ZW_TASK) == []
+    assert shapes.zhang_west([], ZW_TASK) == ["no rows"]
+    bad = shapes.zhang_west([_zw_made_up(late_ns=1)], ZW_TASK)
+    assert len(bad) == 1 and "missed 1 of 100" in bad[0], bad
+    # the goal: 80 % of the 200/s allowed; the shape: half of it
+    assert shapes.zhang_west([_zw_made_up(reads=160)], ZW_TASK, shapes.ZW_RX_GOAL) == []
+    bad = shapes.zhang_west([_zw_made_up(reads=150)], ZW_TASK, shapes.ZW_RX_GOAL)
+    assert len(bad) == 1 and "read 150/s" in bad[0], bad
+    assert shapes.zhang_west([_zw_made_up(reads=100)], ZW_TASK) == []
+    bad = shapes.zhang_west([_zw_made_up(reads=90)], ZW_TASK)
+    assert len(bad) == 1 and "read 90/s, under 50 %" in bad[0], bad
+
+
+ZW = record("zhang-west-icount-nice0-20261126T130339.json")  # Zhang and West's, 3 runs
+
+
+def _zw(run: int, mode: str) -> list[dict]:
+    return [r for r in ZW["result"]["rows"] if r["run"] == run and r["mode"] == mode]
+
+
+@pytest.mark.parametrize("run", [0, 1, 2])
+def test_zhang_west_shape_holds_coupled_and_fails_at_the_kernel_default(run):
+    coupled, default, task = _zw(run, "coupled"), _zw(run, "default"), ZW["params"]["task"]
+    assert {r["rate"] for r in coupled} == {r["rate"] for r in default} == \
+        set(ZW["params"]["rates"])
+    assert all(r["nic_seen"] == [["fifo", 10]] for r in coupled if r["rate"])
+    assert all(r["nic_seen"] == [["fifo", 50]] for r in default)
+    assert shapes.zhang_west(coupled, task) == [], shapes.zhang_west(coupled, task)
+    # removed: the NIC thread left at the kernel's SCHED_FIFO 50 misses at every rate
+    # with a sender, and the server reads next to nothing at the highest
+    bad = shapes.zhang_west(default, task)
+    assert sum("the task missed" in b for b in bad) == 3, bad
+    assert any(b.startswith("default 600/s: the server read") for b in bad), bad
+
+
+def test_zhang_west_goal_of_80_percent_is_met_coupled_in_two_runs_of_three():
+    met = [run for run in (0, 1, 2)
+           if not shapes.zhang_west(_zw(run, "coupled"), ZW["params"]["task"],
+                                    shapes.ZW_RX_GOAL)]
+    assert met == [0, 1]
+
+
+def test_zhang_west_report_rows_are_the_records_numbers():
+    import zhang_west_report
+
+    lines = zhang_west_report.table(ZW["result"]["rows"], "coupled", 5001, ZW["params"]["task"])
+    assert "missed 0, 0, 0 deadlines" in lines[0] and "met in 2 of 3 runs" in lines[0]
+    rows = {line.split(" | ")[0]: line for line in lines if line.startswith("| ")}
+    assert rows["| 0"].startswith("| 0 | no sender | 3 | - | 0 [0..0] of 40 |")
+    assert rows["| 600"].startswith("| 600 | 333 / 1665 | 3 | 581 [500..603] | 0 [0..0] of "
+                                    "40 | 0 [0..0] | 116 [100..270] | 155 [139..218] |")
+    default = zhang_west_report.table(ZW["result"]["rows"], "default", 5001,
+                                      ZW["params"]["task"])
+    assert any(line.startswith("| 600 | 333 / 1665 | 3 |") and "| 40 [40..40] of 40 |" in line
+               and "| 0 [0..0] |" in line for line in default), default

@@ -7,8 +7,16 @@ is at most 25 % above the jobs-alone rate's (shapes.PA_GROWTH: the recorded runs
 reports, met in 1 of 3 recorded runs) and it misses no deadline (bench/seeds/shapes.py
 process_aware, on guest-time data).
 
-IRQRES_PA_MODE=default runs the same test with the NIC thread left at the kernel's
-SCHED_FIFO 50: the assertion must then fail (the shape's cause removed)."""
+Zhang and West's, short, on the same testbed (bench/seeds/zhang_west.py): a real-time
+task (SCHED_FIFO 40, 95 ms of every 100 ms) on the NIC's CPU above the same UDP server
+under MMPP-2 bursts at rising mean rates. Coupled, the task misses no deadline and the
+server reads at least half of what the CPU left to it allows (shapes.zhang_west: the
+recorded runs read 65 % or more coupled, the goal of 80 % RESULTS.md reports was met in 2
+of 3; at the kernel default the task missed 8 to 40 of 40 deadlines at every rate with a
+sender).
+
+IRQRES_PA_MODE=default runs the same tests with the NIC thread left at the kernel's
+SCHED_FIFO 50: the assertions must then fail (the shapes' cause removed)."""
 
 import os
 import sys
@@ -20,6 +28,7 @@ sys.path.insert(0, str(vmrunner.REPO / "bench" / "seeds"))
 
 import process_aware
 import shapes
+import zhang_west
 
 pytestmark = [pytest.mark.vm, pytest.mark.slow]
 
@@ -39,4 +48,23 @@ def test_high_job_flat_when_the_nic_thread_serves_the_server(icount_boot):
     want = [["fifo", 10]] if MODE == "coupled" else [["fifo", 50]]
     assert all(r["nic_seen"] == want for r in rows if r["rate"]), [r["nic_seen"] for r in rows]
     bad = shapes.process_aware(rows)
+    assert bad == [], bad
+
+
+def test_rt_task_misses_nothing_when_the_nic_thread_serves_the_server(icount_boot):
+    """Zhang and West's experiment at mean rates 0, 150 and 600/s, 2 s each."""
+    if MODE not in ("coupled", "default"):
+        pytest.fail(f"IRQRES_PA_MODE={MODE!r}: coupled or default")
+    params = zhang_west.guest_params(1, 2, [0, 150, 600], [MODE])
+    res = icount_boot("seeds_zhang_west", timeout_s=1800, params=params)
+    rows = res.data["rows"]
+    for r in rows:
+        m = shapes.zw_row(r, params["task"])
+        vmrunner.say(f"zhang-west {MODE} {r['rate']}/s {r['rates']}: {m['misses']} misses of "
+                     f"{m['periods']}, max late {m['max_late_ns'] / 1e6:.2f} ms; sent "
+                     f"{m['sent']}, read {m['rx_per_s']:.0f}/s, allowed "
+                     f"{m['allowed_per_s']:.0f}/s; NIC {r['nic_seen']}")
+    want = [["fifo", 10]] if MODE == "coupled" else [["fifo", 50]]
+    assert all(r["nic_seen"] == want for r in rows if r["rate"]), [r["nic_seen"] for r in rows]
+    bad = shapes.zhang_west(rows, params["task"])
     assert bad == [], bad

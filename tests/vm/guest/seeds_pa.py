@@ -8,6 +8,12 @@ sends datagrams to the server's port at rising rates, paced in guest time. Per r
 mode, each job's execution times (release to completion, as the job measures it: the
 paper's quantity) and deadline misses, and the datagrams the server received.
 
+Zhang and West's experiment (``scenario_seeds_zhang_west``), on the same set-up: one
+periodic real-time task using nearly all of its period above the same UDP server, the
+sender in MMPP-2 bursts (``seedload msend``) at rising mean rates. Per rate and mode, the
+task's deadline misses and lateness, the datagrams sent, and the datagrams the server
+read while the task ran, with the CPU time the NIC thread and the server spent on them.
+
 ``default``: the NIC thread as the kernel makes it (SCHED_FIFO 50, above both jobs).
 ``coupled``: irqresd applies a profile whose NIC target serves the server's port, so
 the thread runs at the server's priority (docs/process-aware.md).
@@ -22,7 +28,10 @@ import time
 
 from seeds import (
     NIC_THREAD,
+    NS,
+    RX_ADDR,
     SEEDLOAD,
+    SENDER_PRIO,
     _delta,
     _irqresd_state,
     _journal,
@@ -60,12 +69,14 @@ def _nic_sched() -> list | None:
     return [t["sched"]["policy"], t["sched"]["priority"]] if t and t["sched"] else None
 
 
-def _server(cpu: int, port: int, prio: int, count: int) -> subprocess.Popen:
+def _server(cpu: int, port: int, prio: int, count: int,
+            reads: str | None = None) -> subprocess.Popen:
     """The UDP server on the NIC's CPU at SCHED_FIFO ``prio``: reads until ``count``
-    datagrams or 1 s without one."""
+    datagrams or 1 s without one; ``reads`` gets the time each read returned."""
+    out = f" - {reads}" if reads else ""
     return subprocess.Popen(
-        f"exec chrt -f {prio} taskset -c {cpu} {SEEDLOAD} recv {port} {count} 1000000000",
-        shell=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        f"exec chrt -f {prio} taskset -c {cpu} {SEEDLOAD} recv {port} {count} 1000000000"
+        f"{out}", shell=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
 def _mode(mode: str, port: int) -> dict:
@@ -117,6 +128,26 @@ def _job(spec: dict, cpu: int, seconds: int, path: str) -> subprocess.Popen:
                   f"chrt -f {spec['prio']}", path, None, 500_000_000)
 
 
+def _coupled_or_default(srv: subprocess.Popen, mode: str, server_prio: int) -> tuple:
+    """The NIC thread's scheduling the mode wants, waited for once the server is bound:
+    (that scheduling, the ns waited)."""
+    want = ["fifo", server_prio] if mode == "coupled" else ["fifo", 50]
+    ok, waited = wait_for(lambda: _nic_sched() == want, 10, 0.02)
+    if not ok:
+        srv.kill()
+        raise RuntimeError(f"{mode}: the NIC thread is {_nic_sched()}, not {want} with the "
+                           f"server bound\n{_journal()}")
+    return want, waited
+
+
+def _watching() -> tuple[set, threading.Event, threading.Thread]:
+    seen: set = set()
+    stop = threading.Event()
+    watch = threading.Thread(target=_watch_nic, args=(seen, stop), daemon=True)
+    watch.start()
+    return seen, stop, watch
+
+
 def _row(setup: dict, mode: str, rate: int, run: int, seconds: int, size: int, port: int,
          jobs: dict, server_prio: int) -> dict:
     """One rate in one mode: the server bound (and, coupled, the NIC thread at its
@@ -128,17 +159,9 @@ def _row(setup: dict, mode: str, rate: int, run: int, seconds: int, size: int, p
     # one more than is sent: the server stays bound until 1 s after the last datagram,
     # past the end of the jobs and of the watch on the NIC thread
     srv = _server(cpu, port, server_prio, count + 1)
-    want = ["fifo", server_prio] if mode == "coupled" else ["fifo", 50]
-    ok, waited = wait_for(lambda: _nic_sched() == want, 10, 0.02)
-    if not ok:
-        srv.kill()
-        raise RuntimeError(f"{mode}: the NIC thread is {_nic_sched()}, not {want} with the "
-                           f"server bound\n{_journal()}")
+    want, waited = _coupled_or_default(srv, mode, server_prio)
     base = os.path.join(OUT, f"pa-{run}-{mode}-{rate}")
-    seen: set = set()
-    stop = threading.Event()
-    watch = threading.Thread(target=_watch_nic, args=(seen, stop), daemon=True)
-    watch.start()
+    seen, stop, watch = _watching()
     procs = {name: _job(spec, cpu, seconds, f"{base}-{name}.txt")
              for name, spec in jobs.items()}
     c0 = rx_counters()
@@ -163,20 +186,26 @@ def _row(setup: dict, mode: str, rate: int, run: int, seconds: int, size: int, p
     return row
 
 
-def scenario_seeds_process_aware(runs: int, seconds: int, rates: list[int], size: int,
-                                 high: dict, low: dict, server_prio: int,
-                                 modes: tuple[str, ...] = MODES, port: int = 5001) -> dict:
-    """Lee et al.'s experiment: for each run, mode (``modes``: default, coupled) and rate
-    (datagrams/s of ``size`` bytes, rising), the jobs ``high`` and ``low`` ({"prio",
-    "period_ns", "work_ns"}) for ``seconds`` on the NIC's CPU around the server."""
+def _setup(modes: tuple[str, ...], rates: list[int], what: str) -> tuple[dict, dict]:
+    """Both experiments' set-up: the arguments checked, the hub, irqresd's unit roomier."""
     bad = [m for m in modes if m not in MODES]
     if bad or not rates or min(rates) < 0:
         raise ValueError(f"modes {modes} (known: {MODES}) / rates {rates}: not usable")
     wait_for(lambda: _irqresd_state() in ("active", "failed"), 60, 0.2)
     setup = hub_setup()
     unit = _rttime_roomier()
-    mark(f"seeds process-aware: NIC on CPU {setup['nic_cpu']}, sender on CPU "
+    mark(f"seeds {what}: NIC on CPU {setup['nic_cpu']}, sender on CPU "
          f"{setup['sender_cpu']}, {setup['ncpu']} vCPUs")
+    return setup, unit
+
+
+def scenario_seeds_process_aware(runs: int, seconds: int, rates: list[int], size: int,
+                                 high: dict, low: dict, server_prio: int,
+                                 modes: tuple[str, ...] = MODES, port: int = 5001) -> dict:
+    """Lee et al.'s experiment: for each run, mode (``modes``: default, coupled) and rate
+    (datagrams/s of ``size`` bytes, rising), the jobs ``high`` and ``low`` ({"prio",
+    "period_ns", "work_ns"}) for ``seconds`` on the NIC's CPU around the server."""
+    setup, unit = _setup(modes, rates, "process-aware")
     rows, applied = [], []
     for run in range(runs):
         for mode in modes:
@@ -187,3 +216,108 @@ def scenario_seeds_process_aware(runs: int, seconds: int, rates: list[int], size
     nic_fifo50()
     return {"setup": setup, "rows": rows, "applied": applied, "unit": unit,
             "interrupts": read("/proc/interrupts")}
+
+
+RT_RUNTIME = "/proc/sys/kernel/sched_rt_runtime_us"
+
+
+def _mmpp_rates(mean: int, mmpp: dict) -> tuple[int, int]:
+    """The low and high states' datagrams/s whose time-weighted mean is ``mean``: the
+    high rate ``burst`` times the low one, the states held ``hold_lo_ns`` and
+    ``hold_hi_ns`` on average."""
+    lo_ns, hi_ns = mmpp["hold_lo_ns"], mmpp["hold_hi_ns"]
+    low = round(mean * (lo_ns + hi_ns) / (lo_ns + mmpp["burst"] * hi_ns))
+    return low, low * mmpp["burst"]
+
+
+def _msender(setup: dict, port: int, size: int, duration_ns: int, seed: int, rates: tuple,
+             mmpp: dict, states: str) -> subprocess.Popen:
+    """The MMPP-2 sender in namespace ``snd`` at SCHED_FIFO 90 on the sender's vCPU."""
+    return subprocess.Popen(
+        f"exec ip netns exec {NS} chrt -f {SENDER_PRIO} taskset -c {setup['sender_cpu']} "
+        f"{SEEDLOAD} msend {RX_ADDR} {port} {size} {duration_ns} {seed} {rates[0]} "
+        f"{rates[1]} {mmpp['hold_lo_ns']} {mmpp['hold_hi_ns']} {states}",
+        shell=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def _on_cpu_ns(pid: int | None) -> int:
+    """A task's time on the CPU so far (/proc/PID/schedstat), 0 when it is gone."""
+    return int((read(f"/proc/{pid}/schedstat") or "0").split()[0]) if pid else 0
+
+
+def _frames(path: str) -> list[list[int]]:
+    """``seedload player`` TIMES: [release, start, end] per frame."""
+    return [[int(x) for x in line.split()] for line in (read(path) or "").splitlines()]
+
+
+def _zw_row(setup: dict, mode: str, mean: int, seed: int, run: int, p: dict) -> dict:
+    """One mean rate in one mode: the server bound (coupled: the NIC thread at its
+    priority), the MMPP-2 sender for ``seconds`` + 1 (mean 0: no sender), and the
+    real-time task on the NIC's CPU for ``seconds`` from half a second after."""
+    cpu, seconds, task = setup["nic_cpu"], p["seconds"], p["task"]
+    rates = _mmpp_rates(mean, p["mmpp"])
+    base = os.path.join(OUT, f"zw-{run}-{mode}-{mean}")
+    srv = _server(cpu, p["port"], p["server_prio"], 2 * rates[1] * (seconds + 1) + 1000,
+                  f"{base}-reads.txt")
+    want, waited = _coupled_or_default(srv, mode, p["server_prio"])
+    seen, stop, watch = _watching()
+    nic_pid = (thread(NIC_THREAD) or {}).get("pid")
+    cpu0 = (_on_cpu_ns(nic_pid), _on_cpu_ns(srv.pid))
+    c0 = rx_counters()
+    # the sender first: started after the task, its start-up (ip netns exec, slow in the
+    # guest) overlapped the task's first jobs and took 5-7 ms from them in a probe, with
+    # the NIC thread coupled, whose cause is then not the NIC thread
+    snd = (_msender(setup, p["port"], p["size"], (seconds + 1) * 1_000_000_000, seed, rates,
+                    p["mmpp"], f"{base}-states.txt") if mean else None)
+    job = _job(task, cpu, seconds, f"{base}-task.txt")
+    job_out = job.communicate(timeout=3600)[0].strip()
+    cpu1 = (_on_cpu_ns(nic_pid), _on_cpu_ns(srv.pid))
+    c1 = rx_counters()
+    snd_out = snd.communicate(timeout=3600)[0].strip() if snd else ""
+    stop.set()
+    watch.join()
+    if not mean:
+        srv.kill()
+    srv_out = srv.communicate(timeout=3600)[0].strip()
+    reads = [int(x) for x in (read(f"{base}-reads.txt") or "").split()]
+    row = {"run": run, "mode": mode, "rate": mean, "seed": seed, "rates": list(rates),
+           "nic": want, "nic_wait_ns": waited, "nic_seen": sorted(seen), "sender": snd_out,
+           "server": srv_out, "rx": _delta(c0, c1), "task_out": job_out,
+           "frames": _frames(f"{base}-task.txt"), "reads_ns": reads,
+           "states": [[int(x) for x in line.split()]
+                      for line in (read(f"{base}-states.txt") or "").splitlines()],
+           "nic_cpu_ns": cpu1[0] - cpu0[0], "server_cpu_ns": cpu1[1] - cpu0[1]}
+    mark(f"zw run {run} {mode} {mean}/s {rates}: task {job_out}, {snd_out}, "
+         f"server {srv_out}")
+    return row
+
+
+def scenario_seeds_zhang_west(runs: int, seconds: int, rates: list[int], size: int,
+                              task: dict, server_prio: int, mmpp: dict, seed: int,
+                              modes: tuple[str, ...] = MODES, port: int = 5001) -> dict:
+    """Zhang and West's experiment: for each run, mode (``modes``) and mean rate (``rates``,
+    datagrams/s of ``size`` bytes, rising), the real-time task ``task`` ({"prio",
+    "period_ns", "work_ns"}) for ``seconds`` on the NIC's CPU above the server, under the
+    sender's MMPP-2 load (``mmpp``: {"burst", "hold_lo_ns", "hold_hi_ns"}; run r's k-th
+    rate drawn from ``seed`` + 1000 r + k, the same in every mode). The kernel's RT
+    throttling is off while it runs: the task and the server together are real-time
+    work on the whole CPU, which the throttle would stop for 50 ms every second
+    whatever the coupling."""
+    setup, unit = _setup(modes, rates, "Zhang and West")
+    throttle = (read(RT_RUNTIME) or "").strip()
+    sh(f"echo -1 > {RT_RUNTIME}", check=True)
+    rows, applied = [], []
+    try:
+        for run in range(runs):
+            for mode in modes:
+                applied.append({"run": run, "mode": mode, **_mode(mode, port)})
+                for k, mean in enumerate(rates):
+                    rows.append(_zw_row(setup, mode, mean, seed + 1000 * run + k, run,
+                                        {"seconds": seconds, "task": task, "size": size,
+                                         "server_prio": server_prio, "mmpp": mmpp,
+                                         "port": port}))
+    finally:
+        sh(f"echo {throttle} > {RT_RUNTIME}")
+    nic_fifo50()
+    return {"setup": setup, "rows": rows, "applied": applied, "unit": unit,
+            "rt_runtime_us": throttle, "interrupts": read("/proc/interrupts")}
