@@ -190,11 +190,13 @@ def _progress(path: str) -> _Progress | None:
 @click.option("--calibrate", "probe_path", type=click.Path(dir_okay=False), default=None,
               metavar="PROBE",
               help="A trace of the same threads (same comm) recorded while they ran under a "
-                   "SCHED_DEADLINE reservation (any Q,T that holds them): what they cost more "
-                   "per job there, at the 0.25 quantile of both traces' execution times, is "
-                   "added to every execution time before the model plans (on PREEMPT_RT a "
-                   "reserved task woken by ktimers/N blocks on its waker's lock, a cost only "
-                   "such a trace shows).")
+                   "SCHED_DEADLINE reservation that held them (e.g. twice the budget this "
+                   "analysis recommends without it): each execution time is raised to the "
+                   "probe's at the same quantile before the model plans, so the budget pays "
+                   "for what a reservation adds to a job (on PREEMPT_RT a reserved task woken "
+                   "by ktimers/N blocks on its waker's lock; a job run in phase with the tick "
+                   "pays for its work). The probe's preempted or throttled activations are "
+                   "left out; more of them than 1 - --target-prob is refused.")
 @click.option("--plot", "plot_dir", type=click.Path(file_okay=False), default=None,
               help="Write PNG and SVG plots of both PMFs per thread into this directory.")
 @click.option("--json", "as_json", is_flag=True, help="Print everything as JSON.")

@@ -82,4 +82,5 @@ def handover_warning(trace: Trace, act: ThreadActivations) -> str | None:
             f"the task preempts it and waits for that lock once per job, a cost this trace "
             f"(no blocked switch-outs: recorded unreserved) does not show, so the "
             f"recommended budget is short of what the reserved task is charged and its "
-            f"promise may not hold (docs/model.md)")
+            f"promise may not hold: record the task once under a reservation that holds "
+            f"it and give that trace with --calibrate (docs/analysis.md)")

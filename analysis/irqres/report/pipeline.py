@@ -22,7 +22,7 @@ from ..measure.activations import (
     line_requests,
     task_matches,
 )
-from ..measure.calibration import MIN_PROBE_ACTIVATIONS, Calibration, calibrate
+from ..measure.calibration import MIN_PROBE_ACTIVATIONS, Calibration, calibrate, preempted
 from ..measure.charge import execution_for_model, kernel_charge
 from ..measure.handover import handover_warning
 from ..measure.softirq import device_work, work_per_activation
@@ -95,32 +95,46 @@ def _probe_executions(probe: Trace, opt: Options) -> dict[str, list[tuple]]:
     out: dict[str, list[tuple]] = {}
     for act in acts:
         _, exec_ns, source, _, _ = execs[act.thread.pid]
-        out.setdefault(act.thread.comm, []).append((act.thread.pid, exec_ns, source))
+        off = preempted(probe, act)
+        out.setdefault(act.thread.comm, []).append(
+            (act.thread.pid, exec_ns[~off], source, int(np.count_nonzero(off))))
     return out
 
 
 def _calibration(act: ThreadActivations, exec_ns: np.ndarray, source: str,
-                 probes: dict[str, list[tuple]], path: str) -> Calibration:
-    """``act``'s allowance from the probe's threads of the same comm (module
-    :mod:`~irqres.measure.calibration`)."""
+                 probes: dict[str, list[tuple]], path: str,
+                 target: float) -> tuple[np.ndarray, Calibration]:
+    """``act``'s execution times calibrated with the probe's threads of the same comm
+    (:mod:`~irqres.measure.calibration`), and what was done."""
     th = act.thread
     found = probes.get(th.comm)
     if not found:
         names = ", ".join(sorted(probes)) or "none"
         raise ModelError(f"--calibrate {path}: no thread named {th.comm} in it (its threads "
                          f"analysed: {names}); record the probe of the same thread")
-    sources = {s for _, _, s in found}
+    sources = {s for _, _, s, _ in found}
     if sources != {source}:
         raise ModelError(f"--calibrate {path}: {th.comm}: the probe's execution is the "
                          f"{'/'.join(sorted(sources))} figure, the trace's the {source} one; "
                          "record both with sched:sched_stat_runtime, or use --exec switch")
-    probe_ns = np.concatenate([e for _, e, _ in found])
+    probe_ns = np.concatenate([e for _, e, _, _ in found])
+    off = sum(n for _, _, _, n in found)
     if len(probe_ns) < MIN_PROBE_ACTIVATIONS or len(exec_ns) == 0:
         raise ModelError(f"--calibrate {path}: {th.comm}: {len(probe_ns)} activation(s) in "
-                         f"the probe, at least {MIN_PROBE_ACTIVATIONS} needed; record it "
-                         "longer")
+                         f"the probe that its reservation held ({off} more preempted or "
+                         f"throttled), at least {MIN_PROBE_ACTIVATIONS} needed; record it "
+                         "longer, or under a larger budget")
+    if off > (1 - target) * (off + len(probe_ns)):
+        raise ModelError(f"--calibrate {path}: {th.comm}: its reservation in the probe "
+                         f"preempted or throttled it in {off} of {off + len(probe_ns)} "
+                         f"activations, more than the {1 - target:.3g} the target leaves: "
+                         "behind each throttle jobs pile up into one activation, and the "
+                         "probe's upper quantiles are theirs, not one job's; record the "
+                         "probe under a larger budget (e.g. twice this one's, at most 90 % "
+                         "of its period)")
     return calibrate(exec_ns, probe_ns, probe_path=path,
-                     probe_pids=tuple(p for p, _, _ in found), source=source)
+                     probe_pids=tuple(p for p, _, _, _ in found), source=source,
+                     quantile=target, preempted_count=off)
 
 
 def analyze(trace: Trace, options: Options | None = None,
@@ -157,8 +171,8 @@ def analyze(trace: Trace, options: Options | None = None,
         charge, exec_ns, exec_source, device, extra = execs[act.thread.pid]
         calibration = None
         if probes is not None and act.count >= need:  # else no recommendation to calibrate
-            calibration = _calibration(act, exec_ns, exec_source, probes, str(opt.calibrate))
-            exec_ns = exec_ns + calibration.allowance_ns
+            exec_ns, calibration = _calibration(act, exec_ns, exec_source, probes,
+                                                str(opt.calibrate), opt.target_prob)
         st = thread_stats(act, None if charge is None else charge.charged_ns)
         served = served_processes(trace, act)
         uncredited = uncredited_wakeups(trace, act)
@@ -218,6 +232,7 @@ def analyze(trace: Trace, options: Options | None = None,
         threads.append(ThreadReport(act, st, served, uncredited, exec_pmf, inter_pmf, p, src,
                                     rec, problem, deadline, d_src, warnings, charge,
                                     exec_source, note, promise, device,
-                                    0 if extra is None else int(extra.sum()), calibration))
+                                    0 if extra is None else int(extra.sum()), calibration,
+                                    None if calibration is None else exec_ns))
     lines = line_requests(trace, sorted({a.thread.irq for a in acts if a.thread.irq is not None}))
     return Report(trace, opt, threads, gaps, lines)

@@ -183,10 +183,12 @@ def _execution_dict(tr: ThreadReport) -> dict:
 
 
 def _calibration_text(c: Calibration) -> str:
-    return (f"calibrated from {c.probe_path} ({c.probe_activations} activations under a "
-            f"reservation): {format_duration(c.allowance_ns)} added to every execution time "
-            f"(the {c.source} figure's {c.quantile:g} quantile: {format_duration(c.probe_ns)} "
-            f"reserved, {format_duration(c.free_ns)} here)")
+    d = format_duration
+    return (f"calibrated from {c.probe_path} ({c.probe_activations} activations its "
+            f"reservation held, {c.preempted} preempted or throttled left out): the {c.source} "
+            f"figure at the {c.quantile:g} quantile {d(c.free_ns)} here, {d(c.probe_ns)} "
+            f"reserved (+{d(c.allowance_ns)}); median {d(c.median_free_ns)} here, "
+            f"{d(c.median_probe_ns)} reserved; the model plans from the probe's quantiles")
 
 
 def _execution_text(tr: ThreadReport) -> str:

@@ -92,14 +92,17 @@ class ThreadReport:
     promise: PromiseCheck | None = None  # achieved vs promised under Options.under
     device: DeviceWork | None = None     # the device's work wherever it ran (soft IRQs)
     device_model_ns: int = 0             # of it, added to the model's execution times
-    calibration: Calibration | None = None  # the allowance added from a probe (--calibrate)
+    calibration: Calibration | None = None  # what a probe did (--calibrate)
+    calibrated_ns: np.ndarray | None = None  # the execution times the probe made of them
 
     @property
     def model_exec_ns(self) -> np.ndarray:
         """The execution time of each kept activation as the model takes it."""
-        ex = (self.charge.charged_ns if self.exec_source == "kernel" and self.charge is not None
-              else self.act.exec_ns)
-        return ex if self.calibration is None else ex + self.calibration.allowance_ns
+        if self.calibrated_ns is not None:
+            return self.calibrated_ns
+        if self.exec_source == "kernel" and self.charge is not None:
+            return self.charge.charged_ns
+        return self.act.exec_ns
 
     @property
     def kind(self) -> TargetKind:
