@@ -113,6 +113,11 @@ def _task_case(period_us: int, work_us: int, count: int, runs: int) -> dict:
                                          f"--deadline {d} --under {q}ns,{t}ns"))
         case["runs"].append(got)
     case["restore"] = sh(f"irqres apply {PROFILE}", timeout=120)
+    # the first run under the reservation as the probe of `analyze --calibrate`: what it
+    # makes of the free trace, or why it refuses (docs/analysis.md)
+    case["calibrated"] = _summary(_analyze(free["trace"], "--task timer-job",
+                                           f"--deadline {d} --calibrate "
+                                           f"{case['runs'][0]['trace']}"))
     return case
 
 
