@@ -23,10 +23,9 @@ from irqres.trace.synthetic import (
     PREEMPTED,
     TASK_INTERRUPTIBLE,
     TASK_RUNNING,
-    TraceBuilder,
     irq_thread_trace,
 )
-from test_measure_handover import JOB, KTIMERS, RT, timer_job
+from test_measure_handover import JOB, KTIMERS, job_builder, timer_job
 
 US = 1_000
 D = 1_000 * US
@@ -49,11 +48,7 @@ def throttled_probe(n=150, every=3, throttled=True):
     activation outran its budget: ``throttled``, it is switched out runnable halfway
     (R+) and resumes 1 ms later, holding the jobs piled up meanwhile (2 ms charged in
     all); else it runs the 2 ms through."""
-    b = TraceBuilder(ncpus=1, uname=RT)
-    b.comm(JOB, "timer-job")
-    b.comm(KTIMERS, "ktimers/0")
-    b.comm(0, "swapper/0")
-    b.switch(1, 0, JOB, TASK_INTERRUPTIBLE, 0)
+    b = job_builder()
     for k in range(n):
         t = 5_000 * US * (k + 1)
         b.waking(t, 0, KTIMERS, JOB, 0)

@@ -15,16 +15,22 @@ JOB, KTIMERS, OTHER = 300, 15, 40
 BLOCKED = 0x2
 
 
+def job_builder(uname=RT) -> TraceBuilder:
+    """One CPU with the timer job asleep from time 1, ktimers and the idle task."""
+    b = TraceBuilder(ncpus=1, uname=uname)
+    b.comm(JOB, "timer-job")
+    b.comm(KTIMERS, "ktimers/0")
+    b.comm(0, "swapper/0")
+    b.switch(1, 0, JOB, TASK_INTERRUPTIBLE, 0)
+    return b
+
+
 def timer_job(n=150, reserved=False, uname=RT, waker=KTIMERS):
     """A task woken every 1 ms by ``waker`` that runs 200 µs. ``reserved``: it preempts
     the waker, blocks on the lock the waker holds (D), waits for it and runs on, as a
     SCHED_DEADLINE task does on PREEMPT_RT."""
-    b = TraceBuilder(ncpus=1, uname=uname)
-    b.comm(JOB, "timer-job")
-    b.comm(KTIMERS, "ktimers/0")
+    b = job_builder(uname)
     b.comm(OTHER, "kworker/0:1")
-    b.comm(0, "swapper/0")
-    b.switch(1, 0, JOB, TASK_INTERRUPTIBLE, 0)
     for k in range(n):
         t = 1_000 * US * (k + 1)
         b.switch(t, 0, 0, TASK_RUNNING, waker)
