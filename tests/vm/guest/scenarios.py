@@ -846,9 +846,10 @@ def scenario_four_cpus(virtio: str, second: str, second_cpu: int, rt_comm: str,
     # the driver hints queue pair q to CPU q (/proc/irq/N/affinity_hint), but where each
     # vector is, the kernel's allocator decides, and it left a CPU without data queues in
     # some boots: each queue's IRQ is set to its hint's CPU, as an admin spreading queues
-    # would. Its effective affinity follows at once; its thread's affinity only at its
-    # next interrupt (which this scenario's tap, with no peer, may never raise), so the
-    # threads' CPUs before, as compared after the stop, are whatever they are then.
+    # would. Its effective affinity and its thread's affinity may follow only at its next
+    # interrupt (which this scenario's tap, with no peer, may never raise: a CI boot saw
+    # four of eight queues still where the allocator put them), so the threads' CPUs
+    # before, as compared after the stop, are whatever they are then.
     result["hints"] = {str(i): read(f"/proc/irq/{i}/affinity_hint")
                        for i in _irq_of_iface(virtio)}
     for irq in _irq_of_iface(virtio):
@@ -859,6 +860,8 @@ def scenario_four_cpus(virtio: str, second: str, second_cpu: int, rt_comm: str,
             with contextlib.suppress(OSError), \
                     open(f"/proc/irq/{irq}/smp_affinity_list", "w") as f:
                 f.write(str(int(m.group(1)) % os.cpu_count()))
+    result["requested"] = {str(i): read(f"/proc/irq/{i}/smp_affinity_list")
+                           for i in _irq_of_iface(virtio)}
     irqs2 = _irq_of_iface(second)
     for irq in irqs2:
         with open(f"/proc/irq/{irq}/smp_affinity_list", "w") as f:
