@@ -137,6 +137,66 @@ def _calibration(act: ThreadActivations, exec_ns: np.ndarray, source: str,
                      quantile=target, preempted_count=off)
 
 
+def _check_options(opt: Options, probe: Trace | None) -> None:
+    if opt.under is not None and opt.deadline_ns is None:
+        raise ModelError("--under Q,T: give the --deadline D the promise was made for")
+    if (probe is None) != (opt.calibrate is None):
+        raise ModelError("calibration: give both the probe trace and its path, or neither")
+    if probe is not None and opt.under is not None:
+        raise ModelError("--calibrate with --under: a trace recorded under the reservation "
+                         "is checked, not planned; give one of them")
+
+
+def _buffering_interarrival(act: ThreadActivations, opt: Options) -> tuple[int | None, str]:
+    """P of the buffering check, and where it comes from."""
+    if opt.min_interarrival_ns is not None:
+        return opt.min_interarrival_ns, "given"
+    if len(act.irq_interarrival_ns):
+        return int(act.irq_interarrival_ns.min()), "smallest measured IRQ inter-arrival"
+    if len(act.interarrival_ns):
+        return int(act.interarrival_ns.min()), "smallest measured activation inter-arrival"
+    return None, "not measured"
+
+
+def _recommendation(act: ThreadActivations, exec_ns: np.ndarray, opt: Options, need: int,
+                    buffer: int | None, p: int | None) -> tuple:
+    """The recommendation for one thread (or None), why there is none, its warnings, and
+    the response bound it was searched for with its source."""
+    rec, problem, warnings = None, None, []
+    deadline, d_src = opt.deadline_ns, "given"
+    if act.count < need or len(act.interarrival_ns) == 0:
+        problem = (f"only {act.count} complete activation(s); a target of "
+                   f"{opt.target_prob} needs at least {need} (a tail of "
+                   f"{1 - opt.target_prob:.3g} must be able to show); record longer "
+                   "while the thread is busy")
+        warnings.append(f"{act.thread.comm} (pid {act.thread.pid}): no reservation "
+                        f"recommended: {problem}")
+        return rec, problem, warnings, deadline, d_src
+    if buffer is not None and p is not None and p <= 0:
+        problem = ("the smallest measured inter-arrival is 0 ns; give "
+                   "--min-interarrival for the buffering check")
+        return rec, problem, warnings, deadline, d_src
+    kw: dict[str, Any] = {
+        "target_prob": opt.target_prob, "buffer": buffer,
+        "min_interarrival_ns": p if buffer is not None else None,
+        "max_bandwidth": opt.max_bandwidth, "granularity_ns": opt.granularity_ns,
+        "mc_jobs": opt.mc_jobs, "model": opt.model, "kernel": opt.kernel,
+        "max_slices": opt.max_slices}
+    if deadline is None and opt.periods_ns is None:
+        span = max(int(act.span_ns), 1)
+        found = near_use_bound(joined_arrivals(act), exec_ns, act.interarrival_ns,
+                               int(exec_ns.sum()) / span,
+                               period_max_ns=opt.kernel.period_max_ns, **kw)
+        return found.recommendation, problem, warnings, found.deadline_ns, found.source
+    if deadline is None:
+        deadline = default_response_bound(act.interarrival_ns)
+        d_src = (f"default: the mean inter-arrival time, at least "
+                 f"{format_duration(MIN_DEFAULT_BOUND_NS)}; set --deadline")
+    rec = recommend(joined_arrivals(act), exec_ns, periods_ns=opt.periods_ns,
+                    deadline_ns=deadline, **kw)
+    return rec, problem, warnings, deadline, d_src
+
+
 def analyze(trace: Trace, options: Options | None = None,
             probe: Trace | None = None) -> Report:
     """Analyse every IRQ thread of ``trace`` (matching ``options.pattern``) and every
@@ -153,13 +213,7 @@ def analyze(trace: Trace, options: Options | None = None,
         pattern that matches no thread analysed).
     """
     opt = options or Options()
-    if opt.under is not None and opt.deadline_ns is None:
-        raise ModelError("--under Q,T: give the --deadline D the promise was made for")
-    if (probe is None) != (opt.calibrate is None):
-        raise ModelError("calibration: give both the probe trace and its path, or neither")
-    if probe is not None and opt.under is not None:
-        raise ModelError("--calibrate with --under: a trace recorded under the reservation "
-                         "is checked, not planned; give one of them")
+    _check_options(opt, probe)
     acts = activations(trace, opt.pattern, opt.tasks)
     _check_buffer_patterns(opt.buffers, [a.thread for a in acts])
     gaps = Gaps.from_trace(trace)
@@ -179,46 +233,9 @@ def analyze(trace: Trace, options: Options | None = None,
         exec_pmf = _pmf(exec_ns, opt.granularity_ns, "up")
         inter_pmf = _pmf(act.interarrival_ns, opt.granularity_ns, "down")
         buffer = buffer_for(act.thread, opt.buffers)
-        if opt.min_interarrival_ns is not None:
-            p, src = opt.min_interarrival_ns, "given"
-        elif len(act.irq_interarrival_ns):
-            p, src = int(act.irq_interarrival_ns.min()), "smallest measured IRQ inter-arrival"
-        elif len(act.interarrival_ns):
-            p, src = int(act.interarrival_ns.min()), "smallest measured activation inter-arrival"
-        else:
-            p, src = None, "not measured"
-        rec, problem, warnings = None, None, []
-        deadline, d_src = opt.deadline_ns, "given"
-        if act.count < need or len(act.interarrival_ns) == 0:
-            problem = (f"only {act.count} complete activation(s); a target of "
-                       f"{opt.target_prob} needs at least {need} (a tail of "
-                       f"{1 - opt.target_prob:.3g} must be able to show); record longer "
-                       "while the thread is busy")
-            warnings.append(f"{act.thread.comm} (pid {act.thread.pid}): no reservation "
-                            f"recommended: {problem}")
-        elif buffer is not None and p is not None and p <= 0:
-            problem = ("the smallest measured inter-arrival is 0 ns; give "
-                       "--min-interarrival for the buffering check")
-        else:
-            kw: dict[str, Any] = {
-                "target_prob": opt.target_prob, "buffer": buffer,
-                "min_interarrival_ns": p if buffer is not None else None,
-                "max_bandwidth": opt.max_bandwidth, "granularity_ns": opt.granularity_ns,
-                "mc_jobs": opt.mc_jobs, "model": opt.model, "kernel": opt.kernel,
-                "max_slices": opt.max_slices}
-            if deadline is None and opt.periods_ns is None:
-                span = max(int(act.span_ns), 1)
-                found = near_use_bound(joined_arrivals(act), exec_ns, act.interarrival_ns,
-                                       int(exec_ns.sum()) / span,
-                                       period_max_ns=opt.kernel.period_max_ns, **kw)
-                rec, deadline, d_src = found.recommendation, found.deadline_ns, found.source
-            else:
-                if deadline is None:
-                    deadline = default_response_bound(act.interarrival_ns)
-                    d_src = (f"default: the mean inter-arrival time, at least "
-                             f"{format_duration(MIN_DEFAULT_BOUND_NS)}; set --deadline")
-                rec = recommend(joined_arrivals(act), exec_ns, periods_ns=opt.periods_ns,
-                                deadline_ns=deadline, **kw)
+        p, src = _buffering_interarrival(act, opt)
+        rec, problem, warnings, deadline, d_src = _recommendation(act, exec_ns, opt, need,
+                                                                  buffer, p)
         note = None if rec is None else far_from_use_note(rec, exec_ns, act.span_ns)
         # a calibrated allowance holds the hand-over's cost: no warning then
         handover = (None if rec is None or calibration is not None
