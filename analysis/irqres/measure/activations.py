@@ -180,6 +180,14 @@ class ThreadActivations:
         """Hard IRQ requests that arrived while the thread was already awake."""
         return int(np.maximum(self.irqs - 1, 0).sum())
 
+    def holding(self, ts: np.ndarray) -> np.ndarray:
+        """Per time in ``ts``, the index of the kept activation whose [wake-up request,
+        switch-out to sleep] holds it, or -1."""
+        k = np.searchsorted(self.start_ns, ts, side="right") - 1
+        ok = k >= 0
+        ok[ok] = ts[ok] <= self.end_ns[k[ok]]
+        return np.where(ok, k, -1)
+
 
 def _names_by_irq(trace: Trace) -> dict[int, list[str]]:
     """irq -> its distinct handler names, in order of appearance."""

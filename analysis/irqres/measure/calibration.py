@@ -71,9 +71,9 @@ class Calibration:
 
 
 def quantile_ns(samples: np.ndarray, q: float) -> int:
-    """The ``q`` quantile of ``samples`` as one of them (no interpolation), in ns."""
-    s = np.sort(np.asarray(samples, dtype=np.int64))
-    return int(s[min(int(q * len(s)), len(s) - 1)])
+    """The ``q`` quantile of ``samples`` as one of them, the next higher (the convention
+    of the recommendation's execution time at the target, model.recommend), in ns."""
+    return int(np.quantile(samples, q, method="higher"))
 
 
 def preempted(trace: Trace, act: ThreadActivations) -> np.ndarray:
@@ -81,12 +81,9 @@ def preempted(trace: Trace, act: ThreadActivations) -> np.ndarray:
     (preempted, or throttled by its reservation)."""
     sw = trace.events["sched_switch"]
     out = (sw["prev_pid"] == act.thread.pid) & ((sw["prev_state"] & _NOT_RUNNABLE) == 0)
-    ts = sw["ts"][out]
+    k = act.holding(sw["ts"][out])
     flags = np.zeros(act.count, dtype=bool)
-    k = np.searchsorted(act.start_ns, ts, side="right") - 1
-    ok = k >= 0
-    k, ts = k[ok], ts[ok]
-    flags[k[ts <= act.end_ns[k]]] = True
+    flags[k[k >= 0]] = True
     return flags
 
 

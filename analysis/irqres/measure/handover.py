@@ -58,14 +58,8 @@ def blocked_share(trace: Trace, act: ThreadActivations) -> float:
         return 0.0
     sw = trace.events["sched_switch"]
     out = (sw["prev_pid"] == act.thread.pid) & ((sw["prev_state"] & BLOCKED_STATE) != 0)
-    inside = np.zeros(int(out.sum()), dtype=bool)
-    ts = sw["ts"][out]
-    if ts.size:
-        # only those within an activation: [wake-up request, switch-out to sleep]
-        k = np.searchsorted(act.start_ns, ts, side="right") - 1
-        ok = k >= 0
-        inside[ok] = ts[ok] <= act.end_ns[k[ok]]
-    return float(np.count_nonzero(inside)) / act.count
+    # only those within an activation: [wake-up request, switch-out to sleep]
+    return float(np.count_nonzero(act.holding(sw["ts"][out]) >= 0)) / act.count
 
 
 def handover_warning(trace: Trace, act: ThreadActivations) -> str | None:

@@ -8,7 +8,7 @@ Data flows one way: trace -> measure -> model -> report.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -23,9 +23,9 @@ from ..measure.activations import (
     task_matches,
 )
 from ..measure.calibration import MIN_PROBE_ACTIVATIONS, Calibration, calibrate, preempted
-from ..measure.charge import execution_for_model, kernel_charge
+from ..measure.charge import KernelCharge, execution_for_model, kernel_charge
 from ..measure.handover import handover_warning
-from ..measure.softirq import device_work, work_per_activation
+from ..measure.softirq import DeviceWork, device_work, work_per_activation
 from ..measure.stats import thread_stats
 from ..model.bound import far_from_use_note, near_use_bound
 from ..model.promise import check_promise
@@ -66,11 +66,28 @@ def _check_buffer_patterns(buffers, threads) -> None:
                              f"threads analysed ({names})")
 
 
+class _Execution(NamedTuple):
+    """One thread's execution as the model takes it, and what it is made of."""
+
+    charge: KernelCharge | None  # the kernel's charge
+    exec_ns: np.ndarray          # the device's whole work where the trace shows it
+    source: str                  # "kernel" or "switch"
+    device: DeviceWork | None    # the device's work wherever it ran
+    extra: np.ndarray | None     # of it, per activation, in exec_ns
+
+
+class _ProbeThread(NamedTuple):
+    """One thread of the probe: its held activations' execution times."""
+
+    pid: int
+    exec_ns: np.ndarray
+    source: str
+    preempted: int               # activations left out
+
+
 def _executions(trace: Trace, acts: list[ThreadActivations], gaps: Gaps,
-                source: str) -> dict[int, tuple]:
-    """Per thread pid: the kernel's charge, the execution times the model is given (the
-    device's whole work where the trace shows it), their source, the device's work and
-    its share per activation."""
+                source: str) -> dict[int, _Execution]:
+    """Per thread pid, its :class:`_Execution`."""
     work = device_work(trace, acts, gaps)
     out = {}
     for act in acts:
@@ -80,29 +97,29 @@ def _executions(trace: Trace, acts: list[ThreadActivations], gaps: Gaps,
         extra = None if device is None else work_per_activation(act, device)
         if extra is not None:  # the recommendation sizes the device's whole work
             exec_ns = exec_ns + extra
-        out[act.thread.pid] = (charge, exec_ns, exec_source, device, extra)
+        out[act.thread.pid] = _Execution(charge, exec_ns, exec_source, device, extra)
     return out
 
 
-def _probe_executions(probe: Trace, opt: Options) -> dict[str, list[tuple]]:
-    """comm -> (pid, execution times, source) of the probe's threads, selected as the
-    free trace's are."""
+def _probe_executions(probe: Trace, opt: Options) -> dict[str, list[_ProbeThread]]:
+    """comm -> the probe's threads of that comm, selected as the free trace's are."""
     try:
         acts = activations(probe, opt.pattern, opt.tasks)
         execs = _executions(probe, acts, Gaps.from_trace(probe), opt.exec_source)
     except IrqresError as exc:
         raise type(exc)(f"--calibrate {opt.calibrate}: {exc}") from exc
-    out: dict[str, list[tuple]] = {}
+    out: dict[str, list[_ProbeThread]] = {}
     for act in acts:
-        _, exec_ns, source, _, _ = execs[act.thread.pid]
+        ex = execs[act.thread.pid]
         off = preempted(probe, act)
         out.setdefault(act.thread.comm, []).append(
-            (act.thread.pid, exec_ns[~off], source, int(np.count_nonzero(off))))
+            _ProbeThread(act.thread.pid, ex.exec_ns[~off], ex.source,
+                         int(np.count_nonzero(off))))
     return out
 
 
 def _calibration(act: ThreadActivations, exec_ns: np.ndarray, source: str,
-                 probes: dict[str, list[tuple]], path: str,
+                 probes: dict[str, list[_ProbeThread]], path: str,
                  target: float) -> tuple[np.ndarray, Calibration]:
     """``act``'s execution times calibrated with the probe's threads of the same comm
     (:mod:`~irqres.measure.calibration`), and what was done."""
@@ -112,14 +129,14 @@ def _calibration(act: ThreadActivations, exec_ns: np.ndarray, source: str,
         names = ", ".join(sorted(probes)) or "none"
         raise ModelError(f"--calibrate {path}: no thread named {th.comm} in it (its threads "
                          f"analysed: {names}); record the probe of the same thread")
-    sources = {s for _, _, s, _ in found}
+    sources = {f.source for f in found}
     if sources != {source}:
         raise ModelError(f"--calibrate {path}: {th.comm}: the probe's execution is the "
                          f"{'/'.join(sorted(sources))} figure, the trace's the {source} one; "
                          "record both with sched:sched_stat_runtime, or use --exec switch")
-    probe_ns = np.concatenate([e for _, e, _, _ in found])
-    off = sum(n for _, _, _, n in found)
-    if len(probe_ns) < MIN_PROBE_ACTIVATIONS or len(exec_ns) == 0:
+    probe_ns = np.concatenate([f.exec_ns for f in found])
+    off = sum(f.preempted for f in found)
+    if len(probe_ns) < MIN_PROBE_ACTIVATIONS:
         raise ModelError(f"--calibrate {path}: {th.comm}: {len(probe_ns)} activation(s) in "
                          f"the probe that its reservation held ({off} more preempted or "
                          f"throttled), at least {MIN_PROBE_ACTIVATIONS} needed; record it "
@@ -133,7 +150,7 @@ def _calibration(act: ThreadActivations, exec_ns: np.ndarray, source: str,
                          "probe under a larger budget (e.g. twice this one's, at most 90 % "
                          "of its period)")
     return calibrate(exec_ns, probe_ns, probe_path=path,
-                     probe_pids=tuple(p for p, _, _, _ in found), source=source,
+                     probe_pids=tuple(f.pid for f in found), source=source,
                      quantile=target, preempted_count=off)
 
 
