@@ -469,6 +469,12 @@ def _pid_of(comm_re: str) -> int | None:
     return None
 
 
+def run_ns(pid: int | None) -> int | None:
+    """A task's time on the CPU so far (ns, /proc/PID/schedstat); None when it is gone."""
+    st = read(f"/proc/{pid}/schedstat") if pid else None
+    return int(st.split()[0]) if st else None
+
+
 def cpu_times(setup: dict, player_pid: int | None = None) -> dict:
     """CPU time (ns, /proc/PID/schedstat) of the NIC thread and of ksoftirqd on its CPU:
     network work the NIC thread leaves (NAPI beyond its per-poll limits) continues in
@@ -479,8 +485,7 @@ def cpu_times(setup: dict, player_pid: int | None = None) -> dict:
     for name, pid in (("nic_thread", nic and nic["pid"]),
                       ("ksoftirqd", _ksoftirqd(setup["nic_cpu"])), ("player", player_pid),
                       ("napi_thread", _pid_of(r"napi/eth0-\d+"))):
-        st = read(f"/proc/{pid}/schedstat") if pid else None
-        out[name] = int(st.split()[0]) if st else None
+        out[name] = run_ns(pid)
     # where the NIC's CPU spent its time (USER_HZ ticks: user nice system idle iowait
     # irq softirq steal), to find time no recorded thread accounts for
     cpu = f"cpu{setup['nic_cpu']} "
@@ -546,9 +551,8 @@ def _where(pid: int | None) -> dict | None:
     stat = read(f"/proc/{pid}/stat") if pid else None
     if not stat:
         return None
-    run = (read(f"/proc/{pid}/schedstat") or "0").split()[0]
     return {"pid": pid, "cpu": int(stat[stat.rindex(")") + 2:].split()[36]),
-            "cpus": cpus_allowed(pid), "cgroup": cgroup_of(pid), "run_ns": int(run)}
+            "cpus": cpus_allowed(pid), "cgroup": cgroup_of(pid), "run_ns": run_ns(pid) or 0}
 
 
 def _irq_counts(irq: int) -> list[int]:

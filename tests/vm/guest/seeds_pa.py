@@ -38,6 +38,7 @@ from seeds import (
     hub_setup,
     nic_fifo50,
     player,
+    run_ns,
     rx_counters,
     sender,
 )
@@ -112,13 +113,15 @@ def _watch_nic(seen: set, stop: threading.Event) -> None:
         stop.wait(0.05)
 
 
+def _int_rows(path: str) -> list[list[int]]:
+    """A file of whitespace-separated integers, a row per line (``seedload player``
+    TIMES: release, start, end per frame; ``msend`` STATES)."""
+    return [[int(x) for x in line.split()] for line in (read(path) or "").splitlines()]
+
+
 def _exec_times(path: str) -> list[int]:
     """Each frame's execution time, release to completion (``seedload player`` TIMES)."""
-    out = []
-    for line in (read(path) or "").splitlines():
-        release, _, end = (int(x) for x in line.split())
-        out.append(end - release)
-    return out
+    return [end - release for release, _, end in _int_rows(path)]
 
 
 def _job(spec: dict, cpu: int, seconds: int, path: str) -> subprocess.Popen:
@@ -126,6 +129,17 @@ def _job(spec: dict, cpu: int, seconds: int, path: str) -> subprocess.Popen:
     # first release 0.5 s after the start: the sender, started right after, is running
     return player(cpu, spec["period_ns"], spec["work_ns"], frames,
                   f"chrt -f {spec['prio']}", path, None, 500_000_000)
+
+
+def _uncoupled() -> None:
+    """Wait until the NIC thread is at the kernel's SCHED_FIFO 50 again, with no server
+    bound: irqresd notices the last row's server gone only at its next look, and a new
+    server bound before that would find the thread still coupled to the old one, then
+    see it drop to 50 for a moment (a row saw [10, 50] and 4 misses)."""
+    ok, _ = wait_for(lambda: _nic_sched() == ["fifo", 50], 10, 0.02)
+    if not ok:
+        raise RuntimeError(f"the NIC thread is {_nic_sched()}, not fifo 50 with no server "
+                           f"bound\n{_journal()}")
 
 
 def _coupled_or_default(srv: subprocess.Popen, mode: str, server_prio: int) -> tuple:
@@ -158,6 +172,7 @@ def _row(setup: dict, mode: str, rate: int, run: int, seconds: int, size: int, p
     count = (seconds + 1) * rate
     # one more than is sent: the server stays bound until 1 s after the last datagram,
     # past the end of the jobs and of the watch on the NIC thread
+    _uncoupled()
     srv = _server(cpu, port, server_prio, count + 1)
     want, waited = _coupled_or_default(srv, mode, server_prio)
     base = os.path.join(OUT, f"pa-{run}-{mode}-{rate}")
@@ -240,16 +255,6 @@ def _msender(setup: dict, port: int, size: int, duration_ns: int, seed: int, rat
         shell=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
-def _on_cpu_ns(pid: int | None) -> int:
-    """A task's time on the CPU so far (/proc/PID/schedstat), 0 when it is gone."""
-    return int((read(f"/proc/{pid}/schedstat") or "0").split()[0]) if pid else 0
-
-
-def _frames(path: str) -> list[list[int]]:
-    """``seedload player`` TIMES: [release, start, end] per frame."""
-    return [[int(x) for x in line.split()] for line in (read(path) or "").splitlines()]
-
-
 def _zw_row(setup: dict, mode: str, mean: int, seed: int, run: int, p: dict) -> dict:
     """One mean rate in one mode: the server bound (coupled: the NIC thread at its
     priority), the MMPP-2 sender for ``seconds`` + 1 (mean 0: no sender), and the
@@ -257,12 +262,13 @@ def _zw_row(setup: dict, mode: str, mean: int, seed: int, run: int, p: dict) -> 
     cpu, seconds, task = setup["nic_cpu"], p["seconds"], p["task"]
     rates = _mmpp_rates(mean, p["mmpp"])
     base = os.path.join(OUT, f"zw-{run}-{mode}-{mean}")
+    _uncoupled()
     srv = _server(cpu, p["port"], p["server_prio"], 2 * rates[1] * (seconds + 1) + 1000,
                   f"{base}-reads.txt")
     want, waited = _coupled_or_default(srv, mode, p["server_prio"])
     seen, stop, watch = _watching()
     nic_pid = (thread(NIC_THREAD) or {}).get("pid")
-    cpu0 = (_on_cpu_ns(nic_pid), _on_cpu_ns(srv.pid))
+    cpu0 = (run_ns(nic_pid) or 0, run_ns(srv.pid) or 0)
     c0 = rx_counters()
     # the sender first: started after the task, its start-up (ip netns exec, slow in the
     # guest) overlapped the task's first jobs and took 5-7 ms from them in a probe, with
@@ -271,7 +277,7 @@ def _zw_row(setup: dict, mode: str, mean: int, seed: int, run: int, p: dict) -> 
                     p["mmpp"], f"{base}-states.txt") if mean else None)
     job = _job(task, cpu, seconds, f"{base}-task.txt")
     job_out = job.communicate(timeout=3600)[0].strip()
-    cpu1 = (_on_cpu_ns(nic_pid), _on_cpu_ns(srv.pid))
+    cpu1 = (run_ns(nic_pid) or 0, run_ns(srv.pid) or 0)
     c1 = rx_counters()
     snd_out = snd.communicate(timeout=3600)[0].strip() if snd else ""
     stop.set()
@@ -283,9 +289,8 @@ def _zw_row(setup: dict, mode: str, mean: int, seed: int, run: int, p: dict) -> 
     row = {"run": run, "mode": mode, "rate": mean, "seed": seed, "rates": list(rates),
            "nic": want, "nic_wait_ns": waited, "nic_seen": sorted(seen), "sender": snd_out,
            "server": srv_out, "rx": _delta(c0, c1), "task_out": job_out,
-           "frames": _frames(f"{base}-task.txt"), "reads_ns": reads,
-           "states": [[int(x) for x in line.split()]
-                      for line in (read(f"{base}-states.txt") or "").splitlines()],
+           "frames": _int_rows(f"{base}-task.txt"), "reads_ns": reads,
+           "states": _int_rows(f"{base}-states.txt"),
            "nic_cpu_ns": cpu1[0] - cpu0[0], "server_cpu_ns": cpu1[1] - cpu0[1]}
     mark(f"zw run {run} {mode} {mean}/s {rates}: task {job_out}, {snd_out}, "
          f"server {srv_out}")
