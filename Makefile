@@ -102,11 +102,11 @@ fuzz: all
 test-py: all deps-test deps-runtime
 	$(PYTEST) tests/python tests/integration
 
-test-vm: all deps-test deps-vm deps-deb
+test-vm: all deps-test deps-runtime deps-vm deps-deb
 	$(PYTEST) tests/vm
 
 # The scenarios marked arm64 on the arm64 guest (docs/vm.md, "The arm64 guest").
-test-vm-arm64: all deps-test deps-vm-arm64
+test-vm-arm64: all deps-test deps-runtime deps-vm-arm64
 	IRQRES_VM_ARCH=arm64 $(PYTEST) tests/vm -m arm64
 
 demo: all deps-vm deps-deb
