@@ -74,6 +74,10 @@ def _stage(arch: str, tmp_path_factory: pytest.TempPathFactory) -> vmrunner.Stag
         for m in st.missing:
             vmrunner.say(f"staging: missing {m}")
         _STAGES[arch] = st
+    if _STAGES[arch].missing:
+        # a guest without the checkout's package can only fail later and more obscurely
+        pytest.fail(f"staging the checkout for {arch}: missing "
+                    f"{'; '.join(_STAGES[arch].missing)}", pytrace=False)
     return _STAGES[arch]
 
 
