@@ -17,6 +17,7 @@ returned.
 from __future__ import annotations
 
 import argparse
+import ctypes
 import json
 import math
 import os
@@ -46,7 +47,14 @@ def step(load1: float, others: float, target: float, max_loops: int) -> int:
     return max(0, min(max_loops, want))
 
 
+PR_SET_PDEATHSIG = 1
+
+
 def _spin() -> None:
+    """Spin until killed, or until the holder dies (a holder killed with SIGKILL must not
+    leave its loops running)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     while True:
         pass
 

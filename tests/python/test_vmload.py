@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -91,3 +92,36 @@ def test_report_places_each_test_in_its_window(tmp_path):
     assert f"| `test_boot::test_boot[6.1]` | g1 | passed | 60 | 0.0{d}2.0 |" in text
     assert f"| `test_promise::test_promise[6.1]` | g1 | xfailed | 120 | 2.0{d}6.0 |" in text
     assert f"| `test_adapt::test_adapt[6.12]` | g1 | failed | 30 | 6.0{d}7.0 |" in text
+
+
+def test_loops_die_with_a_killed_holder(tmp_path):
+    holder = subprocess.Popen([sys.executable, str(VMLOAD / "hold_load.py"), "--target",
+                               "64", "--max-loops", "3", "--interval", "30", "--log",
+                               str(tmp_path / "l"), "--", "sleep", "60"])
+    try:
+        for _ in range(100):
+            kids = subprocess.run(["pgrep", "-P", str(holder.pid)], capture_output=True,
+                                  text=True).stdout.split()
+            if len(kids) == 4:  # sleep and three loops
+                break
+            time.sleep(0.05)
+        assert len(kids) == 4, kids
+    finally:
+        holder.kill()
+        holder.wait()
+    for _ in range(100):
+        alive = [k for k in kids if _spinning(k)]
+        if not alive:
+            break
+        time.sleep(0.05)
+    assert alive == []
+    for k in kids:  # the command, orphaned with its holder
+        subprocess.run(["kill", k], capture_output=True, check=False)
+
+
+def _spinning(pid: str) -> bool:
+    """Whether ``pid`` is still a busy loop (a forked holder, not the sleep command)."""
+    try:
+        return b"sleep" not in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
