@@ -28,12 +28,6 @@ def test_fill_to_the_predicted_limit(boot, demo_profile):
     _check_fill(res)
 
 
-# The NIC's CPU as RT boxes boot it: out of the scheduler's domains (isolcpus=domain: the
-# kernel puts such CPUs in its default root domain, outside any partition), its managed
-# IRQs kept off (managed_irq) and its tick stopped while one task runs (nohz_full).
-ISOLATED = "isolcpus=domain,managed_irq,1 nohz_full=1"
-
-
 # On 7.3 too: IRQ threads are PF_NO_SETAFFINITY there, so no partition can hold the NIC
 # thread, and an isolated CPU is the root domain a pinned IRQ thread can be reserved in.
 @pytest.mark.kernels_too("7.3")
@@ -42,7 +36,7 @@ def test_fill_to_the_predicted_limit_with_the_nic_cpu_isolated(boot, demo_profil
 
     nic = yaml.safe_load(demo_profile["path"].read_text())["targets"][0]
     res = boot("admission", profile=demo_profile["path"], enable_irqresd=False,
-               params={"nic_target": nic, "irq_cpu": 1}, kernel_args=ISOLATED)
+               params={"nic_target": nic, "irq_cpu": 1}, kernel_args=vmrunner.ISOLATE_CPU1)
     b = res.data["boot"]
     assert b["isolated"] == "1" and b["nohz_full"] == "1", b
     assert b["irq_cpu"]["thread_moved"], b["irq_cpu"]

@@ -8,6 +8,7 @@ pytestmark = [pytest.mark.vm, pytest.mark.slow]
 
 
 @pytest.mark.arm64
+@pytest.mark.kernels_too("7.3")  # PREEMPT_RT from mainline: no /sys/kernel/realtime
 def test_rt_kernel_nic_thread_and_python_stack(boot, nic_thread):
     res = boot("boot_basics")
     d = res.data

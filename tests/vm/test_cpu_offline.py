@@ -8,6 +8,12 @@ run on (cpuset_cpu_inactive() in kernel/sched/core.c; suspend's "frozen" hotplug
 that check). Nothing of irqres's may change meanwhile: the reservation, the
 partition, `irqres verify` consistent; the CPU comes back online (a no-op) and irqresd's
 stop leaves the scheduler as it found it. docs/coexistence.md, "CPU hotplug".
+
+On 7.3 too, where the refusal is the newer rule (6.14's dl_bw_deactivate(): a CPU may not
+leave while its root domain's deadline bandwidth needs it). There IRQ threads are
+PF_NO_SETAFFINITY, so no partition can hold the NIC thread: the guest boots with CPU 1
+isolated (isolcpus=domain,managed_irq nohz_full, as RT boxes boot), which makes CPU 1 a
+root domain of its own without one, and irqresd reserves the thread where it is.
 """
 
 import json
@@ -20,17 +26,23 @@ pytestmark = [pytest.mark.vm, pytest.mark.slow]
 EBUSY = 16
 
 
-def test_a_partition_cpu_refuses_to_go_offline_and_nothing_changes(boot, demo_profile):
+@pytest.mark.kernels_too("7.3")
+def test_a_partition_cpu_refuses_to_go_offline_and_nothing_changes(boot, demo_profile,
+                                                                   kernel):
+    isolated = kernel.startswith("7.")
     res = boot("cpu_offline", profile=demo_profile["path"], enable_irqresd=False,
-               params={"cpu": 1})
+               params={"cpu": 1}, kernel_args=vmrunner.ISOLATE_CPU1 if isolated else "")
     d = res.data
     (res.out.parent / "offline.json").write_text(json.dumps(d, indent=1))
     assert d["steer"]["thread_moved"], d["steer"]
     snaps = {s["label"]: s for s in d["snapshots"]}
     held = snaps["reserved"]
     assert held["thread"]["sched"]["policy"] == "deadline", held
-    assert held["partitions"] == {"irqres.cpu1": {"cpus": "1", "partition": "root",
-                                                  "procs": [str(held["thread"]["pid"])]}}
+    # CPU 1 isolated is a root domain already: the thread stays in the root cgroup
+    partitions = {} if isolated else {"irqres.cpu1": {
+        "cpus": "1", "partition": "root", "procs": [str(held["thread"]["pid"])]}}
+    assert held["partitions"] == partitions, held
+    cgroup = "/" if isolated else "/irqres.cpu1"
     # the kernel says no, and says it at once
     assert d["offline"]["errno"] == EBUSY, d["offline"]
     assert d["offline"]["online"] == "0-1", d["offline"]
@@ -38,7 +50,7 @@ def test_a_partition_cpu_refuses_to_go_offline_and_nothing_changes(boot, demo_pr
         s = snaps[label]
         assert s["thread"]["pid"] == held["thread"]["pid"], (label, s["thread"])
         assert s["thread"]["sched"] == held["thread"]["sched"], (label, s["thread"])
-        assert s["thread"]["cpus"] == "1" and s["thread"]["cgroup"] == "/irqres.cpu1", s
+        assert s["thread"]["cpus"] == "1" and s["thread"]["cgroup"] == cgroup, s
         assert s["partitions"] == held["partitions"], (label, s["partitions"])
         assert s["irqresd"]["ActiveState"] == "active", (label, s["irqresd"])
         verify = json.loads(s["verify"]["out"])
@@ -52,7 +64,8 @@ def test_a_partition_cpu_refuses_to_go_offline_and_nothing_changes(boot, demo_pr
     assert d["diff_after_stop"] == [], d["diff_after_stop"]
     vmrunner.say(f"cpu offline {res.kernel.release}: CPU 1 refused with errno "
                  f"{d['offline']['errno']} in {d['offline']['ns'] / 1e6:.1f} ms of guest time; "
-                 f"the reservation and partition as they were")
+                 f"the reservation and {'root domain' if isolated else 'partition'} as "
+                 f"they were")
 
 
 def _counts(held: dict, label: str) -> set[int]:

@@ -19,6 +19,7 @@ pytestmark = [pytest.mark.vm, pytest.mark.slow]
 MS = 1_000_000
 
 
+@pytest.mark.kernels_too("7.3")  # HRTICK_DL on at boot there
 def test_hrtick_switched_on_and_given_back(boot):
     res = boot("enforcement_switch", params={"runtime": "1ms", "period": "5ms"})
     s = {x["label"]: x for x in res.data["snapshots"]}
