@@ -14,6 +14,13 @@
  * /sys/fs/cgroup/irqres.cpu0/cpuset.cpus.partition root"), so the journal shows the
  * instant. Without a token file it only passes the calls on.
  *
+ *   IRQRES_KILLAT_GATE=<file>    the kill first creates this file; while it exists, an
+ *                                irqresd started afterwards (the unit's restart; not
+ *                                its ExecStopPost's "irqresd --restore") waits before
+ *                                main(), at most 300 s, so the state the recovery left
+ *                                can be checked before the restart changes it, however
+ *                                slowly the checker runs.
+ *
  *   cc -shared -fPIC -O2 -o killat.so killat.c -ldl
  */
 #define _GNU_SOURCE
@@ -29,6 +36,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MAX_FDS 1024
@@ -104,8 +112,16 @@ static void kill_now(const char *when, const char *op, const char *path, const c
 	char line[512];
 	int n;
 
+	const char *gate = getenv("IRQRES_KILLAT_GATE");
+
 	if (!token || unlink(token) < 0)
 		return;
+	if (gate) {
+		int fd = syscall(SYS_openat, AT_FDCWD, gate, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+
+		if (fd >= 0)
+			syscall(SYS_close, fd);
+	}
 	n = snprintf(line, sizeof(line), "killat: SIGKILL %s %s %s%s%s\n", when, op, path,
 		     data ? " " : "", data ? data : "");
 	if (n > 0) {
@@ -114,6 +130,51 @@ static void kill_now(const char *when, const char *op, const char *path, const c
 		(void)w;
 	}
 	kill(getpid(), SIGKILL);
+}
+
+/* Whether this process is irqresd's main run: comm "irqresd", no "--restore" argument. */
+static bool main_irqresd(void)
+{
+	char buf[4096];
+	ssize_t len;
+	int fd;
+
+	fd = syscall(SYS_openat, AT_FDCWD, "/proc/self/comm", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	len = syscall(SYS_read, fd, buf, sizeof(buf) - 1);
+	syscall(SYS_close, fd);
+	if (len <= 0 || strncmp(buf, "irqresd\n", 8) != 0)
+		return false;
+	fd = syscall(SYS_openat, AT_FDCWD, "/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	len = syscall(SYS_read, fd, buf, sizeof(buf) - 1);
+	syscall(SYS_close, fd);
+	if (len < 0)
+		return false;
+	buf[len] = '\0';
+	for (ssize_t i = 0; i < len; i += (ssize_t)strlen(buf + i) + 1) {
+		if (strcmp(buf + i, "--restore") == 0)
+			return false;
+	}
+	return true;
+}
+
+/* The gate: an irqresd started while the gate file exists waits for it to go. */
+__attribute__((constructor)) static void wait_at_gate(void)
+{
+	const char *gate = getenv("IRQRES_KILLAT_GATE");
+	struct timespec tick = { .tv_nsec = 20 * 1000 * 1000 };
+	struct stat st;
+
+	if (!gate || syscall(SYS_newfstatat, AT_FDCWD, gate, &st, 0) < 0 || !main_irqresd())
+		return;
+	for (int i = 0; i < 300 * 50; i++) {
+		if (syscall(SYS_newfstatat, AT_FDCWD, gate, &st, 0) < 0)
+			return;
+		nanosleep(&tick, NULL);
+	}
 }
 
 static void *real(const char *name)

@@ -14,9 +14,12 @@ unhindered; the journal line it writes at the kill tells that the step was reach
 trial is checked with vmguest.fingerprint against the one taken before
 irqresd first ran: after the unit's ExecStopPost (start-up kills: while systemd waits to
 restart it; stop kills: once the stop is over), and, for start-up kills, again after the
-restarted irqresd is stopped. A start-up kill whose recovery check the restart overtook
-(RestartSec is 2 s; a fingerprint takes seconds under emulation) is counted as raced and
-judged by the final stop alone."""
+restarted irqresd is stopped. The restart must not overtake the recovery check (RestartSec
+is 2 s; a fingerprint takes seconds under emulation, tens on a loaded host): the kill
+also creates a gate file, at which the restarted irqresd waits before its main() until
+the check is done (killat.c, IRQRES_KILLAT_GATE). A start-up kill whose recovery check
+the restart overtook all the same is counted as raced and judged by the final stop
+alone."""
 
 from __future__ import annotations
 
@@ -30,6 +33,7 @@ from vmguest import fingerprint, fingerprint_diff, mark, read, sh, wait_for
 
 UNIT = "irqresd.service"
 TOKEN = "/run/irqres/killat.token"
+GATE = "/run/irqres/killat.gate"
 KILLAT = "/usr/local/lib/irqres-vm/killat.so"
 
 # (phase, op, path text ('$': at the end), data prefix ('-': any)), each killed before
@@ -67,29 +71,44 @@ def _journal() -> list[str]:
                           capture_output=True, text=True).stdout.splitlines()
 
 
+def _restarting(restarts: int, unit: dict | None = None) -> bool:
+    """Whether the unit is between the kill's recovery and the restarted irqresd's work:
+    a restart counted since the trial began, and the unit waiting RestartSec or starting
+    the new irqresd (held at the gate), not active yet."""
+    u = unit or _unit()
+    return (int(u.get("NRestarts") or 0) > restarts and u.get("ActiveState") != "active"
+            and u.get("SubState") in ("auto-restart", "start"))
+
+
+def _open_gate() -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(GATE)
+
+
 def _trial(before: dict, phase: str, op: str, path: str, data: str, when: str) -> dict:
     spec = f"{op}|{path}|{data}|{when}"
     mark(f"partition faults: {phase} {spec}")
     sh(f"systemctl reset-failed {UNIT}")
     j0 = len(_journal())
+    restarts = int(_unit().get("NRestarts") or 0)
     out: dict = {"phase": phase, "spec": spec}
     if phase == "start":
         _arm(spec)
         sh(f"systemctl start --no-block {UNIT}")
-        # the kill, ExecStopPost's --restore, then systemd waits RestartSec to restart it
+        # the kill, ExecStopPost's --restore, then systemd waits RestartSec to restart it,
+        # and the restarted irqresd waits at the gate
         wait_for(lambda: not os.path.exists(TOKEN) or _unit().get("ActiveState") == "active",
                  60, 0.05)
         if not os.path.exists(TOKEN):
-            restarting, _ = wait_for(lambda: _unit().get("SubState") == "auto-restart",
-                                     60, 0.05)
+            restarting, _ = wait_for(lambda: _restarting(restarts), 60, 0.05)
             recovered = fingerprint("recovered")
             out["recovered"] = _unit()
-            # under emulation RestartSec (2 s) can run out while the fingerprint is taken:
-            # then the restarted irqresd may have changed things already (not counted)
-            out["recovery_raced"] = out["recovered"].get("SubState") != "auto-restart"
+            # the restarted irqresd may have changed things already (not counted)
+            out["recovery_raced"] = not _restarting(restarts, out["recovered"])
             out["diff_after_recovery"] = fingerprint_diff(before, recovered)
             if not restarting:
                 out["diff_after_recovery"].append("the unit never waited to restart")
+        _open_gate()
         wait_for(lambda: _unit().get("ActiveState") == "active", 60, 0.1)
     else:
         sh(f"systemctl start {UNIT}", check=True)
@@ -100,6 +119,7 @@ def _trial(before: dict, phase: str, op: str, path: str, data: str, when: str) -
     out["diff_after_stop"] = fingerprint_diff(before, fingerprint("stopped"))
     with contextlib.suppress(FileNotFoundError):
         os.unlink(TOKEN)
+    _open_gate()  # a stop kill closed it too; nothing restarts after a stop
     journal = _journal()[j0:]
     out["killed"] = [ln for ln in journal if ln.startswith("killat: SIGKILL")]
     out["state_left"] = os.path.exists("/run/irqres/state")
@@ -116,7 +136,8 @@ def scenario_partition_faults(rounds: int = 1, only: str = "") -> dict:
     trials = []
     t0 = time.monotonic_ns()
     # the unit as shipped; only the service manager's environment preloads killat
-    sh(f"systemctl set-environment LD_PRELOAD={KILLAT} IRQRES_KILLAT_TOKEN={TOKEN}", check=True)
+    sh(f"systemctl set-environment LD_PRELOAD={KILLAT} IRQRES_KILLAT_TOKEN={TOKEN} "
+       f"IRQRES_KILLAT_GATE={GATE}", check=True)
     try:
         for _ in range(rounds):
             for phase, op, path, data in STEPS:
@@ -125,7 +146,9 @@ def scenario_partition_faults(rounds: int = 1, only: str = "") -> dict:
                         continue
                     trials.append(_trial(before, phase, op, path, data, when))
     finally:
-        sh(f"systemctl unset-environment LD_PRELOAD IRQRES_KILLAT_TOKEN; systemctl stop {UNIT}")
+        _open_gate()
+        sh("systemctl unset-environment LD_PRELOAD IRQRES_KILLAT_TOKEN IRQRES_KILLAT_GATE; "
+           f"systemctl stop {UNIT}")
     failures = [t for t in trials if len(t["killed"]) != 1 or t["diff_after_stop"]
                 or (t.get("diff_after_recovery") and not t.get("recovery_raced"))
                 or t["state_left"]]
