@@ -206,27 +206,31 @@ def test_latency_goal_of_hrtick_is_not_met_with_5_s_runs(rec):
 
 
 
-@pytest.mark.parametrize("rec", [LATENCY_HRTICK_PATH, LATENCY_HRTICK_PATH_B2],
-                         ids=["boot1", "boot2"])
+@pytest.mark.parametrize("rec", [LATENCY_HRTICK_PATH, LATENCY_HRTICK_PATH_B2,
+                                 LATENCY_HRTICK_PATH_612], ids=["6.1", "6.1-boot2", "6.12"])
 @pytest.mark.parametrize("i", [0, 1], ids=["1ms", "2ms"])
-def test_hrtick_below_the_tick_over_the_whole_path_on_6_1(rec, i):
+def test_hrtick_below_the_tick_over_the_whole_path(rec, i):
     q, t = rec["params"]["reserved"][i]
+    grid = rec["params"]["interval_us"], rec["params"]["hist_us"]
     hr, tick = _hrtick_runs(rec, q, t)
     fifo = _runs(rec, "fifo50")
-    assert shapes.hrtick_below_tick(fifo, tick, hr) == []
+    assert shapes.hrtick_below_tick(fifo, tick, hr, *grid) == []
     # removed: HRTICK_DL off in place of on
-    assert len(shapes.hrtick_below_tick(fifo, hr, tick)) == len(tick)
+    assert len(shapes.hrtick_below_tick(fifo, hr, tick, *grid)) == len(tick)
     # removed: the reservation itself (FIFO 50 runs in place of the HRTICK_DL ones)
-    assert shapes.hrtick_below_tick(fifo, tick, fifo)
+    assert shapes.hrtick_below_tick(fifo, tick, fifo, *grid)
 
 
-def test_hrtick_does_not_lower_the_worst_case_over_the_whole_path_on_6_12():
-    """Why the VM suite asserts the shape on 6.1 only (its seeds boot's kernel)."""
+def test_hrtick_does_not_lower_every_worst_case_over_the_whole_path_on_6_12():
+    """Why the shape is the p99's: on 6.12 HRTICK_DL lowered it in every run, and the
+    worst case not in three of six."""
     rec = LATENCY_HRTICK_PATH_612
-    bad = [b for q, t in rec["params"]["reserved"]
-           for b in shapes.hrtick_below_tick(_runs(rec, "fifo50"), *reversed(
-               _hrtick_runs(rec, q, t)))]
-    assert len([b for b in bad if "not below" in b]) >= 3, bad
+    higher = []
+    for q, t in rec["params"]["reserved"]:
+        hr, tick = _hrtick_runs(rec, q, t)
+        at_tick = {r["run"]: r["hist"]["max_us"] for r in tick}
+        higher += [(q, r["run"]) for r in hr if r["hist"]["max_us"] >= at_tick[r["run"]]]
+    assert len(higher) >= 3, higher
 
 
 def test_latency_overrun_over_the_whole_path_does_not_hold_in_a_second_6_1_boot():

@@ -123,14 +123,15 @@ def check_shapes(d: dict, out: Path) -> None:
     # reserved at the tick 5.4-6.9 ms
     bad = shapes.latency(fifo, tick, LATENCY["interval_us"], LATENCY["hist_us"])
     assert bad == [], (bad, ts, fs)
-    # HRTICK_DL: below the tick's worst case in every run of two 6.1 boots (3.1-5.4 ms
-    # against 6.5-11.4 ms at 1 ms / 5 ms); not on 6.12 (measured there, not asserted)
+    # HRTICK_DL: the p99 below the tick's in every recorded run on 6.1 and 6.12 (the worst
+    # case below the tick's in 6.1's, though not in a boot beside a host load of 8)
     tick, hrtick = (lat["{}-{}-{}".format(e, *RESERVED_HRTICK)] for e in ("keep", "hrtick"))
     vmrunner.say(f"seeds latency at 1 ms / 5 ms: max {tick['hist']['max_us']} us at the tick, "
                  f"{hrtick['hist']['max_us']} us HRTICK_DL")
     assert "HRTICK_DL" in hrtick["features"].split(), hrtick["features"]
     assert "NO_HRTICK_DL" in tick["features"].split(), tick["features"]
-    bad = shapes.hrtick_below_tick([fifo], [tick], [hrtick])
+    bad = shapes.hrtick_below_tick([fifo], [tick], [hrtick], LATENCY["interval_us"],
+                                   LATENCY["hist_us"])
     assert bad == [], bad
 
     for row in d["tools"]["rows"]:
