@@ -16,8 +16,8 @@ of bench/seeds/data with each cause present (they hold) and removed (they fail):
   delays cyclictest by 12-50 ms (bench/seeds/RESULTS.md), not the 0.1-3 s seen while a
   restore defect let the sender's SCHED_FIFO 90 IRQ thread run those polls on the NIC's
   CPU. With the budget enforced by HRTICK_DL the
-  worst case is below the tick's (fails with HRTICK_DL off in place of on); on 6.1 only,
-  the kernel of this boot (6.12 does not show it: bench/seeds/RESULTS.md);
+  p99 over the cycle grid is below the tick's (fails with HRTICK_DL off in place of on;
+  the worst case is one cycle, and not always lower: bench/seeds/RESULTS.md);
 - statistical tools (rows T10 and T100; the thread's activations that woke the
   receiver): no datagram lost or merged, the NIC thread's inter-arrival std at most the
   receiver's, and its inter-arrival distribution within 1 % of the period
