@@ -1,7 +1,7 @@
 """Tabulate a run of bench/vmload/suite.py under hold_load.py: each test's outcome, its
 time and the host's 1-minute load while it ran.
 
-    python3 bench/vmload/report.py bench/vmload/data/RUN > table.md
+    python3 bench/vmload/report.py bench/vmload/data/RUN
 
 Reads RUN/g*.xml (junit, one per pytest process) and RUN/load.jsonl (hold_load's
 samples). A test's window starts at its group's start plus the times of the tests before

@@ -1,6 +1,7 @@
 """bench/vmload: the load holder's rule, the dealing of tests to groups, the report."""
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
@@ -10,11 +11,18 @@ from pathlib import Path
 import pytest
 
 VMLOAD = Path(__file__).resolve().parents[2] / "bench" / "vmload"
-sys.path.insert(0, str(VMLOAD))
 
-import hold_load  # noqa: E402
-import report  # noqa: E402
-import suite  # noqa: E402
+
+def _load(name: str):
+    """bench/vmload/NAME.py under a name of its own (bench/seeds has a report.py too, and
+    other tests put that directory on sys.path)."""
+    spec = importlib.util.spec_from_file_location(f"vmload_{name}", VMLOAD / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+hold_load, report, suite = _load("hold_load"), _load("report"), _load("suite")
 
 
 @pytest.mark.parametrize("load1, others, want", [
