@@ -132,28 +132,32 @@ static void kill_now(const char *when, const char *op, const char *path, const c
 	kill(getpid(), SIGKILL);
 }
 
+/* The contents of a small /proc file of this process (raw syscalls: open() is ours). */
+static ssize_t read_self(const char *path, char *buf, size_t size)
+{
+	ssize_t len;
+	int fd = syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	len = syscall(SYS_read, fd, buf, size - 1);
+	syscall(SYS_close, fd);
+	if (len >= 0)
+		buf[len] = '\0';
+	return len;
+}
+
 /* Whether this process is irqresd's main run: comm "irqresd", no "--restore" argument. */
 static bool main_irqresd(void)
 {
 	char buf[4096];
-	ssize_t len;
-	int fd;
+	ssize_t len = read_self("/proc/self/comm", buf, sizeof(buf));
 
-	fd = syscall(SYS_openat, AT_FDCWD, "/proc/self/comm", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (len <= 0 || strcmp(buf, "irqresd\n") != 0)
 		return false;
-	len = syscall(SYS_read, fd, buf, sizeof(buf) - 1);
-	syscall(SYS_close, fd);
-	if (len <= 0 || strncmp(buf, "irqresd\n", 8) != 0)
-		return false;
-	fd = syscall(SYS_openat, AT_FDCWD, "/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	len = syscall(SYS_read, fd, buf, sizeof(buf) - 1);
-	syscall(SYS_close, fd);
+	len = read_self("/proc/self/cmdline", buf, sizeof(buf));
 	if (len < 0)
 		return false;
-	buf[len] = '\0';
 	for (ssize_t i = 0; i < len; i += (ssize_t)strlen(buf + i) + 1) {
 		if (strcmp(buf + i, "--restore") == 0)
 			return false;
