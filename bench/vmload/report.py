@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
 import xml.etree.ElementTree as ET
 from datetime import UTC, datetime
 from pathlib import Path
+
+import hold_load
 
 NS = 1_000_000_000
 DASH = "\N{EN DASH}"
@@ -60,7 +61,7 @@ def table(run: Path) -> str:
     rows = [r for xml in sorted(run.glob("g*.xml")) for r in cases(xml)]
     if not rows:
         raise SystemExit(f"report: {run}: no g*.xml with test cases")
-    settled = [s["load1"] for s in samples if s["t_ns"] >= 60 * NS] or [0.0]
+    load = hold_load.summary(samples)
     counts = {o: sum(1 for r in rows if r["outcome"] == o)
               for o in ("passed", "xfailed", "skipped", "failed", "error")}
     first = min(r["start_ns"] for r in rows)
@@ -69,9 +70,9 @@ def table(run: Path) -> str:
         f"{len(rows)} tests in {len(list(run.glob('g*.xml')))} groups, "
         + ", ".join(f"{n} {o}" for o, n in counts.items() if n)
         + f"; {(last - first) / NS / 60:.0f} min of wall time; host 1-minute load after the "
-        f"first minute: median {statistics.median(settled):.1f}, "
-        f"{min(settled):.1f}{DASH}{max(settled):.1f}, busy loops up to "
-        f"{max(s['loops'] for s in samples)}.",
+        f"first minute: median {load['load1_median']:.1f}, "
+        f"{load['load1_min']:.1f}{DASH}{load['load1_max']:.1f}, busy loops up to "
+        f"{load['loops_max']}.",
         "",
         "| test | group | result | wall s | host load while it ran |",
         "|---|---|---|---:|---|",

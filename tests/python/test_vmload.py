@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 VMLOAD = Path(__file__).resolve().parents[2] / "bench" / "vmload"
+sys.path.insert(0, str(VMLOAD))  # report.py imports hold_load, a name of its own
 
 
 def _load(name: str):
@@ -133,3 +134,14 @@ def _spinning(pid: str) -> bool:
         return b"sleep" not in Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:
         return False
+
+
+@pytest.mark.parametrize("script, args, says", [
+    ("suite.py", ["--groups", "0", "--out", "OUT"], "--groups: must be at least 1, not 0"),
+    ("suite.py", ["--durations", "NONE", "--out", "OUT"], "--durations: NONE: no such file"),
+    ("report.py", ["."], "no load.jsonl (was it run under hold_load.py?)"),
+])
+def test_bad_options_are_refused_naming_them(tmp_path, script, args, says):
+    out = subprocess.run([sys.executable, str(VMLOAD / script), *args], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2 and says in out.stderr, out.stderr
