@@ -27,6 +27,12 @@ FIFO_FACTOR = 20
 # Enforced at the tick a budget overruns by up to a tick (4 ms at the HZ=250 of Debian's RT
 # kernels); at its end (HRTICK_DL), by much less: the shape's line is half a tick.
 OVERRUN_SLACK_US = 2000
+# A busy task reserved Q every T (tests/vm/test_enforcement.py, experiment_overrun.py): with
+# HRTICK_DL each run in one go (a burst) ends at Q, p99 at most BURST_P99 Q and at most
+# BURST_LONG of the bursts longer than Q + 1 ms; at the tick at least TICK_LONG of them are.
+BURST_P99 = 1.1
+BURST_LONG = 0.01
+TICK_LONG = 0.25
 # Experiment 3 with threaded NAPI (player_dl_napi.py): the application's throughput
 # proportional to the NIC's Q/T (a fit through the origin with at least this R²), less than
 # NAPI_SOFTIRQ_PCT % of the NIC's CPU in ksoftirqd, and an offered load held: a run's
@@ -108,6 +114,35 @@ def latency_overrun(baseline: list[dict], fifo: list[dict], reserved: list[dict]
     a tick), FIFO 50 as there."""
     return _worst_within(baseline, fifo, reserved, runtime_ns / 1000 + OVERRUN_SLACK_US,
                          f"Q + {OVERRUN_SLACK_US} us")
+
+
+def _share_over(bursts: list[int], bound: float) -> float:
+    return sum(b > bound for b in bursts) / len(bursts) if bursts else 0.0
+
+
+def burst_p99(bursts: list[int]) -> int:
+    v = sorted(bursts)
+    return v[min(len(v) - 1, int(0.99 * len(v)))] if v else 0
+
+
+def bursts_cut_at_budget(hrtick: list[list[int]], tick: list[list[int]],
+                         q_ns: int) -> list[str]:
+    """HRTICK_DL cuts a reserved busy task's bursts (ns of guest time, one list per run) at
+    its budget; at the tick they run on towards the next tick."""
+    bad = []
+    for k, b in enumerate(hrtick):
+        p99, long = burst_p99(b), _share_over(b, q_ns + 1_000_000)
+        if not b or p99 > BURST_P99 * q_ns or long > BURST_LONG:
+            bad.append(f"HRTICK_DL run {k}: {len(b)} bursts, p99 {p99 / 1e6:.2f} ms (at most "
+                       f"{BURST_P99:g} Q = {BURST_P99 * q_ns / 1e6:.2f} ms), "
+                       f"{100 * long:.1f} % longer than Q + 1 ms (at most "
+                       f"{100 * BURST_LONG:g} %)")
+    for k, b in enumerate(tick):
+        long = _share_over(b, q_ns + 1_000_000)
+        if long < TICK_LONG:
+            bad.append(f"tick run {k}: {100 * long:.1f} % of {len(b)} bursts longer than "
+                       f"Q + 1 ms (at least {100 * TICK_LONG:g} %)")
+    return bad
 
 
 def hrtick_below_tick(fifo: list[dict], tick: list[dict], hrtick: list[dict],

@@ -215,7 +215,8 @@ def pytest_terminal_summary(terminalreporter):
 @pytest.fixture
 def icount_boot(image, stage, tmp_path, request):
     """Run one scenario on the seeds' testbed, on the image's first kernel:
-    icount_boot(scenario, files=..., **VM options) -> Result.
+    icount_boot(scenario, files=..., **VM options) -> Result (``icount=None``: the same
+    QEMU and devices under plain TCG).
 
     The testbed is QEMU 10 in /opt/irqres-qemu (Debian 12's QEMU 7.2 hangs an SMP guest
     under -icount) with two e1000s on a hub, irqresd running on profiles/demo.yaml and the
@@ -234,7 +235,8 @@ def icount_boot(image, stage, tmp_path, request):
         vm = vmrunner.VM(image, stage, scenario, name=request.node.name,
                          workdir=_fresh_workdir(request),
                          profile=kw.pop("profile", vmrunner.REPO / "profiles" / "demo.yaml"),
-                         enable_irqresd=True, nic="hub", cpus=2, icount="shift=3,sleep=off",
+                         enable_irqresd=True, nic="hub", cpus=2,
+                         icount=kw.pop("icount", "shift=3,sleep=off"),
                          qemu=qemu, qemu_env=env,
                          e1000_mitigation_opt="version 7." in version,
                          files={"seedload": seedload, **(files or {})}, **kw)
