@@ -141,3 +141,19 @@ def test_threads_and_handlers_are_read_as_one_view(monkeypatch):
     monkeypatch.setattr(vmguest, "_threads_now", lambda: next(flip))
     threads, _ = vmguest._irq_view(tries=3)
     assert threads in (closed, reopened)
+
+
+def test_a_thread_that_ends_while_it_is_read_is_not_recorded(monkeypatch):
+    # 6.12, CI: two udev workers exited between the read of their stat and sched_getattr;
+    # recorded with no policy, the comparison called their scheduling changed
+    import vmguest
+
+    stat = "345 (udev-worker) S " + " ".join(["0"] * 49)
+    monkeypatch.setattr(vmguest, "read", lambda path: stat if path.endswith("/stat") else None)
+    monkeypatch.setattr(vmguest, "sched_attr", lambda tid: None)
+    assert vmguest._task_entry("345", "345") is None
+    attr = {"policy": "other", "priority": 0, "runtime_ns": 0, "deadline_ns": 0,
+            "period_ns": 0}
+    monkeypatch.setattr(vmguest, "sched_attr", lambda tid: attr)
+    entry = vmguest._task_entry("345", "345")
+    assert entry["comm"] == "udev-worker" and entry["policy"] == "other", entry

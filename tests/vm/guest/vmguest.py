@@ -333,9 +333,15 @@ _CGROUP_FILES = ("cgroup.subtree_control", "cgroup.type", "cpuset.cpus", "cpuset
 
 
 def _task_entry(pid: str, tid: str) -> dict | None:
+    """One thread as the fingerprint records it, or None for a thread that ended while it
+    was read (its /proc entry gone, or sched_getattr answering ESRCH after its stat was
+    read: 6.12, CI, two udev workers that exited mid-read were recorded with no policy)."""
     base = f"/proc/{pid}/task/{tid}"
     stat = read(f"{base}/stat")
     if stat is None:
+        return None
+    attr = sched_attr(int(tid))
+    if attr is None:
         return None
     comm = stat[stat.index("(") + 1 : stat.rindex(")")]
     fields = stat[stat.rindex(")") + 2 :].split()
@@ -345,7 +351,7 @@ def _task_entry(pid: str, tid: str) -> dict | None:
                  .splitlines() if line.startswith("Cpus_allowed_list:")), None)
     return {"comm": comm, "kthread": bool(int(fields[6]) & PF_KTHREAD), "start": int(fields[19]),
             "wq_worker": bool(int(fields[6]) & PF_WQ_WORKER),
-            **(sched_attr(int(tid)) or {}), "cgroup": cgroup, "cpus": cpus}
+            **attr, "cgroup": cgroup, "cpus": cpus}
 
 
 def _threads_now() -> dict[str, dict]:
