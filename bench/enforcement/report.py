@@ -13,16 +13,14 @@ import json
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "seeds"))
+from shapes import burst_pct, share_over
+
 DATA = Path(__file__).resolve().parent / "data"
 MS = 1e6
 TESTBEDS = {"tcg": "plain TCG, QEMU 7.2 (Debian 12)",
             "tcg-qemu10": "plain TCG, QEMU 10 (the seeds' QEMU)",
             "icount": "QEMU 10 `-icount shift=3,sleep=off` (the seeds' testbed)"}
-
-
-def _pct(v: list[int], q: float) -> int:
-    v = sorted(v)
-    return v[min(len(v) - 1, int(q * len(v)))]
 
 
 def table(rec: dict) -> str:
@@ -37,11 +35,11 @@ def table(rec: dict) -> str:
             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for enf, name in (("keep", "at the tick"), ("hrtick", "HRTICK_DL")):
         for k, b in enumerate(rec["runs"][enf]):
-            long = sum(x > q + MS for x in b)
+            long = share_over(b, q + MS)
             rows.append(f"| {name} | {k + 1} | {len(b)} | {sum(b) / len(b) / MS:.2f} | "
-                        f"{_pct(b, .5) / MS:.2f} | {_pct(b, .9) / MS:.2f} | "
-                        f"{_pct(b, .99) / MS:.2f} | {max(b) / MS:.2f} | "
-                        f"{long} ({100 * long / len(b):.1f} %) |")
+                        f"{burst_pct(b, .5) / MS:.2f} | {burst_pct(b, .9) / MS:.2f} | "
+                        f"{burst_pct(b, .99) / MS:.2f} | {max(b) / MS:.2f} | "
+                        f"{round(long * len(b))} ({100 * long:.1f} %) |")
     return "\n".join(rows)
 
 

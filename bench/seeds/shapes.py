@@ -116,13 +116,15 @@ def latency_overrun(baseline: list[dict], fifo: list[dict], reserved: list[dict]
                          f"Q + {OVERRUN_SLACK_US} us")
 
 
-def _share_over(bursts: list[int], bound: float) -> float:
+def share_over(bursts: list[int], bound: float) -> float:
+    """The share of ``bursts`` longer than ``bound`` (0 for none)."""
     return sum(b > bound for b in bursts) / len(bursts) if bursts else 0.0
 
 
-def burst_p99(bursts: list[int]) -> int:
+def burst_pct(bursts: list[int], q: float) -> int:
+    """The ``q`` quantile of ``bursts`` (the burst at rank q·n; 0 for none)."""
     v = sorted(bursts)
-    return v[min(len(v) - 1, int(0.99 * len(v)))] if v else 0
+    return v[min(len(v) - 1, int(q * len(v)))] if v else 0
 
 
 def bursts_cut_at_budget(hrtick: list[list[int]], tick: list[list[int]],
@@ -131,14 +133,14 @@ def bursts_cut_at_budget(hrtick: list[list[int]], tick: list[list[int]],
     its budget; at the tick they run on towards the next tick."""
     bad = []
     for k, b in enumerate(hrtick):
-        p99, long = burst_p99(b), _share_over(b, q_ns + 1_000_000)
+        p99, long = burst_pct(b, 0.99), share_over(b, q_ns + 1_000_000)
         if not b or p99 > BURST_P99 * q_ns or long > BURST_LONG:
             bad.append(f"HRTICK_DL run {k}: {len(b)} bursts, p99 {p99 / 1e6:.2f} ms (at most "
                        f"{BURST_P99:g} Q = {BURST_P99 * q_ns / 1e6:.2f} ms), "
                        f"{100 * long:.1f} % longer than Q + 1 ms (at most "
                        f"{100 * BURST_LONG:g} %)")
     for k, b in enumerate(tick):
-        long = _share_over(b, q_ns + 1_000_000)
+        long = share_over(b, q_ns + 1_000_000)
         if long < TICK_LONG:
             bad.append(f"tick run {k}: {100 * long:.1f} % of {len(b)} bursts longer than "
                        f"Q + 1 ms (at least {100 * TICK_LONG:g} %)")

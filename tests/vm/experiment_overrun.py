@@ -13,25 +13,32 @@ recorded.
 """
 
 import datetime
+import importlib.util
 import json
 import os
 import sys
 
 import pytest
 import vmrunner
-from test_enforcement import OVERRUN, Q, T, bursts_by_enforcement
+from test_enforcement import OVERRUN, Q, bursts_by_enforcement
 
 sys.path.insert(0, str(vmrunner.REPO / "bench" / "seeds"))
 import shapes
 import testbed
 
+# bench/enforcement/report.py, under a name of its own (bench/seeds has a report.py too)
+_spec = importlib.util.spec_from_file_location(
+    "enforcement_report", vmrunner.REPO / "bench" / "enforcement" / "report.py")
+report = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(report)
+
 pytestmark = [pytest.mark.vm, pytest.mark.slow]
 
-MS = 1_000_000
-DATA = vmrunner.REPO / "bench" / "enforcement" / "data"
+DATA = report.DATA
 
 
 def _record(res: vmrunner.Result, bed: str, runs: dict[str, list[list[int]]]) -> None:
+    """Writes the boot's record and says its table (bench/enforcement/report.py)."""
     now = datetime.datetime.now(datetime.UTC)
     rec = {"date": now.strftime("%Y-%m-%d %H:%M UTC"), "commit": testbed.commit(),
            "kernel": res.kernel.release, "testbed": bed, "params": OVERRUN,
@@ -40,17 +47,7 @@ def _record(res: vmrunner.Result, bed: str, runs: dict[str, list[list[int]]]) ->
     DATA.mkdir(parents=True, exist_ok=True)
     path = DATA / f"overrun-{bed}-{res.kernel.label}-{now:%Y%m%dT%H%M%S}.json"
     path.write_text(json.dumps(rec) + "\n")
-    vmrunner.say(f"recorded {path.relative_to(vmrunner.REPO)}")
-
-
-def _say(where: str, runs: dict[str, list[list[int]]]) -> None:
-    for enforcement, bursts in runs.items():
-        for b in bursts:
-            vmrunner.say(f"overrun {where} {enforcement:6}: {len(b)} bursts, mean "
-                         f"{sum(b) / len(b) / MS:.2f} ms, p99 {shapes.burst_p99(b) / MS:.2f} "
-                         f"ms, max {max(b) / MS:.2f} ms, "
-                         f"{100 * sum(x > Q + MS for x in b) / len(b):.1f} % longer than "
-                         f"Q + 1 ms (Q = {Q / MS:.0f} ms, T = {T / MS:.0f} ms)")
+    vmrunner.say(f"recorded {path.relative_to(vmrunner.REPO)}:\n{report.table(rec)}")
 
 
 def test_overrun_tick_versus_hrtick(boot):
@@ -58,9 +55,8 @@ def test_overrun_tick_versus_hrtick(boot):
     to the next periods), so what differs is how the run time is cut: at the tick the task
     runs on past Q, in fewer and longer bursts; with the hrtick it stops at Q. The mean
     burst is robust to the host stealing the guest's CPU now and then."""
-    res = boot("enforcement_overrun", params={**OVERRUN, "stop_service": False})
+    res = boot("enforcement_overrun", params=OVERRUN)
     runs = bursts_by_enforcement(res)
-    _say(f"{res.kernel.release} tcg", runs)
     _record(res, "tcg", runs)
     mean = {k: [sum(b) / len(b) for b in v] for k, v in runs.items()}
     pooled = {k: sum(map(sum, v)) / sum(map(len, v)) for k, v in runs.items()}
@@ -73,7 +69,6 @@ def test_overrun_tick_versus_hrtick_icount(icount_boot, kernel):
     """The seeds' testbed: the shape the VM suite asserts, recorded."""
     res = icount_boot("enforcement_overrun", params=OVERRUN, kernel=kernel)
     runs = bursts_by_enforcement(res)
-    _say(f"{res.kernel.release} icount", runs)
     _record(res, "icount", runs)
     assert shapes.bursts_cut_at_budget(runs["hrtick"], runs["keep"], Q) == []
 
@@ -82,6 +77,4 @@ def test_overrun_tick_versus_hrtick_tcg_on_the_icount_qemu(icount_boot, kernel):
     """The seeds' QEMU and devices without -icount: which of the two differences between
     the testbeds (QEMU 7.2 or 10, plain TCG or icount) lengthens the bursts."""
     res = icount_boot("enforcement_overrun", params=OVERRUN, kernel=kernel, icount=None)
-    runs = bursts_by_enforcement(res)
-    _say(f"{res.kernel.release} tcg-qemu10", runs)
-    _record(res, "tcg-qemu10", runs)
+    _record(res, "tcg-qemu10", bursts_by_enforcement(res))

@@ -136,13 +136,12 @@ def _bursts(seconds: float, gap_ns: int, runtime_ns: int, period_ns: int,
 
 
 def scenario_enforcement_overrun(runtime_ns: int, period_ns: int, seconds: float,
-                                 repeats: int, gap_ns: int, stop_service: bool = False) -> dict:
+                                 repeats: int, gap_ns: int) -> dict:
     """How long a reserved busy task runs in one go, HRTICK_DL off (enforcement: keep)
-    and on (enforcement: hrtick), alternating in one boot. ``stop_service`` stops the
-    irqresd.service a testbed boots with first (``--once``/``--restore`` own the state
-    file here)."""
-    if stop_service:
-        sh("systemctl stop irqresd.service", timeout=120)
+    and on (enforcement: hrtick), alternating in one boot. The irqresd.service a testbed
+    boots with is stopped first (a no-op where none runs): ``--once`` and ``--restore``
+    own the state file here."""
+    sh("systemctl stop irqresd.service", timeout=120)
     phases = []
     for k in range(repeats):
         for enforcement in ("keep", "hrtick"):
