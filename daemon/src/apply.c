@@ -323,6 +323,13 @@ static void item_refusal(const struct plan *plan, const struct plan_item *it, in
 			 (double)it->bw / DL_BW_UNIT, span,
 			 d ? (double)(d->existing_bw + d->new_bw) / DL_BW_UNIT : 0.0,
 			 d ? (double)d->cap_bw / DL_BW_UNIT : 0.0);
+	else if (rc == -EPERM && it->needs_partition && !plan_item_moves(it))
+		snprintf(err, errlen, "%s (pid %d): SCHED_DEADLINE refused: EPERM: thread "
+			 "pinned to CPUs %s stays in its cgroup (PF_NO_SETAFFINITY) beside cpuset "
+			 "partition %s of its CPUs, yet the kernel still sees a larger root "
+			 "domain (does %s/cpuset.cpus.partition read \"root\"? is the thread "
+			 "still pinned there?); the other way out is admission_control: disable",
+			 ti->comm, (int)ti->pid, a, it->partition, it->partition);
 	else if (rc == -EPERM && it->needs_partition)
 		snprintf(err, errlen, "%s (pid %d): SCHED_DEADLINE refused: EPERM: thread "
 			 "pinned to CPUs %s was moved into cpuset partition %s, yet the kernel "
@@ -379,6 +386,8 @@ static int item_record(const struct plan_item *it, struct state *st, struct undo
 	x->starttime = ti->starttime;
 	x->prev_affinity = rec.affinity;
 	x->new_record = !state_find_thread(st, ti->pid);
+	if (!plan_item_moves(it))	/* it stays where it is: no cgroup to go back to */
+		rec.cgroup[0] = '\0';
 	snprintf(x->prev_cgroup, sizeof(x->prev_cgroup), "%s", rec.cgroup);
 	*xp = x;
 	rc = state_add_thread(st, &rec);
@@ -390,7 +399,9 @@ static int item_record(const struct plan_item *it, struct state *st, struct undo
 	return rc;
 }
 
-/* Moves the thread into its partition, once that is ready (part_rc 0). */
+/* Moves the thread into its partition, once that is ready (part_rc 0). A thread that
+ * cannot move (PF_NO_SETAFFINITY) stays where it is: the partition of the CPUs it is
+ * pinned to is its root domain all the same. */
 static int item_move(const struct plan *plan, const struct plan_item *it, int part_rc,
 		     struct undo *x, char *why, size_t whylen, char *err, size_t errlen)
 {
@@ -398,7 +409,7 @@ static int item_move(const struct plan *plan, const struct plan_item *it, int pa
 	int rc = part_rc;
 
 	snprintf(cg, sizeof(cg), "/%s", it->partition);
-	if (!rc) {
+	if (!rc && plan_item_moves(it)) {
 		rc = cpuset_move(it->thread.pid, cg, why, whylen);
 		x->moved = rc == 0;
 	}

@@ -744,7 +744,9 @@ static int managed_drift(struct daemon *d, const struct managed *m, char *what, 
 		snprintf(what, len, "scheduling is %s, the reservation is %s", now, exp);
 		return 0;
 	}
-	if (rec && rec->partition[0] && cpuset_pid_cgroup(m->thread.pid, cg, sizeof(cg)) == 0 &&
+	/* a thread recorded with no cgroup stayed where it was (PF_NO_SETAFFINITY) */
+	if (rec && rec->partition[0] && rec->cgroup[0] &&
+	    cpuset_pid_cgroup(m->thread.pid, cg, sizeof(cg)) == 0 &&
 	    !(cg[0] == '/' && strcmp(cg + 1, rec->partition) == 0)) {
 		snprintf(what, len, "cgroup is %.160s, irqres put it in /%s", cg, rec->partition);
 		*kind = DRIFT_CGROUP;

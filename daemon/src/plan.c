@@ -303,6 +303,20 @@ static bool in_group(const char *cg, const char *name)
 	return cg[0] == '/' && strcmp(cg + 1, name) == 0;
 }
 
+/* The warning of a thread that stays in its cgroup beside partition name. */
+static int warn_stays(struct plan *plan, const struct plan_item *it, const char *name)
+{
+	return array_printf(&plan->warnings, &plan->n_warnings, &plan->warnings_cap,
+			    "%s (pid %d) stays in cgroup %s beside cpuset partition %s "
+			    "(PF_NO_SETAFFINITY: it cannot be moved; the partition is the root "
+			    "domain of its CPUs all the same). Once it rebuilds its root domains "
+			    "(any partition change, CPU hotplug), the kernel counts its bandwidth "
+			    "in the root cgroup's domain, not in %s's: its own admission on those "
+			    "CPUs then no longer sees it; irqres counts it where it runs",
+			    it->thread.comm, (int)it->thread.pid,
+			    it->thread.cgroup[0] ? it->thread.cgroup : "?", name, name);
+}
+
 /* Decides whether item needs a partition and which; sets a refusal verdict when none is
  * possible. */
 static int place_item(struct plan *plan, struct plan_item *it, const struct plan_env *env)
@@ -312,6 +326,7 @@ static int place_item(struct plan *plan, struct plan_item *it, const struct plan
 	int d = domain_of(plan, &it->cpus);
 	struct plan_domain *dom;
 	cpu_set_t want, both;
+	int rc;
 
 	if (d < 0) {
 		it->refusal = EPERM;
@@ -331,14 +346,23 @@ static int place_item(struct plan *plan, struct plan_item *it, const struct plan
 		 * the first apply would have put it there, and restore moves it back. (A
 		 * PF_NO_SETAFFINITY thread cannot move; the kernel takes it where it is.)
 		 */
-		if (strncmp(dom->partition, CPUSET_PREFIX, strlen(CPUSET_PREFIX)) == 0 &&
-		    !in_group(ti->cgroup, dom->partition) && !it->no_setaffinity) {
-			it->needs_partition = true;
-			snprintf(it->partition, sizeof(it->partition), "%s", dom->partition);
-		}
+		if (strncmp(dom->partition, CPUSET_PREFIX, strlen(CPUSET_PREFIX)) != 0 ||
+		    in_group(ti->cgroup, dom->partition))
+			return 0;
+		if (it->no_setaffinity)
+			return warn_stays(plan, it, dom->partition);
+		it->needs_partition = true;
+		snprintf(it->partition, sizeof(it->partition), "%s", dom->partition);
 		return 0;
 	}
 
+	/*
+	 * A PF_NO_SETAFFINITY thread (IRQ threads from 7.x) cannot be moved into the
+	 * partition, and need not be: the kernel checks the root domain of the CPU it runs on,
+	 * and a partition of that CPU is that root domain whatever cgroup the thread is in.
+	 * The kernel leaves such a thread's affinity alone when a partition takes CPUs from
+	 * the root cgroup (cpuset_update_tasks_cpumask), so it stays pinned there.
+	 */
 	it->needs_partition = true;
 	want = both;
 	cpuset_list_str(&want, aff, sizeof(aff));
@@ -361,12 +385,11 @@ static int place_item(struct plan *plan, struct plan_item *it, const struct plan
 		       " is", span);
 	if (!env->partitions_possible)
 		REFUSE("cpuset partition %s could not be created: %s", name, env->partition_err);
-	if (it->no_setaffinity)
-		REFUSE("it is marked PF_NO_SETAFFINITY, so it cannot be moved into cpuset "
-		       "partition %s; the only way out is admission_control: disable", name);
 	if (dom->partition[0])
 		REFUSE("its CPUs belong to cpuset partition %s, which irqres does not split",
 		       dom->partition);
+	if (it->no_setaffinity && (rc = warn_stays(plan, it, name)))
+		return rc;
 	/* another item's new partition overlapping this one but different */
 	for (size_t i = 0; i < plan->n_domains; i++) {
 		struct plan_domain *o = &plan->domains[i];
@@ -534,12 +557,24 @@ static void carve_partitions(struct plan *plan)
 	}
 }
 
-static bool replaced(const struct plan *plan, pid_t pid)
+static const struct plan_item *replaced(const struct plan *plan, pid_t pid)
 {
 	for (size_t i = 0; i < plan->n_items; i++)
 		if (plan->items[i].thread.pid == pid)
-			return true;
-	return false;
+			return &plan->items[i];
+	return NULL;
+}
+
+/*
+ * Whether the kernel's count of d may lack it although it runs there: a thread that
+ * stayed in its cgroup beside the partition d (PF_NO_SETAFFINITY). When it rebuilds its
+ * root domains, the kernel (7.x: dl_add_task_root_domain() via cpuset_cpus_allowed())
+ * counts a task in the domain of its cgroup's CPUs, the root cgroup's for such a thread,
+ * not in the partition's where it runs (docs/vm.md, "What 7.3 changes").
+ */
+static bool kernel_counts_elsewhere(const struct plan_item *it, const struct plan_domain *d)
+{
+	return it->no_setaffinity && d->partition[0] && !in_group(it->thread.cgroup, d->partition);
 }
 
 static void bw_str(uint64_t bw, char *buf, size_t len)
@@ -582,12 +617,14 @@ static void domains_existing(struct plan *plan, const struct plan_env *env)
 	for (size_t i = 0; i < env->n_dl; i++) {
 		int di = domain_of(plan, &env->dl[i].cpus);
 		struct plan_domain *d = di >= 0 ? &plan->domains[di] : NULL;
+		const struct plan_item *it;
 
 		if (!d)
 			continue;
-		if (!replaced(plan, env->dl[i].pid))
+		it = replaced(plan, env->dl[i].pid);
+		if (!it)
 			d->tasks_bw += env->dl[i].bw;
-		else if (d->source == PLAN_BW_KERNEL)
+		else if (d->source == PLAN_BW_KERNEL && !kernel_counts_elsewhere(it, d))
 			d->kernel_bw -= d->kernel_bw < env->dl[i].bw ? d->kernel_bw : env->dl[i].bw;
 	}
 	for (size_t i = 0; i < plan->n_domains; i++) {

@@ -111,8 +111,10 @@ struct plan_item {
 	uint64_t runtime_ns, deadline_ns, period_ns;
 	uint64_t bw;			/* to_ratio(period, runtime) */
 	int domain;			/* index into plan->domains (after the plan), -1 none */
-	bool needs_partition;
-	bool no_setaffinity;		/* PF_NO_SETAFFINITY: cannot be moved to a cpuset */
+	bool needs_partition;		/* a partition of its CPUs is made (or joined) */
+	bool no_setaffinity;		/* PF_NO_SETAFFINITY: cannot be moved to a cpuset; with
+					 * needs_partition it stays in its cgroup, the
+					 * partition of its CPUs its root domain all the same */
 	char partition[CPUSET_NAME_MAX];	/* partition it goes to, "" none */
 	enum profile_buffer_verdict buffer_check;
 	bool ok;
@@ -122,6 +124,12 @@ struct plan_item {
 	char verdict[640];		/* "ok" or why the kernel will refuse it */
 	struct owner owner;		/* who else holds it (owner.h); kind OWNER_NONE: nobody */
 };
+
+/* Whether applying it moves the thread into its partition's cgroup. */
+static inline bool plan_item_moves(const struct plan_item *it)
+{
+	return it->needs_partition && !it->no_setaffinity;
+}
 
 struct plan {
 	const struct profile *prof;

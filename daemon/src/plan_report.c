@@ -180,16 +180,20 @@ static char *plan_sources_text(const struct plan *plan)
 static void item_row(const struct plan *plan, const struct plan_item *it, struct table *tb)
 {
 	char q[UNITS_FMT_LEN], d[UNITS_FMT_LEN], t[UNITS_FMT_LEN], pid[16], irq[16];
-	char old[32], cpus[64], bw[16];
+	char old[32], cpus[64], bw[16], part[CPUSET_NAME_MAX + 16];
 	const char *row[] = {
 		target_name(plan, it), it->thread.comm, pid, irq,
 		cpuset_list_str(&it->cpus, cpus, sizeof(cpus)), old,
 		units_format_duration(it->runtime_ns, q, sizeof(q)),
 		units_format_duration(it->deadline_ns, d, sizeof(d)),
 		units_format_duration(it->period_ns, t, sizeof(t)), bw,
-		it->needs_partition && it->partition[0] ? it->partition : "-",
-		profile_buffer_verdict_name(it->buffer_check), it->verdict,
+		part, profile_buffer_verdict_name(it->buffer_check), it->verdict,
 	};
+
+	/* a thread that cannot move stays in its cgroup beside the partition of its CPUs */
+	snprintf(part, sizeof(part), "%s%s", it->needs_partition && it->partition[0] ?
+		 it->partition : "-", it->needs_partition && !plan_item_moves(it) ?
+		 " (stays)" : "");
 
 	snprintf(pid, sizeof(pid), "%d", (int)it->thread.pid);
 	snprintf(irq, sizeof(irq), it->thread.irq >= 0 ? "%d" : "-", it->thread.irq);
@@ -313,6 +317,7 @@ static void item_json(const struct plan *plan, const struct plan_item *it, struc
 	json_kv_uint(j, "period_ns", it->period_ns);
 	json_kv_double(j, "bw", bw_json(bw_double(it->bw)));
 	json_kv_bool(j, "needs_partition", it->needs_partition);
+	json_kv_bool(j, "moves_into_partition", plan_item_moves(it));
 	json_kv_str(j, "partition", part ? it->partition : NULL);
 	if (part && cpuset_group_dir(it->partition, dir, sizeof(dir)) == 0)
 		json_kv_str(j, "cpuset", dir);

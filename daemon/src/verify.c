@@ -92,8 +92,10 @@ static int check_item(const struct plan *plan, const struct plan_item *it,
 	if (!rc && it->needs_partition)
 		rc = array_printf(&res->diffs, &res->n_diffs, &res->diffs_cap, "target '%s': %s "
 				  "(pid %d): cgroup is %s, its reservation needs cpuset partition "
-				  "%s", t->name, ti->comm, (int)ti->pid,
-				  ti->cgroup[0] ? ti->cgroup : "unknown", it->partition);
+				  "%s%s", t->name, ti->comm, (int)ti->pid,
+				  ti->cgroup[0] ? ti->cgroup : "unknown", it->partition,
+				  plan_item_moves(it) ? "" : " of its CPUs (which it stays beside: "
+				  "PF_NO_SETAFFINITY)");
 	return rc;
 }
 

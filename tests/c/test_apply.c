@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
@@ -19,6 +20,7 @@
 #include "apply_restore.h"
 #include "children.h"
 #include "dl.h"
+#include "fileio.h"
 #include "fixtree.h"
 #include "irqres.h"
 #include "plan.h"
@@ -490,6 +492,87 @@ static void test_partition_path_undone(void **unused)
 	assert_true(state_empty(&st));
 }
 
+/* Copies the child's /proc/PID/{stat,cgroup} into the fixture /proc, its stat marked
+ * PF_NO_SETAFFINITY (as the kernel marks IRQ threads from 7.x). */
+static void proc_read(pid_t a, const char *name, char *buf, size_t len)
+{
+	char path[64];
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)a, name);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	n = fread(buf, 1, len - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+}
+
+static void fixture_proc_no_setaffinity(pid_t a)
+{
+	char path[64], buf[1024], out[1024], *rest;
+	unsigned long flags;
+
+	proc_read(a, "stat", buf, sizeof(buf));
+	rest = strrchr(buf, ')');
+	assert_non_null(rest);
+	rest += 2;
+	for (int i = 0; i < 6; i++)	/* state ppid pgrp session tty_nr tpgid, then flags */
+		rest = strchr(rest, ' ') + 1;
+	flags = strtoul(rest, NULL, 10) | FILEIO_PF_NO_SETAFFINITY;
+	snprintf(out, sizeof(out), "%.*s%lu%s", (int)(rest - buf), buf, flags,
+		 strchr(rest, ' '));
+	snprintf(path, sizeof(path), "proc/%d/stat", (int)a);
+	fixtree_file(path, out);
+	proc_read(a, "cgroup", buf, sizeof(buf));
+	snprintf(path, sizeof(path), "proc/%d/cgroup", (int)a);
+	fixtree_file(path, buf);
+	fixtree_file("proc/sys/kernel/sched_rt_runtime_us", "950000\n");
+	fixtree_file("proc/sys/kernel/sched_rt_period_us", "1000000\n");
+	fixtree_file("sys/devices/system/cpu/online", "0-1\n");
+	fixtree_file("sys/kernel/debug/sched/features", "NO_HRTICK_DL\n");
+	snprintf(irqres_paths.proc, sizeof(irqres_paths.proc), "%s/proc", fixtree_root);
+	snprintf(irqres_paths.sys, sizeof(irqres_paths.sys), "%s/sys", fixtree_root);
+}
+
+/* As above with the child marked PF_NO_SETAFFINITY: the partition of its CPU is made and
+ * the child stays in its cgroup (the kernel would refuse the move; the partition is its
+ * CPU's root domain all the same); the host's root domain still spans every CPU, so the
+ * real kernel refuses with EPERM, and everything is undone. */
+static void test_partition_unmovable_stays_undone(void **unused)
+{
+	char rel[CGROUP_PATH_MAX + 32], pidstr[16];
+	struct plan plan;
+	pid_t a;
+
+	REQUIRE_DL();
+	a = pinned_child_on_cgroup_tree(rel, sizeof(rel));
+	snprintf(pidstr, sizeof(pidstr), "%d", (int)a);
+	fixtree_file(rel, pidstr);
+	fixture_proc_no_setaffinity(a);
+
+	assert_int_equal(plan_build(&prof, &ml, &plan), 0);
+	assert_true(plan.feasible);
+	assert_true(plan.items[0].no_setaffinity);
+	assert_true(plan.items[0].needs_partition);
+	assert_false(plan_item_moves(&plan.items[0]));
+	assert_string_equal(plan.items[0].verdict, "ok");
+	assert_int_equal(apply_plan(&plan, &st, NULL, err, sizeof(err)), -EPERM);
+	plan_free(&plan);
+	assert_non_null(strstr(err, "stays in its cgroup (PF_NO_SETAFFINITY) beside cpuset "
+			       "partition irqres.cpu0"));
+	/* the partition was made (its CPU), the child never written to it ... */
+	assert_string_equal(fixtree_read("cgroup/irqres.cpu0/cpuset.cpus"), "0");
+	assert_string_equal(fixtree_read("cgroup/irqres.cpu0/cgroup.procs"), "");
+	assert_string_equal(fixtree_read(rel), pidstr);
+	/* ... and all of it undone: the partition a member again (the fixture's plain
+	 * directory cannot be removed), +cpuset taken back, nothing recorded */
+	assert_string_equal(fixtree_read("cgroup/irqres.cpu0/cpuset.cpus.partition"), "member");
+	assert_string_equal(fixtree_read("cgroup/cgroup.subtree_control"), "-cpuset");
+	assert_policy(a, SCHED_FIFO, 50, 0);
+	assert_true(state_empty(&st));
+}
+
 /*
  * A new thread whose CPUs are those of a partition irqres made earlier (another thread's)
  * is moved into it and recorded, and restore moves it back, the partition staying. The
@@ -793,6 +876,7 @@ int main(void)
 		T(test_apply_thread_hotplug),
 		T(test_pinned_eperm_undoes_sysctl),
 		T(test_partition_path_undone),
+		T(test_partition_unmovable_stays_undone),
 		T(test_pending_not_waited_for),
 		T(test_pending_accepted_or_gone),
 		T(test_restore_cgroup_gone),

@@ -234,7 +234,8 @@ static void test_pinned_no_partition(void **unused)
 			       "\"old_policy\":\"fifo\",\"old_priority\":50,\"old_nice\":0,"
 			       "\"new_policy\":\"deadline\",\"runtime_ns\":2000000,"
 			       "\"deadline_ns\":10000000,\"period_ns\":10000000,\"bw\":0.2,"
-			       "\"needs_partition\":true,\"partition\":\"irqres.cpu0\","
+			       "\"needs_partition\":true,\"moves_into_partition\":true,"
+			       "\"partition\":\"irqres.cpu0\","
 			       "\"cpuset\":\""));
 	assert_non_null(strstr(json_buf(&j), "/cgroup/irqres.cpu0\",\"buffer_check\":\"unknown\","
 			       "\"verdict\":\"EPERM: thread pinned"));
@@ -318,14 +319,31 @@ static void test_no_setaffinity_and_admission_off(void **unused)
 	fixtree_file("proc/105/stat", "105 (irq/11-eth0) S 2 0 0 0 -1 77594688 0 0 0 0 0 0 0 0 "
 		     "-51 0 1 0 300 0 0\n");
 	add_thread(0, 105, "irq/11-eth0", 11, cpu0, 1);
+	/* it cannot move into the partition of its CPU, and need not: it stays beside it */
+	assert_int_equal(plan_build_env(&prof, &ml, &env, &plan), 0);
+	assert_true(plan.feasible);
+	assert_true(plan.items[0].no_setaffinity);
+	assert_true(plan.items[0].needs_partition);
+	assert_false(plan_item_moves(&plan.items[0]));
+	assert_string_equal(plan.items[0].partition, "irqres.cpu0");
+	assert_string_equal(plan.items[0].verdict, "ok");
+	assert_int_equal(plan.n_warnings, 2);	/* this one and the partition's */
+	assert_non_null(strstr(plan.warnings[0], "irq/11-eth0 (pid 105) stays in cgroup "));
+	assert_non_null(strstr(plan.warnings[0], "beside cpuset partition irqres.cpu0 "
+			       "(PF_NO_SETAFFINITY"));
+	assert_non_null(strstr(plan.warnings[1], "cpuset partition irqres.cpu0 will take"));
+	plan_free(&plan);
+
+	/* where no partition can be made, the refusal names the way out */
+	env.partitions_possible = false;
+	snprintf(env.partition_err, sizeof(env.partition_err), "no cpuset controller");
 	assert_int_equal(plan_build_env(&prof, &ml, &env, &plan), 0);
 	assert_false(plan.feasible);
-	assert_true(plan.items[0].no_setaffinity);
 	assert_non_null(strstr(plan.items[0].verdict, "EPERM: thread pinned to CPU 0, root domain "
-			       "spans 0-1; it is marked PF_NO_SETAFFINITY"));
+			       "spans 0-1; cpuset partition irqres.cpu0 could not be created"));
 	assert_int_equal(plan.items[0].refusal, EPERM);
-	assert_non_null(strstr(plan.items[0].verdict, "admission_control: disable"));
 	plan_free(&plan);
+	env.partitions_possible = true;
 
 	prof.admission_off = true;
 	assert_int_equal(plan_build_env(&prof, &ml, &env, &plan), 0);
