@@ -11,9 +11,10 @@ stop leaves the scheduler as it found it. docs/coexistence.md, "CPU hotplug".
 
 On 7.3 too, where the refusal is the newer rule (6.14's dl_bw_deactivate(): a CPU may not
 leave while its root domain's deadline bandwidth needs it). There IRQ threads are
-PF_NO_SETAFFINITY, so no partition can hold the NIC thread: the guest boots with CPU 1
+PF_NO_SETAFFINITY (the kernel does not let them into a cpuset) and the kernel counts a
+thread left beside its partition in the root cgroup's domain: the guest boots with CPU 1
 isolated (isolcpus=domain,managed_irq nohz_full, as RT boxes boot), which makes CPU 1 a
-root domain of its own without one, and irqresd reserves the thread where it is.
+root domain of its own without a partition, counted where the thread runs.
 """
 
 import json

@@ -145,10 +145,8 @@ def say(msg: str) -> None:
 # trixie-backports.
 KERNELS = ("6.1", "6.12", "7.3")
 # The kernels every scenario runs on unless $IRQRES_VM_KERNELS names others. 7.3 runs only
-# the scenarios marked kernels_too("7.3"), those that touch what changed there: its IRQ
-# threads are PF_NO_SETAFFINITY, so no cpuset partition can hold a pinned one and the
-# scenarios built on irqresd's partitions cannot run as they are (docs/vm.md, "What 7.3
-# changes", and "Which scenarios run on 7.3").
+# the scenarios marked kernels_too("7.3"), those that touch what changed there (docs/vm.md,
+# "What 7.3 changes", and "Which scenarios run on 7.3").
 DEFAULT_KERNELS = ("6.1", "6.12")
 # The arm64 image's kernels (build-image-arm64.sh: Debian 12's linux-image-rt-arm64 and
 # bookworm-backports'), and those its scenarios run on unless $IRQRES_VM_KERNELS says.

@@ -207,7 +207,8 @@ def scenario_hotplug(runtime_ns: int, period_ns: int, deadline_ns: int, bound_s:
         got, _ = wait_for(fresh_dl, bound_s)
         dt = time.monotonic_ns() - t0
         steps.append({"label": label, "cmd": r, "old": old, "new": got or thread(NIC_THREAD),
-                      "restored": got is not None, "reaction_ns": dt})
+                      "restored": got is not None, "reaction_ns": dt,
+                      "partitions": partitions()})
         mark(f"hotplug: {label}: {'reservation back' if got else 'NOT back'} "
              f"after {dt / 1e6:.1f} ms")
     return {"before": before, "steps": steps,
@@ -364,16 +365,22 @@ def scenario_drift_reload(runtime_ns: int, period_ns: int, deadline_ns: int,
     before = _snapshot("before")
     pid = before["thread"]["pid"] if before["thread"] else 0
     steps = []
-    for label, cmd in (("chrt -f -p 50", f"chrt -f -p 50 {pid}"),
-                       ("out of its partition", f"echo {pid} > {CGROUP}/cgroup.procs")):
+    drifts = [("chrt -f -p 50", f"chrt -f -p 50 {pid}"),
+              ("out of its partition", f"echo {pid} > {CGROUP}/cgroup.procs")]
+    if before["thread"] and before["thread"]["cgroup"] == "/":
+        drifts.pop()  # it stays in / beside its partition (PF_NO_SETAFFINITY, 7.x)
+    for label, cmd in drifts:
         mark(f"drift: {label}")
         t0 = time.monotonic_ns()
         r = sh(cmd)
         changed = thread(NIC_THREAD)
 
-        def back(cg=changed and changed["cgroup"]):
+        def back(stays=before["thread"] and before["thread"]["cgroup"] == "/"):
+            # in its partition again; or, where it cannot move (PF_NO_SETAFFINITY, 7.x),
+            # where it stayed beside it
             t = _dl_matches(want)()
-            return t if t and t["cgroup"].startswith("/irqres") else None
+            return t if t and (t["cgroup"].startswith("/irqres") or
+                               (stays and t["cgroup"] == "/")) else None
         got, _ = wait_for(back, bound_s, 0.02)
         steps.append({"label": label, "cmd": r, "changed": changed,
                       "after": got or thread(NIC_THREAD), "back": got is not None,
