@@ -170,6 +170,10 @@ def _fact(pid: int, comm: str) -> dict:
         if fact["deadline_in_partition"] == "ok":
             fact["restored"] = _restore(pid, was)
         fact["move_back"] = _move(pid, CGROUP)
+    else:  # it stays where it is: its CPU's partition is its root domain all the same
+        fact["deadline_beside_partition"] = _try_deadline(pid)
+        if fact["deadline_beside_partition"] == "ok":
+            fact["restored"] = _restore(pid, was)
     with open(os.path.join(group, "cpuset.cpus.partition"), "w") as f:
         f.write("member")
     os.rmdir(group)
