@@ -400,33 +400,48 @@ static pid_t pinned_child(void)
 	return a;
 }
 
+/* The child's /proc/PID/<name>, read into buf. */
+static void proc_read(pid_t a, const char *name, char *buf, size_t len)
+{
+	char path[64];
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)a, name);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	n = fread(buf, 1, len - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+}
+
+/* irqres reads a fixture /proc and /sys: the sysctls as files, CPUs 0-1 online (the
+ * caller copies the child's files in). */
+static void fixture_proc_sys(void)
+{
+	fixtree_file("proc/sys/kernel/sched_rt_runtime_us", "950000\n");
+	fixtree_file("proc/sys/kernel/sched_rt_period_us", "1000000\n");
+	fixtree_file("sys/devices/system/cpu/online", "0-1\n");
+	snprintf(irqres_paths.proc, sizeof(irqres_paths.proc), "%s/proc", fixtree_root);
+	snprintf(irqres_paths.sys, sizeof(irqres_paths.sys), "%s/sys", fixtree_root);
+}
+
 /* A pinned child with admission control off (a fixture sysctl): the real kernel still
  * checks, refuses with EPERM, and the apply undoes its sysctl write. */
 static void test_pinned_eperm_undoes_sysctl(void **unused)
 {
 	char path[64], buf[1024];
 	struct plan plan;
-	FILE *f;
-	size_t n;
 	pid_t a;
 
 	REQUIRE_DL();
 	a = pinned_child();
 
 	/* a fixture /proc: the child's stat copied, the sysctls as files */
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)a);
-	f = fopen(path, "r");
-	assert_non_null(f);
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
+	proc_read(a, "stat", buf, sizeof(buf));
 	snprintf(path, sizeof(path), "proc/%d/stat", (int)a);
 	fixtree_file(path, buf);
-	fixtree_file("proc/sys/kernel/sched_rt_runtime_us", "950000\n");
-	fixtree_file("proc/sys/kernel/sched_rt_period_us", "1000000\n");
-	fixtree_file("sys/devices/system/cpu/online", "0-1\n");
-	snprintf(irqres_paths.proc, sizeof(irqres_paths.proc), "%s/proc", fixtree_root);
-	snprintf(irqres_paths.sys, sizeof(irqres_paths.sys), "%s/sys", fixtree_root);
+	fixture_proc_sys();
 
 	fixtree_file("sys/kernel/debug/sched/features", "NO_HRTICK_DL\n");
 	prof.admission_off = true;
@@ -494,20 +509,6 @@ static void test_partition_path_undone(void **unused)
 
 /* Copies the child's /proc/PID/{stat,cgroup} into the fixture /proc, its stat marked
  * PF_NO_SETAFFINITY (as the kernel marks IRQ threads from 7.x). */
-static void proc_read(pid_t a, const char *name, char *buf, size_t len)
-{
-	char path[64];
-	FILE *f;
-	size_t n;
-
-	snprintf(path, sizeof(path), "/proc/%d/%s", (int)a, name);
-	f = fopen(path, "r");
-	assert_non_null(f);
-	n = fread(buf, 1, len - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-}
-
 static void fixture_proc_no_setaffinity(pid_t a)
 {
 	char path[64], buf[1024], out[1024], *rest;
@@ -527,12 +528,8 @@ static void fixture_proc_no_setaffinity(pid_t a)
 	proc_read(a, "cgroup", buf, sizeof(buf));
 	snprintf(path, sizeof(path), "proc/%d/cgroup", (int)a);
 	fixtree_file(path, buf);
-	fixtree_file("proc/sys/kernel/sched_rt_runtime_us", "950000\n");
-	fixtree_file("proc/sys/kernel/sched_rt_period_us", "1000000\n");
-	fixtree_file("sys/devices/system/cpu/online", "0-1\n");
+	fixture_proc_sys();
 	fixtree_file("sys/kernel/debug/sched/features", "NO_HRTICK_DL\n");
-	snprintf(irqres_paths.proc, sizeof(irqres_paths.proc), "%s/proc", fixtree_root);
-	snprintf(irqres_paths.sys, sizeof(irqres_paths.sys), "%s/sys", fixtree_root);
 }
 
 /* As above with the child marked PF_NO_SETAFFINITY: the partition of its CPU is made and

@@ -365,19 +365,19 @@ def scenario_drift_reload(runtime_ns: int, period_ns: int, deadline_ns: int,
     before = _snapshot("before")
     pid = before["thread"]["pid"] if before["thread"] else 0
     steps = []
+    # where it cannot move (PF_NO_SETAFFINITY, 7.x) it stays in / beside its partition:
+    # it has no partition to be taken out of
+    stays = bool(before["thread"]) and before["thread"]["cgroup"] == "/"
     drifts = [("chrt -f -p 50", f"chrt -f -p 50 {pid}"),
               ("out of its partition", f"echo {pid} > {CGROUP}/cgroup.procs")]
-    if before["thread"] and before["thread"]["cgroup"] == "/":
-        drifts.pop()  # it stays in / beside its partition (PF_NO_SETAFFINITY, 7.x)
-    for label, cmd in drifts:
+    for label, cmd in drifts[:1] if stays else drifts:
         mark(f"drift: {label}")
         t0 = time.monotonic_ns()
         r = sh(cmd)
         changed = thread(NIC_THREAD)
 
-        def back(stays=before["thread"] and before["thread"]["cgroup"] == "/"):
-            # in its partition again; or, where it cannot move (PF_NO_SETAFFINITY, 7.x),
-            # where it stayed beside it
+        def back():
+            # in its partition again, or where it stayed beside it
             t = _dl_matches(want)()
             return t if t and (t["cgroup"].startswith("/irqres") or
                                (stays and t["cgroup"] == "/")) else None
