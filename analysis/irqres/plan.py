@@ -36,6 +36,13 @@ def _summary(plan: dict[str, Any]) -> str:
             else "the kernel will NOT accept it")
 
 
+def _partition_cell(it: dict[str, Any]) -> str:
+    """The item's partition; "(stays)" after it for a thread that cannot move into it and
+    stays in its cgroup beside it (PF_NO_SETAFFINITY), as irqresd --dry-run writes it."""
+    stays = it.get("needs_partition") and it.get("moves_into_partition") is False
+    return (it.get("partition") or "-") + (" (stays)" if stays else "")
+
+
 def format_plan(plan: dict[str, Any]) -> str:
     """The plan report: a header line, the threads, the root domains, warnings, errors."""
     lines = [f"Plan for {plan.get('profile') or 'the profile'}: {_summary(plan)}", ""]
@@ -47,7 +54,7 @@ def format_plan(plan: dict[str, Any]) -> str:
             it.get("target"), it.get("comm"), it.get("pid"),
             "-" if it.get("irq") is None else it["irq"], it.get("cpus"), _now(it),
             *reservation_cells(it),
-            f"{float(it.get('bw') or 0):.3f}", it.get("partition") or "-",
+            f"{float(it.get('bw') or 0):.3f}", _partition_cell(it),
             it.get("buffer_check"), it.get("verdict")] for it in items])
         domains = plan.get("domains") or []
         if domains:
