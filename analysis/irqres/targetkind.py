@@ -18,12 +18,14 @@ from .errors import DaemonError
 
 
 class TargetKind(StrEnum):
-    """What a target selects: IRQ threads, user threads (tasks), or the threaded NAPI
-    kthreads of an interface (``napi/<if>-<id>``)."""
+    """What a target selects: IRQ threads, user threads (tasks), the threaded NAPI
+    kthreads of an interface (``napi/<if>-<id>``), or per-CPU soft IRQ kthreads
+    (``ksoftirqd/N``, ``ktimers/N``, ``backlog_napi/N``)."""
 
     IRQ = "irq"
     TASK = "task"
     NAPI = "napi"
+    SOFTIRQ = "softirq"
 
     @classmethod
     def of(cls, target: Mapping[str, Any]) -> TargetKind:
@@ -48,3 +50,18 @@ def napi_interface(comm: str) -> str | None:
     ``comm`` is no such name (or the 15-character limit cut it before the id)."""
     m = _NAPI_COMM.fullmatch(comm)
     return m.group("ifname") if m else None
+
+
+# The per-CPU soft IRQ kthreads (daemon/src/softirqd.c; cases in
+# tests/data/rules/softirq-kthread.tsv): the kernel writes the CPU without a leading zero.
+SOFTIRQ_KTHREADS = ("ksoftirqd", "ktimers", "backlog_napi")
+_SOFTIRQ_COMM = re.compile(r"(?P<name>ksoftirqd|ktimers|backlog_napi)/(?P<cpu>0|[1-9][0-9]{0,9})")
+
+
+def softirq_kthread(comm: str) -> tuple[str, int] | None:
+    """(kthread name, CPU) of a per-CPU soft IRQ kthread's name ``<name>/<cpu>``, or None
+    when ``comm`` is no such name."""
+    m = _SOFTIRQ_COMM.fullmatch(comm)
+    if m is None or int(m.group("cpu")) > 2**31 - 1:
+        return None
+    return m.group("name"), int(m.group("cpu"))

@@ -21,7 +21,7 @@ int main(int argc, char **argv)
 	size_t i;
 	int rc, a;
 
-	rc = discover_scan_irq(&irq);
+	rc = discover_scan_irq(&irq, false);
 	printf("scan_irq rc=%d n=%zu\n", rc, irq.n);
 	for (i = 0; i < irq.n; i++) {
 		struct thread_info *t = &irq.v[i];

@@ -29,7 +29,7 @@ static bool needs_irq_threads(const struct profile *prof)
 {
 	for (size_t i = 0; i < prof->n_targets; i++)
 		if (prof->targets[i].coupled &&
-		    target_kind_of(&prof->targets[i])->threads == TARGET_THREADS_IRQ)
+		    target_kind_of(&prof->targets[i])->threads != TARGET_THREADS_TASKS)
 			return true;
 	return false;
 }
@@ -232,7 +232,7 @@ static int scan(struct couple *c, const struct profile *prof, struct match_list 
 	int rc = targets_reset(c, prof);
 
 	if (!rc && needs_irq_threads(prof))
-		rc = discover_scan_irq(&irq);
+		rc = discover_scan_irq(&irq, match_needs_softirqd(prof));
 	if (!rc)
 		rc = discover_scan_tasks(&tasks);
 	if (!rc)

@@ -57,7 +57,7 @@ int daemon_resolve(const struct profile *prof, struct match_list *matches, struc
 	int rc;
 
 	memset(plan, 0, sizeof(*plan));
-	rc = discover_scan_irq(&irq);
+	rc = discover_scan_irq(&irq, match_needs_softirqd(prof));
 	if (rc < 0) {
 		snprintf(err, errlen, "%s: cannot list IRQ threads: %s", irqres_paths.proc,
 			 strerror(-rc));
@@ -887,7 +887,7 @@ void daemon_rescan(struct daemon *d)
 	daemon_forget_gone(d, -1);	/* threads gone while events were lost */
 	refused_retry(d);
 	daemon_check_drift(d);
-	rc = discover_scan_irq(&irq);
+	rc = discover_scan_irq(&irq, match_needs_softirqd(&d->prof));
 	if (rc == 0 && with_tasks)
 		rc = discover_scan_tasks(&tasks);
 	if (rc == 0)	/* without the task list, task targets match nothing this time */

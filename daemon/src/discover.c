@@ -152,6 +152,12 @@ bool discover_napi_comm(unsigned long flags, pid_t ppid, const char *comm)
 	return (flags & PF_KTHREAD) && ppid == KTHREADD_PID && strncmp(comm, "napi/", 5) == 0;
 }
 
+bool discover_softirqd_comm(unsigned long flags, pid_t ppid, const char *comm,
+			    enum softirqd_kind *kind, int *cpu)
+{
+	return (flags & PF_KTHREAD) && ppid == KTHREADD_PID && !softirqd_parse(comm, kind, cpu);
+}
+
 /*
  * Everything but stat, for a thread whose stat is already in @sf.  With the real /proc
  * and a known @tgid, sched_getaffinity() replaces reading /proc/TID/status, which costs
@@ -160,6 +166,7 @@ bool discover_napi_comm(unsigned long flags, pid_t ppid, const char *comm)
 static int read_rest(const char *dir, pid_t pid, pid_t tgid, const struct fileio_stat *sf,
 		     struct thread_info *ti)
 {
+	enum softirqd_kind kind = SOFTIRQD_N;
 	struct irqname name;
 	int rc;
 
@@ -173,6 +180,9 @@ static int read_rest(const char *dir, pid_t pid, pid_t tgid, const struct fileio
 	ti->nice = sf->nice;
 	ti->irq = -1;
 	ti->is_napi = discover_napi_comm(sf->flags, sf->ppid, ti->comm);
+	ti->is_softirqd = discover_softirqd_comm(sf->flags, sf->ppid, ti->comm, &kind,
+						 &ti->softirqd_cpu);
+	ti->softirqd_kind = kind;
 	if (ti->kthread && sf->ppid == KTHREADD_PID && !irqname_parse(ti->comm, &name)) {
 		char all[ACTIONS_MAX];
 
@@ -265,15 +275,41 @@ void discover_list_free(struct thread_list *list)
 	list->n = list->cap = 0;
 }
 
-/* Adds @pid to @list when it is a kernel thread, child of kthreadd, that is an IRQ thread
- * or a threaded NAPI kthread (@irq_only) or any that may be moved (not
- * PF_NO_SETAFFINITY).  Vanished threads are skipped. */
-static int consider_kthread(pid_t pid, struct thread_list *list, bool irq_only)
+/* Which kthreads a scan keeps. */
+enum scan_what {
+	SCAN_DEVICE,		/* IRQ and NAPI kthreads */
+	SCAN_DEVICE_SOFTIRQD,	/* and the per-CPU soft IRQ kthreads */
+	SCAN_MOVABLE,		/* every kthread without PF_NO_SETAFFINITY */
+};
+
+/* Whether a scan for @what keeps the kthread whose stat is @sf. */
+static bool scan_keeps(enum scan_what what, const struct fileio_stat *sf)
+{
+	struct irqname name;
+	enum softirqd_kind kind;
+	int cpu;
+
+	switch (what) {
+	case SCAN_DEVICE_SOFTIRQD:
+		if (discover_softirqd_comm(sf->flags, sf->ppid, sf->comm, &kind, &cpu))
+			return true;
+		/* fall through */
+	case SCAN_DEVICE:
+		return !irqname_parse(sf->comm, &name) ||
+		       discover_napi_comm(sf->flags, sf->ppid, sf->comm);
+	case SCAN_MOVABLE:
+		return !(sf->flags & FILEIO_PF_NO_SETAFFINITY);
+	}
+	return false;
+}
+
+/* Adds @pid to @list when it is a kernel thread, child of kthreadd, that a scan for @what
+ * keeps.  Vanished threads are skipped. */
+static int consider_kthread(pid_t pid, struct thread_list *list, enum scan_what what)
 {
 	char dir[DIR_LEN];
 	struct fileio_stat sf;
 	struct thread_info ti;
-	struct irqname name;
 	int rc;
 
 	thread_dir(dir, sizeof(dir), pid);
@@ -282,9 +318,7 @@ static int consider_kthread(pid_t pid, struct thread_list *list, bool irq_only)
 		return skip_or_fail(rc);
 	if (!(sf.flags & PF_KTHREAD) || sf.ppid != KTHREADD_PID)
 		return 0;
-	if (irq_only ? irqname_parse(sf.comm, &name) != 0 &&
-		       !discover_napi_comm(sf.flags, sf.ppid, sf.comm)
-		     : (sf.flags & FILEIO_PF_NO_SETAFFINITY) != 0)
+	if (!scan_keeps(what, &sf))
 		return 0;
 	rc = read_rest(dir, pid, pid, &sf, &ti);
 	if (rc)
@@ -317,7 +351,7 @@ static pid_t dir_pid(const char *name)
 	return *end || v <= 0 || v > INT32_MAX ? 0 : (pid_t)v;
 }
 
-static int scan_children(struct thread_list *list, const char *path, bool irq_only)
+static int scan_children(struct thread_list *list, const char *path, enum scan_what what)
 {
 	char *buf = malloc(CHILDREN_BUF), *p, *end;
 	ssize_t n;
@@ -340,14 +374,14 @@ static int scan_children(struct thread_list *list, const char *path, bool irq_on
 		if (end == p)
 			break;
 		if (pid > 0)
-			rc = consider_kthread((pid_t)pid, list, irq_only);
+			rc = consider_kthread((pid_t)pid, list, what);
 	}
 out:
 	free(buf);
 	return rc;
 }
 
-static int scan_kthreads(struct thread_list *list, bool irq_only)
+static int scan_kthreads(struct thread_list *list, enum scan_what what)
 {
 	char path[PATH_LEN];
 	struct dirent *de;
@@ -357,7 +391,7 @@ static int scan_kthreads(struct thread_list *list, bool irq_only)
 
 	snprintf(path, sizeof(path), "%s/%d/task/%d/children", irqres_paths.proc, KTHREADD_PID,
 		 KTHREADD_PID);
-	rc = scan_children(list, path, irq_only);
+	rc = scan_children(list, path, what);
 	if (rc != -ENOENT && rc != -E2BIG) {
 		sort_from(list, start);
 		return rc;
@@ -372,21 +406,21 @@ static int scan_kthreads(struct thread_list *list, bool irq_only)
 		pid_t pid = dir_pid(de->d_name);
 
 		if (pid)
-			rc = consider_kthread(pid, list, irq_only);
+			rc = consider_kthread(pid, list, what);
 	}
 	closedir(d);
 	sort_from(list, start);
 	return rc;
 }
 
-int discover_scan_irq(struct thread_list *list)
+int discover_scan_irq(struct thread_list *list, bool softirqd)
 {
-	return scan_kthreads(list, true);
+	return scan_kthreads(list, softirqd ? SCAN_DEVICE_SOFTIRQD : SCAN_DEVICE);
 }
 
 int discover_scan_kthreads(struct thread_list *list)
 {
-	return scan_kthreads(list, false);
+	return scan_kthreads(list, SCAN_MOVABLE);
 }
 
 /* Every user thread of process @pid. */

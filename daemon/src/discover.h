@@ -17,18 +17,23 @@
 #define IRQRES_DISCOVER_H
 
 #include "irqres.h"
+#include "softirqd.h"
 
 /* Whether a thread with stat flags @flags, parent @ppid and name @comm is a threaded NAPI
  * kthread (napi/<if>-<id>, a child of kthreadd). */
 bool discover_napi_comm(unsigned long flags, pid_t ppid, const char *comm);
+/* Whether such a thread is a per-CPU soft IRQ kthread (softirqd.h): its kind and CPU. */
+bool discover_softirqd_comm(unsigned long flags, pid_t ppid, const char *comm,
+			    enum softirqd_kind *kind, int *cpu);
 /*
- * Appends every IRQ thread and every threaded NAPI kthread (the device's threads) to
- * @list (which may already hold entries; start with a
+ * Appends every IRQ thread, every threaded NAPI kthread (the device's threads) and, with
+ * @softirqd, every per-CPU soft IRQ kthread (three per CPU: only a profile that selects
+ * them pays for reading them) to @list (which may already hold entries; start with a
  * zeroed list).  Lists kthreadd's children from /proc/2/task/2/children when that file
  * exists, else walks /proc.  The new entries are in pid order.  Returns 0 or -errno
  * (-ENOMEM, or /proc unreadable).
  */
-int discover_scan_irq(struct thread_list *list);
+int discover_scan_irq(struct thread_list *list, bool softirqd);
 
 /*
  * Appends every kernel thread that kthreadd made and that may be moved (not

@@ -35,9 +35,7 @@ static bool ext_server_holds(void)
 	char path[PATH_MAX], buf[64];
 	int major, minor;
 
-	snprintf(path, sizeof(path), "%s/sys/kernel/osrelease", irqres_paths.proc);
-	if (fileio_read_value(path, buf, sizeof(buf)) < 0 ||
-	    sscanf(buf, "%d.%d", &major, &minor) != 2)
+	if (irqres_kernel_release(&major, &minor))
 		return true;
 	if (major < 7 || (major == 7 && minor < 2))
 		return true;

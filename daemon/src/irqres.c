@@ -2,7 +2,10 @@
 /* irqres.c - what every module shares (irqres.h): the filesystem roots it reads and writes
  * under. */
 #include "irqres.h"
+#include "fileio.h"
 
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -24,4 +27,16 @@ void irqres_paths_default(void)
 bool irqres_paths_real_proc(void)
 {
 	return strcmp(irqres_paths.proc, "/proc") == 0;
+}
+
+int irqres_kernel_release(int *major, int *minor)
+{
+	char path[PATH_MAX], buf[64];
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/sys/kernel/osrelease", irqres_paths.proc);
+	rc = fileio_read_value(path, buf, sizeof(buf));
+	if (rc < 0)
+		return rc;
+	return sscanf(buf, "%d.%d", major, minor) == 2 ? 0 : -EINVAL;
 }

@@ -39,9 +39,12 @@ void irqres_paths_default(void);
 /* Is the proc root the machine's own /proc (syscalls may stand in for its files, and
  * what they change is real)? */
 bool irqres_paths_real_proc(void);
+/* The running kernel's version from <proc>/sys/kernel/osrelease: 0, or -errno (-EINVAL
+ * when it does not start with <major>.<minor>). */
+int irqres_kernel_release(int *major, int *minor);
 
 /* What a target selects; each kind has its table of operations in target_kind.h. */
-enum target_kind { TARGET_IRQ, TARGET_TASK, TARGET_NAPI };
+enum target_kind { TARGET_IRQ, TARGET_TASK, TARGET_NAPI, TARGET_SOFTIRQ };
 enum target_mode { MODE_STATIC, MODE_ADAPTIVE };
 
 struct adaptive_cfg {
@@ -90,6 +93,13 @@ struct target {
 	bool threaded_napi;
 	int threaded_napi_line;
 
+	/* The softirq selector (kind == TARGET_SOFTIRQ): which per-CPU soft IRQ kthreads
+	 * (softirqd.h, a mask of 1 << enum softirqd_kind) on which CPUs (none: every CPU). */
+	unsigned int softirqd_mask;
+	int *softirqd_cpus;
+	size_t n_softirqd_cpus;
+	int softirq_line;		/* where its cpu is given (softirq's line without it) */
+
 	/* Task selectors (kind == TARGET_TASK). */
 	char *task_comm;		/* fnmatch glob */
 	pid_t *pids;
@@ -127,6 +137,10 @@ struct thread_info {
 	bool kthread;			/* PF_KTHREAD */
 	bool is_irq;			/* a real IRQ thread: kthread, parent kthreadd, irq/ name */
 	bool is_napi;			/* a threaded NAPI kthread: parent kthreadd, napi/ name */
+	bool is_softirqd;		/* a per-CPU soft IRQ kthread (softirqd.h): parent
+					 * kthreadd, <name>/<cpu> */
+	int softirqd_kind;		/* its enum softirqd_kind */
+	int softirqd_cpu;		/* the CPU its name gives */
 	int irq;			/* IRQ number, -1 when not an IRQ thread */
 	bool secondary;			/* irq/N-s-<action> */
 	char actions[ACTIONS_MAX];	/* full action names, comma separated */

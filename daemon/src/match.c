@@ -475,6 +475,17 @@ static bool task_target_selects(const struct target *t, const struct thread_info
 	return match_task_selects(t->task_comm, t->pids, t->n_pids, t->task_cgroup, ti);
 }
 
+static bool softirq_target_selects(const struct target *t, const struct thread_info *ti)
+{
+	size_t i;
+
+	if (!ti->is_softirqd || !(t->softirqd_mask & (1u << ti->softirqd_kind)))
+		return false;
+	for (i = 0; i < t->n_softirqd_cpus && t->softirqd_cpus[i] != ti->softirqd_cpu; i++)
+		;
+	return !t->n_softirqd_cpus || i < t->n_softirqd_cpus;
+}
+
 static void resolved_free(struct resolved *r)
 {
 	set_free(&r->msi);
@@ -514,6 +525,8 @@ static int resolve(const struct target *t, struct resolved *r, struct driver_map
 		return 0;	/* task selectors read nothing ahead */
 	case TARGET_NAPI:
 		return resolve_napi(t->napi, r);
+	case TARGET_SOFTIRQ:
+		return 0;	/* the name and the CPU tell */
 	}
 	return -EINVAL;
 }
@@ -528,6 +541,8 @@ static bool selects(const struct target *t, const struct resolved *r,
 		return task_target_selects(t, ti);
 	case TARGET_NAPI:
 		return ti->is_napi && set_has(&r->napi, ti->pid);
+	case TARGET_SOFTIRQ:
+		return softirq_target_selects(t, ti);
 	}
 	return false;
 }
@@ -644,6 +659,23 @@ static int napi_selector_problems(const struct target *t, struct match_problem *
 	return (int)n;
 }
 
+/* The CPUs of a softirq target this machine does not have. */
+static int softirq_selector_problems(const struct target *t, struct match_problem *out,
+				     size_t max)
+{
+	char path[PATH_LEN];
+	size_t n = 0;
+
+	for (size_t i = 0; i < t->n_softirqd_cpus && n < max; i++) {
+		path_fmt(path, sizeof(path), "%s/devices/system/cpu/cpu%d", irqres_paths.sys,
+			 t->softirqd_cpus[i]);
+		if (access(path, F_OK) < 0)
+			add_problem(out, max, &n, t->softirq_line, "CPU %d does not exist (no %s)",
+				    t->softirqd_cpus[i], path);
+	}
+	return (int)n;
+}
+
 int match_selector_problems(const struct target *t, struct match_problem *out, size_t max)
 {
 	switch (t->kind) {
@@ -653,8 +685,18 @@ int match_selector_problems(const struct target *t, struct match_problem *out, s
 		return 0;	/* a comm, pid or cgroup may well appear later */
 	case TARGET_NAPI:
 		return napi_selector_problems(t, out, max);
+	case TARGET_SOFTIRQ:
+		return softirq_selector_problems(t, out, max);
 	}
 	return -EINVAL;
+}
+
+bool match_needs_softirqd(const struct profile *prof)
+{
+	for (size_t i = 0; i < prof->n_targets; i++)
+		if (target_kind_of(&prof->targets[i])->threads == TARGET_THREADS_SOFTIRQD)
+			return true;
+	return false;
 }
 
 bool match_needs_tasks(const struct profile *prof)
@@ -674,6 +716,7 @@ static const struct thread_list *kind_threads(const struct target *t,
 {
 	switch (target_kind_of(t)->threads) {
 	case TARGET_THREADS_IRQ:
+	case TARGET_THREADS_SOFTIRQD:
 		return irq_threads;
 	case TARGET_THREADS_TASKS:
 		return task_threads;

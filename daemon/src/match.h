@@ -25,7 +25,8 @@ struct match_unmatched {
 };
 
 /*
- * Resolves every target of @prof against @irq_threads (from discover_scan_irq) and
+ * Resolves every target of @prof against @irq_threads (from discover_scan_irq, with the
+ * soft IRQ kthreads when match_needs_softirqd()) and
  * @task_threads (from discover_scan_tasks; may be NULL when match_needs_tasks() is false)
  * and appends one struct match per selected thread to @matches, in target order.
  * Targets that match nothing are listed in @unmatched (may be NULL); the caller decides
@@ -54,6 +55,10 @@ bool match_task_selects(const char *comm, const pid_t *pids, size_t n_pids,
 int match_target_threads(const struct profile *prof, size_t target,
 			 const struct thread_list *irq_threads,
 			 const struct thread_list *task_threads, struct match_list *out);
+
+/* true when some target of @prof selects per-CPU soft IRQ kthreads (discover_scan_irq()
+ * must list them). */
+bool match_needs_softirqd(const struct profile *prof);
 
 /* true when some target of @prof is a task target (discover_scan_tasks() is needed). */
 bool match_needs_tasks(const struct profile *prof);

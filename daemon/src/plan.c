@@ -165,6 +165,16 @@ static void read_kernel_bw(struct plan_env *env)
 	fclose(f);
 }
 
+/* plan_env.dl_counts_by_cgroup for the running kernel. */
+static bool counts_by_cgroup(void)
+{
+	int major, minor;
+
+	if (irqres_kernel_release(&major, &minor))
+		return true;
+	return major > 6 || (major == 6 && minor >= 19);
+}
+
 int plan_env_read(struct plan_env *env, bool with_dl)
 {
 	char path[PATH_MAX];
@@ -183,6 +193,7 @@ int plan_env_read(struct plan_env *env, bool with_dl)
 	rc = read_limits(env, with_dl);
 	if (rc)
 		return rc;
+	env->dl_counts_by_cgroup = counts_by_cgroup();
 	env->partitions_possible = cpuset_check(env->partition_err,
 						sizeof(env->partition_err)) == 0;
 	if (env->partitions_possible) {
@@ -304,8 +315,14 @@ static bool in_group(const char *cg, const char *name)
 }
 
 /* The warning of a thread that stays in its cgroup beside partition name. */
-static int warn_stays(struct plan *plan, const struct plan_item *it, const char *name)
+/* A thread that stays beside its partition (PF_NO_SETAFFINITY), on a kernel that will
+ * count it elsewhere (plan_env.dl_counts_by_cgroup); nothing to say on one that counts it
+ * where it runs. */
+static int warn_stays(struct plan *plan, const struct plan_env *env,
+		      const struct plan_item *it, const char *name)
 {
+	if (!env->dl_counts_by_cgroup)
+		return 0;
 	return array_printf(&plan->warnings, &plan->n_warnings, &plan->warnings_cap,
 			    "%s (pid %d) stays in cgroup %s beside cpuset partition %s "
 			    "(PF_NO_SETAFFINITY: it cannot be moved; the partition is the root "
@@ -350,7 +367,7 @@ static int place_item(struct plan *plan, struct plan_item *it, const struct plan
 		    in_group(ti->cgroup, dom->partition))
 			return 0;
 		if (it->no_setaffinity)
-			return warn_stays(plan, it, dom->partition);
+			return warn_stays(plan, env, it, dom->partition);
 		it->needs_partition = true;
 		snprintf(it->partition, sizeof(it->partition), "%s", dom->partition);
 		return 0;
@@ -388,7 +405,7 @@ static int place_item(struct plan *plan, struct plan_item *it, const struct plan
 	if (dom->partition[0])
 		REFUSE("its CPUs belong to cpuset partition %s, which irqres does not split",
 		       dom->partition);
-	if (it->no_setaffinity && (rc = warn_stays(plan, it, name)))
+	if (it->no_setaffinity && (rc = warn_stays(plan, env, it, name)))
 		return rc;
 	/* another item's new partition overlapping this one but different */
 	for (size_t i = 0; i < plan->n_domains; i++) {
@@ -567,14 +584,17 @@ static const struct plan_item *replaced(const struct plan *plan, pid_t pid)
 
 /*
  * Whether the kernel's count of d may lack it although it runs there: a thread that
- * stayed in its cgroup beside the partition d (PF_NO_SETAFFINITY). When it rebuilds its
- * root domains, the kernel (7.x: dl_add_task_root_domain() via cpuset_cpus_allowed())
- * counts a task in the domain of its cgroup's CPUs, the root cgroup's for such a thread,
- * not in the partition's where it runs (docs/vm.md, "What 7.3 changes").
+ * stayed in its cgroup beside the partition d (PF_NO_SETAFFINITY), on a kernel that counts
+ * a task in the domain of its cgroup's CPUs when it rebuilds its root domains (from 6.19,
+ * dl_add_task_root_domain() via cpuset_cpus_allowed()): the root cgroup's for such a
+ * thread, not the partition's where it runs. Earlier kernels count it where it runs
+ * (docs/vm.md, "What 7.3 changes"; docs/profile.md, "Soft IRQ kthreads").
  */
-static bool kernel_counts_elsewhere(const struct plan_item *it, const struct plan_domain *d)
+static bool kernel_counts_elsewhere(const struct plan_env *env, const struct plan_item *it,
+				    const struct plan_domain *d)
 {
-	return it->no_setaffinity && d->partition[0] && !in_group(it->thread.cgroup, d->partition);
+	return env->dl_counts_by_cgroup && it->no_setaffinity && d->partition[0] &&
+	       !in_group(it->thread.cgroup, d->partition);
 }
 
 static void bw_str(uint64_t bw, char *buf, size_t len)
@@ -624,7 +644,7 @@ static void domains_existing(struct plan *plan, const struct plan_env *env)
 		it = replaced(plan, env->dl[i].pid);
 		if (!it)
 			d->tasks_bw += env->dl[i].bw;
-		else if (d->source == PLAN_BW_KERNEL && !kernel_counts_elsewhere(it, d))
+		else if (d->source == PLAN_BW_KERNEL && !kernel_counts_elsewhere(env, it, d))
 			d->kernel_bw -= d->kernel_bw < env->dl[i].bw ? d->kernel_bw : env->dl[i].bw;
 	}
 	for (size_t i = 0; i < plan->n_domains; i++) {

@@ -68,6 +68,12 @@ struct plan_env {
 	cpu_set_t kernel_bw_cpus;
 	int64_t kernel_total_bw[CPU_SETSIZE];
 	int64_t kernel_cap_bw[CPU_SETSIZE];
+	/* Whether the kernel, rebuilding its root domains, counts a deadline task in the
+	 * domain of its cgroup's CPUs (true from 6.19: dl_add_task_root_domain() through
+	 * cpuset_cpus_allowed()) or in the domain of the CPU it runs on (before; true when the
+	 * release cannot be read). They differ for a thread that stays in its cgroup beside a
+	 * partition of its CPU (PF_NO_SETAFFINITY). */
+	bool dl_counts_by_cgroup;
 	/* How budgets are enforced (enforce.h): read with scan_dl only. */
 	bool enforce_read;
 	struct enforce_env enforce;

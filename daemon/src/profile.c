@@ -8,12 +8,14 @@
  */
 #include "profile.h"
 #include "buffering.h"
+#include "softirqd.h"
 #include "target_kind.h"
 #include "units.h"
 #include "yamlmap.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -220,11 +222,71 @@ static const struct yamlmap_mapping adaptive_mapping = {
 	},
 };
 
+/* The names of per-CPU soft IRQ kthreads (softirqd.h): a name or a list into a mask. */
+static int on_softirqd_kthreads(struct yamlmap *c, const struct yamlmap_key *k,
+				yaml_node_t *key, yaml_node_t *val, void *obj, const char *what)
+{
+	unsigned int *mask = yamlmap_field(obj, k);
+	yaml_node_item_t *start;
+	char known[64];
+	size_t count;
+	int rc = yamlmap_one_or_list(c, val, what, "a kthread name or a list of them", &start,
+				     &count);
+
+	if (rc)
+		return rc;
+	softirqd_list(SOFTIRQD_ALL, known, sizeof(known));
+	for (size_t i = 0; i < count; i++) {
+		yaml_node_t *elem = start ? yamlmap_node(c, start[i]) : val;
+		const char *name = NULL;
+		int kind;
+
+		rc = yamlmap_get_text(c, elem, what, &name);
+		if (rc)
+			return rc;
+		kind = softirqd_lookup(name);
+		if (kind < 0)
+			return yamlmap_error(c, elem, "%s: '%s' is not a per-CPU soft IRQ kthread "
+					     "(one of %s; the CPU goes in cpu)", what, name, known);
+		*mask |= 1u << kind;
+	}
+	return 0;
+}
+
+static const struct yamlmap_int_list softirqd_cpu_rule = { 0, CPU_SETSIZE - 1,
+							    TARGET_FIELD(n_softirqd_cpus) };
+
+static int softirq_done(struct yamlmap *c, const struct yamlmap_mapping *m, yaml_node_t *map,
+			void *obj, const char *where)
+{
+	struct target *t = obj;
+	char keys[64];
+
+	if (!t->softirqd_mask && !t->softirqd_cpus)
+		return yamlmap_error(c, map, "%s: give at least one of %s", where,
+				     yamlmap_key_list(m->keys, keys, sizeof(keys)));
+	if (!t->softirqd_mask)
+		t->softirqd_mask = SOFTIRQD_ALL;
+	return 0;
+}
+
+static const struct yamlmap_mapping softirq_mapping = {
+	.expect = "a mapping of kthreads and cpu",
+	.keys = (const struct yamlmap_key[]){
+		{ "kthreads", YAML_NO_NODE, on_softirqd_kthreads, TARGET_FIELD(softirqd_mask),
+		  NULL },
+		{ "cpu", YAML_NO_NODE, yamlmap_on_int_list, TARGET_FIELD(softirqd_cpus),
+		  &softirqd_cpu_rule },
+		{ 0 },
+	},
+	.done = softirq_done,
+};
+
 /* A target's keys, by index into its table (and its struct yamlmap_given array). */
 enum target_key {
 	T_NAME, T_INTERFACE, T_IRQ, T_ACTION, T_DRIVER, T_SECONDARY, T_TASK, T_RUNTIME,
 	T_PERIOD, T_DEADLINE, T_MIN_INTERARRIVAL, T_BUFFER, T_MODE, T_ADAPTIVE, T_TAKE_OVER,
-	T_SERVES, T_NAPI, T_THREADED_NAPI, T_NKEYS
+	T_SERVES, T_NAPI, T_THREADED_NAPI, T_SOFTIRQ, T_NKEYS
 };
 
 static const struct yamlmap_key target_keys[T_NKEYS + 1] = {
@@ -256,6 +318,7 @@ static const struct yamlmap_key target_keys[T_NKEYS + 1] = {
 	[T_NAPI] = { "napi", YAML_SCALAR_NODE, on_interface, TARGET_FIELD(napi), NULL },
 	[T_THREADED_NAPI] = { "threaded_napi", YAML_SCALAR_NODE, yamlmap_on_bool,
 			      TARGET_FIELD(threaded_napi), NULL },
+	[T_SOFTIRQ] = { "softirq", YAML_MAPPING_NODE, NULL, 0, &softirq_mapping },
 	[T_NKEYS] = { 0 },
 };
 
@@ -313,39 +376,60 @@ static int two_kinds(struct yamlmap *c, const struct yamlmap_given *g, enum targ
 		b = x;
 	}
 	return yamlmap_error(c, g[b].key, "%s: %s cannot be combined with %s (line %d): a "
-			     "target selects IRQ threads, tasks or NAPI kthreads, one kind only",
-			     where, target_keys[b].key, target_keys[a].key, line_of(g[a].key));
+			     "target selects IRQ threads, tasks, NAPI kthreads or soft IRQ "
+			     "kthreads, one kind only", where, target_keys[b].key,
+			     target_keys[a].key, line_of(g[a].key));
 }
 
-/* IRQ threads, tasks or NAPI kthreads: one kind of selector. */
+/* The kind a given selector key makes. */
+static enum target_kind kind_of_key(enum target_key k)
+{
+	switch (k) {
+	case T_TASK:
+		return TARGET_TASK;
+	case T_NAPI:
+		return TARGET_NAPI;
+	case T_SOFTIRQ:
+		return TARGET_SOFTIRQ;
+	default:
+		return TARGET_IRQ;
+	}
+}
+
+/* IRQ threads, tasks, NAPI kthreads or soft IRQ kthreads: one kind of selector. */
 static int check_kind(struct yamlmap *c, yaml_node_t *map, struct target *t,
 		      const struct yamlmap_given *g, const char *where)
 {
-	enum target_key sel = first_irq_selector(g);
+	const enum target_key sel[] = { first_irq_selector(g), T_TASK, T_NAPI, T_SOFTIRQ };
+	enum target_key first = T_NKEYS;
 
-	if (sel != T_NKEYS && g[T_TASK].key)
-		return two_kinds(c, g, sel, T_TASK, where);
-	if (sel != T_NKEYS && g[T_NAPI].key)
-		return two_kinds(c, g, sel, T_NAPI, where);
-	if (g[T_TASK].key && g[T_NAPI].key)
-		return two_kinds(c, g, T_TASK, T_NAPI, where);
-	if (sel == T_NKEYS && !g[T_TASK].key && !g[T_NAPI].key)
+	for (size_t i = 0; i < sizeof(sel) / sizeof(sel[0]); i++) {
+		if (sel[i] == T_NKEYS || !g[sel[i]].key)
+			continue;
+		if (first != T_NKEYS)
+			return two_kinds(c, g, first, sel[i], where);
+		first = sel[i];
+	}
+	if (first == T_NKEYS)
 		return yamlmap_error(c, map, "%s: no selector: give interface, irq, action or "
-				     "driver (IRQ threads), task (user threads) or napi (an "
-				     "interface's NAPI kthreads)", where);
-	if (sel == T_NKEYS && g[T_SECONDARY].key)
+				     "driver (IRQ threads), task (user threads), napi (an "
+				     "interface's NAPI kthreads) or softirq (per-CPU soft IRQ "
+				     "kthreads)", where);
+	t->kind = kind_of_key(first);
+	if (t->kind != TARGET_IRQ && g[T_SECONDARY].key)
 		return yamlmap_error(c, g[T_SECONDARY].key, "%s: secondary applies to IRQ "
 				     "threads only, not to a %s target", where,
-				     g[T_TASK].key ? "task" : "napi");
+				     target_kind_of(t)->name);
 	if (g[T_THREADED_NAPI].key && !t->interface && !t->napi)
 		return yamlmap_error(c, g[T_THREADED_NAPI].key, "%s: threaded_napi switches an "
 				     "interface: it needs interface or napi in the target", where);
-	t->kind = g[T_TASK].key ? TARGET_TASK : g[T_NAPI].key ? TARGET_NAPI : TARGET_IRQ;
 	t->interface_line = line_of(g[T_INTERFACE].key);
 	t->irq_line = line_of(g[T_IRQ].key);
 	t->driver_line = line_of(g[T_DRIVER].key);
 	t->napi_line = line_of(g[T_NAPI].key);
 	t->threaded_napi_line = line_of(g[T_THREADED_NAPI].key);
+	t->softirq_line = line_of(g[T_SOFTIRQ].val && yamlmap_value(c, g[T_SOFTIRQ].val, "cpu") ?
+				  yamlmap_value(c, g[T_SOFTIRQ].val, "cpu") : g[T_SOFTIRQ].key);
 	return 0;
 }
 
@@ -409,7 +493,8 @@ static int check_device(struct yamlmap *c, struct target *t, const struct yamlma
 
 	if (dev && !target_kind_of(t)->device)
 		return yamlmap_error(c, dev, "%s: min_interarrival and buffer describe a device: "
-				     "IRQ and napi targets only", where);
+				     "IRQ and napi targets only, not a %s target", where,
+				     target_kind_of(t)->name);
 	if (profile_buffer_check(t, t->runtime_ns, t->period_ns) != PROFILE_BUFFER_VIOLATED)
 		return 0;
 	delayed = (t->period_ns - t->runtime_ns) / t->min_interarrival_ns;
@@ -567,10 +652,11 @@ static int parse_targets(struct yamlmap *c, yaml_node_t *node, struct profile *p
 		rc = parse_target(c, yamlmap_node(c, *item), i, t);
 		if (rc)
 			return rc;
-		ids += t->n_irqs + t->n_pids + t->serves.n_pids + t->serves.n_ports;
+		ids += t->n_irqs + t->n_pids + t->serves.n_pids + t->serves.n_ports +
+		       t->n_softirqd_cpus;
 		if (ids > PROFILE_IDS_MAX)
-			return yamlmap_error(c, yamlmap_node(c, *item), "target '%s': irq, pid and port "
-					     "entries: %zu in the profile up to here, at most %d in "
+			return yamlmap_error(c, yamlmap_node(c, *item), "target '%s': irq, pid, port "
+					     "and cpu entries: %zu in the profile up to here, at most %d in "
 					     "one profile", t->name, ids, PROFILE_IDS_MAX);
 	}
 	return check_unique_names(c, node, prof);
@@ -714,6 +800,7 @@ static void target_free(struct target *t)
 	free(t->serves.cgroup);
 	free(t->serves.ports);
 	free(t->napi);
+	free(t->softirqd_cpus);
 }
 
 void profile_free(struct profile *prof)

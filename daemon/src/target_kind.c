@@ -3,6 +3,7 @@
  * target_kind.c - the table of operations of each kind of target.
  */
 #include "target_kind.h"
+#include "softirqd.h"
 
 #include <fnmatch.h>
 #include <stddef.h>
@@ -93,6 +94,35 @@ static const struct target_kind_ops napi_ops = {
 	.changes_unseen = napi_changes_unseen,
 };
 
+/* ---- per-CPU soft IRQ kthreads ---- */
+
+static bool softirq_may_take(const struct thread_info *ti)
+{
+	return ti->is_softirqd;
+}
+
+/* ksoftirqd/N and the others are made when CPU N first comes up (kthreadd's name just
+ * after the fork), parked and unparked when it goes offline and back. */
+static bool softirq_comm_may_match(const struct target *t, const char *comm)
+{
+	return softirqd_comm_may_be(comm);
+}
+
+static bool softirq_changes_unseen(const struct target *t)
+{
+	return false;
+}
+
+static const struct target_kind_ops softirq_ops = {
+	.kind = TARGET_SOFTIRQ,
+	.name = "softirq",
+	.threads = TARGET_THREADS_SOFTIRQD,
+	.device = false,		/* they run every device's soft IRQs, and timers */
+	.may_take = softirq_may_take,
+	.comm_may_match = softirq_comm_may_match,
+	.changes_unseen = softirq_changes_unseen,
+};
+
 const struct target_kind_ops *target_kind_ops(enum target_kind kind)
 {
 	switch (kind) {
@@ -102,6 +132,8 @@ const struct target_kind_ops *target_kind_ops(enum target_kind kind)
 		return &task_ops;
 	case TARGET_NAPI:
 		return &napi_ops;
+	case TARGET_SOFTIRQ:
+		return &softirq_ops;
 	}
 	return NULL;
 }

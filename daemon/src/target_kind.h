@@ -4,8 +4,9 @@
  * per kind.
  *
  * A target selects IRQ threads (TARGET_IRQ: the kernel's irq/<N>-<action> threads),
- * user threads (TARGET_TASK) or an interface's threaded NAPI kthreads (TARGET_NAPI:
- * napi/<if>-<id>, found by napi.h).  Whatever depends on the kind is either a field or an
+ * user threads (TARGET_TASK), an interface's threaded NAPI kthreads (TARGET_NAPI:
+ * napi/<if>-<id>, found by napi.h) or per-CPU soft IRQ kthreads (TARGET_SOFTIRQ:
+ * ksoftirqd/N, ktimers/N, backlog_napi/N, softirqd.h).  Whatever depends on the kind is either a field or an
  * operation of the kind's struct target_kind_ops, or a `switch` over enum target_kind
  * without `default` (the Makefile makes -Wswitch an error).  A new kind therefore gets
  * one more table here, and the compiler names every switch that must handle it (the
@@ -22,12 +23,14 @@
 /* Which of discover.h's thread lists holds a kind's threads. */
 enum target_threads {
 	TARGET_THREADS_IRQ,	/* discover_scan_irq(): IRQ and NAPI kthreads */
+	TARGET_THREADS_SOFTIRQD,	/* the same list, scanned with the soft IRQ kthreads */
 	TARGET_THREADS_TASKS,	/* discover_scan_tasks() */
 };
 
 struct target_kind_ops {
 	enum target_kind kind;
-	const char *name;		/* "irq", "task", "napi": the status JSON's "kind" */
+	const char *name;		/* "irq", "task", "napi", "softirq": the status JSON's
+				 * "kind" */
 	enum target_threads threads;	/* where its threads are found */
 	bool device;			/* min_interarrival and buffer apply: it serves a device */
 	/* Whether @ti can be a thread of this kind at all: a cheap look, no sysfs reads. */

@@ -208,23 +208,34 @@ int yamlmap_get_double(struct yamlmap *c, yaml_node_t *node, const char *what, d
 }
 
 /* A scalar or a list of integers in [min, max] into a new int array of *@n. */
+int yamlmap_one_or_list(struct yamlmap *c, yaml_node_t *node, const char *what,
+			const char *expect, yaml_node_item_t **start, size_t *count)
+{
+	*start = NULL;
+	*count = 1;
+	if (node->type == YAML_SEQUENCE_NODE) {
+		*start = node->data.sequence.items.start;
+		*count = (size_t)(node->data.sequence.items.top - *start);
+		if (!*count)
+			return yamlmap_error(c, node, "%s: the list is empty", what);
+	} else if (node->type != YAML_SCALAR_NODE) {
+		return yamlmap_error(c, node, "%s: expected %s, got %s", what, expect,
+				     yamlmap_kind(node));
+	}
+	return 0;
+}
+
 static int get_int_list(struct yamlmap *c, yaml_node_t *node, const char *what, int min, int max,
 			int **out, size_t *n)
 {
-	yaml_node_item_t *start = NULL;
+	yaml_node_item_t *start;
 	unsigned long long v = 0;
-	size_t count = 1;
-	int rc = 0;
+	size_t count;
+	int rc = yamlmap_one_or_list(c, node, what, "an integer or a list of integers", &start,
+				     &count);
 
-	if (node->type == YAML_SEQUENCE_NODE) {
-		start = node->data.sequence.items.start;
-		count = (size_t)(node->data.sequence.items.top - start);
-		if (!count)
-			return yamlmap_error(c, node, "%s: the list is empty", what);
-	} else if (node->type != YAML_SCALAR_NODE) {
-		return yamlmap_error(c, node, "%s: expected an integer or a list of integers, "
-				     "got %s", what, yamlmap_kind(node));
-	}
+	if (rc)
+		return rc;
 	*out = calloc(count, sizeof(**out));
 	if (!*out)
 		return -ENOMEM;

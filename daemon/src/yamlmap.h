@@ -71,6 +71,11 @@ int yamlmap_get_duration(struct yamlmap *c, yaml_node_t *node, const char *what,
 int yamlmap_get_uint(struct yamlmap *c, yaml_node_t *node, const char *what,
 		     unsigned long long min, unsigned long long max, unsigned long long *out);
 int yamlmap_get_double(struct yamlmap *c, yaml_node_t *node, const char *what, double *out);
+/* A value given as one scalar or a non-empty list: *@start NULL and *@count 1 for the
+ * scalar (@node itself), else the list's items; an empty list or a mapping is an error
+ * naming @what and @expect ("an integer or a list of integers"). */
+int yamlmap_one_or_list(struct yamlmap *c, yaml_node_t *node, const char *what,
+			const char *expect, yaml_node_item_t **start, size_t *count);
 
 /* A name and its place in document order, for yamlmap_first_repeat(). */
 struct yamlmap_name {

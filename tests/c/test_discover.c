@@ -135,7 +135,7 @@ static void test_discover_scan_irq_children(void **state)
 {
 	struct thread_list l = { 0 };
 
-	assert_int_equal(discover_scan_irq(&l), 0);
+	assert_int_equal(discover_scan_irq(&l, false), 0);
 	check_irq_threads(&l);
 	discover_list_free(&l);
 	assert_null(l.v);
@@ -148,7 +148,7 @@ static void test_discover_scan_irq_walk(void **state)
 	struct thread_list l = { 0 };
 
 	snprintf(irqres_paths.proc, sizeof(irqres_paths.proc), FIX "/proc-walk");
-	assert_int_equal(discover_scan_irq(&l), 0);
+	assert_int_equal(discover_scan_irq(&l, false), 0);
 	check_irq_threads(&l);
 	discover_list_free(&l);
 }
@@ -179,7 +179,7 @@ static void test_discover_scan_irq_no_proc(void **state)
 	struct thread_list l = { 0 };
 
 	snprintf(irqres_paths.proc, sizeof(irqres_paths.proc), FIX "/missing");
-	assert_int_equal(discover_scan_irq(&l), -ENOENT);
+	assert_int_equal(discover_scan_irq(&l, false), -ENOENT);
 	assert_int_equal(l.n, 0);
 	discover_list_free(&l);
 }
@@ -324,7 +324,7 @@ static void test_discover_host_impostor(void **state)
 	pid_t child = spawn_impostor();
 	size_t i;
 
-	assert_int_equal(discover_scan_irq(&irq), 0);
+	assert_int_equal(discover_scan_irq(&irq, false), 0);
 	for (i = 0; i < irq.n; i++) {
 		assert_true(irq.v[i].is_irq);
 		assert_true(irq.v[i].kthread);

@@ -27,7 +27,7 @@ static int setup(void **state)
 	memset(&w, 0, sizeof(w));
 	snprintf(irqres_paths.proc, sizeof(irqres_paths.proc), FIX "/proc");
 	snprintf(irqres_paths.sys, sizeof(irqres_paths.sys), FIX "/sys");
-	if (discover_scan_irq(&w.irq) || discover_scan_tasks(&w.tasks))
+	if (discover_scan_irq(&w.irq, true) || discover_scan_tasks(&w.tasks))
 		return -1;
 	*state = &w;
 	return 0;
@@ -115,16 +115,42 @@ static void clone_kthread(int pid, const char *comm, int ppid)
 	assert_int_equal(system(cmd), 0);
 }
 
-/* napi: the threaded NAPI kthreads of one interface, listed with the IRQ threads; an
- * IRQ target never takes them, a napi target nothing else. */
-static void test_match_napi(void **state)
+/* A writable copy of the fixture machine, to add threads to (clone_kthread). */
+static void copy_open(void)
 {
-	struct world w = { 0 };
 	char cmd[512];
 
 	assert_int_equal(fixtree_setup(NULL), 0);
 	snprintf(cmd, sizeof(cmd), "cp -a " FIX "/proc " FIX "/sys %s/", fixtree_root);
 	assert_int_equal(system(cmd), 0);
+}
+
+/* The copy scanned as the world of a test (after its threads were added). */
+static void copy_scan(struct world *w)
+{
+	snprintf(irqres_paths.proc, sizeof(irqres_paths.proc), "%s/proc", fixtree_root);
+	snprintf(irqres_paths.sys, sizeof(irqres_paths.sys), "%s/sys", fixtree_root);
+	assert_int_equal(discover_scan_irq(&w->irq, true), 0);
+	assert_int_equal(discover_scan_tasks(&w->tasks), 0);
+}
+
+/* The copy gone, the group's fixture machine back. */
+static void copy_close(struct world *w)
+{
+	discover_list_free(&w->irq);
+	discover_list_free(&w->tasks);
+	snprintf(irqres_paths.proc, sizeof(irqres_paths.proc), FIX "/proc");
+	snprintf(irqres_paths.sys, sizeof(irqres_paths.sys), FIX "/sys");
+	fixtree_teardown(NULL);
+}
+
+/* napi: the threaded NAPI kthreads of one interface, listed with the IRQ threads; an
+ * IRQ target never takes them, a napi target nothing else. */
+static void test_match_napi(void **state)
+{
+	struct world w = { 0 };
+
+	copy_open();
 	clone_kthread(114, "napi/eth0-8193", 2);
 	clone_kthread(115, "napi/eth0-8194", 2);
 	clone_kthread(116, "napi/eth2-8195", 2);
@@ -132,10 +158,7 @@ static void test_match_napi(void **state)
 	fixtree_file("sys/class/net/eth0/ifindex", "2\n");
 	fixtree_file("sys/class/net/eth0/threaded", "1\n");
 	fixtree_file("sys/class/net/eth2/ifindex", "4\n");
-	snprintf(irqres_paths.proc, sizeof(irqres_paths.proc), "%s/proc", fixtree_root);
-	snprintf(irqres_paths.sys, sizeof(irqres_paths.sys), "%s/sys", fixtree_root);
-	assert_int_equal(discover_scan_irq(&w.irq), 0);
-	assert_int_equal(discover_scan_tasks(&w.tasks), 0);
+	copy_scan(&w);
 
 	assert_string_equal(pids_of(&w, "    napi: eth0\n"), "114 115");
 	assert_string_equal(pids_of(&w, "    napi: eth2\n"), "116");
@@ -158,11 +181,65 @@ static void test_match_napi(void **state)
 	assert_int_equal(discover_read(116, &ti), 0);	/* eth2's */
 	assert_int_equal(match_find_target(&p, &ti, NULL, 0), -ENOENT);
 	profile_free(&p);
-	discover_list_free(&w.irq);
-	discover_list_free(&w.tasks);
-	snprintf(irqres_paths.proc, sizeof(irqres_paths.proc), FIX "/proc");	/* the group's */
-	snprintf(irqres_paths.sys, sizeof(irqres_paths.sys), FIX "/sys");
-	fixtree_teardown(NULL);
+	copy_close(&w);
+}
+
+/* The per-CPU soft IRQ kthreads, by name and CPU; listed only when a profile asks. */
+static void test_match_softirq(void **state)
+{
+	struct world w = { 0 };
+	struct thread_list plain = { 0 };
+	struct match_problem probs[4];
+	struct thread_info ti;
+	struct profile p;
+
+	copy_open();
+	clone_kthread(60, "ktimers/0", 2);
+	clone_kthread(61, "ksoftirqd/1", 2);
+	clone_kthread(62, "ktimers/1", 2);
+	clone_kthread(63, "backlog_napi/1", 2);
+	clone_kthread(64, "ksoftirqd/01", 2);	/* no such name: the kernel writes no 0 */
+	clone_kthread(65, "ksoftirqd/2", 1);	/* not kthreadd's child */
+	fixtree_file("sys/devices/system/cpu/cpu0/online", "1\n");
+	fixtree_file("sys/devices/system/cpu/cpu1/online", "1\n");
+	copy_scan(&w);
+
+	assert_string_equal(pids_of(&w, "    softirq:\n      cpu: 0\n"), "51 60");
+	assert_string_equal(pids_of(&w, "    softirq:\n      cpu: [1]\n"), "61 62 63");
+	assert_string_equal(pids_of(&w, "    softirq:\n      kthreads: ksoftirqd\n"), "51 61");
+	assert_string_equal(pids_of(&w, "    softirq:\n      kthreads: [ktimers, backlog_napi]\n"
+				    "      cpu: [1, 0]\n"), "60 62 63");
+	assert_string_equal(pids_of(&w, "    softirq:\n      cpu: 7\n"), "");
+	/* the IRQ selectors as before: they take none of them */
+	assert_string_equal(pids_of(&w, "    action: '*'\n"),
+			    "101 102 103 104 105 106 107 108 109 110 111 112 113");
+	/* a scan for the device's threads alone leaves them out */
+	assert_int_equal(discover_scan_irq(&plain, false), 0);
+	for (size_t i = 0; i < plain.n; i++)
+		assert_false(plain.v[i].is_softirqd);
+	assert_int_equal(plain.n + 5, w.irq.n);
+	/* a CPU that comes up later: hotplug's one look at its new kthread */
+	parse(&p, "  - name: sirq\n    softirq:\n      cpu: 1\n    runtime: 1ms\n"
+		  "    period: 10ms\n");
+	assert_int_equal(discover_read(61, &ti), 0);
+	assert_true(ti.is_softirqd && !ti.is_irq && !ti.is_napi);
+	assert_int_equal(ti.softirqd_cpu, 1);
+	assert_int_equal(match_find_target(&p, &ti, NULL, 0), 0);
+	assert_int_equal(discover_read(60, &ti), 0);	/* CPU 0's */
+	assert_int_equal(match_find_target(&p, &ti, NULL, 0), -ENOENT);
+	assert_int_equal(discover_read(65, &ti), 0);	/* the impostor */
+	assert_false(ti.is_softirqd);
+	assert_int_equal(match_selector_problems(&p.targets[0], probs, 4), 0);
+	profile_free(&p);
+	/* a CPU this machine does not have is a selector problem, named with its line */
+	parse(&p, "  - name: sirq\n    softirq:\n      cpu: [1, 9]\n    runtime: 1ms\n"
+		  "    period: 10ms\n");
+	assert_int_equal(match_selector_problems(&p.targets[0], probs, 4), 1);
+	assert_int_equal(probs[0].line, 5);
+	assert_non_null(strstr(probs[0].text, "CPU 9 does not exist (no "));
+	profile_free(&p);
+	discover_list_free(&plain);
+	copy_close(&w);
 }
 
 static void test_match_irq_action(void **state)
@@ -331,6 +408,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_match_napi),
+		cmocka_unit_test(test_match_softirq),
 		cmocka_unit_test(test_match_interface),
 		cmocka_unit_test(test_match_irq_action),
 		cmocka_unit_test(test_match_driver),

@@ -319,6 +319,15 @@ static void test_no_setaffinity_and_admission_off(void **unused)
 	fixtree_file("proc/105/stat", "105 (irq/11-eth0) S 2 0 0 0 -1 77594688 0 0 0 0 0 0 0 0 "
 		     "-51 0 1 0 300 0 0\n");
 	add_thread(0, 105, "irq/11-eth0", 11, cpu0, 1);
+	/* before 6.19 the kernel counts it where it runs: the plan has nothing to warn of */
+	assert_int_equal(plan_build_env(&prof, &ml, &env, &plan), 0);
+	assert_true(plan.feasible);
+	assert_false(plan_item_moves(&plan.items[0]));
+	assert_int_equal(plan.n_warnings, 1);	/* the partition's */
+	assert_non_null(strstr(plan.warnings[0], "cpuset partition irqres.cpu0 will take"));
+	plan_free(&plan);
+	/* from 6.19 it counts it in the domain of its cgroup's CPUs: said */
+	env.dl_counts_by_cgroup = true;
 	/* it cannot move into the partition of its CPU, and need not: it stays beside it */
 	assert_int_equal(plan_build_env(&prof, &ml, &env, &plan), 0);
 	assert_true(plan.feasible);

@@ -260,7 +260,7 @@ static const struct bad_case bad_cases[] = {
 	{ NIC QT "    priority: 5\n",
 	  "bad.yaml:7:5: target 'nic': unknown key 'priority' (known keys: name, interface, irq, "
 	  "action, driver, secondary, task, runtime, period, deadline, min_interarrival, buffer, "
-	  "mode, adaptive, take_over, serves, napi, threaded_napi)" },
+	  "mode, adaptive, take_over, serves, napi, threaded_napi, softirq)" },
 	{ NIC QT "    runtime: 3ms\n",
 	  "bad.yaml:7:5: target 'nic': duplicate key 'runtime' (first given at line 5)" },
 	{ HEAD "    interface: [eth0]\n" QT,
@@ -293,16 +293,55 @@ static const struct bad_case bad_cases[] = {
 	  "bad.yaml:7:15: target 'nic': secondary: expected true or false, got no value" },
 	/* selectors */
 	{ HEAD QT, "bad.yaml:3:5: target 'nic': no selector: give interface, irq, action or driver "
-		   "(IRQ threads), task (user threads) or napi (an interface's NAPI kthreads)" },
+		   "(IRQ threads), task (user threads), napi (an interface's NAPI kthreads) or "
+		   "softirq (per-CPU soft IRQ kthreads)" },
 	{ NIC "    task:\n      comm: mpv\n" QT,
 	  "bad.yaml:5:5: target 'nic': task cannot be combined with interface (line 4): a target "
-	  "selects IRQ threads, tasks or NAPI kthreads, one kind only" },
+	  "selects IRQ threads, tasks, NAPI kthreads or soft IRQ kthreads, one kind only" },
 	{ HEAD "    napi: eth0\n    irq: 11\n" QT,
 	  "bad.yaml:5:5: target 'nic': irq cannot be combined with napi (line 4): a target "
-	  "selects IRQ threads, tasks or NAPI kthreads, one kind only" },
+	  "selects IRQ threads, tasks, NAPI kthreads or soft IRQ kthreads, one kind only" },
 	{ HEAD "    task:\n      comm: mpv\n    napi: eth0\n" QT,
 	  "bad.yaml:6:5: target 'nic': napi cannot be combined with task (line 4): a target "
-	  "selects IRQ threads, tasks or NAPI kthreads, one kind only" },
+	  "selects IRQ threads, tasks, NAPI kthreads or soft IRQ kthreads, one kind only" },
+	/* softirq: per-CPU soft IRQ kthreads */
+	{ HEAD "    softirq:\n      cpu: 0\n    irq: 11\n" QT,
+	  "bad.yaml:6:5: target 'nic': irq cannot be combined with softirq (line 4): a target "
+	  "selects IRQ threads, tasks, NAPI kthreads or soft IRQ kthreads, one kind only" },
+	{ HEAD "    napi: eth0\n    softirq:\n      cpu: 0\n" QT,
+	  "bad.yaml:5:5: target 'nic': softirq cannot be combined with napi (line 4): a target "
+	  "selects IRQ threads, tasks, NAPI kthreads or soft IRQ kthreads, one kind only" },
+	{ HEAD "    softirq:\n      kthreads: ksoftirq\n" QT,
+	  "bad.yaml:5:17: target 'nic': softirq.kthreads: 'ksoftirq' is not a per-CPU soft IRQ "
+	  "kthread (one of ksoftirqd, ktimers, backlog_napi; the CPU goes in cpu)" },
+	{ HEAD "    softirq:\n      kthreads: [ktimers, ksoftirqd/0]\n" QT,
+	  "bad.yaml:5:27: target 'nic': softirq.kthreads: 'ksoftirqd/0' is not a per-CPU soft "
+	  "IRQ kthread (one of ksoftirqd, ktimers, backlog_napi; the CPU goes in cpu)" },
+	{ HEAD "    softirq:\n      kthreads: []\n" QT,
+	  "bad.yaml:5:17: target 'nic': softirq.kthreads: the list is empty" },
+	{ HEAD "    softirq:\n      kthreads: {a: 1}\n" QT,
+	  "bad.yaml:5:17: target 'nic': softirq.kthreads: expected a kthread name or a list of "
+	  "them, got a mapping" },
+	{ HEAD "    softirq:\n      cpu: -1\n" QT,
+	  "bad.yaml:5:12: target 'nic': softirq.cpu: must not be negative, got -1" },
+	{ HEAD "    softirq:\n      cpu: 1024\n" QT,
+	  "bad.yaml:5:12: target 'nic': softirq.cpu: 1024 is too large (at most 1023)" },
+	{ HEAD "    softirq: {}\n" QT,
+	  "bad.yaml:4:14: target 'nic': softirq: give at least one of kthreads, cpu" },
+	{ HEAD "    softirq: ksoftirqd\n" QT,
+	  "bad.yaml:4:14: target 'nic': softirq: expected a mapping of kthreads and cpu, got a "
+	  "scalar" },
+	{ HEAD "    softirq:\n      cpu: 0\n      pid: 3\n" QT,
+	  "bad.yaml:6:7: target 'nic': softirq: unknown key 'pid' (known keys: kthreads, cpu)" },
+	{ HEAD "    softirq:\n      cpu: 0\n    secondary: false\n" QT,
+	  "bad.yaml:6:5: target 'nic': secondary applies to IRQ threads only, not to a softirq "
+	  "target" },
+	{ HEAD "    softirq:\n      cpu: 0\n    threaded_napi: true\n" QT,
+	  "bad.yaml:6:5: target 'nic': threaded_napi switches an interface: it needs interface or "
+	  "napi in the target" },
+	{ HEAD "    softirq:\n      cpu: 0\n" QT "    min_interarrival: 50us\n",
+	  "bad.yaml:8:23: target 'nic': min_interarrival and buffer describe a device: IRQ and "
+	  "napi targets only, not a softirq target" },
 	{ HEAD "    napi: eth0\n    secondary: true\n" QT,
 	  "bad.yaml:5:5: target 'nic': secondary applies to IRQ threads only, not to a napi target" },
 	{ HEAD "    napi: eth0/1\n" QT,
@@ -342,7 +381,7 @@ static const struct bad_case bad_cases[] = {
 	  "bad.yaml:6:7: target 'nic': task: duplicate key 'comm' (first given at line 5)" },
 	{ HEAD "    task:\n      comm: x\n" QT "    buffer: 10\n",
 	  "bad.yaml:8:13: target 'nic': min_interarrival and buffer describe a device: IRQ and "
-	  "napi targets only" },
+	  "napi targets only, not a task target" },
 	/* durations and their rules */
 	{ NIC "    period: 10ms\n", "bad.yaml:3:5: target 'nic': missing required key 'runtime'" },
 	/* serves: a task selector or ports; without runtime and period nothing shapes a
@@ -663,7 +702,7 @@ static void test_profile_bounds(void **state)
 		len += (size_t)snprintf(buf + len, cap - len, "%s%zu", i ? "," : "", i);
 	len += (size_t)snprintf(buf + len, cap - len, "]\n");
 	assert_int_equal(profile_parse(buf, len, "irq.yaml", &p, err, sizeof(err)), -EINVAL);
-	assert_string_equal(err, "irq.yaml:3:3: target 'nic': irq, pid and port entries: 20000 in the "
+	assert_string_equal(err, "irq.yaml:3:3: target 'nic': irq, pid, port and cpu entries: 20000 in the "
 			    "profile up to here, at most 1024 in one profile");
 	len = (size_t)snprintf(buf, cap, "version: 1\ntargets:\n- name: a\n  runtime: 1ms\n"
 			       "  period: 10ms\n  irq: [");
@@ -675,7 +714,7 @@ static void test_profile_bounds(void **state)
 		len += (size_t)snprintf(buf + len, cap - len, "%s%zu", i ? "," : "", i + 2);
 	len += (size_t)snprintf(buf + len, cap - len, "]}}\n");
 	assert_int_equal(profile_parse(buf, len, "irq.yaml", &p, err, sizeof(err)), -EINVAL);
-	assert_string_equal(err, "irq.yaml:7:3: target 'b': irq, pid and port entries: 1025 in the "
+	assert_string_equal(err, "irq.yaml:7:3: target 'b': irq, pid, port and cpu entries: 1025 in the "
 			    "profile up to here, at most 1024 in one profile");
 	/* 1,024 are fine: drop the last pid (",26") */
 	memcpy(buf + len - 7, "]}}\n", 5);

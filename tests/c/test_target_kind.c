@@ -25,6 +25,7 @@ static void test_target_kind_tables_complete(void **state)
 		assert_non_null(ops->name);
 		assert_true(ops->name[0] != '\0');
 		assert_true(ops->threads == TARGET_THREADS_IRQ ||
+			    ops->threads == TARGET_THREADS_SOFTIRQD ||
 			    ops->threads == TARGET_THREADS_TASKS);
 		assert_non_null(ops->may_take);
 		assert_non_null(ops->comm_may_match);
@@ -34,11 +35,12 @@ static void test_target_kind_tables_complete(void **state)
 		names[k] = ops->name;
 	}
 	assert_true(k < KINDS_MAX);
-	/* the kinds are numbered from 0 without gaps: the three of today at least */
-	assert_true(k >= 3);
+	/* the kinds are numbered from 0 without gaps: the four of today at least */
+	assert_true(k >= 4);
 	assert_non_null(target_kind_ops(TARGET_IRQ));
 	assert_non_null(target_kind_ops(TARGET_TASK));
 	assert_non_null(target_kind_ops(TARGET_NAPI));
+	assert_non_null(target_kind_ops(TARGET_SOFTIRQ));
 }
 
 /* The status JSON's names of the kinds. */
@@ -47,6 +49,7 @@ static void test_target_kind_names(void **state)
 	assert_string_equal(target_kind_ops(TARGET_IRQ)->name, "irq");
 	assert_string_equal(target_kind_ops(TARGET_TASK)->name, "task");
 	assert_string_equal(target_kind_ops(TARGET_NAPI)->name, "napi");
+	assert_string_equal(target_kind_ops(TARGET_SOFTIRQ)->name, "softirq");
 }
 
 /* IRQ targets take IRQ threads only, task targets no kernel thread. */
@@ -71,6 +74,17 @@ static void test_target_kind_may_take(void **state)
 	assert_false(target_kind_ops(TARGET_NAPI)->may_take(&user));
 	assert_false(target_kind_ops(TARGET_IRQ)->may_take(&napi));
 	assert_false(target_kind_ops(TARGET_TASK)->may_take(&napi));
+	/* softirq targets: the per-CPU soft IRQ kthreads only */
+	struct thread_info ksoftirqd = { .kthread = true, .is_softirqd = true, .irq = -1 };
+
+	assert_true(target_kind_ops(TARGET_SOFTIRQ)->may_take(&ksoftirqd));
+	assert_false(target_kind_ops(TARGET_SOFTIRQ)->may_take(&irq));
+	assert_false(target_kind_ops(TARGET_SOFTIRQ)->may_take(&napi));
+	assert_false(target_kind_ops(TARGET_SOFTIRQ)->may_take(&kworker));
+	assert_false(target_kind_ops(TARGET_SOFTIRQ)->may_take(&user));
+	assert_false(target_kind_ops(TARGET_IRQ)->may_take(&ksoftirqd));
+	assert_false(target_kind_ops(TARGET_TASK)->may_take(&ksoftirqd));
+	assert_false(target_kind_ops(TARGET_NAPI)->may_take(&ksoftirqd));
 }
 
 /* The first look at a new thread's name, and the selections a rescan alone sees. */
@@ -98,6 +112,15 @@ static void test_target_kind_comm_and_unseen(void **state)
 	assert_false(target_kind_of(&napi)->comm_may_match(&napi, "irq/11-eth0"));
 	assert_false(target_kind_of(&irq)->comm_may_match(&irq, "napi/eth0-8193"));
 	assert_false(target_kind_of(&napi)->changes_unseen(&napi));
+	/* ksoftirqd/N is made when CPU N first comes up */
+	struct target sirq = { .kind = TARGET_SOFTIRQ };
+
+	assert_true(target_kind_of(&sirq)->comm_may_match(&sirq, "ksoftirqd/3"));
+	assert_true(target_kind_of(&sirq)->comm_may_match(&sirq, "backlog_napi/0"));
+	assert_true(target_kind_of(&sirq)->comm_may_match(&sirq, "kthreadd"));
+	assert_false(target_kind_of(&sirq)->comm_may_match(&sirq, "ksoftirqd"));
+	assert_false(target_kind_of(&sirq)->comm_may_match(&sirq, "irq/11-eth0"));
+	assert_false(target_kind_of(&sirq)->changes_unseen(&sirq));
 }
 
 int main(void)

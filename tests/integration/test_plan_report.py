@@ -73,3 +73,46 @@ def test_matching_nothing_is_not_the_kernels_fault(profile, tmp_path):
     assert out.startswith(r.stdout)
     assert f"Error: {p}: the profile matches no thread: {p}:3:5: target 'ghost'" in out
     assert "kernel" not in out
+
+
+def _kthread_pid(comm: str) -> int | None:
+    """The pid of the kthreadd child named ``comm``, or None."""
+    for entry in os.listdir("/proc"):
+        try:
+            stat = open(f"/proc/{entry}/stat").read() if entry.isdigit() else ""
+        except OSError:
+            continue
+        if stat and stat[stat.index("(") + 1:stat.rindex(")")] == comm and \
+                stat[stat.rindex(")") + 2:].split()[1] == "2":
+            return int(entry)
+    return None
+
+
+def test_soft_irq_kthreads_are_planned_beside_the_partition_of_their_cpu(spawn, profile,
+                                                                        tmp_path):
+    """A softirq target on this host (planned only: the host's own kthreads are never
+    changed): ksoftirqd/0 found by its name and parent, its kind named, planned to stay in
+    its cgroup beside irqres.cpu0 (it cannot be moved); a process that calls itself
+    ksoftirqd/1 is not taken; a CPU the machine lacks is a selector problem."""
+    pid = _kthread_pid("ksoftirqd/0")
+    if pid is None:
+        pytest.skip("this kernel has no ksoftirqd/0")
+    impostor = spawn("ksoftirqd/1")
+    p = profile("version: 1\ntargets:\n  - name: sirq\n    softirq:\n"
+                "      kthreads: ksoftirqd\n      cpu: [0, 1, 1023]\n"
+                "    runtime: 1ms\n    period: 10ms\n")
+    r = run_irqresd("--dry-run", "--json", "-p", str(p))
+    assert r.returncode in (0, 1), r.stderr
+    plan = json.loads(r.stdout)
+    items = {i["comm"]: i for i in plan["items"]}
+    assert items["ksoftirqd/0"]["pid"] == pid
+    assert items["ksoftirqd/0"]["kind"] == "softirq"
+    assert items["ksoftirqd/0"]["partition"] == "irqres.cpu0"
+    assert items["ksoftirqd/0"]["moves_into_partition"] is False
+    assert impostor.pid not in {i["pid"] for i in plan["items"]}
+    assert all(i["comm"].startswith("ksoftirqd/") for i in plan["items"]), items
+    assert [w for w in plan["warnings"] if f"{p}:6: target 'sirq': selector problem: CPU 1023 "
+            "does not exist" in w], plan["warnings"]
+    # the same plan as text, from the Python CLI
+    code, out = cli("apply", "-n", str(p), tmp_path=tmp_path)
+    assert out.startswith(run_irqresd("--dry-run", "-p", str(p)).stdout)

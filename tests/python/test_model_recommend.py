@@ -107,7 +107,7 @@ def checker(tmp_path):
             str(src),
             str(d / "profile.c"),
             str(d / "yamlmap.c"),
-            str(d / "target_kind.c"),
+            str(d / "target_kind.c"), str(d / "softirqd.c"),
             str(d / "units.c"),
             str(d / "buffering.c"),
             str(d / "log.c"),

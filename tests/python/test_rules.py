@@ -1,6 +1,6 @@
 """Each rule written once per language, pinned to the C side by the same case tables:
-every case of tests/data/rules/ (tests/c/test_irqname.c, test_buffering.c and
-test_interrupts.c read them too)."""
+every case of tests/data/rules/ (tests/c/test_irqname.c, test_softirqd.c,
+test_buffering.c and test_interrupts.c read them too)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from irqres import irqname, procfs
 from irqres.control import ControllerConfig
 from irqres.model import buffering
 from irqres.model.kernel import KERNEL_MIN_RUNTIME_NS
+from irqres.targetkind import SOFTIRQ_KTHREADS, softirq_kthread
 
 RULES = Path(__file__).resolve().parents[1] / "data" / "rules"
 
@@ -28,6 +29,18 @@ def _table(name: str) -> list:
 
 NAMES = _table("irq-thread-names.tsv")
 ACTIONS = _table("irq-thread-actions.tsv")
+SOFTIRQ = _table("softirq-kthread.tsv")
+
+
+@pytest.mark.parametrize("case", [p.values for p in SOFTIRQ], ids=[p.id for p in SOFTIRQ])
+def test_softirq_kthread_name(case):
+    comm, *want = case
+    got = softirq_kthread(comm)
+    if want == ["no"]:
+        assert got is None
+        return
+    assert got == (want[0], int(want[1]))
+    assert got[0] in SOFTIRQ_KTHREADS
 
 
 def test_the_tables_are_read():

@@ -50,6 +50,63 @@ def test_fill_to_the_predicted_limit_with_the_nic_cpu_isolated(boot, demo_profil
     _check_fill(res)
 
 
+SIRQ_NS = (1_000_000, 10_000_000)   # each soft IRQ kthread's reservation
+
+
+# On 7.3 too: the kthreads stay beside the partition as the NIC thread does there, and
+# the kernel counts all of them in the root cgroup's domain (_check_staying).
+@pytest.mark.kernels_too("7.3")
+def test_fill_with_the_soft_irq_kthreads_reserved(boot, demo_profile, tmp_path):
+    """A softirq target beside the NIC's (docs/profile.md): irqresd reserves ksoftirqd,
+    ktimers and backlog_napi of the NIC's CPU at boot. They are pinned (PF_NO_SETAFFINITY)
+    and stay in the root cgroup beside the partition of their CPU; 6.1 and 6.12 count them
+    where they run, so the prediction must take them out of the kernel's count of that
+    partition when it plans them again, and fill it exactly (a plan that kept them in would
+    stop 0.3 CPU short, and the kernel would accept one ns beyond); 7.3 counts them in the
+    root cgroup's domain. Stopped, irqresd gives each back as it was: as its twin on the
+    other CPU, which it never touched."""
+    import json
+
+    import yaml
+
+    doc = yaml.safe_load(demo_profile["path"].read_text())
+    nic = doc["targets"][0]
+    sirq = {"name": "sirq", "softirq": {"kthreads": ["ksoftirqd", "ktimers", "backlog_napi"],
+                                       "cpu": [0]},
+            "runtime": f"{SIRQ_NS[0]}ns", "period": f"{SIRQ_NS[1]}ns"}
+    doc["targets"].append(sirq)
+    profile = tmp_path / "softirq.yaml"
+    profile.write_text(yaml.safe_dump(doc, sort_keys=False))
+    res = boot("admission", profile=profile, enable_irqresd=True,
+               params={"nic_target": nic, "other_targets": [sirq]})
+    d, where = res.data, res.kernel.release
+    assert d["nic"]["cpus"] == "0", d["nic"]    # the e1000's IRQ on CPU 0
+    cpu0 = [t for t in d["softirqd"] if t["cpu"] == 0]
+    twins = {(t["kthread"], t["cpu"]): t for t in d["softirqd"]}
+    assert {t["kthread"] for t in cpu0} >= {"ksoftirqd", "ktimers"}, d["softirqd"]
+    for t in cpu0:
+        # reserved where they are: in the root cgroup, pinned to CPU 0
+        assert t["sched"]["policy"] == "deadline", (where, t)
+        assert (t["sched"]["runtime_ns"], t["sched"]["period_ns"]) == SIRQ_NS, (where, t)
+        assert (t["cgroup"], t["cpus"]) == ("/", "0"), (where, t)
+    for t in d["softirqd"]:
+        if t["cpu"] != 0:   # not selected: never touched
+            assert t["sched"]["policy"] != "deadline", (where, t)
+    kinds = {t["name"]: t["kind"] for t in json.loads(d["status"]["out"])["targets"]}
+    assert kinds == {"nic": "irq", "sirq": "softirq"}, kinds
+    _check_fill(res)
+    # stopped: each back as its twin on CPU 1 is, the partition gone
+    for t in d["softirqd_after_stop"]:
+        twin = twins.get((t["kthread"], 1))
+        if t["cpu"] == 0 and twin is not None:
+            assert t["sched"] == twin["sched"], (where, t, twin)
+            assert t["cgroup"] == "/", (where, t)
+    assert not [g for g in d["partitions_after_stop"] if g.startswith("irqres")], d
+    vmrunner.say(f"softirq kthreads ({where}): {[t['comm'] for t in cpu0]} reserved "
+                 f"{SIRQ_NS[0]} ns / {SIRQ_NS[1]} ns in / beside irqres.cpu0; given back as "
+                 f"{[(t['comm'], t['sched']['policy']) for t in d['softirqd_after_stop']]}")
+
+
 def _check_fill(res) -> None:
     d = res.data
     assert d["irqresd"]["ActiveState"] == "active", d["journal"]["out"]
@@ -68,14 +125,15 @@ def _check_fill(res) -> None:
         # CONFIG_SCHED_CLASS_EXT=y: sched_ext's server is there on every CPU
         assert set(servers.get("ext_server", {})) == set(rd), servers
     assert len(d["domains"]) >= 2
-    # On 7.x the NIC thread (PF_NO_SETAFFINITY) stays in the root cgroup beside the
-    # partition of its CPU, and the kernel counts it in the root cgroup's domain
-    stays = d["nic"]["cgroup"] == "/" and any(
-        p["cpus"] == d["nic"]["cpus"] for g, p in d["partitions"].items() if "irqres" in g)
-    nic_bw = (d["nic"]["sched"]["runtime_ns"] << 20) // d["nic"]["sched"]["period_ns"]
+    # A thread irqresd cannot move (PF_NO_SETAFFINITY: IRQ threads on 7.x, the soft IRQ
+    # kthreads everywhere) stays in the root cgroup beside the partition of its CPU; 7.x
+    # counts it in the root cgroup's domain, 6.1 and 6.12 where it runs
+    staying = [t for t in [d["nic"], *d.get("softirqd", [])] if _stays(t, d["partitions"])]
+    staying_bw = sum((t["sched"]["runtime_ns"] << 20) // t["sched"]["period_ns"]
+                     for t in staying)
     for dom in d["domains"]:
-        if stays:
-            _check_staying(res, dom, held, rd, nic_bw)
+        if staying and res.kernel.label.startswith("7."):
+            _check_staying(res, dom, held, rd, staying_bw)
             continue
         cpu, limit = dom["cpu"], dom["limit_ns"]
         where = f"{res.kernel.release} CPU {cpu} ({dom['group'] or 'default root domain'})"
@@ -119,17 +177,24 @@ def _check_fill(res) -> None:
         vmrunner.say(f"admission {where}: servers {_held_names(servers, ext_state)}; "
                      f"limit {limit} ns / {1 << 20} ns = "
                      f"{probe['cap_bw_units']} - {probe['existing_bw_units']} in use - "
-                     f"{probe['new_bw_units'] - 1024} for the NIC thread; kernel: accepted "
-                     f"at the limit, EBUSY one ns beyond; total_bw {kernel['total_bw']} "
+                     f"{probe['new_bw_units'] - 1024} for the threads irqresd holds; kernel: "
+                     f"accepted at the limit, EBUSY one ns beyond; total_bw {kernel['total_bw']} "
                      f"before, {dom['kernel_bw_after']['total_bw']} after the task left "
                      f"SCHED_DEADLINE asleep, {dom['kernel_bw_exited']['total_bw']} after "
                      f"it exited")
 
 
+def _stays(t: dict, partitions: dict) -> bool:
+    """A reserved thread in the root cgroup beside an irqres partition of its CPUs."""
+    return (t.get("sched") or {}).get("policy") == "deadline" and t["cgroup"] == "/" and \
+        any(p["cpus"] == t["cpus"] for g, p in partitions.items() if "irqres" in g)
+
+
 def _check_staying(res, dom: dict, held: dict, rd: dict, nic_bw: int) -> None:
-    """A NIC thread that stays in the root cgroup beside the partition of its CPU (7.x):
-    where the kernel counts it, irqresd's prediction is exact; on its own CPU irqresd
-    counts it where it runs and the kernel does not, so the kernel accepts exactly its
+    """Threads that stay in the root cgroup beside the partition of their CPU (7.x: the
+    NIC thread, and any soft IRQ kthreads reserved; ``nic_bw`` their bandwidth): where
+    the kernel counts them, irqresd's prediction is exact; on their own CPU irqresd counts
+    them where they run and the kernel does not, so the kernel accepts exactly their
     bandwidth more than irqresd predicts (docs/vm.md, "What 7.3 changes")."""
     cpu, limit = dom["cpu"], dom["limit_ns"]
     where = f"{res.kernel.release} CPU {cpu} ({dom['group'] or 'default root domain'})"

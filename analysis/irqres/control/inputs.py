@@ -77,7 +77,8 @@ def _jobs(thread: dict, kind: TargetKind, interrupts: dict[int, int] | None) -> 
             if count is None:
                 raise KeyError("irq_count")
             return int(count)
-        case TargetKind.TASK | TargetKind.NAPI:     # a NAPI kthread: one wake-up per poll
+        # a NAPI or soft IRQ kthread: one wake-up per poll or per round of soft IRQs
+        case TargetKind.TASK | TargetKind.NAPI | TargetKind.SOFTIRQ:
             return int(thread["voluntary_switches"]) + int(thread["involuntary_switches"])
         case _:
             assert_never(kind)
@@ -111,7 +112,7 @@ def interval(prev: Counters, cur: Counters) -> Interval | None:
     if cur.pid != prev.pid or min(d_jobs, d_act, d_cpu, d_cut) < 0:
         return None
     match cur.kind:
-        case TargetKind.TASK | TargetKind.NAPI:
+        case TargetKind.TASK | TargetKind.NAPI | TargetKind.SOFTIRQ:
             per_cut = 1
         case TargetKind.IRQ:
             per_cut = max(d_jobs // d_act, 1) if d_act else max(d_jobs, 1)

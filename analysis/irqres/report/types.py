@@ -21,7 +21,7 @@ from ..model.kernel import KernelFacts
 from ..model.promise import PromiseCheck
 from ..model.recommend import Recommendation
 from ..pmf import Pmf
-from ..targetkind import TargetKind, napi_interface
+from ..targetkind import TargetKind, napi_interface, softirq_kthread
 from ..trace.reader import Trace
 from . import render
 
@@ -110,7 +110,9 @@ class ThreadReport:
         th = self.act.thread
         if th.is_irq:
             return TargetKind.IRQ
-        return TargetKind.NAPI if napi_interface(th.comm) else TargetKind.TASK
+        if napi_interface(th.comm):
+            return TargetKind.NAPI
+        return TargetKind.SOFTIRQ if softirq_kthread(th.comm) else TargetKind.TASK
 
     @property
     def target_name(self) -> str:
@@ -128,6 +130,8 @@ class ThreadReport:
             case TargetKind.NAPI:
                 return re.sub(r"[^A-Za-z0-9_.-]+", "_",
                               f"napi-{napi_interface(th.comm)}")[:63].rstrip("_-.")
+            case TargetKind.SOFTIRQ:
+                return th.comm.replace("/", "-")
             case _:
                 assert_never(self.kind)
 
@@ -151,6 +155,10 @@ class ThreadReport:
                 # the interface's NAPI kthreads, all of them; threaded_napi keeps the
                 # interface polling in kthreads while the profile is in force
                 return {"napi": napi_interface(th.comm), "threaded_napi": True}
+            case TargetKind.SOFTIRQ:
+                # this kthread on its CPU: a task selector never takes a kernel thread
+                name, cpu = softirq_kthread(th.comm) or ("", 0)
+                return {"softirq": {"kthreads": [name], "cpu": [cpu]}}
             case _:
                 assert_never(self.kind)
 

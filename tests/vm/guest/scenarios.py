@@ -686,20 +686,46 @@ def _dry_run(profile: dict, path: str) -> dict:
     return {"rc": js["rc"], "plan": plan, "text": text["out"] + text["err"], "err": js["err"]}
 
 
-def _fill_profile(nic_target: dict, pid: int, runtime_ns: int) -> dict:
+def _fill_profile(held: list[dict], pid: int, runtime_ns: int) -> dict:
     return {"version": 1, "targets": [
-        nic_target,
+        *held,
         {"name": "fill", "task": {"pid": pid}, "runtime": f"{runtime_ns}ns",
          "period": f"{FILL_PERIOD_NS}ns"}]}
 
 
-def scenario_admission(nic_target: dict, irq_cpu: int | None = None) -> dict:
+SOFTIRQ_KTHREAD = r"(ksoftirqd|ktimers|backlog_napi)/(\d+)"
+
+
+def softirq_kthreads() -> list[dict]:
+    """Every per-CPU soft IRQ kthread (a child of kthreadd): its scheduling, CPUs, cgroup."""
+    found = []
+    for entry in os.listdir("/proc"):
+        stat = read(f"/proc/{entry}/stat") if entry.isdigit() else None
+        if stat is None:
+            continue
+        comm = stat[stat.index("(") + 1 : stat.rindex(")")]
+        ppid = int(stat[stat.rindex(")") + 2 :].split()[1])
+        m = re.fullmatch(SOFTIRQ_KTHREAD, comm)
+        if m and ppid == 2:
+            pid = int(entry)
+            found.append({"pid": pid, "comm": comm, "kthread": m.group(1),
+                          "cpu": int(m.group(2)), "sched": sched_attr(pid),
+                          "cgroup": cgroup_of(pid), "cpus": cpus_allowed(pid)})
+    return sorted(found, key=lambda t: (t["cpu"], t["comm"]))
+
+
+def scenario_admission(nic_target: dict, irq_cpu: int | None = None,
+                       other_targets: list[dict] | None = None) -> dict:
     """Fill the deadline bandwidth of each root domain of the guest to the limit irqresd
     predicts, and one step beyond: irqresd's --dry-run says which the kernel will do,
     then the kernel is asked directly (sched_setattr of a task of ours).
 
     ``irq_cpu``: the NIC's IRQ is first steered to that CPU (its thread follows at its
-    next interrupt), then irqresd.service is started (not enabled at boot then)."""
+    next interrupt), then irqresd.service is started (not enabled at boot then).
+    ``other_targets``: the boot profile's targets after the NIC's (held by irqresd from
+    boot, planned beside the filler); with them irqresd is stopped at the end, and the
+    per-CPU soft IRQ kthreads are reported before and after."""
+    held = [nic_target, *(other_targets or [])]
     boot = {"isolated": read("/sys/devices/system/cpu/isolated"),
             "nohz_full": read("/sys/devices/system/cpu/nohz_full"),
             "cmdline": read("/proc/cmdline"), "domains_at_boot": fingerprint("boot")["domains"]}
@@ -713,10 +739,19 @@ def scenario_admission(nic_target: dict, irq_cpu: int | None = None) -> dict:
               "kernel_before": kernel_dl_bw(), "online": read("/sys/devices/system/cpu/online"),
               "sched_debug": read("/sys/kernel/debug/sched/debug"), "domains": [],
               "boot": boot}
+    if other_targets:
+        result["status"] = sh("irqres status --json")
+        result["softirqd"] = softirq_kthreads()
     online = sorted({int(c) for c in _cpu_list(result["online"])})
     for cpu in online:
-        result["domains"].append(_fill_cpu(cpu, nic_target))
+        result["domains"].append(_fill_cpu(cpu, held))
     result["kernel_after"] = kernel_dl_bw()
+    if other_targets:
+        result["softirqd_after_fill"] = softirq_kthreads()
+        sh("systemctl stop irqresd.service")
+        wait_for(lambda: _irqresd().get("ActiveState") == "inactive", 30, 0.2)
+        result["softirqd_after_stop"] = softirq_kthreads()
+        result["partitions_after_stop"] = partitions()
     result["journal"] = sh("journalctl -b -u irqresd.service --no-pager -o cat | tail -n 30")
     return result
 
@@ -764,14 +799,14 @@ def _spawn_on(cpu: int, group: str | None) -> subprocess.Popen:
                             preexec_fn=place)
 
 
-def _fill_cpu(cpu: int, nic_target: dict) -> dict:
+def _fill_cpu(cpu: int, held: list[dict]) -> dict:
     """One root domain: the limit irqresd predicts for a task pinned to ``cpu``, and what
     the kernel says to it and to one step more."""
     out: dict = {"cpu": cpu, "group": _group_of_cpu(cpu),
                  "kernel_bw_start": kernel_dl_bw()["rd"].get(str(cpu))}
     filler = _spawn_on(cpu, out["group"])
     try:
-        out.update(_fill(cpu, filler.pid, nic_target, out))
+        out.update(_fill(cpu, filler.pid, held, out))
     finally:
         filler.kill()
         filler.wait()
@@ -780,10 +815,10 @@ def _fill_cpu(cpu: int, nic_target: dict) -> dict:
     return out
 
 
-def _fill(cpu: int, pid: int, nic_target: dict, out: dict) -> dict:
+def _fill(cpu: int, pid: int, held: list[dict], out: dict) -> dict:
     time.sleep(0.2)  # the task has started and sleeps
     out["kernel_bw_spawned"] = kernel_dl_bw()["rd"].get(str(cpu))
-    probe = _dry_run(_fill_profile(nic_target, pid, 1024), f"/tmp/fill-{cpu}-probe.yaml")
+    probe = _dry_run(_fill_profile(held, pid, 1024), f"/tmp/fill-{cpu}-probe.yaml")
     out["probe"] = probe
     plan = probe["plan"]
     item = next(i for i in plan["items"] if i["target"] == "fill")
@@ -797,8 +832,8 @@ def _fill(cpu: int, pid: int, nic_target: dict, out: dict) -> dict:
     out.update({"probe_item": item, "probe_domain": dom, "limit_ns": limit})
     mark(f"admission: CPU {cpu} ({out['group'] or 'default root domain'}): irqresd "
          f"predicts a limit of {limit} ns every {FILL_PERIOD_NS} ns")
-    out["at_limit"] = _dry_run(_fill_profile(nic_target, pid, limit), f"/tmp/fill-{cpu}-a.yaml")
-    out["beyond"] = _dry_run(_fill_profile(nic_target, pid, limit + 1),
+    out["at_limit"] = _dry_run(_fill_profile(held, pid, limit), f"/tmp/fill-{cpu}-a.yaml")
+    out["beyond"] = _dry_run(_fill_profile(held, pid, limit + 1),
                              f"/tmp/fill-{cpu}-b.yaml")
     # the kernel's own answer, asked directly: one step beyond first, then exactly at
     # the limit
