@@ -658,17 +658,20 @@ static int budget_threads(struct state *st, const pid_t *pids, size_t n,
  * this every few periods): the plan checks the new budgets against the capacity, the
  * kernel checks the rest, and a refusal rolls back.
  */
-static int budget_admitted(const struct thread_info *ti, size_t n, const struct dl_attr *b,
-			   char *err, size_t errlen)
+static int budget_admitted(const struct thread_info *ti, const struct dl_attr *prev, size_t n,
+			   const struct dl_attr *b, char *err, size_t errlen)
 {
 	const struct plan_item *it;
 	struct plan_env env;
 	struct plan plan;
 	int rc = plan_env_read(&env, false);
 
+	if (!rc)
+		rc = plan_env_for_budget(&env, ti, prev, n);
 	if (rc) {
 		snprintf(err, errlen, "set-budget: cannot read the system's CPUs and limits: %s",
 			 strerror(-rc));
+		plan_env_free(&env);
 		return rc;
 	}
 	rc = plan_build_budget(ti, n, b->sched_runtime, b->sched_deadline, b->sched_period, &env,
@@ -771,7 +774,7 @@ int apply_set_budget(struct state *st, const pid_t *pids, size_t n, uint64_t run
 		if (b.sched_deadline < runtime_ns)
 			b.sched_deadline = runtime_ns;
 	}
-	rc = budget_admitted(ti, n, &b, err, errlen);
+	rc = budget_admitted(ti, prev, n, &b, err, errlen);
 	if (!rc)
 		rc = budget_write(ti, prev, n, &b, err, errlen);
 	if (!rc)

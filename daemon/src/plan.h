@@ -26,6 +26,7 @@
 #define IRQRES_PLAN_H
 
 #include "cpuset.h"
+#include "dl.h"
 #include "dlserver.h"
 #include "enforce.h"
 #include "irqres.h"
@@ -158,6 +159,16 @@ struct plan {
 /* Reads online/isolated CPUs, sched_rt_{runtime,period}_us, the partitions present and,
  * with scan_dl, every SCHED_DEADLINE thread (irqres_paths roots). */
 int plan_env_read(struct plan_env *env, bool scan_dl);
+/*
+ * What a change of budget of @threads (their present attributes in @now) needs beyond
+ * plan_env_read(@env, false), on a kernel that counts a thread in the domain of its
+ * cgroup's CPUs (plan_env.dl_counts_by_cgroup) when one of them cannot be moved
+ * (PF_NO_SETAFFINITY): the kernel's counts and their present bandwidth, which set the
+ * floor the kernel puts under such a thread's budget (plan.c, kernel_floor_bw()).
+ * Nothing is read otherwise. Returns 0 or -ENOMEM.
+ */
+int plan_env_for_budget(struct plan_env *env, const struct thread_info *threads,
+			const struct dl_attr *now, size_t n);
 void plan_env_free(struct plan_env *env);
 /* Without scan_dl, sched_rt_{runtime,period}_us read less than 1 s ago are reused;
  * whoever writes them calls this. */

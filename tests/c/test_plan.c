@@ -363,6 +363,79 @@ static void test_no_setaffinity_and_admission_off(void **unused)
 	plan_free(&plan);
 }
 
+/* From 6.19 the kernel counts a thread that stays beside its partition in the domain of
+ * its cgroup's CPUs, but checks a new budget against the partition's count, which lacks
+ * it: a budget lowered by more than that count is refused (measured on 7.3). */
+static void test_staying_thread_budget_floor(void **unused)
+{
+	struct thread_info ti = { .pid = 105, .irq = 11 };
+	struct cpuset_part part = { .name = "irqres.cpu0", .valid = true, .owned = true };
+	struct plan plan;
+
+	fixtree_file("proc/105/stat", "105 (irq/11-eth0) S 2 0 0 0 -1 77594688 0 0 0 0 0 0 0 0 "
+		     "-51 0 1 0 300 0 0\n");
+	CPU_SET(0, &part.cpus);
+	env.parts = &part;
+	env.n_parts = 1;
+	env.partitions_possible = true;
+	env.dl_counts_by_cgroup = true;
+	add_dl(105, cpu0, 1, 4500 * 1000, 10 * MS);		/* 471859 */
+	env.kernel_total_bw[0] = 52428;			/* CPU 0's fair server alone */
+	env.kernel_total_bw[1] = 52428 + 471859;
+	CPU_SET(0, &env.kernel_bw_cpus);
+	CPU_SET(1, &env.kernel_bw_cpus);
+	snprintf(ti.comm, sizeof(ti.comm), "irq/11-eth0");
+	snprintf(ti.cgroup, sizeof(ti.cgroup), "/");
+	CPU_SET(0, &ti.affinity);
+	ti.policy = SCHED_DEADLINE;
+	/* down to 500us: 419431 below what it holds, more than CPU 0's count */
+	assert_int_equal(plan_build_budget(&ti, 1, 500 * 1000, 0, 10 * MS, &env, &plan), 0);
+	assert_false(plan.feasible);
+	assert_int_equal(plan.items[0].refusal, EBUSY);
+	assert_non_null(strstr(plan.items[0].verdict, "EBUSY: the kernel counts this thread (0.45 "
+			       "of a CPU now) in the domain of its cgroup's CPUs, not in irqres.cpu0 "
+			       "where it runs, but checks a new budget against CPUs 0, whose count "
+			       "(0.05) lacks it: it refuses any runtime below 4.000006ms every "
+			       "10ms"));
+	plan_free(&plan);
+	/* at that floor (0.45 - 0.05 of a CPU, rounded up to a runtime): accepted; 1 ns less
+	 * is one unit of bandwidth less, refused */
+	assert_int_equal(plan_build_budget(&ti, 1, 4000006, 0, 10 * MS, &env, &plan), 0);
+	assert_true(plan.feasible);
+	plan_free(&plan);
+	assert_int_equal(plan_build_budget(&ti, 1, 4000005, 0, 10 * MS, &env, &plan), 0);
+	assert_false(plan.feasible);
+	plan_free(&plan);
+	/* what set-budget reads for that (it reads no SCHED_DEADLINE task otherwise): the
+	 * kernel's counts and the thread's present budget, only where they set a floor */
+	struct plan_env seen = { .dl_counts_by_cgroup = false };
+	struct dl_attr now = { .sched_policy = SCHED_DEADLINE, .sched_runtime = 4500 * 1000,
+			       .sched_period = 10 * MS };
+
+	fixtree_file("sys/kernel/debug/sched/debug", "dl_rq[0]:\n  .dl_nr_running : 1\n"
+		     "  .dl_bw->bw                     : 1048576\n"
+		     "  .dl_bw->total_bw               : 52428\n");
+	assert_int_equal(plan_env_for_budget(&seen, &ti, &now, 1), 0);
+	assert_int_equal(seen.n_dl, 0);
+	assert_false(CPU_ISSET(0, &seen.kernel_bw_cpus));
+	seen.dl_counts_by_cgroup = true;
+	assert_int_equal(plan_env_for_budget(&seen, &ti, &now, 1), 0);
+	assert_int_equal(seen.n_dl, 1);
+	assert_int_equal(seen.dl[0].pid, 105);
+	assert_int_equal(seen.dl[0].bw, 471859);
+	assert_true(CPU_ISSET(0, &seen.kernel_bw_cpus));
+	assert_int_equal(seen.kernel_total_bw[0], 52428);
+	plan_env_free(&seen);
+	/* a kernel that counts it where it runs: no floor */
+	env.dl_counts_by_cgroup = false;
+	env.kernel_total_bw[0] = 52428 + 471859;
+	assert_int_equal(plan_build_budget(&ti, 1, 500 * 1000, 0, 10 * MS, &env, &plan), 0);
+	assert_true(plan.feasible);
+	plan_free(&plan);
+	env.parts = NULL;
+	env.n_parts = 0;
+}
+
 static void test_buffering_and_empty(void **unused)
 {
 	struct plan plan;
@@ -908,6 +981,7 @@ int main(void)
 		T(test_pinned_no_partition),
 		T(test_pinned_with_partition),
 		T(test_no_setaffinity_and_admission_off),
+		T(test_staying_thread_budget_floor),
 		T(test_buffering_and_empty),
 		T(test_irq_thread_planned_by_irq_affinity),
 		T(test_partitions_leave_the_default_domain_a_cpu),

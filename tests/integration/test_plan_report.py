@@ -115,4 +115,5 @@ def test_soft_irq_kthreads_are_planned_beside_the_partition_of_their_cpu(spawn, 
             "does not exist" in w], plan["warnings"]
     # the same plan as text, from the Python CLI
     code, out = cli("apply", "-n", str(p), tmp_path=tmp_path)
+    assert code == r.returncode, out
     assert out.startswith(run_irqresd("--dry-run", "-p", str(p)).stdout)

@@ -27,8 +27,9 @@ def test_fill_to_the_predicted_limit(boot, demo_profile):
 
     nic = yaml.safe_load(demo_profile["path"].read_text())["targets"][0]
     res = boot("admission", profile=demo_profile["path"], enable_irqresd=True,
-               params={"nic_target": nic})
+               params={"nic_target": nic, "lower_nic_ns": LOWER_NS})
     _check_fill(res)
+    _check_lower(res)
 
 
 # On 7.3 too: an isolated CPU is a root domain without a partition, and the kernel counts
@@ -48,6 +49,35 @@ def test_fill_to_the_predicted_limit_with_the_nic_cpu_isolated(boot, demo_profil
                  f"(moved {b['irq_cpu']['waited_ns'] / 1e9:.1f} s after its IRQ), partitions "
                  f"{res.data['partitions']}")
     _check_fill(res)
+
+
+LOWER_NS = 500_000      # the NIC's runtime lowered to, from demo.yaml's 2 ms
+
+
+def _check_lower(res) -> None:
+    """The NIC's budget lowered from 2 ms to 0.5 ms every 10 ms. 6.1 and 6.12 count the
+    thread where it runs: irqresd and the kernel accept it. On 7.x it stays in / beside
+    its partition and the kernel counts it in the root cgroup's domain, but checks the
+    change against its partition's count, which lacks its 0.2 CPU: the new budget would
+    take it below zero, and the kernel refuses (EBUSY); irqresd says so before it asks
+    (its plan's floor), and the thread keeps its budget."""
+    low, where = res.data["lower"], res.kernel.release
+    before = low["before"]["sched"]
+    if res.kernel.label.startswith("7."):
+        out = low["set_budget"]["out"] + low["set_budget"]["err"]
+        assert low["set_budget"]["rc"] != 0, (where, low)
+        assert "EBUSY: the kernel counts this thread" in out, (where, out)
+        assert "it refuses any runtime below" in out, (where, out)
+        assert low["after_set_budget"]["sched"] == before, (where, low)
+        assert low["kernel"] == EBUSY, (where, low)
+        assert low["after_kernel"]["sched"] == before, (where, low)
+    else:
+        assert low["set_budget"]["rc"] == 0, (where, low)
+        assert low["after_set_budget"]["sched"]["runtime_ns"] == LOWER_NS, (where, low)
+        assert low["kernel"] == 0, (where, low)
+    vmrunner.say(f"admission {where}: NIC lowered from {before['runtime_ns']} to {LOWER_NS} "
+                 f"ns: set-budget rc {low['set_budget']['rc']}, kernel errno {low['kernel']}"
+                 f"; CPU 0's count {low['kernel_bw'].get('0', {}).get('total_bw')}")
 
 
 SIRQ_NS = (1_000_000, 10_000_000)   # each soft IRQ kthread's reservation

@@ -715,7 +715,8 @@ def softirq_kthreads() -> list[dict]:
 
 
 def scenario_admission(nic_target: dict, irq_cpu: int | None = None,
-                       other_targets: list[dict] | None = None) -> dict:
+                       other_targets: list[dict] | None = None,
+                       lower_nic_ns: int | None = None) -> dict:
     """Fill the deadline bandwidth of each root domain of the guest to the limit irqresd
     predicts, and one step beyond: irqresd's --dry-run says which the kernel will do,
     then the kernel is asked directly (sched_setattr of a task of ours).
@@ -724,7 +725,9 @@ def scenario_admission(nic_target: dict, irq_cpu: int | None = None,
     next interrupt), then irqresd.service is started (not enabled at boot then).
     ``other_targets``: the boot profile's targets after the NIC's (held by irqresd from
     boot, planned beside the filler); with them irqresd is stopped at the end, and the
-    per-CPU soft IRQ kthreads are reported before and after."""
+    per-CPU soft IRQ kthreads are reported before and after. ``lower_nic_ns``: then the
+    NIC's budget is lowered to that runtime through irqresd (``irqres set-budget``) and,
+    whatever irqresd said, the kernel is asked the same directly."""
     held = [nic_target, *(other_targets or [])]
     boot = {"isolated": read("/sys/devices/system/cpu/isolated"),
             "nohz_full": read("/sys/devices/system/cpu/nohz_full"),
@@ -746,6 +749,8 @@ def scenario_admission(nic_target: dict, irq_cpu: int | None = None,
     for cpu in online:
         result["domains"].append(_fill_cpu(cpu, held))
     result["kernel_after"] = kernel_dl_bw()
+    if lower_nic_ns is not None:
+        result["lower"] = _lower_nic(nic_target, lower_nic_ns)
     if other_targets:
         result["softirqd_after_fill"] = softirq_kthreads()
         sh("systemctl stop irqresd.service")
@@ -754,6 +759,22 @@ def scenario_admission(nic_target: dict, irq_cpu: int | None = None,
         result["partitions_after_stop"] = partitions()
     result["journal"] = sh("journalctl -b -u irqresd.service --no-pager -o cat | tail -n 30")
     return result
+
+
+def _lower_nic(nic_target: dict, runtime_ns: int) -> dict:
+    """The NIC thread's budget lowered to ``runtime_ns`` (its period kept): irqresd's
+    answer, then the kernel's own (sched_setattr of the same budget)."""
+    nic = thread(NIC_THREAD)
+    period = nic["sched"]["period_ns"]
+    out = {"before": nic, "kernel_bw": kernel_dl_bw()["rd"],
+           "set_budget": sh(f"irqres set-budget {nic_target['name']} {runtime_ns}ns "
+                            f"{period}ns")}
+    out["after_set_budget"] = thread(NIC_THREAD)
+    out["kernel"] = sched_set_deadline(nic["pid"], runtime_ns, period, period)
+    out["after_kernel"] = thread(NIC_THREAD)
+    mark(f"admission: NIC lowered to {runtime_ns} ns: set-budget rc "
+         f"{out['set_budget']['rc']}, kernel errno {out['kernel']}")
+    return out
 
 
 def _steer_nic_irq(cpu: int) -> dict:
