@@ -472,24 +472,26 @@ static void admission(struct plan *plan, const struct plan_env *env)
  * usual. Measured on 7.3 (docs/vm.md, "What 7.3 changes").
  */
 static uint64_t kernel_floor_bw(const struct plan_env *env, const struct plan_item *it,
-				const struct plan_domain *d)
+				const struct plan_domain *d, uint64_t *old)
 {
 	int cpu = cpu_first(&d->cpus);
-	uint64_t old = 0, total;
+	uint64_t total;
 
+	*old = 0;
 	if (d->source != PLAN_BW_KERNEL || !kernel_counts_elsewhere(env, it, d) ||
 	    cpu >= CPU_SETSIZE || env->kernel_total_bw[cpu] < 0)
 		return 0;
 	for (size_t i = 0; i < env->n_dl; i++)
 		if (env->dl[i].pid == it->thread.pid)
-			old = env->dl[i].bw;
+			*old = env->dl[i].bw;
 	total = (uint64_t)env->kernel_total_bw[cpu];
-	return old > total ? old - total : 0;
+	return *old > total ? *old - total : 0;
 }
 
-/* The EBUSY verdict of a budget below kernel_floor_bw(). */
+/* The EBUSY verdict of a budget below the floor kernel_floor_bw() found, @old the
+ * thread's present bandwidth. */
 static void floor_verdict(struct plan_item *it, const struct plan_domain *d, uint64_t floor,
-			  const struct plan_env *env)
+			  uint64_t old)
 {
 	char cpus[64], t[UNITS_FMT_LEN], least[UNITS_FMT_LEN], held[16], now[16];
 	/* the least runtime whose bandwidth reaches the floor (to_ratio rounds down) */
@@ -498,8 +500,8 @@ static void floor_verdict(struct plan_item *it, const struct plan_domain *d, uin
 
 	units_format_duration(it->period_ns, t, sizeof(t));
 	units_format_duration(q, least, sizeof(least));
-	bw_str((uint64_t)env->kernel_total_bw[cpu_first(&d->cpus)], held, sizeof(held));
-	bw_str(floor + (uint64_t)env->kernel_total_bw[cpu_first(&d->cpus)], now, sizeof(now));
+	bw_str(old - floor, held, sizeof(held));	/* the domain's count */
+	bw_str(old, now, sizeof(now));
 	it->refusal = EBUSY;
 	snprintf(it->verdict, sizeof(it->verdict), "EBUSY: the kernel counts this thread (%s of "
 		 "a CPU now) in the domain of its cgroup's CPUs, not in %s where it runs, but "
@@ -516,9 +518,11 @@ static void verdicts(struct plan *plan, const struct plan_env *env)
 	for (size_t i = 0; i < plan->n_items; i++) {
 		struct plan_item *it = &plan->items[i];
 		struct plan_domain *d = it->domain >= 0 ? &plan->domains[it->domain] : NULL;
+		uint64_t old = 0, floor;
 
 		if (it->verdict[0])
 			continue;
+		floor = d && !d->unlimited ? kernel_floor_bw(env, it, d, &old) : 0;
 		units_format_duration(it->runtime_ns, q, sizeof(q));
 		units_format_duration(it->period_ns, t, sizeof(t));
 		if (!d) {
@@ -528,8 +532,8 @@ static void verdicts(struct plan *plan, const struct plan_env *env)
 			it->refusal = EPERM;
 			snprintf(it->verdict, sizeof(it->verdict), "EPERM: sched_rt_runtime_us is 0: "
 				 "no bandwidth at all for SCHED_DEADLINE");
-		} else if (!d->unlimited && it->bw < kernel_floor_bw(env, it, d)) {
-			floor_verdict(it, d, kernel_floor_bw(env, it, d), env);
+		} else if (it->bw < floor) {
+			floor_verdict(it, d, floor, old);
 		} else if (!d->ok) {
 			bw_str(it->bw, a, sizeof(a));
 			bw_str(d->existing_bw + d->new_bw - it->bw, b, sizeof(b));

@@ -402,6 +402,7 @@ static int check_kind(struct yamlmap *c, yaml_node_t *map, struct target *t,
 {
 	const enum target_key sel[] = { first_irq_selector(g), T_TASK, T_NAPI, T_SOFTIRQ };
 	enum target_key first = T_NKEYS;
+	yaml_node_t *cpu;
 
 	for (size_t i = 0; i < sizeof(sel) / sizeof(sel[0]); i++) {
 		if (sel[i] == T_NKEYS || !g[sel[i]].key)
@@ -428,8 +429,8 @@ static int check_kind(struct yamlmap *c, yaml_node_t *map, struct target *t,
 	t->driver_line = line_of(g[T_DRIVER].key);
 	t->napi_line = line_of(g[T_NAPI].key);
 	t->threaded_napi_line = line_of(g[T_THREADED_NAPI].key);
-	t->softirq_line = line_of(g[T_SOFTIRQ].val && yamlmap_value(c, g[T_SOFTIRQ].val, "cpu") ?
-				  yamlmap_value(c, g[T_SOFTIRQ].val, "cpu") : g[T_SOFTIRQ].key);
+	cpu = g[T_SOFTIRQ].val ? yamlmap_value(c, g[T_SOFTIRQ].val, "cpu") : NULL;
+	t->softirq_line = line_of(cpu ? cpu : g[T_SOFTIRQ].key);
 	return 0;
 }
 

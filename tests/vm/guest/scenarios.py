@@ -24,6 +24,7 @@ from vmguest import (
     fingerprint_diff,
     irq_threads,
     kernel_dl_bw,
+    kthreads,
     mark,
     partitions,
     read,
@@ -33,6 +34,7 @@ from vmguest import (
     sched_set_other,
     sh,
     thread,
+    thread_view,
     to_ratio,
     wait_for,
 )
@@ -698,19 +700,8 @@ SOFTIRQ_KTHREAD = r"(ksoftirqd|ktimers|backlog_napi)/(\d+)"
 
 def softirq_kthreads() -> list[dict]:
     """Every per-CPU soft IRQ kthread (a child of kthreadd): its scheduling, CPUs, cgroup."""
-    found = []
-    for entry in os.listdir("/proc"):
-        stat = read(f"/proc/{entry}/stat") if entry.isdigit() else None
-        if stat is None:
-            continue
-        comm = stat[stat.index("(") + 1 : stat.rindex(")")]
-        ppid = int(stat[stat.rindex(")") + 2 :].split()[1])
-        m = re.fullmatch(SOFTIRQ_KTHREAD, comm)
-        if m and ppid == 2:
-            pid = int(entry)
-            found.append({"pid": pid, "comm": comm, "kthread": m.group(1),
-                          "cpu": int(m.group(2)), "sched": sched_attr(pid),
-                          "cgroup": cgroup_of(pid), "cpus": cpus_allowed(pid)})
+    found = [{**thread_view(pid, m.group(0)), "kthread": m.group(1), "cpu": int(m.group(2))}
+             for pid, m in kthreads(SOFTIRQ_KTHREAD)]
     return sorted(found, key=lambda t: (t["cpu"], t["comm"]))
 
 

@@ -181,25 +181,32 @@ def to_ratio(period_ns: int, runtime_ns: int) -> int:
     return (runtime_ns << 20) // period_ns if period_ns else 0
 
 
-def irq_threads() -> list[dict]:
-    """Every real IRQ thread: a kernel thread, child of kthreadd, named irq/<N>-..."""
-    threads = []
+def kthreads(comm_re: str) -> list[tuple[int, re.Match]]:
+    """Every kernel thread kthreadd made (PF_KTHREAD, parent 2) whose whole comm matches
+    the regular expression ``comm_re``: its pid and the match."""
+    found = []
     for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        stat = read(f"/proc/{entry}/stat")
+        stat = read(f"/proc/{entry}/stat") if entry.isdigit() else None
         if stat is None:
             continue
-        comm = stat[stat.index("(") + 1 : stat.rindex(")")]
         fields = stat[stat.rindex(")") + 2 :].split()
-        ppid, flags = int(fields[1]), int(fields[6])
-        m = re.match(r"irq/(\d+)-(s-)?(.*)$", comm)
-        if m and ppid == 2 and flags & PF_KTHREAD:
-            pid = int(entry)
-            threads.append({"pid": pid, "comm": comm, "irq": int(m.group(1)),
-                            "secondary": bool(m.group(2)), "sched": sched_attr(pid),
-                            "cgroup": cgroup_of(pid),
-                            "cpus": cpus_allowed(pid)})
+        m = re.fullmatch(comm_re, stat[stat.index("(") + 1 : stat.rindex(")")])
+        if m and int(fields[1]) == 2 and int(fields[6]) & PF_KTHREAD:
+            found.append((int(entry), m))
+    return found
+
+
+def thread_view(pid: int, comm: str) -> dict:
+    """A thread's scheduling, cgroup and CPUs now."""
+    return {"pid": pid, "comm": comm, "sched": sched_attr(pid), "cgroup": cgroup_of(pid),
+            "cpus": cpus_allowed(pid)}
+
+
+def irq_threads() -> list[dict]:
+    """Every real IRQ thread: a kernel thread, child of kthreadd, named irq/<N>-..."""
+    threads = [{**thread_view(pid, m.group(0)), "irq": int(m.group(1)),
+                "secondary": bool(m.group(2))}
+               for pid, m in kthreads(r"irq/(\d+)-(s-)?(.*)")]
     return sorted(threads, key=lambda t: (t["irq"], t["comm"]))
 
 
