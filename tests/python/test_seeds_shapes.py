@@ -17,9 +17,11 @@ SEEDS = Path(__file__).resolve().parents[2] / "bench" / "seeds"
 sys.path.insert(0, str(SEEDS))
 
 import shapes  # noqa: E402
+import tools  # noqa: E402
 
 DATA = SEEDS / "data"
 US = 1000
+MS = 1_000_000
 
 
 def record(name: str) -> dict:
@@ -299,6 +301,46 @@ def test_tools_spread_holds_on_the_recorded_rows_and_fails_on_a_distorted_series
             assert _mean_within_1pct(bad["series"][blind], row["period_ns"]), distort.__name__
         missed = shapes.tools_spread_row(bad)
         assert any(w in m for m in missed for w in why), (distort.__name__, missed)
+
+
+def _tools_trace(watchdog_ns: int | None):
+    """The NIC thread (pid 100) in a trace that starts inside its activation for datagram
+    0 (at 1 ms it wakes the receiver, pid 200, and sleeps), then datagrams 1..4 every
+    100 ms from 100 ms, each waking the receiver; with ``watchdog_ns`` the e1000 watchdog
+    (a kworker, pid 300) raises the NIC's interrupt once more at that time."""
+    from irqres.trace.synthetic import (
+        IRQ_WAKE_THREAD,
+        TASK_INTERRUPTIBLE,
+        TASK_RUNNING,
+        TraceBuilder,
+    )
+    b = TraceBuilder()
+    for pid, name in ((100, tools.NIC), (200, "seedload"), (300, "kworker/1:2"),
+                      (0, "swapper/1")):
+        b.comm(pid, name)
+    b.waking(1 * MS, 1, 100, 200, 0)
+    b.switch(1 * MS + 50 * US, 1, 100, TASK_INTERRUPTIBLE, 0)
+    jobs = [(100 * MS * k, 0, True) for k in range(1, 5)]
+    if watchdog_ns is not None:
+        jobs.append((watchdog_ns, 300, False))
+    for t, cur, datagram in sorted(jobs):
+        b.irq(t, 1, cur, 11, "eth0", IRQ_WAKE_THREAD)
+        b.waking(t + 2 * US, 1, cur, 100, 1)
+        b.switch(t + 3 * US, 1, cur, TASK_RUNNING, 100)
+        if datagram:
+            b.waking(t + 200 * US, 1, 100, 200, 0)
+        b.switch(t + 250 * US, 1, 100, TASK_INTERRUPTIBLE, cur)
+    return b.build()
+
+
+@pytest.mark.parametrize("watchdog_ns", [None, 20 * MS, 150 * MS])
+def test_tools_take_the_activation_each_datagram_woke_the_receiver_in(watchdog_ns):
+    # recorded in a VM-suite run (6.1, T100): the datagram the trace started in had no kept
+    # activation and was given the watchdog's, 20 ms later: the thread's std 4.5 ms
+    rx = tools.datagram_activations(_tools_trace(watchdog_ns))
+    assert rx["activations"] == 4
+    assert rx["gaps_ns"] == [100 * MS] * 3
+    assert len(rx["all_gaps_ns"]) == 3 + (watchdog_ns is not None)
 
 
 # experiment 3 with threaded NAPI (player_dl_napi.py), 3 runs each on 6.1: the NAPI kthread
