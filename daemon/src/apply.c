@@ -497,6 +497,21 @@ static int apply_item(const struct plan *plan, const struct plan_item *it, struc
 
 /* pw: where the threads that wait to run in their partition go (NULL: waited for in
  * place, see apply.h); on success pw->n says how many do. */
+/* apply_recount() of each partition beside which the plan changed a thread the kernel
+ * counts elsewhere (plan.h, plan_item.recount), once. */
+static void recount_partitions(const struct plan *plan)
+{
+	for (size_t i = 0; i < plan->n_items; i++) {
+		const char *name = plan->items[i].recount;
+		bool seen = false;
+
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = strcmp(plan->items[j].recount, name) == 0;
+		if (name[0] && plan->items[i].ok && !seen)
+			apply_recount(name);
+	}
+}
+
 static int plan_run(const struct plan *plan, struct state *st, struct apply_waiting *pw,
 		    char *err, size_t errlen)
 {
@@ -546,6 +561,7 @@ static int plan_run(const struct plan *plan, struct state *st, struct apply_wait
 		}
 	}
 	free(u.v);
+	recount_partitions(plan);
 	if (pw && pw->n)
 		pr_info("plan applied: %zu thread(s) with SCHED_DEADLINE, %zu waiting to run in "
 			"their partition first", done, pw->n);
@@ -659,11 +675,10 @@ static int budget_threads(struct state *st, const pid_t *pids, size_t n,
  * kernel checks the rest, and a refusal rolls back.
  */
 static int budget_admitted(const struct thread_info *ti, const struct dl_attr *prev, size_t n,
-			   const struct dl_attr *b, char *err, size_t errlen)
+			   const struct dl_attr *b, struct plan *plan, char *err, size_t errlen)
 {
 	const struct plan_item *it;
 	struct plan_env env;
-	struct plan plan;
 	int rc = plan_env_read(&env, false);
 
 	if (!rc)
@@ -675,17 +690,16 @@ static int budget_admitted(const struct thread_info *ti, const struct dl_attr *p
 		return rc;
 	}
 	rc = plan_build_budget(ti, n, b->sched_runtime, b->sched_deadline, b->sched_period, &env,
-			       &plan);
+			       plan);
 	plan_env_free(&env);
 	if (rc)
 		return rc;
-	it = plan_first_refusal(&plan);
+	it = plan_first_refusal(plan);
 	if (it) {
 		snprintf(err, errlen, "%s (pid %d): new budget refused: %s", it->thread.comm,
 			 (int)it->thread.pid, it->verdict);
 		rc = -it->refusal;
 	}
-	plan_free(&plan);
 	return rc;
 }
 
@@ -754,6 +768,7 @@ int apply_set_budget(struct state *st, const pid_t *pids, size_t n, uint64_t run
 			     .sched_period = period_ns };
 	struct thread_info *ti = NULL;
 	struct dl_attr *prev = NULL;
+	struct plan plan = { 0 };
 	int rc;
 
 	if (!budget_valid(n, &b)) {
@@ -774,13 +789,16 @@ int apply_set_budget(struct state *st, const pid_t *pids, size_t n, uint64_t run
 		if (b.sched_deadline < runtime_ns)
 			b.sched_deadline = runtime_ns;
 	}
-	rc = budget_admitted(ti, prev, n, &b, err, errlen);
+	rc = budget_admitted(ti, prev, n, &b, &plan, err, errlen);
 	if (!rc)
 		rc = budget_write(ti, prev, n, &b, err, errlen);
-	if (!rc)
+	if (!rc) {
 		pr_info("new budget %llu/%llu/%llu ns for %zu thread(s)",
 			(unsigned long long)runtime_ns, (unsigned long long)b.sched_deadline,
 			(unsigned long long)period_ns, n);
+		recount_partitions(&plan);
+	}
+	plan_free(&plan);
 out_free:
 	free(ti);
 	free(prev);

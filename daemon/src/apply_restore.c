@@ -9,6 +9,7 @@
 #include "enforce.h"
 #include "log.h"
 #include "napiswitch.h"
+#include "plan.h"
 #include "rt_runtime.h"
 
 #include <errno.h>
@@ -35,6 +36,17 @@ static void partition_release(struct state *st, const char *name, bool quiet)
 		return;
 	}
 	state_forget_partition(st, name);
+}
+
+void apply_recount(const char *partition)
+{
+	char err[512];
+
+	if (cpuset_partition_recount(partition, err, sizeof(err)))
+		pr_err("%s", err);
+	else
+		pr_info("cpuset partition %s: the kernel counted the deadline bandwidth of its "
+			"root domains again (a thread beside it changed)", partition);
 }
 
 void apply_forget_thread(struct state *st, pid_t pid)
@@ -99,13 +111,14 @@ int apply_restore_thread(struct state *st, pid_t pid)
 	char part[CPUSET_NAME_MAX];
 	unsigned long long starttime;
 	cpu_set_t affinity;
-	bool moved;
+	bool moved, stayed;
 	struct dl_attr a;
 	int rc;
 
 	if (!t)
 		return -ENOENT;
 	snprintf(part, sizeof(part), "%s", t->partition);
+	stayed = part[0] && !t->cgroup[0];
 	starttime = t->starttime;
 	affinity = t->affinity;
 	if (!discover_still_same(&(struct thread_info){ .pid = pid,
@@ -136,6 +149,8 @@ int apply_restore_thread(struct state *st, pid_t pid)
 		pr_info("%s (pid %d) is gone: nothing to restore", t->comm, (int)pid);
 	state_forget_thread(st, pid);
 	partition_release(st, part, false);
+	if (stayed && rc == 0 && state_find_partition(st, part) && plan_dl_counts_by_cgroup())
+		apply_recount(part);	/* kept for other threads: its count took this change */
 	if (moved && rc == 0) {	/* once its partition is gone, if it goes */
 		affinity_put_back(pid, starttime, &affinity);
 		affinity_owed_save(st);

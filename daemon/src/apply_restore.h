@@ -23,6 +23,16 @@ int apply_restore_thread(struct state *st, pid_t pid);
 void apply_forget_thread(struct state *st, pid_t pid);
 void apply_partitions_sweep(struct state *st);
 
+/*
+ * From 6.19 the kernel counts a thread staying beside a partition (PF_NO_SETAFFINITY) in
+ * the root cgroup's domain, yet checks a change of its policy or budget against the
+ * partition's domain, where it runs, and charges the change there: after irqres changed
+ * one, the partition is made to count again (cpuset_partition_recount()), so that its
+ * count is again what the next plan reads (docs/vm.md, "What 7.3 changes"). A failure is
+ * logged; the partition's state is then what verify reports.
+ */
+void apply_recount(const char *partition);
+
 /* Best effort, everything: threads in reverse order, partitions irqres created,
  * +cpuset if irqres enabled it, admission control; deletes the state file when all
  * went back. Returns the number of threads restored, or -errno of the first failure. */

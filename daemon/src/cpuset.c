@@ -334,6 +334,31 @@ out_remove:
 	return rc;
 }
 
+int cpuset_partition_recount(const char *name, char *err, size_t errlen)
+{
+	static const char *const steps[] = { "member", "root" };
+	char path[PATH_MAX], state[256];
+	int rc = group_file(name, "cpuset.cpus.partition", path, sizeof(path));
+
+	for (size_t i = 0; !rc && i < sizeof(steps) / sizeof(steps[0]); i++) {
+		rc = fileio_write(path, steps[i], false);
+		if (rc)
+			snprintf(err, errlen, "cpuset partition %s: writing \"%s\" to "
+				 "cpuset.cpus.partition to make the kernel count its deadline "
+				 "bandwidth again: %s", name, steps[i], strerror(-rc));
+	}
+	if (rc)
+		return rc;
+	rc = read_partition(name, state, sizeof(state));
+	if (rc || !partition_valid(state)) {
+		snprintf(err, errlen, "cpuset partition %s: cpuset.cpus.partition reads \"%s\" "
+			 "after it was made a member and a root again to make the kernel count its "
+			 "deadline bandwidth again", name, rc ? strerror(-rc) : state);
+		return rc ? rc : -EINVAL;
+	}
+	return 0;
+}
+
 int cpuset_partition_remove(const char *name)
 {
 	char path[PATH_MAX], buf[64];

@@ -52,6 +52,12 @@ int cpuset_partition_name(const cpu_set_t *cpus, char *name, size_t len);
  * *created whether this call made the directory. */
 int cpuset_partition_create(const cpu_set_t *cpus, char *name, size_t namelen, bool *created,
 			    char *err, size_t errlen);
+/* Makes the kernel count the deadline bandwidth of its root domains again from the tasks
+ * (from 6.19 each in the domain of its cgroup's CPUs): the partition a member, then a
+ * root again. Each write rebuilds the root domains and rewrites the affinity of the root
+ * cgroup's tasks, as creating the partition did. 0, or -errno with err naming what failed
+ * (the partition then left as the kernel took the last write). */
+int cpuset_partition_recount(const char *name, char *err, size_t errlen);
 /* Removes an irqres partition directory; -EBUSY while it holds tasks. */
 int cpuset_partition_remove(const char *name);
 /* Absolute directory of a group ("/sys/fs/cgroup/irqres.cpu0"). */

@@ -103,10 +103,11 @@ static int warn_stays(struct plan *plan, const struct plan_env *env,
 	return array_printf(&plan->warnings, &plan->n_warnings, &plan->warnings_cap,
 			    "%s (pid %d) stays in cgroup %s beside cpuset partition %s "
 			    "(PF_NO_SETAFFINITY: it cannot be moved; the partition is the root "
-			    "domain of its CPUs all the same). Once it rebuilds its root domains "
-			    "(any partition change, CPU hotplug), the kernel counts its bandwidth "
-			    "in the root cgroup's domain, not in %s's: its own admission on those "
-			    "CPUs then no longer sees it; irqres counts it where it runs",
+			    "domain of its CPUs all the same). The kernel counts its bandwidth in "
+			    "the root cgroup's domain, not in %s's, once it rebuilds its root "
+			    "domains, which irqres has it do after each change to the thread: its "
+			    "own admission on those CPUs then no longer sees it; irqres counts it "
+			    "where it runs",
 			    it->thread.comm, (int)it->thread.pid,
 			    it->thread.cgroup[0] ? it->thread.cgroup : "?", name, name);
 }
@@ -523,6 +524,8 @@ static void verdicts(struct plan *plan, const struct plan_env *env)
 		if (it->verdict[0])
 			continue;
 		floor = d && !d->unlimited ? kernel_floor_bw(env, it, d, &old) : 0;
+		if (d && kernel_counts_elsewhere(env, it, d))
+			snprintf(it->recount, sizeof(it->recount), "%s", d->partition);
 		units_format_duration(it->runtime_ns, q, sizeof(q));
 		units_format_duration(it->period_ns, t, sizeof(t));
 		if (!d) {

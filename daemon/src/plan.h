@@ -123,6 +123,12 @@ struct plan_item {
 					 * needs_partition it stays in its cgroup, the
 					 * partition of its CPUs its root domain all the same */
 	char partition[CPUSET_NAME_MAX];	/* partition it goes to, "" none */
+	/* the partition whose root domain it runs in, when the kernel counts it elsewhere
+	 * (from 6.19, a thread staying beside the partition: plan.c,
+	 * kernel_counts_elsewhere()): a change of its budget is checked against and charged
+	 * to this domain's count, which lacks it, so after one the kernel must count again
+	 * (apply.c, cpuset_partition_recount()); "" otherwise */
+	char recount[CPUSET_NAME_MAX];
 	enum profile_buffer_verdict buffer_check;
 	bool ok;
 	int refusal;			/* 0 when ok, else the errno the kernel would give:
@@ -170,6 +176,9 @@ int plan_env_read(struct plan_env *env, bool scan_dl);
 int plan_env_for_budget(struct plan_env *env, const struct thread_info *threads,
 			const struct dl_attr *now, size_t n);
 void plan_env_free(struct plan_env *env);
+/* plan_env.dl_counts_by_cgroup for the running kernel (from 6.19; true when its release
+ * cannot be read). */
+bool plan_dl_counts_by_cgroup(void);
 /* Without scan_dl, sched_rt_{runtime,period}_us read less than 1 s ago are reused;
  * whoever writes them calls this. */
 void plan_limits_changed(void);

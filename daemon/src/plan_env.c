@@ -161,8 +161,7 @@ static void read_kernel_bw(struct plan_env *env)
 	fclose(f);
 }
 
-/* plan_env.dl_counts_by_cgroup for the running kernel. */
-static bool counts_by_cgroup(void)
+bool plan_dl_counts_by_cgroup(void)
 {
 	int major, minor;
 
@@ -189,7 +188,7 @@ int plan_env_read(struct plan_env *env, bool with_dl)
 	rc = read_limits(env, with_dl);
 	if (rc)
 		return rc;
-	env->dl_counts_by_cgroup = counts_by_cgroup();
+	env->dl_counts_by_cgroup = plan_dl_counts_by_cgroup();
 	env->partitions_possible = cpuset_check(env->partition_err,
 						sizeof(env->partition_err)) == 0;
 	if (env->partitions_possible) {

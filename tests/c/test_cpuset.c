@@ -120,6 +120,13 @@ static void test_partition_create_reuse_remove(void **unused)
 	assert_false(created);
 	assert_string_equal(fixtree_read("cgroup/irqres.cpu1/cpuset.cpus.partition"), "root\n");
 
+	/* counted again: a member, then a root, as the kernel read it back */
+	assert_int_equal(cpuset_partition_recount("irqres.cpu1", err, sizeof(err)), 0);
+	assert_string_equal(fixtree_read("cgroup/irqres.cpu1/cpuset.cpus.partition"), "root");
+	/* a partition that is not there: said, with the write that failed */
+	assert_int_equal(cpuset_partition_recount("irqres.cpu9", err, sizeof(err)), -ENOENT);
+	assert_non_null(strstr(err, "cpuset partition irqres.cpu9: writing \"member\""));
+
 	/* a pid in it: kept */
 	fixtree_file("cgroup/irqres.cpu1/cgroup.procs", "105\n");
 	assert_int_equal(cpuset_partition_remove("irqres.cpu1"), -EBUSY);

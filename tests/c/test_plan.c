@@ -399,10 +399,19 @@ static void test_staying_thread_budget_floor(void **unused)
 			       "10ms"));
 	plan_free(&plan);
 	/* at that floor (0.45 - 0.05 of a CPU, rounded up to a runtime): accepted; 1 ns less
-	 * is one unit of bandwidth less, refused */
+	 * is one unit of bandwidth less, refused. Accepted, the kernel charges the change to
+	 * CPU 0's count, which lacks the thread: irqresd has the partition count again */
 	assert_int_equal(plan_build_budget(&ti, 1, 4000006, 0, 10 * MS, &env, &plan), 0);
 	assert_true(plan.feasible);
+	assert_string_equal(plan.items[0].recount, "irqres.cpu0");
 	plan_free(&plan);
+	/* a kernel that counts it where it runs takes the change where it counts it */
+	env.dl_counts_by_cgroup = false;
+	assert_int_equal(plan_build_budget(&ti, 1, 4000006, 0, 10 * MS, &env, &plan), 0);
+	assert_true(plan.feasible);
+	assert_string_equal(plan.items[0].recount, "");
+	plan_free(&plan);
+	env.dl_counts_by_cgroup = true;
 	assert_int_equal(plan_build_budget(&ti, 1, 4000005, 0, 10 * MS, &env, &plan), 0);
 	assert_false(plan.feasible);
 	plan_free(&plan);

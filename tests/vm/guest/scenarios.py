@@ -707,7 +707,8 @@ def softirq_kthreads() -> list[dict]:
 
 def scenario_admission(nic_target: dict, irq_cpu: int | None = None,
                        other_targets: list[dict] | None = None,
-                       lower_nic_ns: int | None = None) -> dict:
+                       lower_nic_ns: int | None = None,
+                       lower_steps_ns: list[int] | None = None) -> dict:
     """Fill the deadline bandwidth of each root domain of the guest to the limit irqresd
     predicts, and one step beyond: irqresd's --dry-run says which the kernel will do,
     then the kernel is asked directly (sched_setattr of a task of ours).
@@ -716,9 +717,11 @@ def scenario_admission(nic_target: dict, irq_cpu: int | None = None,
     next interrupt), then irqresd.service is started (not enabled at boot then).
     ``other_targets``: the boot profile's targets after the NIC's (held by irqresd from
     boot, planned beside the filler); with them irqresd is stopped at the end, and the
-    per-CPU soft IRQ kthreads are reported before and after. ``lower_nic_ns``: then the
-    NIC's budget is lowered to that runtime through irqresd (``irqres set-budget``) and,
-    whatever irqresd said, the kernel is asked the same directly."""
+    per-CPU soft IRQ kthreads are reported before and after. ``lower_steps_ns``: before
+    the fill, the NIC's budget is lowered through irqresd (``irqres set-budget``) to each
+    runtime in turn, the kernel's counts read after each. ``lower_nic_ns``: after it, the
+    NIC's budget is lowered to that runtime through irqresd and, whatever irqresd said,
+    the kernel is asked the same directly."""
     held = [nic_target, *(other_targets or [])]
     boot = {"isolated": read("/sys/devices/system/cpu/isolated"),
             "nohz_full": read("/sys/devices/system/cpu/nohz_full"),
@@ -733,6 +736,10 @@ def scenario_admission(nic_target: dict, irq_cpu: int | None = None,
               "kernel_before": kernel_dl_bw(), "online": read("/sys/devices/system/cpu/online"),
               "sched_debug": read("/sys/kernel/debug/sched/debug"), "domains": [],
               "boot": boot}
+    if lower_steps_ns:      # before the fill, which then plans with the lowered budget
+        result["lower_steps"] = _lower_nic_steps(nic_target, lower_steps_ns)
+        result["nic_at_boot"], result["nic"] = result["nic"], thread(NIC_THREAD)
+        held[0] = {**nic_target, "runtime": f"{lower_steps_ns[-1]}ns"}  # as it is now
     if other_targets:
         result["status"] = sh("irqres status --json")
         result["softirqd"] = softirq_kthreads()
@@ -750,6 +757,20 @@ def scenario_admission(nic_target: dict, irq_cpu: int | None = None,
         result["partitions_after_stop"] = partitions()
     result["journal"] = sh("journalctl -b -u irqresd.service --no-pager -o cat | tail -n 30")
     return result
+
+
+def _lower_nic_steps(nic_target: dict, steps_ns: list[int]) -> list[dict]:
+    """The NIC thread's budget lowered through irqresd to each runtime of ``steps_ns`` in
+    turn (its period kept): irqresd's answer, the thread and the kernel's counts after
+    each."""
+    period = thread(NIC_THREAD)["sched"]["period_ns"]
+    out = []
+    for q in steps_ns:
+        r = sh(f"irqres set-budget {nic_target['name']} {q}ns {period}ns")
+        out.append({"runtime_ns": q, "set_budget": r, "nic": thread(NIC_THREAD),
+                    "kernel_bw": kernel_dl_bw()["rd"]})
+        mark(f"admission: NIC lowered to {q} ns: rc {r['rc']}, counts {out[-1]['kernel_bw']}")
+    return out
 
 
 def _lower_nic(nic_target: dict, runtime_ns: int) -> dict:
@@ -1321,3 +1342,4 @@ def scenario_last_cpu(nic_target: dict) -> dict:
             s["proc"].wait()
     out["journal"] = sh("journalctl -b -u irqresd.service --no-pager -o cat")
     return out
+
