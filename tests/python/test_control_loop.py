@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import itertools
 import threading
 import time
 
@@ -145,6 +146,46 @@ def test_refused_decrease_is_held_back(daemon, caplog):
     # every ask is a decrease, and they come one per hold at most
     assert all(parse_duration(r.split()[2]) < 2_000_000 for r in asks), asks
     assert 1 <= len(asks) <= 1 + took // REFUSAL_HOLD_NS, (asks, took)
+
+
+def test_a_decrease_refused_for_its_size_comes_in_smaller_steps(daemon, monkeypatch):
+    """irqresd refuses a decrease larger than a bound (on 7.x the partition's count below
+    the budget in force: docs/vm.md): the tuner halves the refused step until one is
+    taken and goes on in steps of that size, so the budget comes down after the load."""
+    import irqres.control.loop as loop
+
+    monkeypatch.setattr(loop, "REFUSAL_HOLD_NS", 1_000_000)
+    bound = 200_000
+    model = Model(daemon, [(150, 6_000_000), (250, 300_000)])
+    daemon.stats_fn = model
+    handle, refused = daemon.handle, []
+
+    def bounded(words: list[str]) -> dict:
+        if words[:1] == ["set-budget"] and len(words) >= 3:
+            now, q = daemon.target(words[1])["runtime_ns"], parse_duration(words[2])
+            if now - q > bound:
+                refused.append(now - q)
+                return {"ok": False, "error": f"set-budget {words[1]}: new budget refused: "
+                        f"EBUSY: it refuses any runtime below {now - bound}ns"}
+        return handle(words)
+
+    daemon.handle = bounded
+    tuner = Tuner(daemon.path)
+    run_until_done(tuner, model)
+    q = model.budgets[:model.done_at]
+    assert max(q[:150]) > 5_000_000, q[:150]            # up with the load
+    assert refused, "the bound never refused a step: the test tests nothing"
+    assert all(b - a <= bound for b, a in itertools.pairwise(q)), q   # no step beyond it
+    assert q[-1] < 2_000_000, q[150:]                    # ... and down again, in steps
+    assert len(refused) < 40, refused
+
+    # put back on the way out, in steps too, from a budget further above than the bound
+    daemon.target("load")["runtime_ns"] = tuner.targets["load"].runtime_ns = 3_000_000
+    asked = len(daemon.requests)
+    assert tuner.restore_budgets() == {"load": 2_000_000}
+    assert daemon.target("load")["runtime_ns"] == 2_000_000
+    steps = [parse_duration(r.split()[2]) for r in daemon.requests[asked:]]
+    assert steps[0] == 2_000_000 and len(steps) <= 12, steps  # refused at once, then steps
 
 
 def test_no_adaptive_target(tmp_path):

@@ -51,6 +51,8 @@ from .view import TerminalView
 logger = logging.getLogger(__name__)
 
 REFUSAL_HOLD_NS = 1_000_000_000     # after a refused budget, ask no further that way this long
+#: Requests at most to put one target's budget back in steps (loop.Tuner._put_back)
+PUT_BACK_TRIES = 64
 #: Bad replies (not JSON, an error, a stats reply without its threads) in a row that end
 #: the loop; each one before costs one interval.
 MAX_BAD_REPLIES = 5
@@ -297,23 +299,42 @@ class Tuner:
             # not cancelled by stop(): this is what stopping does; bounded all the same
             with Client(self.socket, timeout=RESTORE_TIMEOUT_S) as client:
                 for name, q in to_restore.items():
-                    try:
-                        reply = client.set_budget(name, q)
-                    except DaemonUnreachable:
-                        raise
-                    except DaemonError as exc:
-                        logger.warning("target %s: could not put its budget back to %s: %s",
-                                       name, format_duration(q), exc)
-                        continue
-                    st = self.targets[name]
-                    st.runtime_ns = int(reply.get("runtime_ns", q))
-                    self.restored[name] = st.runtime_ns
-                    logger.info("target %s: budget back to %s", name, format_duration(q))
+                    if self._put_back(client, self.targets[name], q):
+                        self.restored[name] = self.targets[name].runtime_ns
         except DaemonNotRunning:
             logger.info("irqresd is gone: no budget to put back")
         except DaemonError as exc:         # unreachable, or refused at connection
             logger.warning("could not put the budgets back: %s", exc)
         return dict(self.restored)
+
+    def _put_back(self, client: Client, st: TargetState, q: int) -> bool:
+        """st's budget set back to ``q``. A decrease irqresd refuses for its size (on 7.x,
+        larger than the partition's count: docs/vm.md, "What 7.3 changes") is made in
+        steps: a refused step is halved, a step taken is repeated, until ``q``."""
+        step, taken = None, 0
+        for _ in range(PUT_BACK_TRIES):
+            ask = q if step is None or st.runtime_ns - q <= step else st.runtime_ns - step
+            try:
+                reply = client.set_budget(st.name, ask)
+            except DaemonUnreachable:
+                raise
+            except DaemonError as exc:
+                if ask >= st.runtime_ns or st.runtime_ns - ask < 2:     # no smaller step
+                    logger.warning("target %s: could not put its budget back to %s: %s",
+                                   st.name, format_duration(q), exc)
+                    return False
+                step = (st.runtime_ns - ask) // 2
+                continue
+            st.runtime_ns = int(reply.get("runtime_ns", ask))
+            taken += 1
+            if st.runtime_ns == q:
+                logger.info("target %s: budget back to %s%s", st.name, format_duration(q),
+                            f" in {taken} steps" if taken > 1 else "")
+                return True
+        logger.warning("target %s: could not put its budget back to %s: %s left after %d "
+                       "requests", st.name, format_duration(q),
+                       format_duration(st.runtime_ns), PUT_BACK_TRIES)
+        return False
 
     def _tick(self) -> None:
         assert self.client is not None
@@ -414,12 +435,19 @@ class Tuner:
 
     def _follow(self, st: TargetState, step: Step, now: int) -> int | None:
         """Send the budget the controller decided, unless it is the one in force or a
-        refused decrease still holds it; the budget sent, or None."""
+        refused decrease still holds it; the budget sent, or None. Once the hold is over,
+        a decrease as large as the one refused is asked half as large: irqresd refuses a
+        decrease larger than a bound of the kernel's (on 7.x, that of a thread beside its
+        partition: docs/vm.md, "What 7.3 changes"), and halving the step finds the
+        largest it takes; steps that size follow, until a raise."""
         if st.floor is not None and st.floor[1] <= now:
             st.floor = None
         held = st.floor is not None and step.budget_ns < st.floor[0]
-        if step.send and step.budget_ns != st.runtime_ns and not held:
-            return self._send(st, step.budget_ns, now)
+        q = step.budget_ns
+        if st.refused_step_ns is not None and st.runtime_ns - q >= st.refused_step_ns:
+            q = st.runtime_ns - st.refused_step_ns // 2
+        if step.send and q != st.runtime_ns and not held:
+            return self._send(st, q, now)
         if step.send:
             st.ctl.sent_ns = st.runtime_ns
         return None
@@ -475,7 +503,10 @@ class Tuner:
                 st.ceiling = (st.runtime_ns, now + REFUSAL_HOLD_NS)
             else:
                 st.floor = (st.runtime_ns, now + REFUSAL_HOLD_NS)
+                st.refused_step_ns = st.runtime_ns - q
             return None
+        if q > st.runtime_ns:
+            st.refused_step_ns = None
         st.runtime_ns = int(reply.get("runtime_ns", q))
         st.ctl.sent_ns = st.runtime_ns
         st.sent += 1

@@ -27,6 +27,9 @@ class TargetState:
     ceiling: tuple[int, int] | None = None                   # (runtime, until_ns)
     # after a refused decrease: (runtime, until_ns); no lower budget is asked till then
     floor: tuple[int, int] | None = None
+    # the last decrease refused (ns less than the budget then), until a raise: a decrease
+    # as large is then asked half as large (loop.Tuner._follow)
+    refused_step_ns: int | None = None
     last: Step | None = None
     # (the threads dict it was made from, [(cpus, threads on them, CPUs in the list)])
     cpu_groups: tuple[dict, list[tuple[str, int, int]]] | None = None

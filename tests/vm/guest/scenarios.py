@@ -641,6 +641,7 @@ def scenario_adapt(min_s: dict, min_samples: int, min_rows: int, max_phase_s: in
     out, _ = tune.communicate(timeout=60)
     return {"samples": samples, "phases": phases, "tune_rc": tune.returncode,
             "tune_wait_ns": tune_wait, "t_start_ns": t_start,
+            "nic_after": thread(NIC_THREAD),
             "tune_out": out[-3000:], "tune_csv": read(log),
             "journal": sh("journalctl -b -u irqresd.service --no-pager -o cat | tail -n 40")}
 
