@@ -495,8 +495,6 @@ static int apply_item(const struct plan *plan, const struct plan_item *it, struc
 	return 0;
 }
 
-/* pw: where the threads that wait to run in their partition go (NULL: waited for in
- * place, see apply.h); on success pw->n says how many do. */
 /* apply_recount() of each partition beside which the plan changed a thread the kernel
  * counts elsewhere (plan.h, plan_item.recount), once. */
 static void recount_partitions(const struct plan *plan)
@@ -512,6 +510,8 @@ static void recount_partitions(const struct plan *plan)
 	}
 }
 
+/* pw: where the threads that wait to run in their partition go (NULL: waited for in
+ * place, see apply.h); on success pw->n says how many do. */
 static int plan_run(const struct plan *plan, struct state *st, struct apply_waiting *pw,
 		    char *err, size_t errlen)
 {
