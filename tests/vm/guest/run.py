@@ -12,6 +12,7 @@ import enforcement
 import faults
 import promise
 import receive_path
+import recount
 import scenarios
 import seeds
 import seeds_acct
@@ -35,7 +36,7 @@ def main() -> None:
             raise RuntimeError(f"installing the payload failed:\n{install_log[-2000:]}")
         # the seeds' experiments (bench/seeds/) live in their own module
         modules = (scenarios, seeds, seeds_disk, seeds_napi, seeds_path, enforcement,
-                   receive_path, faults, promise, coupling, seeds_pa, seeds_acct)
+                   receive_path, faults, promise, coupling, seeds_pa, seeds_acct, recount)
         fn = next((getattr(m, "scenario_" + name) for m in modules
                    if hasattr(m, "scenario_" + name)), None)
         if fn is None:
