@@ -20,8 +20,9 @@ declare -A CMD=(
 	[promise]="python3 -m pytest -q -p no:cacheprovider bench/promise/closed_loop_test.py"
 	[enforcement]="bash bench/enforcement/run.sh"
 	[accounting]="python3 bench/accounting/bench_accounting.py --runs 5 --seconds 5"
+	[recount]="python3 bench/recount/run.py --runs 3 --seconds 10"
 )
-ORDER=(discover apply daemon solver controller analyze vm completion requests stop promise enforcement accounting)
+ORDER=(discover apply daemon solver controller analyze vm completion requests stop promise enforcement accounting recount)
 fail=0
 for name in ${BENCH:-${ORDER[*]}}; do
 	[ -n "${CMD[$name]:-}" ] || { echo "bench: no benchmark named $name (have: ${ORDER[*]})" >&2; exit 2; }
