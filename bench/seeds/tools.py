@@ -86,8 +86,8 @@ def datagram_activations(tr, receiver: str = "seedload", name: str = "the trace"
     mine = np.array([receiver in (tr.names_of(int(p)) or [""])[-1] for p in woken], bool)
     ts = wk["ts"][rows][mine]
     # the kept activation each wake-up fell in; one in an activation that was not kept
-    # (the one in progress when the trace started) has none: taking the next instead took
-    # the e1000 watchdog's when it came first (a 20 ms short first gap)
+    # (the thread's first in the trace, dropped as possibly partial) has none: taking the
+    # next instead took the e1000 watchdog's when it came first (a 20 ms short first gap)
     idx = act.holding(ts)
     idx = np.unique(idx[idx >= 0])
     starts = act.start_ns[idx].astype(np.int64)
