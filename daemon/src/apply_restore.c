@@ -13,9 +13,11 @@
 #include "rt_runtime.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Removes a partition irqres created once no recorded thread is in it any more. quiet:
  * a thread that has just exited can still hold it for a moment; it is kept without a
@@ -105,7 +107,9 @@ static int recorded_cgroup(const struct state_thread *t, pid_t pid)
 	return rc;
 }
 
-int apply_restore_thread(struct state *st, pid_t pid)
+/* apply_restore_thread(), but a partition that kept its count of the change of a thread
+ * beside it (apply_recount()) is named in @recount ("" none) for the caller to recount. */
+static int restore_thread(struct state *st, pid_t pid, char recount[CPUSET_NAME_MAX])
 {
 	struct state_thread *t = state_find_thread(st, pid);
 	char part[CPUSET_NAME_MAX];
@@ -115,6 +119,7 @@ int apply_restore_thread(struct state *st, pid_t pid)
 	struct dl_attr a;
 	int rc;
 
+	recount[0] = '\0';
 	if (!t)
 		return -ENOENT;
 	snprintf(part, sizeof(part), "%s", t->partition);
@@ -149,13 +154,41 @@ int apply_restore_thread(struct state *st, pid_t pid)
 		pr_info("%s (pid %d) is gone: nothing to restore", t->comm, (int)pid);
 	state_forget_thread(st, pid);
 	partition_release(st, part, false);
+	/* kept for other threads: its count took this change */
 	if (stayed && rc == 0 && state_find_partition(st, part) && plan_dl_counts_by_cgroup())
-		apply_recount(part);	/* kept for other threads: its count took this change */
+		snprintf(recount, CPUSET_NAME_MAX, "%s", part);
 	if (moved && rc == 0) {	/* once its partition is gone, if it goes */
 		affinity_put_back(pid, starttime, &affinity);
 		affinity_owed_save(st);
 	}
 	return rc == 0 ? 1 : 0;
+}
+
+int apply_restore_thread(struct state *st, pid_t pid)
+{
+	char recount[CPUSET_NAME_MAX];
+	int rc = restore_thread(st, pid, recount);
+
+	if (recount[0])
+		apply_recount(recount);
+	return rc;
+}
+
+/* The partitions restore-all's threads left to recount, once each, that are still there:
+ * those it removed were rebuilt by their removal. */
+static void recount_kept(char (*names)[CPUSET_NAME_MAX], size_t n)
+{
+	char dir[PATH_MAX];
+
+	for (size_t i = 0; i < n; i++) {
+		bool seen = false;
+
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = strcmp(names[j], names[i]) == 0;
+		if (!seen && cpuset_group_dir(names[i], dir, sizeof(dir)) == 0 &&
+		    access(dir, F_OK) == 0)
+			apply_recount(names[i]);
+	}
 }
 
 /* Removes the partitions irqres created and forgets them; -errno of the first failure. */
@@ -201,6 +234,9 @@ int apply_restore_all(struct state *st)
 	 * affinity of every task in the root cgroup */
 	size_t n_moved;
 	struct state_thread *moved = moved_threads(st, &n_moved);
+	char (*recount)[CPUSET_NAME_MAX] = calloc(st->n_threads ? st->n_threads : 1,
+						  sizeof(*recount));
+	size_t n_recount = 0;
 	int restored = 0, first = 0, rc;
 
 	affinity_owed_load(st);		/* an earlier run's, after a crash or --once */
@@ -208,7 +244,13 @@ int apply_restore_all(struct state *st)
 	 * still in the file after a crash here only restores its thread once more */
 	state_batch_begin(st);
 	for (size_t i = st->n_threads; i-- > 0;) {
-		rc = i < st->n_threads ? apply_restore_thread(st, st->threads[i].pid) : 0;
+		char part[CPUSET_NAME_MAX] = "";
+
+		rc = i < st->n_threads ? restore_thread(st, st->threads[i].pid, part) : 0;
+		if (part[0] && recount)
+			snprintf(recount[n_recount++], CPUSET_NAME_MAX, "%s", part);
+		else if (part[0])	/* no memory to defer it */
+			apply_recount(part);
 		if (rc > 0)
 			restored++;
 		else if (rc < 0 && !first)
@@ -218,6 +260,9 @@ int apply_restore_all(struct state *st)
 	rc = partitions_restore(st);
 	if (rc && !first)
 		first = rc;
+	if (recount)
+		recount_kept(recount, n_recount);
+	free(recount);
 	if (st->cpuset_added && st->n_parts == 0) {
 		cpuset_disable();	/* which rewrites the affinity of every task in a group */
 		state_clear_cpuset_added(st);

@@ -8,17 +8,10 @@ control socket)."""
 
 from __future__ import annotations
 
-import subprocess
 import time
 
-from scenarios import NIC_THREAD, _cyclic_summary
+from scenarios import NIC_THREAD, _cyclic_summary, _cyclictest
 from vmguest import mark, sh, thread, wait_for
-
-
-def _cyclictest(seconds: int, interval_us: int, priority: int, cpu: int) -> subprocess.Popen:
-    return subprocess.Popen(
-        f"exec cyclictest -q -m -a {cpu} -t 1 -p {priority} -i {interval_us} -D {seconds}",
-        shell=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
 def _phase(nic_target: dict, seconds: int, every_ms: int | None, runtimes: list[int],
@@ -28,7 +21,7 @@ def _phase(nic_target: dict, seconds: int, every_ms: int | None, runtimes: list[
     from irqres.client import Client
     from irqres.errors import DaemonError
 
-    cyc = _cyclictest(seconds, interval_us, priority, 1)
+    cyc = _cyclictest(seconds, interval_us, priority, None, cpu=1)
     calls: list[dict] = []
     end = time.monotonic_ns() + (seconds - 1) * 10**9
     i = 0

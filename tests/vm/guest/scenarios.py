@@ -484,11 +484,13 @@ def scenario_analysis(pps: int, seconds: int, size: int, port: int) -> dict:
     return result
 
 
-def _cyclictest(seconds: int, interval_us: int, priority: int, cgroup: str | None):
-    """Start cyclictest on CPU 0 (in ``cgroup`` when CPU 0 is a partition of its own)."""
+def _cyclictest(seconds: int, interval_us: int, priority: int, cgroup: str | None,
+                cpu: int = 0):
+    """Start cyclictest on ``cpu`` (in ``cgroup`` when that CPU is a partition of its
+    own)."""
     join = f"echo $$ > {CGROUP}{cgroup}/cgroup.procs && " if cgroup else ""
     return subprocess.Popen(
-        f"{join}exec cyclictest -q -m -a 0 -t 1 -p {priority} -i {interval_us} "
+        f"{join}exec cyclictest -q -m -a {cpu} -t 1 -p {priority} -i {interval_us} "
         f"-D {seconds}", shell=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
         text=True)
 
