@@ -19,7 +19,8 @@ from irqres.errors import TraceError
 from irqres.trace import read_trace
 
 DATA = Path(__file__).resolve().parents[1] / "data"
-TRACES = ["host-fakeirq", "host-noevents", "host-overrun", "vm-e1000-udp"]
+TRACES = ["host-fakeirq", "host-noevents", "host-overrun", "vm-e1000-udp",
+          "vm-e1000-two-readers"]
 BENCH = Path("/var/tmp/irqres-bench/quarter-v6.dat")
 
 

@@ -24,8 +24,10 @@ from .common import POSITIVE_DURATION, cli_errors
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 def record_cmd(output, duration, buffer_kb, command):
     """Record sched_switch, sched_waking/wakeup, sched_migrate_task,
-    irq_handler_entry/exit and (where the kernel has it) sched_stat_runtime into OUTPUT
-    while COMMAND runs (or for --duration).
+    irq_handler_entry/exit and (where the kernel has them) sched_stat_runtime,
+    softirq_entry/exit, netif_receive_skb, consume_skb, skb_copy_datagram_iovec,
+    sk_data_ready and sock_recv_length into OUTPUT while COMMAND runs (or for
+    --duration).
 
     \b
     irqres record -o trace.dat --duration 10s

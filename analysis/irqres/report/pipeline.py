@@ -245,7 +245,8 @@ def analyze(trace: Trace, options: Options | None = None,
             exec_ns, calibration = _calibration(act, exec_ns, exec_source, probes,
                                                 str(opt.calibrate), opt.target_prob)
         st = thread_stats(act, None if charge is None else charge.charged_ns)
-        served = served_processes(trace, act)
+        served = served_processes(trace, act, charge.charged_ns
+                                  if exec_source == "kernel" and charge is not None else None)
         uncredited = uncredited_wakeups(trace, act)
         exec_pmf = _pmf(exec_ns, opt.granularity_ns, "up")
         inter_pmf = _pmf(act.interarrival_ns, opt.granularity_ns, "down")

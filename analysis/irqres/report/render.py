@@ -242,7 +242,8 @@ def _thread_text(tr: ThreadReport, softirqs: bool = False) -> list[str]:
     if tr.promise is not None:
         out.append(tr.promise.text())
     if tr.served:
-        out += ["processes served (IRQ time split evenly among those an activation woke):",
+        out += ["processes served (IRQ time split by the packets each read, else evenly "
+                "among those an activation woke):",
                 format_served(tr.served)]
     skipped = [f"{n} raised in {ctx[:-3]} IRQ context" for ctx, n in tr.uncredited.items() if n]
     if skipped:

@@ -39,6 +39,25 @@ const struct evspec event_specs[EV_COUNT] = {
 			       { "common_pid", "vec" }, { "current", "vec" }, { 0, 0 } },
 	[EV_SOFTIRQ_EXIT] = { "irq", "softirq_exit",
 			      { "common_pid", "vec" }, { "current", "vec" }, { 0, 0 } },
+	/* a packet delivered to the protocols (skbaddr: the socket buffer), and the two
+	 * ways its reader takes it: an skb freed after use, or a datagram copied out */
+	[EV_NETIF_RECEIVE] = { "net", "netif_receive_skb",
+			       { "common_pid", "common_flags", "skbaddr" },
+			       { "pid", "flags", "skbaddr" }, { 0, 0, 1 } },
+	[EV_CONSUME_SKB] = { "skb", "consume_skb",
+			     { "common_pid", "common_flags", "skbaddr" },
+			     { "pid", "flags", "skbaddr" }, { 0, 0, 1 } },
+	[EV_SKB_COPY] = { "skb", "skb_copy_datagram_iovec",
+			  { "common_pid", "common_flags", "skbaddr" },
+			  { "pid", "flags", "skbaddr" }, { 0, 0, 1 } },
+	/* data queued on a socket (skaddr: the struct sock) in the context that queued it,
+	 * and a recvmsg on one (sk) in its reader's (ret: bytes read, or -errno) */
+	[EV_SK_DATA_READY] = { "sock", "sk_data_ready",
+			       { "common_pid", "common_flags", "skaddr" },
+			       { "pid", "flags", "skaddr" }, { 0, 0, 1 } },
+	[EV_SOCK_RECV] = { "sock", "sock_recv_length",
+			   { "common_pid", "common_flags", "sk", "ret" },
+			   { "pid", "flags", "sk", "ret" }, { 0, 0, 1, 0 } },
 };
 
 static inline int64_t field_num(struct tep_format_field *f, struct tep_record *rec,
@@ -243,7 +262,9 @@ static int row_kept(const struct reader *r, int e, const struct evstate *ev,
 	case EV_MIGRATE: /* no comm in it: unknown pids too, as wakers */
 	case EV_RUNTIME: /* its comm is the task's own: judged by its switches */
 		return !pid_is(r, field_num(ev->f[0], rec, r->native), SEL_NO);
-	default:
+	default: /* the soft IRQs; the skbs' deliveries and reads, whoever's: each delivery
+		  * bounds the reads of its address that follow (irqres.measure.accounting);
+		  * the sockets' deliveries and reads: a read names the socket's reader */
 		return 1;
 	}
 }

@@ -45,7 +45,8 @@ struct evspec {
 };
 
 enum { EV_SWITCH, EV_WAKING, EV_WAKEUP, EV_IRQ_ENTRY, EV_IRQ_EXIT, EV_MIGRATE, EV_RUNTIME,
-       EV_SOFTIRQ_ENTRY, EV_SOFTIRQ_EXIT, EV_COUNT };
+       EV_SOFTIRQ_ENTRY, EV_SOFTIRQ_EXIT, EV_NETIF_RECEIVE, EV_CONSUME_SKB, EV_SKB_COPY,
+       EV_SK_DATA_READY, EV_SOCK_RECV, EV_COUNT };
 
 /* Column 0 of every event is its timestamp, column 1 its CPU; the rest follow. */
 extern const struct evspec event_specs[EV_COUNT];

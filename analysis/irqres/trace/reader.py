@@ -40,7 +40,9 @@ if TYPE_CHECKING:
 RECORD_COMMAND = (
     "trace-cmd record -e sched:sched_switch -e sched:sched_wakeup -e sched:sched_waking "
     "-e sched:sched_migrate_task -e sched:sched_stat_runtime -e irq:irq_handler_entry "
-    "-e irq:irq_handler_exit -e irq:softirq_entry -e irq:softirq_exit -o trace.dat -- sleep 10"
+    "-e irq:irq_handler_exit -e irq:softirq_entry -e irq:softirq_exit "
+    "-e net:netif_receive_skb -e skb:consume_skb -e skb:skb_copy_datagram_iovec "
+    "-e sock:sk_data_ready -e sock:sock_recv_length -o trace.dat -- sleep 10"
 )
 
 #: Threads whose switches a selective read keeps besides the threads analysed: the
@@ -69,7 +71,24 @@ _COLUMNS: dict[str, dict[str, str]] = {
     # a soft IRQ vector (``vec``: 3 NET_RX, 4 BLOCK, ...) run by the task ``current``
     "softirq_entry": {"ts": "int64", "cpu": "int32", "current": "int32", "vec": "int32"},
     "softirq_exit": {"ts": "int64", "cpu": "int32", "current": "int32", "vec": "int32"},
+    # a packet handed to the protocols by ``pid`` (common_pid), and the reads of one by
+    # its reader: an skb freed after use, a datagram copied out (``skbaddr``: the skb)
+    "netif_receive_skb": {"ts": "int64", "cpu": "int32", "pid": "int32", "flags": "int32",
+                          "skbaddr": "uint64"},
+    "consume_skb": {"ts": "int64", "cpu": "int32", "pid": "int32", "flags": "int32",
+                    "skbaddr": "uint64"},
+    "skb_copy_datagram_iovec": {"ts": "int64", "cpu": "int32", "pid": "int32",
+                                "flags": "int32", "skbaddr": "uint64"},
+    # data queued on a socket by ``pid`` (``skaddr``: the struct sock), and a recvmsg on
+    # socket ``sk`` by its reader (``ret``: the bytes read, or -errno)
+    "sk_data_ready": {"ts": "int64", "cpu": "int32", "pid": "int32", "flags": "int32",
+                      "skaddr": "uint64"},
+    "sock_recv_length": {"ts": "int64", "cpu": "int32", "pid": "int32", "flags": "int32",
+                         "sk": "uint64", "ret": "int32"},
 }
+
+#: The events that read a delivered skb (:meth:`Trace.skb_reads`).
+SKB_READS = ("consume_skb", "skb_copy_datagram_iovec")
 
 _RT_RELEASE = re.compile(r"(^|[-+._~])rt(\d+)?([-+._~]|$)")
 
@@ -167,7 +186,11 @@ class Trace:
         :class:`~irqres.trace.timecheck.TimeJump`; each left a gap in ``lost``.
 
     The wake-up tables carry ``flags``, the events' common_flags: the context the
-    wake-up was raised in (:data:`FLAG_HARDIRQ`, :data:`FLAG_SOFTIRQ`, :data:`FLAG_NMI`).
+    wake-up was raised in (:data:`FLAG_HARDIRQ`, :data:`FLAG_SOFTIRQ`, :data:`FLAG_NMI`);
+    so do the packet tables (``netif_receive_skb``, ``consume_skb``,
+    ``skb_copy_datagram_iovec``: ``pid`` is common_pid, ``skbaddr`` the skb, uint64) and
+    the socket tables (``sk_data_ready``: ``skaddr`` the socket; ``sock_recv_length``:
+    ``sk`` the socket, ``ret`` the bytes read or -errno).
     """
 
     path: str
@@ -201,6 +224,17 @@ class Trace:
         if waking is not None and len(waking["ts"]):
             return waking
         return self.table("sched_wakeup")
+
+    def skb_reads(self) -> dict[str, np.ndarray]:
+        """The reads of skbs (:data:`SKB_READS`) in one table sorted by time: ``ts``,
+        ``pid`` (the reader, common_pid) and ``skbaddr``; empty when none was recorded."""
+        import numpy as np
+
+        tables = [self.table(name) for name in SKB_READS]
+        ts = np.concatenate([t["ts"] for t in tables])
+        order = np.argsort(ts, kind="stable")
+        return {c: np.concatenate([t[c] for t in tables])[order]
+                for c in ("ts", "pid", "skbaddr")}
 
     def names_of(self, pid: int) -> list[str]:
         """Every comm seen for ``pid``, in order of appearance."""

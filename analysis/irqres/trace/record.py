@@ -39,12 +39,19 @@ EVENTS = (
     "sched:sched_stat_runtime",
     "irq:softirq_entry",
     "irq:softirq_exit",
+    "net:netif_receive_skb",
+    "skb:consume_skb",
+    "skb:skb_copy_datagram_iovec",
+    "sock:sk_data_ready",
+    "sock:sock_recv_length",
 )
 
 #: Events recorded when the kernel has them, skipped (with a note in the log) when not:
 #: the analysis uses them where the trace holds them and does without otherwise.
 OPTIONAL_EVENTS = frozenset({"sched:sched_stat_runtime", "irq:softirq_entry",
-                             "irq:softirq_exit"})
+                             "irq:softirq_exit", "net:netif_receive_skb", "skb:consume_skb",
+                             "skb:skb_copy_datagram_iovec", "sock:sk_data_ready",
+                             "sock:sock_recv_length"})
 
 TRACEFS_CANDIDATES = ("/sys/kernel/tracing", "/sys/kernel/debug/tracing")
 

@@ -8,7 +8,9 @@
  * on this reader is kept too and Python drops it once the whole trace named everyone),
  * a hard IRQ entry or exit of an IRQ number whose thread is selected (or none of whose
  * threads was seen yet, likewise), a migration of one of them (or of a pid not yet
- * known, likewise). A (pid, comm) pair is
+ * known, likewise). Soft IRQ entries and exits, and the deliveries and reads of skbs
+ * (netif_receive_skb, consume_skb, skb_copy_datagram_iovec) and of socket data
+ * (sk_data_ready, sock_recv_length), are kept whoever's they are. A (pid, comm) pair is
  * judged once, when it first appears, by the rules of irqres.measure.activations:
  * IRQ threads (comm irq/<N>-..., daemon/src/irqname.h) when irq_threads is set, narrowed by thread_pat (IRQ
  * number, or fnmatch glob on comm, or on *comm*); tasks by pid or glob or substring.

@@ -24,6 +24,24 @@ IRQ_HANDLED = 1
 IRQ_WAKE_THREAD = 2
 
 
+_PACKET_EVENTS = ("netif_receive_skb", "consume_skb", "skb_copy_datagram_iovec")
+_SOCKET_EVENTS = ("sk_data_ready", "sock_recv_length")
+
+
+def _column(values: np.ndarray, dtype: str) -> np.ndarray:
+    """An int64 column as ``dtype``; uint64 columns (skb and socket addresses) keep their
+    bits."""
+    if dtype == "uint64":
+        return np.ascontiguousarray(values).view(np.uint64)
+    return values.astype(dtype)
+
+
+def _signed(addr: int) -> int:
+    """A kernel address as int64 (two's complement), until build() views its column as
+    uint64."""
+    return addr - 2**64 if addr >= 2**63 else addr
+
+
 @dataclass
 class TraceBuilder:
     """Collects events; :meth:`build` sorts them by time into a Trace."""
@@ -64,6 +82,43 @@ class TraceBuilder:
         """The scheduler charged ``pid`` ``runtime`` ns (sched_stat_runtime)."""
         self.rows["sched_stat_runtime"].append((ts, cpu, pid, runtime))
 
+    def _skb(self, event: str, ts: int, cpu: int, pid: int, skbaddr: int, flags: int) -> None:
+        self.rows[event].append((ts, cpu, pid, flags, _signed(skbaddr)))
+
+    def deliver(self, ts: int, cpu: int, pid: int, skbaddr: int, flags: int = 0) -> None:
+        """``pid`` (common_pid) hands the skb at ``skbaddr`` to the protocols
+        (net:netif_receive_skb); ``flags`` its context (reader.FLAG_*)."""
+        self._skb("netif_receive_skb", ts, cpu, pid, skbaddr, flags)
+
+    def consume_skb(self, ts: int, cpu: int, pid: int, skbaddr: int, flags: int = 0) -> None:
+        """``pid`` frees the skb at ``skbaddr`` after use (skb:consume_skb)."""
+        self._skb("consume_skb", ts, cpu, pid, skbaddr, flags)
+
+    def copy_datagram(self, ts: int, cpu: int, pid: int, skbaddr: int, flags: int = 0) -> None:
+        """``pid`` copies the datagram of ``skbaddr`` out (skb:skb_copy_datagram_iovec)."""
+        self._skb("skb_copy_datagram_iovec", ts, cpu, pid, skbaddr, flags)
+
+    def data_ready(self, ts: int, cpu: int, pid: int, skaddr: int, flags: int = 0) -> None:
+        """``pid`` (common_pid) queues data on the socket at ``skaddr``
+        (sock:sk_data_ready); ``flags`` its context (reader.FLAG_*)."""
+        self.rows["sk_data_ready"].append((ts, cpu, pid, flags, _signed(skaddr)))
+
+    def recv_length(self, ts: int, cpu: int, pid: int, sk: int, ret: int,
+                    flags: int = 0) -> None:
+        """``pid`` returns from a recvmsg on the socket at ``sk`` with ``ret``: the bytes
+        read, or -errno (sock:sock_recv_length)."""
+        self.rows["sock_recv_length"].append((ts, cpu, pid, flags, _signed(sk), ret))
+
+    def _skipped(self, name: str) -> bool:
+        """Events only traces that use them record: the soft IRQs, the packets, the
+        sockets."""
+        if name.startswith("softirq_"):
+            return not self.rows["softirq_entry"]
+        for group in (_PACKET_EVENTS, _SOCKET_EVENTS):
+            if name in group:
+                return not any(self.rows[e] for e in group)
+        return False
+
     def gap(self, cpu: int, prev_ts: int, ts: int, count: int) -> None:
         self.lost.append((cpu, prev_ts, ts, count))
 
@@ -72,10 +127,10 @@ class TraceBuilder:
         first, last = None, None
         for name, cols in _COLUMNS.items():
             rows = sorted(self.rows[name], key=lambda r: r[0])
-            if name.startswith("softirq_") and not self.rows["softirq_entry"]:
-                continue  # recorded only by traces that call softirq()
+            if self._skipped(name):
+                continue
             arr = np.array(rows, dtype=np.int64).reshape(len(rows), len(cols))
-            events[name] = {c: arr[:, i].astype(dt) for i, (c, dt) in enumerate(cols.items())}
+            events[name] = {c: _column(arr[:, i], dt) for i, (c, dt) in enumerate(cols.items())}
             if rows:
                 first = rows[0][0] if first is None else min(first, rows[0][0])
                 last = rows[-1][0] if last is None else max(last, rows[-1][0])
