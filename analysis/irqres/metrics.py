@@ -256,14 +256,18 @@ def _served_families(acc: Accounting, fam: Callable[..., Family]) -> None:
         "touched by lost events, or one of their switches was not traced.").samples.append(
         ({}, str(acc.dropped_activations)))
     t = fam("irqres_served_irq_seconds", "counter", "Device-thread time spent on behalf of "
-            "each process a target's threads woke (an activation's execution time split "
-            "evenly among the processes it woke; pid -1: woke nobody).", "seconds")
+            "each process a target's threads served (an activation's time split by the "
+            "packets each served thread read, else evenly among the processes it woke; "
+            "pid -1: served nobody).", "seconds")
     a = fam("irqres_served_activations", "counter",
-            "Activations of a target's threads that woke the process.")
+            "Activations of a target's threads that gave the process time.")
+    k = fam("irqres_served_packets", "counter",
+            "Packets the process read that a target's threads delivered.")
     for s in acc.served:
         lb = {"target": s.target, "comm": s.comm, "pid": str(s.pid)}
         t.samples.append((lb, seconds(s.irq_time_ns)))
         a.samples.append((lb, str(s.activations)))
+        k.samples.append((lb, str(s.packets)))
 
 
 def _escape(v: str) -> str:

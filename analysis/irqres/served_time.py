@@ -28,11 +28,12 @@ class ServedTime:
     """What one target's threads spent on one process, since the profile came in force."""
 
     target: str
-    pid: int                # NOBODY: activations that woke nobody
+    pid: int                # NOBODY: activations that served nobody
     comm: str
     irq_time_ns: int
     activations: int
     wakeups: int
+    packets: int = 0        # packets it read that the threads delivered (older irqresd: 0)
 
 
 @dataclass(frozen=True)
@@ -64,7 +65,8 @@ def parse(stats: dict) -> Accounting:
     try:
         served = tuple(ServedTime(str(s["target"]), int(s["pid"]), str(s["comm"]),
                                   int(s["irq_time_ns"]), int(s["activations"]),
-                                  int(s["wakeups"])) for s in acc["served"])
+                                  int(s["wakeups"]), int(s.get("packets", 0)))
+                       for s in acc["served"])
         return Accounting(bool(acc["enabled"]), acc.get("error"), int(acc["lost_events"]),
                           served, int(acc["dropped_activations"]))
     except (KeyError, TypeError, ValueError) as exc:
@@ -78,9 +80,10 @@ def ordered(served: Sequence[ServedTime]) -> list[ServedTime]:
 
 
 def text_rows(acc: Accounting) -> list[list[object]]:
-    """Rows of the ``irqres stats`` table: TARGET, PID, COMM, TIME, ACTIVATIONS, WAKEUPS."""
+    """Rows of the ``irqres stats`` table: TARGET, PID, COMM, TIME, ACTIVATIONS, WAKEUPS,
+    PACKETS."""
     return [[s.target, s.pid if s.pid != NOBODY else "-", s.comm, Ns(s.irq_time_ns),
-             s.activations, s.wakeups] for s in ordered(acc.served)]
+             s.activations, s.wakeups, s.packets] for s in ordered(acc.served)]
 
 
 def cpu_shares(prev: Accounting | None, cur: Accounting,

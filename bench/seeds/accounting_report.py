@@ -10,6 +10,9 @@ import shapes
 from accounting_attribution import attribution
 from report import provenance
 
+#: the last record made with the rule that split by wake-ups alone, shown beside the new
+WAKEUP_RULE_RECORD = "accounting-accuracy-icount-nice0-20261126T060249.json"
+
 
 def _rate(period_ns: int) -> str:
     return f"{1e9 / period_ns:.0f}/s"
@@ -55,7 +58,7 @@ def offline_words(rec: dict) -> str:
             + "; ".join(parts) + ".")
 
 
-def section(rec: dict, traced: list[dict] = ()) -> list[str]:
+def section(rec: dict, traced: list[dict] = (), before: dict | None = None) -> list[str]:
     p, rows = rec["params"], rec["result"]["rows"]
     ws = [attribution(r) for r in rows]
     errs = [abs(r["error"]) for w in ws for r in w["receivers"] if r["error"] is not None]
@@ -68,8 +71,10 @@ def section(rec: dict, traced: list[dict] = ()) -> list[str]:
            f"them for {p['seconds']} guest-seconds per window, at the rates of each pair "
            "(periods chosen not to be exact multiples, so the two flows' arrivals drift "
            "through every phase against each other). irqresd boots with a coupled target "
-           "for eth0's IRQ thread that `serves:` both ports, and accounts the thread's "
-           "activations to the processes they woke (docs/process-aware.md). *True* is the "
+           "for eth0's IRQ thread that `serves:` both ports, and accounts each of the "
+           "thread's activations, at the kernel's charge, to the receivers that read the "
+           "packets it delivered (matched by skb address; else to the processes it woke: "
+           "docs/process-aware.md). *True* is the "
            "NIC thread's CPU time over the window (/proc/PID/schedstat as `irqres stats` "
            "reports it, one reply before and one after) split by the datagrams each "
            "receiver read; *accounted* is the growth of irqresd's live total for the "
@@ -77,8 +82,9 @@ def section(rec: dict, traced: list[dict] = ()) -> list[str]:
            "*Activations* are the thread's voluntary switches over the window (each "
            "activation ends in a sleep); *shared* are the activations the accounting "
            "counted for more than one process (the receivers' and nobody's activations "
-           "minus the thread's), whose time the rule splits evenly; *to nobody* is the "
-           f"time of activations that woke neither. The goal: |error| < "
+           "minus the thread's), whose time the rule splits by the packets each read; "
+           "*to nobody* is the time of activations that served neither. The goal: "
+           "|error| < "
            f"{100 * shapes.ACCT_ERROR:g} % for every receiver in every window "
            "(shapes.accounting_accurate).", "", *provenance(rec), "",
            "| run | rates (port 1 : port 2) | NIC thread (ms) | activations | shared | "
@@ -87,11 +93,10 @@ def section(rec: dict, traced: list[dict] = ()) -> list[str]:
            "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for pair in pairs:
         out += [_row(w) for w in ws if tuple(w["periods_ns"]) == pair]
-    out += ["", "Where the error comes from: per receiver, the activations that woke it, the "
+    out += ["", "Where the time went: per receiver, the activations that gave it time, the "
             "datagrams it read per such activation and its accounted time per activation "
             "(µs); the time the rule gave to other processes the thread woke (ksoftirqd, "
-            "ktimers), and the thread's CPU time no activation was charged with (schedstat "
-            "counts the switches' own path, the trace's switch-to-switch intervals do not).",
+            "ktimers), and the thread's CPU time no activation was charged with.",
             "", "| run | rates | 1: activations | 1: read per activation | 1: µs per activation "
             "| 2: activations | 2: read per activation | 2: µs per activation | to others (ms) "
             "| not charged (ms) |", "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
@@ -102,4 +107,19 @@ def section(rec: dict, traced: list[dict] = ()) -> list[str]:
     out += ["", f"Largest |error| {100 * max(errs):.2f} % over {len(ws)} windows; events "
             f"lost {lost}, activations dropped {dropped}. Goal "
             + ("met." if not bad else "not met: " + "; ".join(bad) + "."), ""]
+    out += before_words(before) if before else []
     return out + [x for t in traced for x in (offline_words(t), "")]
+
+
+def before_words(rec: dict) -> list[str]:
+    """The same experiment with the rule that split by wake-ups alone, one paragraph."""
+    ws = [attribution(r) for r in rec["result"]["rows"]]
+    per = ", ".join(f"{_rate(r['period_ns'])} {100 * r['error']:+.1f} %"
+                    for w in ws for r in w["receivers"] if r["error"] is not None)
+    worst = max(abs(r["error"]) for w in ws for r in w["receivers"] if r["error"] is not None)
+    return [f"Before, with the rule that split each activation's switch-to-switch time by "
+            f"wake-ups alone ({rec['date']}, commit `{rec['commit']}`, {rec['kernel']}, "
+            f"`{rec['command']}`): errors {per}; largest {100 * worst:.2f} %. A receiver "
+            "still reading when the next datagrams came was not woken for them, so their "
+            "time went to whoever else the activation woke: the low-rate receiver got too "
+            "much, the high-rate one too little.", ""]

@@ -899,7 +899,10 @@ def write_results(dest: Path = HERE, figures: bool = True) -> Path:
         import accounting_report
         traced = [json.loads(f.read_text())
                   for f in newest("accounting-accuracy-icount-*-trace-*.json")]
-        parts += accounting_report.section(json.loads(acct[-1].read_text()), traced[-1:])
+        before = DATA / accounting_report.WAKEUP_RULE_RECORD
+        parts += accounting_report.section(
+            json.loads(acct[-1].read_text()), traced[-1:],
+            json.loads(before.read_text()) if before.exists() and before != acct[-1] else None)
     status.append("| accounting accuracy, two receivers (Zhang and West) | "
                   "accounting_accuracy.py | " + ("done |" if acct else "not measured yet |"))
     # experiment 2 before any irqres action and after its cycles (player_fifo.py --regimes)

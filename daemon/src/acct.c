@@ -9,6 +9,7 @@
  * execution time. tracering.c hands the records of every CPU over in time order.
  */
 #include "acct.h"
+#include "acct_split.h"
 #include "log.h"
 #include "selfsched.h"
 #include "tracering.h"
@@ -30,12 +31,7 @@
 #define FLAG_NMI 0x40
 #define INSTANCE_PREFIX "irqresd-"
 #define BUFFER_KB "2048"	/* per CPU: a second of 10,000 activations with room */
-
-struct woke {
-	pid_t pid;
-	uint64_t wakeups;
-	char comm[16];
-};
+#define ACCT_MAX_SOCKETS 1024	/* sockets whose reader is remembered */
 
 struct dev {
 	pid_t pid;
@@ -43,7 +39,9 @@ struct dev {
 	bool synced;		/* a sleep was seen: activations are whole from now on */
 	bool in_act, running, broken;
 	uint64_t in_ts, exec_ns;
-	struct woke *w;
+	uint64_t charge_ns;	/* the kernel's charge since the last sleep */
+	uint64_t rec;		/* seq of the activation's record (it delivered); 0: none */
+	struct acct_woke *w;
 	size_t n_w, cap_w;
 };
 
@@ -52,15 +50,21 @@ static struct {
 	struct tracefs_instance *inst;
 	struct tep_handle *tep;
 	struct tracering *ring;
-	int switch_id, waking_id;
+	int switch_id, waking_id, runtime_id, deliver_id, consume_id, copy_id;
+	int ready_id, recv_id;
 	struct tep_format_field *prev_pid, *prev_state, *next_pid, *wk_pid, *wk_comm;
+	struct tep_format_field *rt_pid, *rt_runtime, *dl_skb, *cs_skb, *cp_skb;
+	struct tep_format_field *rd_sk, *rv_sk, *rv_ret;
 	bool failed, rt;
 	bool mono;		/* the instance's trace clock is CLOCK_MONOTONIC */
 	char err[256];
 	struct dev *d;
 	size_t n_d;
-	struct acct_total *t;
-	size_t n_t, cap_t;
+	struct acct_reader *r;		/* sorted by pid */
+	size_t n_r;
+	struct sock_reader { uint64_t sk; pid_t pid; } socks[ACCT_MAX_SOCKETS];
+	size_t n_socks, next_sock;	/* next_sock: the slot a new socket takes when full */
+	uint64_t last_ts;
 	uint64_t lost, dropped;
 } S;
 
@@ -77,8 +81,7 @@ uint64_t acct_dropped(void) { return S.dropped; }
 
 const struct acct_total *acct_totals(size_t *n)
 {
-	*n = S.n_t;
-	return S.t;
+	return acct_split_totals(n);
 }
 
 static const char *tracing_dir(void)
@@ -129,63 +132,45 @@ static int rmdir_fair(const char *path)
 
 /* ---- the totals ---- */
 
-static struct acct_total *total_get(size_t target, pid_t pid, const char *comm)
+static int reader_cmp(const void *a, const void *b)
 {
-	struct acct_total *t;
-	size_t i;
-
-	for (i = 0; i < S.n_t; i++)
-		if (S.t[i].target == target && S.t[i].pid == pid)
-			goto found;
-	if (S.n_t == S.cap_t) {
-		size_t cap = S.cap_t ? 2 * S.cap_t : 16;
-
-		t = realloc(S.t, cap * sizeof(*t));
-		if (!t)
-			return NULL;
-		S.t = t;
-		S.cap_t = cap;
-	}
-	S.t[i] = (struct acct_total){ .target = target, .pid = pid };
-	S.n_t++;
-found:
-	snprintf(S.t[i].comm, sizeof(S.t[i].comm), "%s", comm);
-	return &S.t[i];
-}
-
-static int woke_cmp(const void *a, const void *b)
-{
-	const struct woke *x = a, *y = b;
+	const struct acct_reader *x = a, *y = b;
 
 	return (x->pid > y->pid) - (x->pid < y->pid);
 }
 
-/* The rule of acct.h: execution time split evenly, the remainder to the lowest pid. */
+static const struct acct_reader *reader_find(pid_t pid)
+{
+	const struct acct_reader key = { .pid = pid };
+
+	return S.n_r ? bsearch(&key, S.r, S.n_r, sizeof(key), reader_cmp) : NULL;
+}
+
+/* What an activation cost: the kernel's charge when it traced one, else its switches'. */
+static uint64_t act_cost(const struct dev *d)
+{
+	return d->charge_ns ? d->charge_ns : d->exec_ns;
+}
+
 static void charge(struct dev *d)
 {
-	struct acct_total *t;
-	uint64_t share, rem;
-	size_t i;
+	acct_split_woke(d->target, act_cost(d), d->w, d->n_w);
+}
 
-	if (!d->n_w) {
-		t = total_get(d->target, ACCT_NOBODY, "(none)");
-		if (t) {
-			t->time_ns += d->exec_ns;
-			t->activations++;
-		}
+/* The activation of @d ended (@whole: charged, else dropped): its record closes, with
+ * the list of whom it woke (the device's list starts again). */
+static void rec_close(struct dev *d, uint64_t ts, bool whole)
+{
+	uint64_t seq = d->rec;
+
+	d->rec = 0;
+	if (!whole) {
+		acct_rec_close(seq, ts, false, 0, NULL, 0);
 		return;
 	}
-	qsort(d->w, d->n_w, sizeof(*d->w), woke_cmp);
-	share = d->exec_ns / d->n_w;
-	rem = d->exec_ns - share * d->n_w;
-	for (i = 0; i < d->n_w; i++) {
-		t = total_get(d->target, d->w[i].pid, d->w[i].comm);
-		if (!t)
-			continue;
-		t->time_ns += share + (i == 0 ? rem : 0);
-		t->activations++;
-		t->wakeups += d->w[i].wakeups;
-	}
+	acct_rec_close(seq, ts, true, act_cost(d), d->w, d->n_w);
+	d->w = NULL;
+	d->n_w = d->cap_w = 0;
 }
 
 /* ---- the events ---- */
@@ -209,12 +194,18 @@ static void on_switch_out(struct dev *d, uint64_t ts, unsigned long long state)
 	d->running = false;
 	if (!(state & SLEEP_STATE_MASK))
 		return;		/* preempted or blocked: the activation goes on */
-	if (d->synced && d->in_act && !d->broken)
-		charge(d);
-	else if (d->synced && d->in_act)
+	if (d->synced && d->in_act && !d->broken) {
+		if (d->rec)
+			rec_close(d, ts, true);
+		else
+			charge(d);
+	} else if (d->synced && d->in_act) {
 		S.dropped++;
+		rec_close(d, ts, false);
+	}
 	d->synced = true;
 	d->in_act = false;
+	d->charge_ns = 0;
 }
 
 static void on_switch_in(struct dev *d, uint64_t ts)
@@ -231,9 +222,74 @@ static void on_switch_in(struct dev *d, uint64_t ts)
 	d->in_ts = ts;
 }
 
+/* The kernel charged the thread @ns: since its last sleep, the activation's. */
+static void on_charge(struct dev *d, uint64_t ns)
+{
+	if (d->synced)
+		d->charge_ns += ns;
+}
+
+/* The thread handed a packet (skb at @addr) to the stack in its activation. */
+static void on_deliver(struct dev *d, uint64_t addr)
+{
+	if (!d->in_act || !S.n_r)
+		return;		/* before the first whole activation, or nobody's reads seen */
+	if (!d->rec)
+		d->rec = acct_rec_open(d->target);
+	if (!d->rec || acct_rec_deliver(d->rec, addr) < 0)
+		d->broken = true;	/* cannot be charged right */
+}
+
+/* Served thread @pid read from socket @sk: its reader from now on. */
+static void on_recv(pid_t pid, uint64_t sk)
+{
+	size_t i;
+
+	if (!reader_find(pid))
+		return;
+	for (i = 0; i < S.n_socks; i++)
+		if (S.socks[i].sk == sk)
+			break;
+	if (i == S.n_socks) {
+		if (S.n_socks < ACCT_MAX_SOCKETS)
+			S.n_socks++;
+		else
+			i = S.next_sock++ % ACCT_MAX_SOCKETS;	/* forgets the oldest */
+	}
+	S.socks[i] = (struct sock_reader){ .sk = sk, .pid = pid };
+}
+
+/* The thread queued data on socket @sk in its activation: a packet for its reader. */
+static void on_ready(struct dev *d, uint64_t sk)
+{
+	const struct acct_reader *r = NULL;
+	size_t i;
+
+	if (!d->in_act)
+		return;
+	for (i = 0; i < S.n_socks && !r; i++)
+		if (S.socks[i].sk == sk)
+			r = reader_find(S.socks[i].pid);
+	if (!r)
+		return;		/* not read by a served thread yet */
+	if (!d->rec)
+		d->rec = acct_rec_open(d->target);
+	if (!d->rec || acct_rec_packet(d->rec, r->pid, r->comm) < 0)
+		d->broken = true;
+}
+
+/* Served thread @pid read (or freed after reading) the skb at @addr. */
+static void on_read(pid_t pid, uint64_t addr)
+{
+	const struct acct_reader *r = reader_find(pid);
+
+	if (r)
+		acct_rec_read(pid, r->comm, addr);
+}
+
 static void on_waking(struct dev *d, int pid, const char *comm)
 {
-	struct woke *w;
+	struct acct_woke *w;
 	size_t i;
 
 	if (!d->in_act || pid == d->pid)
@@ -252,7 +308,7 @@ static void on_waking(struct dev *d, int pid, const char *comm)
 		d->w = w;
 		d->cap_w = cap;
 	}
-	d->w[i] = (struct woke){ .pid = pid };
+	d->w[i] = (struct acct_woke){ .pid = pid };
 	snprintf(d->w[i].comm, sizeof(d->w[i].comm), "%.*s", 15, comm);
 	d->n_w++;
 found:
@@ -277,31 +333,126 @@ static bool credited(int flags)
 	return S.rt || !(flags & FLAG_SOFTIRQ);
 }
 
-static void on_record(struct tep_event *ev, struct tep_record *rec, void *ctx)
+static bool read_u64(struct tep_format_field *f, struct tep_record *rec, uint64_t *v)
+{
+	unsigned long long x;
+
+	if (!f || tep_read_number_field(f, rec->data, &x))
+		return false;
+	*v = x;
+	return true;
+}
+
+void acct_feed_switch(pid_t prev, unsigned long long prev_state, pid_t next, uint64_t ts)
+{
+	struct dev *d = dev_find(prev);
+
+	if (d)
+		on_switch_out(d, ts, prev_state);
+	d = dev_find(next);
+	if (d)
+		on_switch_in(d, ts);
+}
+
+void acct_feed_waking(pid_t waker, pid_t pid, const char *comm, int flags)
+{
+	struct dev *d = dev_find(waker);
+
+	if (d && credited(flags))
+		on_waking(d, pid, comm);
+}
+
+void acct_feed_charge(pid_t pid, uint64_t ns)
+{
+	struct dev *d = dev_find(pid);
+
+	if (d)
+		on_charge(d, ns);
+}
+
+void acct_feed_deliver(pid_t thread, uint64_t addr, int flags)
+{
+	struct dev *d = dev_find(thread);
+
+	if (d && credited(flags))
+		on_deliver(d, addr);
+}
+
+void acct_feed_read(pid_t reader, uint64_t addr)
+{
+	on_read(reader, addr);
+}
+
+void acct_feed_ready(pid_t thread, uint64_t sk, int flags)
+{
+	struct dev *d = dev_find(thread);
+
+	if (d && credited(flags))
+		on_ready(d, sk);
+}
+
+void acct_feed_recv(pid_t reader, uint64_t sk, int ret)
+{
+	if (ret > 0)
+		on_recv(reader, sk);
+}
+
+void acct_feed_flush(uint64_t now)
+{
+	acct_rec_flush(now);
+}
+
+static void on_sched(struct tep_event *ev, struct tep_record *rec)
 {
 	unsigned long long a, b, state;
-	struct dev *d;
+	uint64_t pid, ns;
 
+	if (ev->id == S.switch_id) {
+		if (!tep_read_number_field(S.prev_pid, rec->data, &a) &&
+		    !tep_read_number_field(S.next_pid, rec->data, &b) &&
+		    !tep_read_number_field(S.prev_state, rec->data, &state))
+			acct_feed_switch((pid_t)a, state, (pid_t)b, rec->ts);
+	} else if (ev->id == S.waking_id) {
+		if (!tep_read_number_field(S.wk_pid, rec->data, &a))
+			acct_feed_waking(tep_data_pid(S.tep, rec), (pid_t)a,
+					 (const char *)rec->data + S.wk_comm->offset,
+					 tep_data_flags(S.tep, rec));
+	} else if (ev->id == S.runtime_id) {
+		if (read_u64(S.rt_pid, rec, &pid) && read_u64(S.rt_runtime, rec, &ns))
+			acct_feed_charge((pid_t)pid, ns);
+	}
+}
+
+static void on_packet(struct tep_event *ev, struct tep_record *rec)
+{
+	uint64_t addr;
+
+	if (ev->id == S.deliver_id) {
+		if (read_u64(S.dl_skb, rec, &addr))
+			acct_feed_deliver(tep_data_pid(S.tep, rec), addr,
+					  tep_data_flags(S.tep, rec));
+	} else if (ev->id == S.consume_id || ev->id == S.copy_id) {
+		if (read_u64(ev->id == S.consume_id ? S.cs_skb : S.cp_skb, rec, &addr))
+			acct_feed_read(tep_data_pid(S.tep, rec), addr);
+	} else if (ev->id == S.ready_id) {
+		if (read_u64(S.rd_sk, rec, &addr))
+			acct_feed_ready(tep_data_pid(S.tep, rec), addr, tep_data_flags(S.tep, rec));
+	} else if (ev->id == S.recv_id) {
+		uint64_t ret;
+
+		if (read_u64(S.rv_sk, rec, &addr) && read_u64(S.rv_ret, rec, &ret))
+			acct_feed_recv(tep_data_pid(S.tep, rec), addr, (int)(int32_t)ret);
+	}
+}
+
+static void on_record(struct tep_event *ev, struct tep_record *rec, void *ctx)
+{
 	if (rec->missed_events)
 		on_lost(rec->missed_events);
-	if (ev->id == S.switch_id) {
-		if (tep_read_number_field(S.prev_pid, rec->data, &a) ||
-		    tep_read_number_field(S.next_pid, rec->data, &b) ||
-		    tep_read_number_field(S.prev_state, rec->data, &state))
-			return;
-		d = dev_find((int)a);
-		if (d)
-			on_switch_out(d, rec->ts, state);
-		d = dev_find((int)b);
-		if (d)
-			on_switch_in(d, rec->ts);
-	} else if (ev->id == S.waking_id) {
-		d = dev_find(tep_data_pid(S.tep, rec));
-		if (!d || !credited(tep_data_flags(S.tep, rec)) ||
-		    tep_read_number_field(S.wk_pid, rec->data, &a))
-			return;
-		on_waking(d, (int)a, (const char *)rec->data + S.wk_comm->offset);
-	}
+	if (rec->ts > S.last_ts)
+		S.last_ts = rec->ts;
+	on_sched(ev, rec);
+	on_packet(ev, rec);
 }
 
 void acct_drain(void)
@@ -316,6 +467,7 @@ void acct_drain(void)
 		horizon = (unsigned long long)now.tv_sec * 1000000000ULL +
 			  (unsigned long long)now.tv_nsec;
 	rc = tracering_drain(S.ring, horizon, on_record, NULL);
+	acct_feed_flush(S.mono ? horizon : S.last_ts);
 
 	if (rc < 0)
 		pr_debug("accounting: reading instance %s: %s", tracefs_instance_get_name(S.inst),
@@ -378,37 +530,100 @@ int acct_clean_stale(void)
 	return n;
 }
 
-/* The filters: "prev_pid==A||next_pid==A||..." and "common_pid==A||...". */
+/* "FIELD==A||FIELD==B||..." over @n pids, or @none when there is none. */
+static char *pid_filter(const char *field, const pid_t *pid, size_t n, size_t stride,
+			const char *none)
+{
+	size_t i, cap = 32 + n * (strlen(field) + 16), len = 0;
+	char *f = calloc(1, cap);
+
+	if (!f)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		pid_t p = *(const pid_t *)((const char *)pid + i * stride);
+
+		len += (size_t)snprintf(f + len, cap - len, "%s%s==%d", i ? "||" : "", field,
+					(int)p);
+	}
+	if (!n)
+		snprintf(f, cap, "%s", none);
+	return f;
+}
+
+static int filter_write(const char *sys, const char *event, const char *filter)
+{
+	return tracefs_event_file_write(S.inst, sys, event, "filter", filter) < 0 ?
+	       (errno ? -errno : -EINVAL) : 0;
+}
+
+/* An optional event whose filter the kernel refuses is not used from now on: unfiltered,
+ * it would flood the instance. */
+static void filter_optional(const char *sys, const char *event, const char *filter, int *id)
+{
+	int rc;
+
+	if (*id < 0)
+		return;
+	rc = filter_write(sys, event, filter);
+	if (rc < 0) {
+		pr_info("accounting: %s:%s: filter refused (%s): not used", sys, event,
+			strerror(-rc));
+		if (S.inst && tracefs_event_disable(S.inst, sys, event) < 0)
+			pr_debug("accounting: %s:%s: not disabled", sys, event);
+		*id = -1;
+	}
+}
+
+/* The kernel filters: the threads' switches, wake-ups, charges and deliveries; the
+ * served threads' reads. The optional events are filtered only where enabled. */
 static int write_filters(void)
 {
+	const size_t ds = sizeof(*S.d), rs = sizeof(*S.r);
+	char *sw, *cp = pid_filter("common_pid", &S.d[0].pid, S.n_d, ds, "common_pid==-1");
+	char *pp = pid_filter("pid", &S.d[0].pid, S.n_d, ds, "pid==-1");
+	char *rd = pid_filter("common_pid", S.n_r ? &S.r[0].pid : NULL, S.n_r, rs,
+			      "common_pid==-1");
 	size_t i, cap = 64 + S.n_d * 48;
-	char *sw, *wk;
-	int rc = 0;
+	int rc = -ENOMEM;
 
 	sw = calloc(1, cap);
-	wk = calloc(1, cap);
-	if (!sw || !wk) {
-		rc = -ENOMEM;
+	if (!sw || !cp || !pp || !rd)
 		goto out;
-	}
 	for (i = 0; i < S.n_d; i++) {
-		size_t ls = strlen(sw), lw = strlen(wk);
+		size_t ls = strlen(sw);
 
 		snprintf(sw + ls, cap - ls, "%sprev_pid==%d||next_pid==%d", i ? "||" : "",
 			 (int)S.d[i].pid, (int)S.d[i].pid);
-		snprintf(wk + lw, cap - lw, "%scommon_pid==%d", i ? "||" : "", (int)S.d[i].pid);
 	}
-	if (!S.n_d) {			/* nobody to follow: let nothing through */
+	if (!S.n_d)			/* nobody to follow: let nothing through */
 		strcpy(sw, "prev_pid==0&&next_pid==0");
-		strcpy(wk, "common_pid==-1");
+	rc = filter_write("sched", "sched_switch", sw);
+	if (!rc)
+		rc = filter_write("sched", "sched_waking", cp);
+	if (!rc) {
+		filter_optional("sched", "sched_stat_runtime", pp, &S.runtime_id);
+		filter_optional("net", "netif_receive_skb", cp, &S.deliver_id);
+		filter_optional("skb", "consume_skb", rd, &S.consume_id);
+		filter_optional("skb", "skb_copy_datagram_iovec", rd, &S.copy_id);
+		filter_optional("sock", "sk_data_ready", cp, &S.ready_id);
+		filter_optional("sock", "sock_recv_length", rd, &S.recv_id);
 	}
-	if (tracefs_event_file_write(S.inst, "sched", "sched_switch", "filter", sw) < 0 ||
-	    tracefs_event_file_write(S.inst, "sched", "sched_waking", "filter", wk) < 0)
-		rc = errno ? -errno : -EINVAL;
 out:
 	free(sw);
-	free(wk);
+	free(cp);
+	free(pp);
+	free(rd);
 	return rc;
+}
+
+/* An optional event's id and one field (-1, NULL: the kernel does not have it). */
+static int optional_event(const char *sys, const char *name, const char *field,
+			  struct tep_format_field **f)
+{
+	struct tep_event *ev = tep_find_event_by_name(S.tep, sys, name);
+
+	*f = ev ? tep_find_field(ev, field) : NULL;
+	return *f ? ev->id : -1;
 }
 
 static int find_fields(void)
@@ -425,6 +640,25 @@ static int find_fields(void)
 	S.next_pid = tep_find_field(sw, "next_pid");
 	S.wk_pid = tep_find_field(wk, "pid");
 	S.wk_comm = tep_find_field(wk, "comm");
+	S.runtime_id = optional_event("sched", "sched_stat_runtime", "runtime", &S.rt_runtime);
+	S.rt_pid = S.runtime_id >= 0 ?
+		   tep_find_field(tep_find_event_by_name(S.tep, "sched", "sched_stat_runtime"),
+				  "pid") : NULL;
+	if (!S.rt_pid)
+		S.runtime_id = -1;
+	S.ready_id = optional_event("sock", "sk_data_ready", "skaddr", &S.rd_sk);
+	S.recv_id = optional_event("sock", "sock_recv_length", "sk", &S.rv_sk);
+	S.rv_ret = S.recv_id >= 0 ? tep_find_field(tep_find_event_by_name(S.tep, "sock",
+						    "sock_recv_length"), "ret") : NULL;
+	if (S.ready_id < 0 || S.recv_id < 0 || !S.rv_ret) {	/* the skbs' addresses then */
+		S.ready_id = S.recv_id = -1;
+		S.deliver_id = optional_event("net", "netif_receive_skb", "skbaddr", &S.dl_skb);
+		S.consume_id = optional_event("skb", "consume_skb", "skbaddr", &S.cs_skb);
+		S.copy_id = optional_event("skb", "skb_copy_datagram_iovec", "skbaddr",
+					   &S.cp_skb);
+	} else {
+		S.deliver_id = S.consume_id = S.copy_id = -1;
+	}
 	return S.prev_pid && S.prev_state && S.next_pid && S.wk_pid && S.wk_comm ? 0 : -ENOENT;
 }
 
@@ -442,9 +676,23 @@ static bool kernel_is_rt(void)
  * call on a slow machine (a 6.1 guest under QEMU), which at irqresd's SCHED_FIFO under
  * its unit's RLIMIT_RTTIME is SIGXCPU, and none of which the accounting reads.
  */
+static int parse_format(struct tep_handle *tep, const char *sys, const char *name)
+{
+	int size = 0, rc;
+	char *buf = tracefs_event_file_read(NULL, sys, name, "format", &size);
+
+	rc = buf && tep_parse_event(tep, buf, (unsigned long)size, sys) == 0 ? 0 : -1;
+	free(buf);
+	return rc;
+}
+
 static struct tep_handle *load_formats(void)
 {
-	static const char *const events[] = { "sched_switch", "sched_waking" };
+	static const char *const optional[][2] = {
+		{ "sched", "sched_stat_runtime" }, { "net", "netif_receive_skb" },
+		{ "skb", "consume_skb" }, { "skb", "skb_copy_datagram_iovec" },
+		{ "sock", "sk_data_ready" }, { "sock", "sock_recv_length" },
+	};
 	struct tep_handle *tep = tep_alloc();
 	char *buf = NULL;
 	int size = 0;
@@ -454,20 +702,38 @@ static struct tep_handle *load_formats(void)
 		return NULL;
 	tep_set_long_size(tep, (int)sizeof(long));
 	buf = tracefs_instance_file_read(NULL, "events/header_page", &size);
-	if (!buf || tep_parse_header_page(tep, buf, (unsigned long)size, (int)sizeof(long)) < 0)
-		goto out_free;
-	for (i = 0; i < sizeof(events) / sizeof(events[0]); i++) {
+	if (!buf || tep_parse_header_page(tep, buf, (unsigned long)size, (int)sizeof(long)) < 0 ||
+	    parse_format(tep, "sched", "sched_switch") < 0 ||
+	    parse_format(tep, "sched", "sched_waking") < 0) {
 		free(buf);
-		buf = tracefs_event_file_read(NULL, "sched", events[i], "format", &size);
-		if (!buf || tep_parse_event(tep, buf, (unsigned long)size, "sched") != 0)
-			goto out_free;
+		tep_free(tep);
+		return NULL;
 	}
 	free(buf);
+	for (i = 0; i < sizeof(optional) / sizeof(optional[0]); i++)
+		parse_format(tep, optional[i][0], optional[i][1]);	/* absent: not used */
 	return tep;
-out_free:
-	free(buf);
-	tep_free(tep);
-	return NULL;
+}
+
+/* The optional events on (one the kernel refuses is not used). */
+static void enable_optional(void)
+{
+	struct { const char *sys, *name; int *id; } ev[] = {
+		{ "sched", "sched_stat_runtime", &S.runtime_id },
+		{ "net", "netif_receive_skb", &S.deliver_id },
+		{ "skb", "consume_skb", &S.consume_id },
+		{ "skb", "skb_copy_datagram_iovec", &S.copy_id },
+		{ "sock", "sk_data_ready", &S.ready_id },
+		{ "sock", "sock_recv_length", &S.recv_id },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(ev) / sizeof(ev[0]); i++)
+		if (*ev[i].id >= 0 && tracefs_event_enable(S.inst, ev[i].sys, ev[i].name) < 0) {
+			pr_info("accounting: %s:%s not enabled (%s): not used", ev[i].sys,
+				ev[i].name, strerror(errno));
+			*ev[i].id = -1;
+		}
 }
 
 /* Makes the instance; on failure *what says which step, and nothing is left behind. */
@@ -509,13 +775,18 @@ static int start(const char **what)
 		rc = errno ? -errno : -EINVAL;
 		goto out_tep;
 	}
+	enable_optional();
 	*what = "opening its per-CPU buffers";
 	rc = tracering_open(&S.ring, S.inst, S.tep);
 	if (rc < 0)
 		goto out_tep;
 	S.rt = kernel_is_rt();
 	pr_info("accounting: tracefs instance %s/instances/%s follows the threads of the "
-		"targets with serves:", dir, name);
+		"targets with serves:; time %s, split by %s", dir, name,
+		S.runtime_id >= 0 ? "as the kernel charges it" : "between switches",
+		S.ready_id >= 0 && S.recv_id >= 0 ? "the packets each served thread's sockets "
+		"got, else wake-ups" : S.deliver_id >= 0 && (S.consume_id >= 0 || S.copy_id >= 0) ?
+		"the packets each served thread read, else wake-ups" : "wake-ups");
 	return 0;
 out_tep:
 	tep_free(S.tep);
@@ -552,20 +823,60 @@ static int set_threads(const struct acct_thread *v, size_t n)
 		if (o) {
 			nd[i] = *o;
 			o->w = NULL;	/* moved */
+			o->rec = 0;
 		} else {
 			nd[i].pid = v[i].pid;
 		}
 		nd[i].target = v[i].target;
 	}
-	for (i = 0; i < S.n_d; i++)
+	for (i = 0; i < S.n_d; i++) {
+		if (S.d[i].rec) {	/* no longer followed: its activation ends unseen */
+			S.dropped++;
+			rec_close(&S.d[i], S.last_ts, false);
+		}
 		free(S.d[i].w);
+	}
 	free(S.d);
 	S.d = nd;
 	S.n_d = n;
 	return 0;
 }
 
-int acct_update(const struct acct_thread *v, size_t n)
+/* The served threads whose reads count (sorted, each once); true when they changed. */
+static bool set_readers(const struct acct_reader *r, size_t n, int *rc)
+{
+	struct acct_reader *v;
+	size_t i, k = 0;
+
+	*rc = 0;
+	if (n > ACCT_MAX_READERS) {
+		pr_info("accounting: %zu served threads, more than %d: packets are not matched "
+			"to their reads, wake-ups decide", n, ACCT_MAX_READERS);
+		n = 0;
+	}
+	v = calloc(n ? n : 1, sizeof(*v));
+	if (!v) {
+		*rc = -ENOMEM;
+		return false;
+	}
+	if (n)
+		memcpy(v, r, n * sizeof(*v));
+	qsort(v, n, sizeof(*v), reader_cmp);
+	for (i = 0; i < n; i++)
+		if (!k || v[k - 1].pid != v[i].pid)
+			v[k++] = v[i];
+	if (k == S.n_r && (!k || !memcmp(v, S.r, k * sizeof(*v)))) {
+		free(v);
+		return false;
+	}
+	free(S.r);
+	S.r = v;
+	S.n_r = k;
+	return true;
+}
+
+int acct_update(const struct acct_thread *v, size_t n, const struct acct_reader *r,
+		size_t n_r)
 {
 	const char *what = "following the threads";
 	bool changed;
@@ -574,7 +885,9 @@ int acct_update(const struct acct_thread *v, size_t n)
 	if (S.failed || (!S.inst && !n))
 		return 0;
 	if (!S.inst) {
-		rc = set_threads(v, n);
+		set_readers(r, n_r, &rc);
+		if (rc == 0)
+			rc = set_threads(v, n);
 		if (rc == 0)
 			rc = start(&what);
 		if (rc < 0) {
@@ -587,11 +900,11 @@ int acct_update(const struct acct_thread *v, size_t n)
 		return rc;
 	}
 	acct_drain();
-	changed = !same_set(v, n);
+	changed = set_readers(r, n_r, &rc) | !same_set(v, n);
 	for (size_t i = 0; i < n && !changed; i++)
 		dev_find(v[i].pid)->target = v[i].target;
-	if (!changed)
-		return 0;
+	if (!changed || rc < 0)
+		return rc;
 	rc = set_threads(v, n);
 	if (rc == 0)
 		rc = write_filters();
@@ -601,9 +914,19 @@ int acct_update(const struct acct_thread *v, size_t n)
 	return rc;
 }
 
+int acct_feed_follow(const struct acct_thread *v, size_t n, const struct acct_reader *r,
+		     size_t n_r)
+{
+	int rc;
+
+	set_readers(r, n_r, &rc);
+	return rc < 0 ? rc : set_threads(v, n);
+}
+
 void acct_json(struct json *j, const char *const *names, size_t n_names)
 {
-	size_t i;
+	size_t i, n_t;
+	const struct acct_total *all = acct_split_totals(&n_t);
 
 	json_key(j, "accounting");
 	json_obj_begin(j);
@@ -617,8 +940,9 @@ void acct_json(struct json *j, const char *const *names, size_t n_names)
 	json_kv_uint(j, "dropped_activations", S.dropped);
 	json_key(j, "served");
 	json_arr_begin(j);
-	for (i = 0; i < S.n_t; i++) {
-		const struct acct_total *t = &S.t[i];
+
+	for (i = 0; i < n_t; i++) {
+		const struct acct_total *t = &all[i];
 
 		if (t->target >= n_names)
 			continue;
@@ -629,6 +953,7 @@ void acct_json(struct json *j, const char *const *names, size_t n_names)
 		json_kv_uint(j, "irq_time_ns", t->time_ns);
 		json_kv_uint(j, "activations", t->activations);
 		json_kv_uint(j, "wakeups", t->wakeups);
+		json_kv_uint(j, "packets", t->packets);
 		json_obj_end(j);
 	}
 	json_arr_end(j);
@@ -646,13 +971,16 @@ void acct_stop(void)
 	tep_free(S.tep);
 	for (i = 0; i < S.n_d; i++)
 		free(S.d[i].w);
+	acct_split_reset();
 	free(S.d);
-	free(S.t);
+	free(S.r);
+	S.r = NULL;
+	S.n_r = S.n_socks = S.next_sock = 0;
+	S.last_ts = 0;
 	S.inst = NULL;
 	S.tep = NULL;
 	S.d = NULL;
-	S.t = NULL;
-	S.n_d = S.n_t = S.cap_t = 0;
+	S.n_d = 0;
 	S.lost = S.dropped = 0;
 	S.failed = S.mono = false;
 	S.err[0] = '\0';

@@ -915,14 +915,41 @@ static bool reserved_here(void *ctx, pid_t pid)
 	return daemon_managed_find(d, pid) || pending_find(d, pid);
 }
 
-/* The threads of the targets with serves: (coupled or reserved) to accounting (acct.h). */
+/* The threads whom the targets with serves: serve, as readers for accounting (acct.h). */
+static struct acct_reader *acct_readers(const struct daemon *d, size_t *n)
+{
+	size_t i, k, total = 0;
+	struct acct_reader *r;
+
+	for (i = 0; i < d->couple.n_t; i++)
+		total += d->couple.t[i].served.n;
+	r = calloc(total ? total : 1, sizeof(*r));
+	*n = 0;
+	if (!r)
+		return NULL;
+	for (i = 0; i < d->couple.n_t; i++)
+		for (k = 0; k < d->couple.t[i].served.n; k++) {
+			const struct served *s = &d->couple.t[i].served.v[k];
+
+			r[*n].pid = s->pid;
+			snprintf(r[*n].comm, sizeof(r[*n].comm), "%s", s->comm);
+			(*n)++;
+		}
+	return r;
+}
+
+/* The threads of the targets with serves: (coupled or reserved) to accounting (acct.h),
+ * with the threads they serve. */
 static void acct_follow(struct daemon *d)
 {
 	struct acct_thread *v = calloc(d->couple.n + d->n_m + 1, sizeof(*v));
-	size_t i, n = 0;
+	size_t i, n = 0, n_r = 0;
+	struct acct_reader *r = acct_readers(d, &n_r);
 
-	if (!v) {
+	if (!v || !r) {
 		pr_warn("accounting: %s", strerror(ENOMEM));
+		free(v);
+		free(r);
 		return;
 	}
 	for (i = 0; i < d->couple.n; i++)
@@ -930,8 +957,9 @@ static void acct_follow(struct daemon *d)
 	for (i = 0; i < d->n_m; i++)
 		if (d->prof.targets[d->m[i].target].serves.given)
 			v[n++] = (struct acct_thread){ d->m[i].thread.pid, d->m[i].target };
-	acct_update(v, n);
+	acct_update(v, n, r, n_r);
 	free(v);
+	free(r);
 }
 
 void daemon_couple(struct daemon *d)

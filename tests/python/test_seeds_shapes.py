@@ -504,7 +504,9 @@ def test_process_aware_shape_needs_two_rates_and_counts_misses():
     assert any("missed 1" in b for b in shapes.process_aware(missed))
 
 
-ACCT = record("accounting-accuracy-icount-nice0-20261126T060249.json")
+# the rule by the packets each receiver read, and before it the rule by wake-ups alone
+ACCT = record("accounting-accuracy-icount-nice0-20261127T085739.json")
+ACCT_WAKEUPS = record("accounting-accuracy-icount-nice0-20261126T060249.json")
 
 
 def _acct_mutated(rec: dict, how: str) -> list[dict]:
@@ -524,26 +526,32 @@ def _acct_mutated(rec: dict, how: str) -> list[dict]:
     return rows
 
 
-def test_accounting_accuracy_goal_not_met_bound_met_and_fails_mis_attributed():
-    """Recorded: the 5 % goal missed in every window by the high-rate receiver (-8 to
-    -12 %); the VM test's bound (20 %) met, and broken in every window by every
+def test_accounting_accuracy_goal_met_and_fails_mis_attributed():
+    """Recorded: the 5 % goal met in every window, and broken in every window by every
     mis-attribution."""
     rows = ACCT["result"]["rows"]
     assert len({r["run"] for r in rows}) == 3 and len({tuple(r["periods_ns"]) for r in rows}) == 2
     windows = {f"run {r['run']} periods {r['periods_ns']}" for r in rows}
+    assert shapes.accounting_accurate(rows) == []
+    for how in ("one", "swap", "even", "none"):
+        bad = shapes.accounting_accurate(_acct_mutated(ACCT, how))
+        assert {b.split(": port")[0] for b in bad} == windows, (how, bad)
+
+
+def test_accounting_accuracy_fails_on_the_wakeup_rule_record():
+    """The boot before the packet rule (wake-ups alone decided): the high-rate receiver
+    8 to 12 % short in every window, which the goal rejects."""
+    rows = ACCT_WAKEUPS["result"]["rows"]
+    windows = {f"run {r['run']} periods {r['periods_ns']}" for r in rows}
     goal = shapes.accounting_accurate(rows)
     assert {b.split(": port")[0] for b in goal if ": port 5002:" in b} == windows, goal
-    assert shapes.accounting_accurate(rows, shapes.ACCT_BOUND) == []
-    for how in ("one", "swap", "even", "none"):
-        bad = shapes.accounting_accurate(_acct_mutated(ACCT, how), shapes.ACCT_BOUND)
-        assert {b.split(": port")[0] for b in bad} == windows, (how, bad)
 
 
 def test_accounting_accuracy_fails_when_the_accounting_is_off():
     rows = copy.deepcopy(ACCT["result"]["rows"])
     rows[0]["after"]["enabled"] = False
     rows[0]["after"]["error"] = "tracefs /sys/kernel/tracing: creating the instance: EACCES"
-    bad = shapes.accounting_accurate(rows, shapes.ACCT_BOUND)
+    bad = shapes.accounting_accurate(rows)
     assert len(bad) == 1 and "accounting off" in bad[0], bad
 
 

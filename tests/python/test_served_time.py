@@ -23,7 +23,7 @@ def accounting(a_ns: int = 3_000_000, b_ns: int = 1_000_001, none_ns: int = 500)
         {"target": "nic", "pid": 301, "comm": "rx-b", "irq_time_ns": b_ns,
          "activations": 2, "wakeups": 2},
         {"target": "nic", "pid": 300, "comm": "rx-a", "irq_time_ns": a_ns,
-         "activations": 5, "wakeups": 6},
+         "activations": 5, "wakeups": 6, "packets": 7},
         {"target": "nic", "pid": -1, "comm": "(none)", "irq_time_ns": none_ns,
          "activations": 1, "wakeups": 0}]}
 
@@ -49,8 +49,10 @@ def test_stats_text_json_and_errors(stats_daemon):
     r = CliRunner().invoke(main, ["stats"])
     assert r.exit_code == 0, r.output
     tail = r.output.split("device-thread time per served process")[1].splitlines()
-    assert tail[1].split() == ["TARGET", "PID", "COMM", "TIME", "ACTIVATIONS", "WAKEUPS"]
-    assert tail[2].split() == ["nic", "300", "rx-a", "3ms", "5", "6"]
+    assert tail[1].split() == ["TARGET", "PID", "COMM", "TIME", "ACTIVATIONS", "WAKEUPS",
+                               "PACKETS"]
+    assert tail[2].split() == ["nic", "300", "rx-a", "3ms", "5", "6", "7"]
+    assert tail[3].split() == ["nic", "301", "rx-b", "1ms", "2", "2", "0"]  # older irqresd
     assert tail[4].split()[:3] == ["nic", "-", "(none)"]
     r = CliRunner().invoke(main, ["stats", "--json"])
     assert json.loads(r.output)["accounting"]["served"][1]["pid"] == 300
@@ -76,6 +78,8 @@ def test_openmetrics_carries_the_served_time():
     assert got[("irqres_served_irq_seconds_total", a)] == 0.003
     assert got[("irqres_served_irq_seconds_total", b)] == 0.001000001
     assert got[("irqres_served_activations_total", a)] == 5
+    assert got[("irqres_served_packets_total", a)] == 7
+    assert got[("irqres_served_packets_total", b)] == 0
     assert got[("irqres_accounting_enabled", frozenset())] == 1
     assert got[("irqres_accounting_lost_events_total", frozenset())] == 0
     assert got[("irqres_accounting_dropped_activations_total", frozenset())] == 0

@@ -2,11 +2,12 @@
 measured"; bench/seeds/accounting_accuracy.py is the 3-run experiment): two UDP receivers
 read datagrams of one size sent at about 100/s and 300/s; irqresd boots with a coupled
 target for eth0's IRQ thread serving both ports, and its live accounting must give each
-receiver the NIC thread's time in proportion to the datagrams it read, within
-shapes.ACCT_BOUND (20 %) of it; the goal, 5 % (shapes.ACCT_ERROR), is not met in the
-guest and only reported. The shape is shapes.accounting_accurate, which
-tests/python/test_seeds_shapes.py also runs on recorded data mis-attributed (all to one
-receiver, swapped, split evenly, all to nobody) and with the accounting off: it fails."""
+receiver the NIC thread's time in proportion to the datagrams it read, within the goal,
+shapes.ACCT_ERROR (5 %) of it. The rule that splits by wake-ups alone was 8-12 % off here
+(bench/seeds/RESULTS.md): the time follows the packets each receiver read. The shape is
+shapes.accounting_accurate, which tests/python/test_seeds_shapes.py also runs on recorded
+data mis-attributed (all to one receiver, swapped, split evenly, all to nobody, the
+wake-up rule's record) and with the accounting off: it fails."""
 
 import json
 import sys
@@ -25,10 +26,14 @@ pytestmark = [pytest.mark.vm, pytest.mark.slow]
 PORTS = accounting_accuracy.PORTS
 
 
-def test_live_accounting_matches_the_datagrams_read(icount_boot, tmp_path):
+# each kernel its way of telling the packets (docs/process-aware.md "The rule"): 6.1 skb
+# addresses; 6.12 and 7.3 sockets, where 7.3 frees a read datagram in the NIC thread
+# (the skb rule has no read there and missed the goal by 10-16 %)
+@pytest.mark.kernels_too("7.3")
+def test_live_accounting_matches_the_datagrams_read(icount_boot, kernel, tmp_path):
     prof = tmp_path / "coupled.yaml"
     prof.write_text(accounting_accuracy.profile_text(PORTS))
-    res = icount_boot("seeds_acct", profile=prof, timeout_s=1800,
+    res = icount_boot("seeds_acct", profile=prof, timeout_s=1800, kernel=kernel,
                       params={"runs": 1, "pairs": [[10_030_000, 3_337_000]], "seconds": 4,
                               "size": 512, "ports": PORTS, "trace": False})
     # irqresd's unit as shipped (SCHED_FIFO 1, LimitRTTIME=2s:3s) started it with the
@@ -46,9 +51,4 @@ def test_live_accounting_matches_the_datagrams_read(icount_boot, tmp_path):
                 f"port {r['port']} read {r['reads']}: true {r['truth_ns'] / 1e6:.2f} ms, "
                 f"accounted {r['accounted_ns'] / 1e6:.2f} ms" for r in w["receivers"]))
         assert all(r["reads"] > 0 for r in w["receivers"]), w
-    # the goal (5 %) is not met in the guest (bench/seeds/RESULTS.md): reported, and the
-    # bound every mis-attribution breaks asserted
-    vmrunner.say(f"accounting: goal {shapes.ACCT_ERROR:.0%}: "
-                 f"{shapes.accounting_accurate(rows) or 'met'}")
-    assert shapes.accounting_accurate(rows, shapes.ACCT_BOUND) == [], \
-        [attribution(r) for r in rows]
+    assert shapes.accounting_accurate(rows) == [], [attribution(r) for r in rows]

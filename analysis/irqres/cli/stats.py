@@ -30,7 +30,8 @@ def format_stats(reply: dict) -> str:
     rows = served_time.text_rows(acc)
     return (f"{text}\n\ndevice-thread time per served process, since the profile came in "
             f"force{lost}:\n"
-            + (table(["TARGET", "PID", "COMM", "TIME", "ACTIVATIONS", "WAKEUPS"], rows)
+            + (table(["TARGET", "PID", "COMM", "TIME", "ACTIVATIONS", "WAKEUPS", "PACKETS"],
+                    rows)
                if rows else "nothing accounted yet"))
 
 

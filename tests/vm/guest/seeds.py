@@ -391,11 +391,22 @@ def scenario_seeds_idle(seconds: int, interval_us: int, priority: int, hist_us: 
 
 TRACE_EVENTS = ("-e irq:irq_handler_entry -e irq:irq_handler_exit -e sched:sched_switch "
                 "-e sched:sched_migrate_task -e sched:sched_waking -e sched:sched_wakeup")
+# what irqres analyze's accounting reads where the kernel has it: the charge, and the
+# packets (docs/analysis.md); the sock events exist from about 6.6
+ACCT_EVENTS = ("sched:sched_stat_runtime", "net:netif_receive_skb", "skb:consume_skb",
+               "skb:skb_copy_datagram_iovec", "sock:sk_data_ready", "sock:sock_recv_length")
 
 
-def _record_start(path: str) -> subprocess.Popen:
+def acct_trace_events() -> str:
+    """TRACE_EVENTS and the accounting's events this kernel has."""
+    have = [e for e in ACCT_EVENTS
+            if os.path.isdir(os.path.join("/sys/kernel/tracing/events", *e.split(":")))]
+    return " ".join([TRACE_EVENTS, *(f"-e {e}" for e in have)])
+
+
+def _record_start(path: str, events: str = TRACE_EVENTS) -> subprocess.Popen:
     """trace-cmd record of the events ``irqres analyze`` reads; returns once they are on."""
-    rec = subprocess.Popen(f"exec trace-cmd record -q -b 8192 {TRACE_EVENTS} -o {path}",
+    rec = subprocess.Popen(f"exec trace-cmd record -q -b 8192 {events} -o {path}",
                            shell=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                            text=True)
     enabled = "/sys/kernel/tracing/events/irq/irq_handler_entry/enable"

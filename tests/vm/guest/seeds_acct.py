@@ -21,11 +21,11 @@ import time
 
 from seeds import (
     NIC_THREAD,
-    TRACE_EVENTS,
     _irqresd_state,
     _journal,
     _record_start,
     _record_stop,
+    acct_trace_events,
     hub_setup,
     nic_fifo50,
     receiver,
@@ -98,7 +98,7 @@ def _window(setup: dict, run: int, periods: list[int], ports: list[int], seconds
         raise RuntimeError(f"receivers {pids} not served by target nic: "
                            f"{sh('irqres status')['out']}")
     name = f"acct-{run}-{periods[0]}-{periods[1]}"
-    rec = _record_start(os.path.join(OUT, name + ".dat")) if trace else None
+    rec = _record_start(os.path.join(OUT, name + ".dat"), acct_trace_events()) if trace else None
     time.sleep(0.3)
     before = _stats()
     snds = [sender(setup, port, p, n, size) for port, p, n in zip(ports, periods, counts,
@@ -173,7 +173,7 @@ def scenario_seeds_acct(runs: int, pairs: list[list[int]], seconds: int, size: i
         raise RuntimeError(f"irqresd does not run the coupled profile: {status}\n"
                            f"{_journal()}")
     mark(f"seeds acct: NIC on CPU {setup['nic_cpu']}, sender on CPU "
-         f"{setup['sender_cpu']}, trace events {TRACE_EVENTS if trace else 'none'}")
+         f"{setup['sender_cpu']}, trace events {acct_trace_events() if trace else 'none'}")
     rows = [_window(setup, run, list(p), ports, seconds, size, trace)
             for run in range(runs) for p in pairs]
     nic_fifo50()
