@@ -56,6 +56,7 @@ static struct {
 	struct tep_format_field *rt_pid, *rt_runtime, *dl_skb, *cs_skb, *cp_skb;
 	struct tep_format_field *rd_sk, *rv_sk, *rv_ret;
 	bool failed, rt;
+	bool too_many;		/* more served threads than ACCT_MAX_READERS: said once */
 	bool mono;		/* the instance's trace clock is CLOCK_MONOTONIC */
 	char err[256];
 	struct dev *d;
@@ -849,11 +850,12 @@ static bool set_readers(const struct acct_reader *r, size_t n, int *rc)
 	size_t i, k = 0;
 
 	*rc = 0;
-	if (n > ACCT_MAX_READERS) {
+	if (n > ACCT_MAX_READERS && !S.too_many)
 		pr_info("accounting: %zu served threads, more than %d: packets are not matched "
-			"to their reads, wake-ups decide", n, ACCT_MAX_READERS);
+			"to their readers, wake-ups decide", n, ACCT_MAX_READERS);
+	S.too_many = n > ACCT_MAX_READERS;
+	if (S.too_many)
 		n = 0;
-	}
 	v = calloc(n ? n : 1, sizeof(*v));
 	if (!v) {
 		*rc = -ENOMEM;
@@ -976,6 +978,7 @@ void acct_stop(void)
 	free(S.r);
 	S.r = NULL;
 	S.n_r = S.n_socks = S.next_sock = 0;
+	S.too_many = false;
 	S.last_ts = 0;
 	S.inst = NULL;
 	S.tep = NULL;

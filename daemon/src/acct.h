@@ -41,7 +41,9 @@
 #include <sys/types.h>
 
 #define ACCT_NOBODY (-1)	/* the pid activations that served nobody are charged to */
-#define ACCT_MAX_READERS 256	/* served threads whose reads are matched, at most */
+/* served threads whose reads are matched, at most: their kernel filter
+ * ("common_pid==P||...", up to 21 bytes each) must fit in a page */
+#define ACCT_MAX_READERS 180
 #define ACCT_GRACE_NS 500000000ULL	/* an activation waits this long for its packets' reads */
 
 /* A device thread to account, and the index of its target in the profile. */

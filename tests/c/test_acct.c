@@ -270,6 +270,29 @@ static void test_packets_to_a_socket_go_to_its_latest_reader(void **state)
 	assert_int_equal(total_of(R2)->packets, 2);
 }
 
+static void test_too_many_served_threads_leave_it_to_wakeups(void **state)
+{
+	struct acct_reader many[ACCT_MAX_READERS + 1];
+
+	for (size_t i = 0; i < ACCT_MAX_READERS + 1; i++)
+		many[i] = (struct acct_reader){ .pid = (pid_t)(R1 + i) };
+	assert_int_equal(acct_feed_follow(&the_dev, 1, many, ACCT_MAX_READERS + 1), 0);
+	acct_feed_recv(R2, 0x61, 512);
+	activation(2000, 2100);
+	acct_feed_switch(0, 0, DEV, 3000);
+	acct_feed_waking(DEV, R1, "recv1", 0);
+	acct_feed_ready(DEV, 0x61, 0);		/* R2's socket: not matched */
+	acct_feed_switch(DEV, SLEEP, 0, 3500);
+	assert_null(total_of(R2));
+	assert_int_equal(time_of(R1), 500);
+	assert_int_equal(acct_feed_follow(&the_dev, 1, many, ACCT_MAX_READERS), 0);
+	acct_feed_recv(R2, 0x61, 512);		/* within the limit again: matched */
+	acct_feed_switch(0, 0, DEV, 4000);
+	acct_feed_ready(DEV, 0x61, 0);
+	acct_feed_switch(DEV, SLEEP, 0, 4300);
+	assert_int_equal(time_of(R2), 300);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -288,6 +311,8 @@ int main(void)
 			test_kernel_charge_over_switches_and_hard_irq_deliveries_ignored, follow,
 			unfollow),
 		cmocka_unit_test_setup_teardown(test_packets_to_a_socket_go_to_its_latest_reader,
+						follow, unfollow),
+		cmocka_unit_test_setup_teardown(test_too_many_served_threads_leave_it_to_wakeups,
 						follow, unfollow),
 	};
 
