@@ -242,8 +242,9 @@ def _thread_text(tr: ThreadReport, softirqs: bool = False) -> list[str]:
     if tr.promise is not None:
         out.append(tr.promise.text())
     if tr.served:
-        out += ["processes served (IRQ time split by the packets each read, else evenly "
-                "among those an activation woke):",
+        cost = "kernel charge" if tr.exec_source == "kernel" else "switch-based time"
+        out += [f"processes served (each activation's {cost} split by the packets each got, "
+                "else evenly among those it woke):",
                 format_served(tr.served)]
     skipped = [f"{n} raised in {ctx[:-3]} IRQ context" for ctx, n in tr.uncredited.items() if n]
     if skipped:
