@@ -10,12 +10,14 @@
  */
 #include "acct.h"
 #include "acct_split.h"
+#include "addrmap.h"
 #include "log.h"
 #include "selfsched.h"
 #include "tracering.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,7 +33,6 @@
 #define FLAG_NMI 0x40
 #define INSTANCE_PREFIX "irqresd-"
 #define BUFFER_KB "2048"	/* per CPU: a second of 10,000 activations with room */
-#define ACCT_MAX_SOCKETS 1024	/* sockets whose reader is remembered */
 
 struct dev {
 	pid_t pid;
@@ -44,6 +45,8 @@ struct dev {
 	struct acct_woke *w;
 	size_t n_w, cap_w;
 };
+
+static bool sock_reader_served(uint64_t pid);
 
 static struct {
 	char *dir;			/* the tracing dir asked for; NULL: the library's */
@@ -63,11 +66,29 @@ static struct {
 	size_t n_d;
 	struct acct_reader *r;		/* sorted by pid */
 	size_t n_r;
-	struct sock_reader { uint64_t sk; pid_t pid; } socks[ACCT_MAX_SOCKETS];
-	size_t n_socks, next_sock;	/* next_sock: the slot a new socket takes when full */
+	struct addrmap socks;		/* socket address -> pid of its latest served reader */
 	uint64_t last_ts;
 	uint64_t lost, dropped;
-} S;
+} S = { .socks = { .keep = sock_reader_served } };
+
+/* The optional events (the kernel may lack them; the accounting does without): what
+ * their kernel filter selects on, the followed threads (common_pid), the task charged
+ * (pid) or the served threads (common_pid), and where their id goes (-1: not used). */
+enum filter_by { BY_THREAD, BY_CHARGED, BY_READER, N_FILTER_BY };
+
+static const struct optional_event {
+	const char *sys, *name;
+	enum filter_by by;
+	int *id;
+} OPTIONAL[] = {
+	{ "sched", "sched_stat_runtime", BY_CHARGED, &S.runtime_id },
+	{ "net", "netif_receive_skb", BY_THREAD, &S.deliver_id },
+	{ "skb", "consume_skb", BY_READER, &S.consume_id },
+	{ "skb", "skb_copy_datagram_iovec", BY_READER, &S.copy_id },
+	{ "sock", "sk_data_ready", BY_THREAD, &S.ready_id },
+	{ "sock", "sock_recv_length", BY_READER, &S.recv_id },
+};
+#define N_OPTIONAL (sizeof(OPTIONAL) / sizeof(OPTIONAL[0]))
 
 void acct_set_tracing_dir(const char *dir)
 {
@@ -133,18 +154,17 @@ static int rmdir_fair(const char *path)
 
 /* ---- the totals ---- */
 
-static int reader_cmp(const void *a, const void *b)
-{
-	const struct acct_reader *x = a, *y = b;
-
-	return (x->pid > y->pid) - (x->pid < y->pid);
-}
-
 static const struct acct_reader *reader_find(pid_t pid)
 {
 	const struct acct_reader key = { .pid = pid };
 
-	return S.n_r ? bsearch(&key, S.r, S.n_r, sizeof(key), reader_cmp) : NULL;
+	return S.n_r ? bsearch(&key, S.r, S.n_r, sizeof(key), acct_pid_cmp) : NULL;
+}
+
+/* A socket whose reader is no longer served is forgotten when the map grows. */
+static bool sock_reader_served(uint64_t pid)
+{
+	return reader_find((pid_t)pid) != NULL;
 }
 
 /* What an activation cost: the kernel's charge when it traced one, else its switches'. */
@@ -244,34 +264,19 @@ static void on_deliver(struct dev *d, uint64_t addr)
 /* Served thread @pid read from socket @sk: its reader from now on. */
 static void on_recv(pid_t pid, uint64_t sk)
 {
-	size_t i;
-
 	if (!reader_find(pid))
 		return;
-	for (i = 0; i < S.n_socks; i++)
-		if (S.socks[i].sk == sk)
-			break;
-	if (i == S.n_socks) {
-		if (S.n_socks < ACCT_MAX_SOCKETS)
-			S.n_socks++;
-		else
-			i = S.next_sock++ % ACCT_MAX_SOCKETS;	/* forgets the oldest */
-	}
-	S.socks[i] = (struct sock_reader){ .sk = sk, .pid = pid };
+	if (addrmap_put(&S.socks, sk, (uint64_t)pid) < 0)
+		pr_debug("accounting: socket %#" PRIx64 ": its reader not remembered", sk);
 }
 
 /* The thread queued data on socket @sk in its activation: a packet for its reader. */
 static void on_ready(struct dev *d, uint64_t sk)
 {
-	const struct acct_reader *r = NULL;
-	size_t i;
+	const struct acct_reader *r;
+	uint64_t pid;
 
-	if (!d->in_act)
-		return;
-	for (i = 0; i < S.n_socks && !r; i++)
-		if (S.socks[i].sk == sk)
-			r = reader_find(S.socks[i].pid);
-	if (!r)
+	if (!d->in_act || !addrmap_get(&S.socks, sk, &pid) || !(r = reader_find((pid_t)pid)))
 		return;		/* not read by a served thread yet */
 	if (!d->rec)
 		d->rec = acct_rec_open(d->target);
@@ -584,6 +589,7 @@ static int write_filters(void)
 	char *pp = pid_filter("pid", &S.d[0].pid, S.n_d, ds, "pid==-1");
 	char *rd = pid_filter("common_pid", S.n_r ? &S.r[0].pid : NULL, S.n_r, rs,
 			      "common_pid==-1");
+	const char *by[N_FILTER_BY] = { [BY_THREAD] = cp, [BY_CHARGED] = pp, [BY_READER] = rd };
 	size_t i, cap = 64 + S.n_d * 48;
 	int rc = -ENOMEM;
 
@@ -601,14 +607,9 @@ static int write_filters(void)
 	rc = filter_write("sched", "sched_switch", sw);
 	if (!rc)
 		rc = filter_write("sched", "sched_waking", cp);
-	if (!rc) {
-		filter_optional("sched", "sched_stat_runtime", pp, &S.runtime_id);
-		filter_optional("net", "netif_receive_skb", cp, &S.deliver_id);
-		filter_optional("skb", "consume_skb", rd, &S.consume_id);
-		filter_optional("skb", "skb_copy_datagram_iovec", rd, &S.copy_id);
-		filter_optional("sock", "sk_data_ready", cp, &S.ready_id);
-		filter_optional("sock", "sock_recv_length", rd, &S.recv_id);
-	}
+	for (i = 0; !rc && i < N_OPTIONAL; i++)
+		filter_optional(OPTIONAL[i].sys, OPTIONAL[i].name, by[OPTIONAL[i].by],
+				OPTIONAL[i].id);
 out:
 	free(sw);
 	free(cp);
@@ -689,11 +690,6 @@ static int parse_format(struct tep_handle *tep, const char *sys, const char *nam
 
 static struct tep_handle *load_formats(void)
 {
-	static const char *const optional[][2] = {
-		{ "sched", "sched_stat_runtime" }, { "net", "netif_receive_skb" },
-		{ "skb", "consume_skb" }, { "skb", "skb_copy_datagram_iovec" },
-		{ "sock", "sk_data_ready" }, { "sock", "sock_recv_length" },
-	};
 	struct tep_handle *tep = tep_alloc();
 	char *buf = NULL;
 	int size = 0;
@@ -711,25 +707,18 @@ static struct tep_handle *load_formats(void)
 		return NULL;
 	}
 	free(buf);
-	for (i = 0; i < sizeof(optional) / sizeof(optional[0]); i++)
-		parse_format(tep, optional[i][0], optional[i][1]);	/* absent: not used */
+	for (i = 0; i < N_OPTIONAL; i++)
+		parse_format(tep, OPTIONAL[i].sys, OPTIONAL[i].name);	/* absent: not used */
 	return tep;
 }
 
 /* The optional events on (one the kernel refuses is not used). */
 static void enable_optional(void)
 {
-	struct { const char *sys, *name; int *id; } ev[] = {
-		{ "sched", "sched_stat_runtime", &S.runtime_id },
-		{ "net", "netif_receive_skb", &S.deliver_id },
-		{ "skb", "consume_skb", &S.consume_id },
-		{ "skb", "skb_copy_datagram_iovec", &S.copy_id },
-		{ "sock", "sk_data_ready", &S.ready_id },
-		{ "sock", "sock_recv_length", &S.recv_id },
-	};
+	const struct optional_event *ev = OPTIONAL;
 	size_t i;
 
-	for (i = 0; i < sizeof(ev) / sizeof(ev[0]); i++)
+	for (i = 0; i < N_OPTIONAL; i++)
 		if (*ev[i].id >= 0 && tracefs_event_enable(S.inst, ev[i].sys, ev[i].name) < 0) {
 			pr_info("accounting: %s:%s not enabled (%s): not used", ev[i].sys,
 				ev[i].name, strerror(errno));
@@ -863,7 +852,7 @@ static bool set_readers(const struct acct_reader *r, size_t n, int *rc)
 	}
 	if (n)
 		memcpy(v, r, n * sizeof(*v));
-	qsort(v, n, sizeof(*v), reader_cmp);
+	qsort(v, n, sizeof(*v), acct_pid_cmp);
 	for (i = 0; i < n; i++)
 		if (!k || v[k - 1].pid != v[i].pid)
 			v[k++] = v[i];
@@ -977,7 +966,8 @@ void acct_stop(void)
 	free(S.d);
 	free(S.r);
 	S.r = NULL;
-	S.n_r = S.n_socks = S.next_sock = 0;
+	addrmap_free(&S.socks);
+	S.n_r = 0;
 	S.too_many = false;
 	S.last_ts = 0;
 	S.inst = NULL;

@@ -4,6 +4,8 @@
  * acct_split.h.
  */
 #include "acct_split.h"
+#include "addrmap.h"
+#include "array.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -31,11 +33,7 @@ struct rec {
 	size_t n_g, cap_g;
 };
 
-/* skb address -> seq of the record that delivered it (open addressing; 0 empty, 1 gone). */
-struct skbmap {
-	uint64_t *key, *val;
-	size_t cap, used;	/* used: live and gone slots */
-};
+static bool rec_live(uint64_t seq);
 
 static struct {
 	struct acct_total *t;
@@ -43,8 +41,8 @@ static struct {
 	struct rec *recs;		/* by seq */
 	size_t n_recs, cap_recs;
 	uint64_t next_seq;
-	struct skbmap map;
-} S;
+	struct addrmap skbs;		/* skb address -> seq of the record that delivered it */
+} S = { .skbs = { .keep = rec_live } };
 
 const struct acct_total *acct_split_totals(size_t *n)
 {
@@ -52,35 +50,27 @@ const struct acct_total *acct_split_totals(size_t *n)
 	return S.t;
 }
 
+int acct_pid_cmp(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return (x > y) - (x < y);
+}
+
 static struct acct_total *total_get(size_t target, pid_t pid, const char *comm)
 {
-	struct acct_total *t;
 	size_t i;
 
 	for (i = 0; i < S.n_t; i++)
 		if (S.t[i].target == target && S.t[i].pid == pid)
 			goto found;
-	if (S.n_t == S.cap_t) {
-		size_t cap = S.cap_t ? 2 * S.cap_t : 16;
-
-		t = realloc(S.t, cap * sizeof(*t));
-		if (!t)
-			return NULL;
-		S.t = t;
-		S.cap_t = cap;
-	}
+	if (ARRAY_RESERVE(S.t, S.cap_t, S.n_t + 1))
+		return NULL;
 	S.t[i] = (struct acct_total){ .target = target, .pid = pid };
 	S.n_t++;
 found:
 	snprintf(S.t[i].comm, sizeof(S.t[i].comm), "%s", comm);
 	return &S.t[i];
-}
-
-static int woke_cmp(const void *a, const void *b)
-{
-	const struct acct_woke *x = a, *y = b;
-
-	return (x->pid > y->pid) - (x->pid < y->pid);
 }
 
 void acct_split_woke(size_t target, uint64_t exec, struct acct_woke *w, size_t n_w)
@@ -97,7 +87,7 @@ void acct_split_woke(size_t target, uint64_t exec, struct acct_woke *w, size_t n
 		}
 		return;
 	}
-	qsort(w, n_w, sizeof(*w), woke_cmp);
+	qsort(w, n_w, sizeof(*w), acct_pid_cmp);
 	share = exec / n_w;
 	rem = exec - share * n_w;
 	for (i = 0; i < n_w; i++) {
@@ -108,13 +98,6 @@ void acct_split_woke(size_t target, uint64_t exec, struct acct_woke *w, size_t n
 		t->activations++;
 		t->wakeups += w[i].wakeups;
 	}
-}
-
-static int got_cmp(const void *a, const void *b)
-{
-	const struct got *x = a, *y = b;
-
-	return (x->pid > y->pid) - (x->pid < y->pid);
 }
 
 static uint64_t woken_times(const struct rec *r, pid_t pid)
@@ -142,7 +125,7 @@ static void charge_rec(struct rec *r)
 		acct_split_woke(r->target, r->exec_ns, r->w, r->n_w);
 		return;
 	}
-	qsort(r->g, r->n_g, sizeof(*r->g), got_cmp);
+	qsort(r->g, r->n_g, sizeof(*r->g), acct_pid_cmp);
 	for (i = 0; i < r->n_g; i++)
 		given += (uint64_t)((unsigned __int128)r->exec_ns * r->g[i].packets / total);
 	for (i = 0; i < r->n_g; i++) {
@@ -178,15 +161,8 @@ uint64_t acct_rec_open(size_t target)
 {
 	struct rec *r;
 
-	if (S.n_recs == S.cap_recs) {
-		size_t cap = S.cap_recs ? 2 * S.cap_recs : 64;
-
-		r = realloc(S.recs, cap * sizeof(*r));
-		if (!r)
-			return 0;
-		S.recs = r;
-		S.cap_recs = cap;
-	}
+	if (ARRAY_RESERVE(S.recs, S.cap_recs, S.n_recs + 1))
+		return 0;
 	r = &S.recs[S.n_recs++];
 	*r = (struct rec){ .seq = ++S.next_seq, .target = target, .open = true };
 	return r->seq;
@@ -244,15 +220,8 @@ static int got_add(struct rec *r, pid_t pid, const char *comm)
 	for (i = 0; i < r->n_g; i++)
 		if (r->g[i].pid == pid)
 			goto found;
-	if (r->n_g == r->cap_g) {
-		size_t cap = r->cap_g ? 2 * r->cap_g : 2;
-		struct got *g = realloc(r->g, cap * sizeof(*g));
-
-		if (!g)
-			return -ENOMEM;
-		r->g = g;
-		r->cap_g = cap;
-	}
+	if (ARRAY_RESERVE(r->g, r->cap_g, r->n_g + 1))
+		return -ENOMEM;
 	r->g[i] = (struct got){ .pid = pid };
 	snprintf(r->g[i].comm, sizeof(r->g[i].comm), "%s", comm);
 	r->n_g++;
@@ -263,97 +232,10 @@ found:
 
 /* ---- skb address -> record ---- */
 
-#define SKB_EMPTY 0
-#define SKB_GONE 1
-
-static size_t skb_slot(const struct skbmap *m, uint64_t key)
+/* An address whose record was charged or dropped is not kept when the map grows. */
+static bool rec_live(uint64_t seq)
 {
-	uint64_t h = key * 0x9E3779B97F4A7C15ULL;
-
-	return (size_t)(h >> 17) & (m->cap - 1);
-}
-
-static int skbmap_grow(struct skbmap *m)
-{
-	struct skbmap n = { 0 };
-	size_t i, live = 0;
-
-	for (i = 0; i < m->cap; i++)
-		live += m->key[i] > SKB_GONE && rec_find(m->val[i]);
-	n.cap = 64;
-	while (n.cap < 4 * (live + 1))
-		n.cap *= 2;
-	n.key = calloc(n.cap, sizeof(*n.key));
-	n.val = calloc(n.cap, sizeof(*n.val));
-	if (!n.key || !n.val) {
-		free(n.key);
-		free(n.val);
-		return -ENOMEM;
-	}
-	for (i = 0; i < m->cap; i++) {
-		size_t j;
-
-		if (m->key[i] <= SKB_GONE || !rec_find(m->val[i]))
-			continue;	/* gone, or its record was charged */
-		for (j = skb_slot(&n, m->key[i]); n.key[j]; j = (j + 1) & (n.cap - 1))
-			;
-		n.key[j] = m->key[i];
-		n.val[j] = m->val[i];
-		n.used++;
-	}
-	free(m->key);
-	free(m->val);
-	*m = n;
-	return 0;
-}
-
-static size_t skbmap_find(const struct skbmap *m, uint64_t key)
-{
-	size_t j;
-
-	if (!m->cap)
-		return SIZE_MAX;
-	for (j = skb_slot(m, key); m->key[j] != SKB_EMPTY; j = (j + 1) & (m->cap - 1))
-		if (m->key[j] == key)
-			return j;
-	return SIZE_MAX;
-}
-
-/* @key now names the packet of record @seq: a reused address's last delivery wins. */
-static int skbmap_put(struct skbmap *m, uint64_t key, uint64_t seq)
-{
-	size_t j = skbmap_find(m, key);
-
-	if (j != SIZE_MAX) {
-		m->val[j] = seq;
-		return 0;
-	}
-	if (2 * (m->used + 1) > m->cap && skbmap_grow(m) < 0)
-		return -ENOMEM;
-	for (j = skb_slot(m, key); m->key[j] > SKB_GONE; j = (j + 1) & (m->cap - 1))
-		;
-	m->used += m->key[j] == SKB_EMPTY;
-	m->key[j] = key;
-	m->val[j] = seq;
-	return 0;
-}
-
-/* The record that delivered @key, taken out of the map (a packet is read once); 0: none. */
-static uint64_t skbmap_take(struct skbmap *m, uint64_t key)
-{
-	size_t j = skbmap_find(m, key);
-
-	if (j == SIZE_MAX)
-		return 0;
-	m->key[j] = SKB_GONE;
-	return m->val[j];
-}
-
-static void skbmap_free(struct skbmap *m)
-{
-	free(m->key);
-	free(m->val);
-	*m = (struct skbmap){ 0 };
+	return rec_find(seq) != NULL;
 }
 
 int acct_rec_deliver(uint64_t seq, uint64_t addr)
@@ -363,7 +245,7 @@ int acct_rec_deliver(uint64_t seq, uint64_t addr)
 
 	if (!r)
 		return -ENOENT;
-	rc = skbmap_put(&S.map, addr, seq);
+	rc = addrmap_put(&S.skbs, addr, seq);
 	if (rc == 0)
 		r->out++;
 	return rc;
@@ -371,8 +253,8 @@ int acct_rec_deliver(uint64_t seq, uint64_t addr)
 
 void acct_rec_read(pid_t pid, const char *comm, uint64_t addr)
 {
-	uint64_t seq = skbmap_take(&S.map, addr);
-	struct rec *r = seq ? rec_find(seq) : NULL;
+	uint64_t seq;
+	struct rec *r = addrmap_take(&S.skbs, addr, &seq) ? rec_find(seq) : NULL;
 
 	if (!r || got_add(r, pid, comm) < 0)
 		return;
@@ -397,6 +279,7 @@ void acct_split_reset(void)
 		rec_free(&S.recs[i]);
 	free(S.recs);
 	free(S.t);
-	skbmap_free(&S.map);
+	addrmap_free(&S.skbs);
 	memset(&S, 0, sizeof(S));
+	S.skbs.keep = rec_live;
 }

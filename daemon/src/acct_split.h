@@ -24,6 +24,10 @@ struct acct_woke {
 	char comm[16];
 };
 
+/* qsort()/bsearch() order of structs that begin with a pid_t (acct_reader, acct_woke,
+ * ...): by that pid. */
+int acct_pid_cmp(const void *a, const void *b);
+
 /* Charges @exec of target @target to the processes of @w by the wake-up rule (sorts @w). */
 void acct_split_woke(size_t target, uint64_t exec, struct acct_woke *w, size_t n_w);
 
