@@ -108,7 +108,7 @@ def test_trace_analyze_recommend_apply(boot, demo_profile):
     assert d["start"]["rc"] == 0, d["start"]
     assert d["apply"]["rc"] == 0, d["apply"]
     sched = d["after_apply"]["sched"]
-    assert sched["policy"] == "deadline"
+    assert sched["policy"] == "deadline", (d["apply"], d["reserved"])
     assert (sched["runtime_ns"], sched["period_ns"]) == (best["runtime_ns"], best["period_ns"])
 
     keep = os.environ.get("IRQRES_VM_KEEP_TRACE")
