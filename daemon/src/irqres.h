@@ -9,6 +9,7 @@
 #ifndef IRQRES_H
 #define IRQRES_H
 
+#include <fnmatch.h>
 #include <sched.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -57,12 +58,29 @@ struct adaptive_cfg {
 	uint64_t hysteresis_ns;
 };
 
+/* A comm selector: fnmatch globs, one of which must match (a profile's comm: one glob or a
+ * list); none given when n is 0. */
+struct globs {
+	char **v;
+	size_t n;
+};
+
+/* Whether @s matches one of the globs of @g (true when @g has none). */
+static inline bool globs_match(const struct globs *g, const char *s)
+{
+	size_t i;
+
+	for (i = 0; i < g->n && fnmatch(g->v[i], s, 0); i++)
+		;
+	return !g->n || i < g->n;
+}
+
 /* Whom a target's threads serve (`serves:`, docs/process-aware.md): the task selectors of a
- * task target (comm glob, pids, cgroup prefix; all given ones must hold) or, by `port`,
+ * task target (comm globs, pids, cgroup prefix; all given ones must hold) or, by `port`,
  * the processes holding a UDP or TCP socket bound to one of the local ports. */
 struct serves_sel {
 	bool given;			/* the target has a serves: key */
-	char *comm;			/* fnmatch glob */
+	struct globs comm;
 	pid_t *pids;
 	size_t n_pids;
 	char *cgroup;			/* cgroup v2 path prefix */
@@ -101,7 +119,7 @@ struct target {
 	int softirq_line;		/* where its cpu is given (softirq's line without it) */
 
 	/* Task selectors (kind == TARGET_TASK). */
-	char *task_comm;		/* fnmatch glob */
+	struct globs task_comm;
 	pid_t *pids;
 	size_t n_pids;
 	char *task_cgroup;		/* cgroup v2 path prefix */

@@ -443,14 +443,12 @@ static bool never_a_task(const struct thread_info *ti)
 	       !strcmp(ti->comm, IRQRES_DAEMON_COMM);
 }
 
-bool match_task_selects(const char *comm, const pid_t *pids, size_t n_pids,
+bool match_task_selects(const struct globs *comm, const pid_t *pids, size_t n_pids,
 			const char *cgroup, const struct thread_info *ti)
 {
 	size_t i;
 
-	if (never_a_task(ti))
-		return false;
-	if (comm && fnmatch(comm, ti->comm, 0))
+	if (never_a_task(ti) || !globs_match(comm, ti->comm))
 		return false;
 	if (n_pids) {
 		for (i = 0; i < n_pids && pids[i] != ti->pid && pids[i] != ti->tgid; i++)
@@ -472,7 +470,7 @@ bool match_task_selects(const char *comm, const pid_t *pids, size_t n_pids,
 
 static bool task_target_selects(const struct target *t, const struct thread_info *ti)
 {
-	return match_task_selects(t->task_comm, t->pids, t->n_pids, t->task_cgroup, ti);
+	return match_task_selects(&t->task_comm, t->pids, t->n_pids, t->task_cgroup, ti);
 }
 
 static bool softirq_target_selects(const struct target *t, const struct thread_info *ti)

@@ -40,11 +40,11 @@ int match_profile(const struct profile *prof, const struct thread_list *irq_thre
 
 /*
  * The task selector rule, one home for task targets and serves: (couple.h): @ti is a user
- * thread (never a kernel thread, init or irqresd) whose comm matches the glob @comm, whose
+ * thread (never a kernel thread, init or irqresd) whose comm matches one of @comm, whose
  * thread or process id is one of @pids, and whose cgroup v2 path starts with the whole
  * path components of @cgroup; NULL / 0 selectors are not checked.
  */
-bool match_task_selects(const char *comm, const pid_t *pids, size_t n_pids,
+bool match_task_selects(const struct globs *comm, const pid_t *pids, size_t n_pids,
 			const char *cgroup, const struct thread_info *ti);
 
 /*

@@ -149,20 +149,24 @@ static int task_done(struct yamlmap *c, const struct yamlmap_mapping *m, yaml_no
 		if (t->pids[i] == 1)
 			return yamlmap_error(c, yamlmap_value(c, map, "pid"), "%s.pid: pid 1 is "
 					     "init: irqres never changes its scheduling", where);
-	if (t->task_comm && !strcmp(t->task_comm, IRQRES_DAEMON_COMM))
-		return yamlmap_error(c, yamlmap_value(c, map, "comm"), "%s.comm: '%s' is irqresd "
-				     "itself: irqres never reserves its own threads", where,
-				     t->task_comm);
-	if (t->task_comm || t->pids || t->task_cgroup)
+	for (size_t i = 0; i < t->task_comm.n; i++)
+		if (!strcmp(t->task_comm.v[i], IRQRES_DAEMON_COMM))
+			return yamlmap_error(c, yamlmap_value(c, map, "comm"), "%s.comm: '%s' is "
+					     "irqresd itself: irqres never reserves its own "
+					     "threads", where, t->task_comm.v[i]);
+	if (t->task_comm.n || t->pids || t->task_cgroup)
 		return 0;
 	return yamlmap_error(c, map, "%s: give at least one of %s", where,
 			     yamlmap_key_list(m->keys, keys, sizeof(keys)));
 }
 
+static const struct yamlmap_int_list task_comm_rule = { 0, 0, TARGET_FIELD(task_comm.n) };
+
 static const struct yamlmap_mapping task_mapping = {
 	.expect = "a mapping of comm, pid and cgroup",
 	.keys = (const struct yamlmap_key[]){
-		{ "comm", YAML_SCALAR_NODE, yamlmap_on_string, TARGET_FIELD(task_comm), NULL },
+		{ "comm", YAML_NO_NODE, yamlmap_on_string_list, TARGET_FIELD(task_comm.v),
+		  &task_comm_rule },
 		{ "pid", YAML_NO_NODE, yamlmap_on_int_list, TARGET_FIELD(pids), &pid_rule },
 		{ "cgroup", YAML_SCALAR_NODE, on_cgroup, TARGET_FIELD(task_cgroup), NULL },
 		{ 0 },
@@ -172,6 +176,7 @@ static const struct yamlmap_mapping task_mapping = {
 
 static const struct yamlmap_int_list serves_pid_rule = { 1, INT32_MAX,
 							  TARGET_FIELD(serves.n_pids) };
+static const struct yamlmap_int_list serves_comm_rule = { 0, 0, TARGET_FIELD(serves.comm.n) };
 static const struct yamlmap_int_list port_rule = { 1, 65535, TARGET_FIELD(serves.n_ports) };
 
 static int serves_done(struct yamlmap *c, const struct yamlmap_mapping *m, yaml_node_t *map,
@@ -180,7 +185,7 @@ static int serves_done(struct yamlmap *c, const struct yamlmap_mapping *m, yaml_
 	struct target *t = obj;
 	char keys[64];
 
-	if (t->serves.comm || t->serves.pids || t->serves.cgroup || t->serves.ports) {
+	if (t->serves.comm.n || t->serves.pids || t->serves.cgroup || t->serves.ports) {
 		t->serves.given = true;
 		return 0;
 	}
@@ -191,7 +196,8 @@ static int serves_done(struct yamlmap *c, const struct yamlmap_mapping *m, yaml_
 static const struct yamlmap_mapping serves_mapping = {
 	.expect = "a mapping of comm, pid, cgroup and port",
 	.keys = (const struct yamlmap_key[]){
-		{ "comm", YAML_SCALAR_NODE, yamlmap_on_string, TARGET_FIELD(serves.comm), NULL },
+		{ "comm", YAML_NO_NODE, yamlmap_on_string_list, TARGET_FIELD(serves.comm.v),
+		  &serves_comm_rule },
 		{ "pid", YAML_NO_NODE, yamlmap_on_int_list, TARGET_FIELD(serves.pids),
 		  &serves_pid_rule },
 		{ "cgroup", YAML_SCALAR_NODE, on_cgroup, TARGET_FIELD(serves.cgroup), NULL },
@@ -653,12 +659,13 @@ static int parse_targets(struct yamlmap *c, yaml_node_t *node, struct profile *p
 		rc = parse_target(c, yamlmap_node(c, *item), i, t);
 		if (rc)
 			return rc;
-		ids += t->n_irqs + t->n_pids + t->serves.n_pids + t->serves.n_ports +
-		       t->n_softirqd_cpus;
+		ids += t->n_irqs + t->n_pids + t->task_comm.n + t->serves.n_pids +
+		       t->serves.comm.n + t->serves.n_ports + t->n_softirqd_cpus;
 		if (ids > PROFILE_IDS_MAX)
-			return yamlmap_error(c, yamlmap_node(c, *item), "target '%s': irq, pid, port "
-					     "and cpu entries: %zu in the profile up to here, at most %d in "
-					     "one profile", t->name, ids, PROFILE_IDS_MAX);
+			return yamlmap_error(c, yamlmap_node(c, *item), "target '%s': irq, pid, "
+					     "comm, port and cpu entries: %zu in the profile up to "
+					     "here, at most %d in one profile", t->name, ids,
+					     PROFILE_IDS_MAX);
 	}
 	return check_unique_names(c, node, prof);
 }
@@ -793,10 +800,10 @@ static void target_free(struct target *t)
 	free(t->irqs);
 	free(t->action_glob);
 	free(t->driver);
-	free(t->task_comm);
+	yamlmap_free_strings(t->task_comm.v, t->task_comm.n);
 	free(t->pids);
 	free(t->task_cgroup);
-	free(t->serves.comm);
+	yamlmap_free_strings(t->serves.comm.v, t->serves.comm.n);
 	free(t->serves.pids);
 	free(t->serves.cgroup);
 	free(t->serves.ports);

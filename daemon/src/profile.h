@@ -20,7 +20,7 @@
 #define PROFILE_ADAPTIVE_HYSTERESIS_NS 0ULL
 /* Bounds on what one profile may ask for, so that no profile can make a plan costly. */
 #define PROFILE_TARGETS_MAX 256
-#define PROFILE_IDS_MAX 1024		/* irq: and pid: entries, all targets together */
+#define PROFILE_IDS_MAX 1024		/* irq, pid, comm, port and cpu entries, all targets */
 
 /*
  * Reads @path into *@prof.  Returns 0, or -errno with a message in @err:

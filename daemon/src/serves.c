@@ -211,7 +211,7 @@ int serves_find(const struct serves_sel *sel, const struct thread_list *tasks,
 	for (size_t i = 0; !rc && i < tasks->n; i++) {
 		const struct thread_info *ti = &tasks->v[i];
 
-		if (!match_task_selects(sel->comm, sel->pids, sel->n_pids, sel->cgroup, ti))
+		if (!match_task_selects(&sel->comm, sel->pids, sel->n_pids, sel->cgroup, ti))
 			continue;
 		if (sel->n_ports && !pid_listed(holders, n_holders, ti->tgid))
 			continue;

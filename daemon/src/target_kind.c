@@ -5,7 +5,6 @@
 #include "target_kind.h"
 #include "softirqd.h"
 
-#include <fnmatch.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -46,7 +45,7 @@ static bool task_may_take(const struct thread_info *ti)
 
 static bool task_comm_may_match(const struct target *t, const char *comm)
 {
-	return !t->task_comm || fnmatch(t->task_comm, comm, 0) == 0;
+	return globs_match(&t->task_comm, comm);
 }
 
 static bool task_changes_unseen(const struct target *t)

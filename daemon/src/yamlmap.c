@@ -433,6 +433,38 @@ int yamlmap_on_string(struct yamlmap *c, const struct yamlmap_key *k, yaml_node_
 	return get_string(c, val, what, yamlmap_field(obj, k));
 }
 
+void yamlmap_free_strings(char **v, size_t n)
+{
+	for (size_t i = 0; v && i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+int yamlmap_on_string_list(struct yamlmap *c, const struct yamlmap_key *k, yaml_node_t *key,
+			   yaml_node_t *val, void *obj, const char *what)
+{
+	const struct yamlmap_int_list *r = k->data;
+	char ***out = yamlmap_field(obj, k);
+	size_t *n = (size_t *)((char *)obj + r->count_offset), count;
+	yaml_node_item_t *start;
+	int rc = yamlmap_one_or_list(c, val, what, "a string or a list of strings", &start,
+				     &count);
+
+	if (rc)
+		return rc;
+	*out = calloc(count, sizeof(**out));
+	if (!*out)
+		return -ENOMEM;
+	for (*n = 0; !rc && *n < count; (*n)++)
+		rc = get_string(c, start ? yamlmap_node(c, start[*n]) : val, what, &(*out)[*n]);
+	if (rc) {
+		yamlmap_free_strings(*out, *n);
+		*out = NULL;
+		*n = 0;
+	}
+	return rc;
+}
+
 int yamlmap_on_int_list(struct yamlmap *c, const struct yamlmap_key *k, yaml_node_t *key,
 			yaml_node_t *val, void *obj, const char *what)
 {

@@ -170,6 +170,11 @@ int yamlmap_on_skip(struct yamlmap *c, const struct yamlmap_key *k, yaml_node_t 
 /* A non-empty string, strdup'ed into a char *. */
 int yamlmap_on_string(struct yamlmap *c, const struct yamlmap_key *k, yaml_node_t *key,
 		      yaml_node_t *val, void *obj, const char *what);
+/* One non-empty string or a non-empty list of them, strdup'ed into a char ** (freed with
+ * yamlmap_free_strings); rule: struct yamlmap_int_list, of which only count_offset. */
+int yamlmap_on_string_list(struct yamlmap *c, const struct yamlmap_key *k, yaml_node_t *key,
+			   yaml_node_t *val, void *obj, const char *what);
+void yamlmap_free_strings(char **v, size_t n);
 /* rule: struct yamlmap_int_list. */
 int yamlmap_on_int_list(struct yamlmap *c, const struct yamlmap_key *k, yaml_node_t *key,
 			yaml_node_t *val, void *obj, const char *what);

@@ -285,6 +285,9 @@ static void test_match_task(void **state)
 
 	assert_string_equal(pids_of(w, "    task:\n      comm: 'mpv*'\n"), "300 301");
 	/* a process id selects all its threads */
+	/* a list of globs: any of them */
+	assert_string_equal(pids_of(w, "    task:\n      comm: [sshd, 'mpv*', nothing]\n"),
+			    "300 301 400");
 	assert_string_equal(pids_of(w, "    task:\n      pid: 300\n"), "300 301 302");
 	assert_string_equal(pids_of(w, "    task:\n      pid: [302, 400]\n"), "302 400");
 	assert_string_equal(pids_of(w, "    task:\n      cgroup: /user.slice\n"),

@@ -60,13 +60,14 @@ static void test_profile_full_file(void **state)
 	assert_int_equal(t->adaptive.min_runtime_ns, 500000);
 	assert_int_equal(t->adaptive.max_runtime_ns, 7000000);
 	assert_int_equal(t->adaptive.hysteresis_ns, 40000);
-	assert_null(t->task_comm);
+	assert_int_equal(t->task_comm.n, 0);
 
 	t = &p.targets[1];
 	assert_string_equal(t->name, "player");
 	assert_int_equal(t->kind, TARGET_TASK);
 	assert_int_equal(t->line, 26);
-	assert_string_equal(t->task_comm, "mpv*");
+	assert_int_equal(t->task_comm.n, 1);
+	assert_string_equal(t->task_comm.v[0], "mpv*");
 	assert_int_equal(t->n_pids, 2);
 	assert_int_equal(t->pids[0], 1234);
 	assert_int_equal(t->pids[1], 99);
@@ -90,7 +91,9 @@ static void test_profile_full_file(void **state)
 	assert_true(t->coupled);			/* serves: without runtime, period */
 	assert_int_equal(t->serves.n_ports, 1);
 	assert_int_equal(t->serves.ports[0], 5000);
-	assert_string_equal(t->serves.comm, "rtp-*");
+	assert_int_equal(t->serves.comm.n, 2);		/* one glob or a list */
+	assert_string_equal(t->serves.comm.v[0], "rtp-*");
+	assert_string_equal(t->serves.comm.v[1], "rx");
 	assert_int_equal(t->serves.pids[0], 42);
 	assert_string_equal(t->serves.cgroup, "/media.slice");
 
@@ -149,7 +152,8 @@ static void test_profile_serves(void **state)
 	t = &p.targets[0];
 	assert_true(t->serves.given);
 	assert_true(t->coupled);
-	assert_string_equal(t->serves.comm, "rx*");
+	assert_int_equal(t->serves.comm.n, 1);
+	assert_string_equal(t->serves.comm.v[0], "rx*");
 	assert_int_equal(t->serves.n_pids, 2);
 	assert_int_equal(t->serves.pids[1], 8);
 	assert_string_equal(t->serves.cgroup, "/app.slice");
@@ -391,6 +395,12 @@ static const struct bad_case bad_cases[] = {
 	{ NIC "    serves: {prot: 5000}\n",
 	  "bad.yaml:5:14: target 'nic': serves: unknown key 'prot' (known keys: comm, pid, "
 	  "cgroup, port)" },
+	{ NIC "    serves: {comm: []}\n",
+	  "bad.yaml:5:20: target 'nic': serves.comm: the list is empty" },
+	{ NIC "    serves: {comm: [rx, '']}\n",
+	  "bad.yaml:5:25: target 'nic': serves.comm: must not be empty" },
+	{ NIC "    serves: {comm: [rx, {a: 1}]}\n",
+	  "bad.yaml:5:25: target 'nic': serves.comm: expected a string, got a mapping" },
 	{ NIC "    serves: {port: 70000}\n",
 	  "bad.yaml:5:20: target 'nic': serves.port: 70000 is too large (at most 65535)" },
 	{ NIC "    serves: {cgroup: app.slice}\n",
@@ -702,8 +712,8 @@ static void test_profile_bounds(void **state)
 		len += (size_t)snprintf(buf + len, cap - len, "%s%zu", i ? "," : "", i);
 	len += (size_t)snprintf(buf + len, cap - len, "]\n");
 	assert_int_equal(profile_parse(buf, len, "irq.yaml", &p, err, sizeof(err)), -EINVAL);
-	assert_string_equal(err, "irq.yaml:3:3: target 'nic': irq, pid, port and cpu entries: 20000 in the "
-			    "profile up to here, at most 1024 in one profile");
+	assert_string_equal(err, "irq.yaml:3:3: target 'nic': irq, pid, comm, port and cpu entries: "
+			    "20000 in the profile up to here, at most 1024 in one profile");
 	len = (size_t)snprintf(buf, cap, "version: 1\ntargets:\n- name: a\n  runtime: 1ms\n"
 			       "  period: 10ms\n  irq: [");
 	for (i = 0; i < 1000; i++)
@@ -714,8 +724,8 @@ static void test_profile_bounds(void **state)
 		len += (size_t)snprintf(buf + len, cap - len, "%s%zu", i ? "," : "", i + 2);
 	len += (size_t)snprintf(buf + len, cap - len, "]}}\n");
 	assert_int_equal(profile_parse(buf, len, "irq.yaml", &p, err, sizeof(err)), -EINVAL);
-	assert_string_equal(err, "irq.yaml:7:3: target 'b': irq, pid, port and cpu entries: 1025 in the "
-			    "profile up to here, at most 1024 in one profile");
+	assert_string_equal(err, "irq.yaml:7:3: target 'b': irq, pid, comm, port and cpu entries: "
+			    "1025 in the profile up to here, at most 1024 in one profile");
 	/* 1,024 are fine: drop the last pid (",26") */
 	memcpy(buf + len - 7, "]}}\n", 5);
 	len -= 3;

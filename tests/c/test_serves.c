@@ -105,9 +105,9 @@ static void test_find(void **state)
 	struct thread_list tasks = { v, 4, 4 };
 	struct served_list out = { 0 };
 	struct serves_sel by_port = { .given = true, .ports = (int[]){ 5000 }, .n_ports = 1 };
-	struct serves_sel port_and_comm = { .given = true, .comm = "rx-w*",
+	struct serves_sel port_and_comm = { .given = true, .comm = { (char *[]){ "rx-w*" }, 1 },
 					    .ports = (int[]){ 5000 }, .n_ports = 1 };
-	struct serves_sel by_comm = { .given = true, .comm = "rx-*" };
+	struct serves_sel by_comm = { .given = true, .comm = { (char *[]){ "rx-*" }, 1 } };
 	struct serves_sel nobody = { .given = true, .pids = (pid_t[]){ 999 }, .n_pids = 1 };
 
 	assert_int_equal(serves_find(&by_port, &tasks, &out), 0);

@@ -92,7 +92,8 @@ static void test_target_kind_comm_and_unseen(void **state)
 {
 	struct target irq = { .kind = TARGET_IRQ };
 	struct target any = { .kind = TARGET_TASK };
-	struct target glob = { .kind = TARGET_TASK, .task_comm = (char *)"rt-*" };
+	char *globs[] = { "rt-*", "ctl" };
+	struct target glob = { .kind = TARGET_TASK, .task_comm = { globs, 2 } };
 	struct target cg = { .kind = TARGET_TASK, .task_cgroup = (char *)"/rt.slice" };
 
 	assert_true(target_kind_of(&irq)->comm_may_match(&irq, "irq/11-eth0"));
@@ -100,6 +101,8 @@ static void test_target_kind_comm_and_unseen(void **state)
 	assert_false(target_kind_of(&irq)->comm_may_match(&irq, "rt-app"));
 	assert_true(target_kind_of(&any)->comm_may_match(&any, "anything"));
 	assert_true(target_kind_of(&glob)->comm_may_match(&glob, "rt-app"));
+	assert_true(target_kind_of(&glob)->comm_may_match(&glob, "ctl"));
+	assert_false(target_kind_of(&glob)->comm_may_match(&glob, "ctl2"));
 	assert_false(target_kind_of(&glob)->comm_may_match(&glob, "irq/11-eth0"));
 	assert_false(target_kind_of(&irq)->changes_unseen(&irq));
 	assert_false(target_kind_of(&glob)->changes_unseen(&glob));

@@ -25,6 +25,14 @@ from ..targetkind import TargetKind, napi_interface, softirq_kthread
 from ..trace.reader import Trace
 from . import render
 
+SERVES_MIN_SHARE = 0.01   # of a thread's time, for a process served by wake-ups only
+SERVES_MAX = 16           # comms written into a recommended target's serves:
+
+
+def literal_glob(comm: str) -> str:
+    """``comm`` as an fnmatch glob that matches it alone (glob characters in brackets)."""
+    return re.sub(r"([*?\[])", r"[\1]", comm)
+
 
 @dataclass
 class Options:
@@ -143,7 +151,7 @@ class ThreadReport:
             case TargetKind.TASK:
                 # comm is stable across restarts, a pid is not; glob characters match
                 # literally
-                return {"task": {"comm": re.sub(r"([*?\[])", r"[\1]", th.comm)}}
+                return {"task": {"comm": literal_glob(th.comm)}}
             case TargetKind.IRQ:
                 sel: dict[str, Any] = {"irq": [th.irq]}
                 if len(th.names) == 1:
@@ -162,12 +170,33 @@ class ThreadReport:
             case _:
                 assert_never(self.kind)
 
+    @property
+    def served_comms(self) -> list[str]:
+        """The comms of the processes this device thread served in the trace, most served
+        first, as the recommended profile's ``serves: comm`` (docs/process-aware.md): those
+        that read its packets where packets were counted, else those its wake-ups got at
+        least :data:`SERVES_MIN_SHARE` of its time for; at most :data:`SERVES_MAX`. Empty
+        for a task target (it serves nobody)."""
+        if self.kind is TargetKind.TASK:
+            return []
+        procs = [s for s in self.served if s.pid > 0]     # not "(none)", the time unserved
+        by_packets = any(s.packets for s in procs)
+        chosen = [s for s in sorted(procs, key=lambda s: (-s.irq_time_ns, s.pid))
+                  if (s.packets > 0 if by_packets else s.share >= SERVES_MIN_SHARE)]
+        return list(dict.fromkeys(literal_glob(s.comm) for s in chosen))[:SERVES_MAX]
+
     def profile_target(self) -> tuple[str, dict[str, Any]] | None:
-        """(comment, target) of this thread's recommended reservation, or None."""
+        """(comment, target) of this thread's recommended reservation, or None; the target
+        lists the processes it served (``serves``), so that irqresd accounts its time to
+        them live."""
         rec = self.recommendation
         if rec is None or rec.best is None:
             return None
-        return rec.profile_comment(), rec.profile_target(self.target_name, self.selector)
+        target = rec.profile_target(self.target_name, self.selector)
+        comms = self.served_comms
+        if comms:
+            target["serves"] = {"comm": comms}
+        return rec.profile_comment(), target
 
 
 @dataclass
