@@ -7,6 +7,7 @@ import json
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -45,6 +46,38 @@ def test_tune_puts_the_budget_back_after_its_duration(daemon):
     assert len(sent) >= 2 and sent[-1] == "set-budget load 2ms", sent
     assert daemon.target("load")["runtime_ns"] == 2_000_000
     assert "2ms (put back)" in r.output
+
+
+def test_a_budget_taken_but_unanswered_at_a_signal_is_put_back(daemon):
+    # irqresd takes the raise, and the signal comes before its reply: tune gives the
+    # request up, and must still put back the budget irqresd now holds
+    daemon.stats_fn = Model(daemon, [(10**9, 6_000_000)])
+    taken = threading.Event()
+
+    def take_then_hang(conn):
+        with daemon.lock:
+            words = daemon.requests[-1].split()
+        daemon.handle(words)
+        taken.set()
+        time.sleep(30)
+        return False
+
+    daemon.once["set-budget"] = take_then_hang
+    proc = subprocess.Popen([sys.executable, "-m", "irqres", "tune", "--socket", daemon.path],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        assert taken.wait(20), "tune raised no budget"
+        assert daemon.target("load")["runtime_ns"] > 2_000_000
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, out
+    assert daemon.requests[-1] == "set-budget load 2ms", daemon.requests[-3:]
+    assert daemon.target("load")["runtime_ns"] == 2_000_000
+    assert "2ms (put back)" in out and "refused" not in out, out
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])

@@ -292,7 +292,8 @@ class Tuner:
         the next target is tried; with irqresd gone there is nothing to put back (it
         restores its threads itself). Returns target -> runtime_ns put back."""
         to_restore = {name: q for name, q in self.baseline.items()
-                      if name in self.targets and self.targets[name].runtime_ns != q}
+                      if name in self.targets and (self.targets[name].runtime_ns != q
+                                                   or self.targets[name].unsure)}
         if not to_restore:
             return {}
         try:
@@ -325,7 +326,7 @@ class Tuner:
                     return False
                 step = (st.runtime_ns - ask) // 2
                 continue
-            st.runtime_ns = int(reply.get("runtime_ns", ask))
+            st.runtime_ns, st.unsure = int(reply.get("runtime_ns", ask)), False
             taken += 1
             if st.runtime_ns == q:
                 logger.info("target %s: budget back to %s%s", st.name, format_duration(q),
@@ -491,6 +492,10 @@ class Tuner:
         except DaemonUnreachable:
             st.ctl.sent_ns = None
             raise
+        except RequestCancelled:
+            # not a refusal: irqresd may have taken q; put back from the larger of the two
+            st.runtime_ns, st.unsure = max(st.runtime_ns, q), True
+            raise
         except DaemonError as exc:
             logger.warning("target %s: budget %s refused: %s", st.name, format_duration(q),
                            exc)
@@ -507,7 +512,7 @@ class Tuner:
             return None
         if q > st.runtime_ns:
             st.refused_step_ns = None
-        st.runtime_ns = int(reply.get("runtime_ns", q))
+        st.runtime_ns, st.unsure = int(reply.get("runtime_ns", q)), False
         st.ctl.sent_ns = st.runtime_ns
         st.sent += 1
         st.note = ""

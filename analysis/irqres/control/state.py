@@ -35,4 +35,7 @@ class TargetState:
     cpu_groups: tuple[dict, list[tuple[str, int, int]]] | None = None
     last_interval: Interval | None = None
     sent: int = 0
+    # a set-budget given up unanswered (a signal, the duration's end): irqresd may hold
+    # the budget asked or the one before, so the end puts it back whichever it is
+    unsure: bool = False
     note: str = ""
