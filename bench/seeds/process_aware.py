@@ -53,14 +53,15 @@ def add_options(ap: argparse.ArgumentParser, seconds: int, rates: str) -> None:
     ap.add_argument("--rates", default=rates,
                     help="the sender's (mean) datagrams/s, rising (0: no sender)")
     ap.add_argument("--modes", default="default,coupled",
-                    help="default (NIC thread at SCHED_FIFO 50), coupled (serves: the port)")
+                    help="default (NIC thread at SCHED_FIFO 50), coupled (serves: the port), "
+                         "unaccounted (coupled, irqresd's live accounting off)")
     ap.add_argument("--size", type=int, default=1000, help="datagram payload bytes")
 
 
 def modes_of(args: argparse.Namespace) -> list[str]:
     modes = args.modes.split(",")
-    if not set(modes) <= {"default", "coupled"}:
-        raise SystemExit(f"--modes {args.modes!r}: default and/or coupled")
+    if not modes or not set(modes) <= {"default", "coupled", "unaccounted"}:
+        raise SystemExit(f"--modes {args.modes!r}: default, coupled and/or unaccounted")
     return modes
 
 
@@ -73,7 +74,7 @@ def main() -> int:
     rec = testbed.run_guest(args, "seeds_process_aware", "process-aware", params)
     for r in rec["result"]["rows"]:
         hi = r["high"]["exec_ns"]
-        print(f"run {r['run']} {r['mode']:7s} {r['rate']:5d}/s: high mean "
+        print(f"run {r['run']} {r['mode']:11s} {r['rate']:5d}/s: high mean "
               f"{statistics.mean(hi) / MS:.2f} ms max {max(hi) / MS:.2f} ms "
               f"({r['high']['out']}), low {r['low']['out']}, server {r['server']}")
     print(f"wall {rec['wall_s']} s, testbed {rec['testbed']}")

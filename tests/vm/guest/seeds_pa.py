@@ -17,11 +17,14 @@ read while the task ran, with the CPU time the NIC thread and the server spent o
 ``default``: the NIC thread as the kernel makes it (SCHED_FIFO 50, above both jobs).
 ``coupled``: irqresd applies a profile whose NIC target serves the server's port, so
 the thread runs at the server's priority (docs/process-aware.md).
+``unaccounted``: coupled as well, with irqresd's live accounting off (``--tracefs``
+naming no tracefs): what the accounting's trace events cost the jobs.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import threading
 import time
@@ -44,9 +47,10 @@ from seeds import (
 )
 from vmguest import OUT, mark, read, sh, thread, wait_for
 
-MODES = ("default", "coupled")
+MODES = ("default", "coupled", "unaccounted")
 PROFILE = "/run/seeds-pa.yaml"
 DROPIN = "/run/systemd/system/irqresd.service.d/seeds-pa.conf"
+NOACCT = "/run/systemd/system/irqresd.service.d/seeds-pa-noacct.conf"
 
 
 def _rttime_roomier() -> dict:
@@ -80,12 +84,32 @@ def _server(cpu: int, port: int, prio: int, count: int,
         f"{out}", shell=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
+def _accounting(on: bool) -> dict | None:
+    """irqresd restarted with its live accounting on (as shipped) or off (``--tracefs``
+    naming no tracefs), when it is not so already; what its journal says of it."""
+    if on != os.path.exists(NOACCT):
+        return None
+    if on:
+        os.unlink(NOACCT)
+    else:
+        with open(NOACCT, "w") as f:
+            f.write(f"[Service]\nExecStart=\nExecStart={shutil.which('irqresd')} -p "
+                    "/etc/irqres/profile.yaml --tracefs /run/no-tracefs\n")
+    sh("systemctl daemon-reload", check=True)
+    r = sh("systemctl restart irqresd.service")
+    wait_for(lambda: _irqresd_state() in ("active", "failed"), 60, 0.2)
+    return {"accounting": on, "restart": r["rc"], "state": _irqresd_state()}
+
+
 def _mode(mode: str, port: int) -> dict:
-    """The NIC thread back at the kernel's default, or irqresd told to couple it to
-    whoever is bound to ``port``."""
+    """The NIC thread back at the kernel's default, or irqresd (its live accounting off
+    for ``unaccounted``) told to couple it to whoever is bound to ``port``."""
     nic_fifo50()
+    restarted = _accounting(mode != "unaccounted")
+    if restarted:
+        nic_fifo50()
     if mode == "default":
-        return {"apply": None}
+        return {"apply": None, "restarted": restarted}
     with open(PROFILE, "w") as f:
         f.write(f"version: 1\ntargets:\n  - name: nic\n    interface: eth0\n"
                 f"    serves:\n      port: {port}\n")
@@ -99,7 +123,7 @@ def _mode(mode: str, port: int) -> dict:
     if not ok:
         raise RuntimeError(f"irqres apply {PROFILE}: {a['err'] or a['out']}\n{_journal()}")
     return {"apply_rc": a["rc"], "apply_ns": time.monotonic_ns() - t0,
-            "apply": (a["err"] or a["out"])[-400:]}
+            "apply": (a["err"] or a["out"])[-400:], "restarted": restarted}
 
 
 def _journal_all() -> str:
@@ -145,13 +169,49 @@ def _uncoupled() -> None:
 def _coupled_or_default(srv: subprocess.Popen, mode: str, server_prio: int) -> tuple:
     """The NIC thread's scheduling the mode wants, waited for once the server is bound:
     (that scheduling, the ns waited)."""
-    want = ["fifo", server_prio] if mode == "coupled" else ["fifo", 50]
+    want = ["fifo", 50] if mode == "default" else ["fifo", server_prio]
     ok, waited = wait_for(lambda: _nic_sched() == want, 10, 0.02)
     if not ok:
         srv.kill()
         raise RuntimeError(f"{mode}: the NIC thread is {_nic_sched()}, not {want} with the "
                            f"server bound\n{_journal()}")
     return want, waited
+
+
+def _cpu_times() -> dict[tuple[int, str], int]:
+    """Every thread's CPU time so far (/proc/PID/task/TID/schedstat), by (tid, comm)."""
+    out = {}
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            tids = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for tid in tids:
+            st = read(f"/proc/{pid}/task/{tid}/schedstat")
+            comm = read(f"/proc/{pid}/task/{tid}/comm")
+            if st and comm:
+                out[(int(tid), comm.strip())] = int(st.split()[0])
+    return out
+
+
+def _census(before: dict, after: dict, irq0: str | None, irq1: str | None) -> dict:
+    """Who ran during a row: the threads that took the most CPU time (all CPUs), and the
+    interrupt counts that changed (/proc/interrupts, per CPU)."""
+    used = sorted(((after[k] - before.get(k, 0), k) for k in after), reverse=True)[:12]
+    def counts(text):
+        rows = {}
+        for line in (text or "").splitlines()[1:]:
+            name, _, rest = line.partition(":")
+            nums = [int(x) for x in rest.split()[:2] if x.isdigit()]
+            if nums:
+                rows[name.strip()] = nums
+        return rows
+    a, b = counts(irq0), counts(irq1)
+    irqs = {k: [y - x for x, y in zip(a.get(k, [0, 0]), v, strict=False)] for k, v in b.items()}
+    return {"threads": [[ns, tid, comm] for ns, (tid, comm) in used],
+            "interrupts": {k: v for k, v in irqs.items() if any(v)}}
 
 
 def _watching() -> tuple[set, threading.Event, threading.Thread]:
@@ -180,12 +240,14 @@ def _row(setup: dict, mode: str, rate: int, run: int, seconds: int, size: int, p
     procs = {name: _job(spec, cpu, seconds, f"{base}-{name}.txt")
              for name, spec in jobs.items()}
     c0 = rx_counters()
+    t0, i0 = _cpu_times(), read("/proc/interrupts")
     snd_out = ""
     if rate:
         snd_out, _ = sender(setup, port, 1_000_000_000 // rate, count, size).communicate(
             timeout=3600)
     c1 = rx_counters()
     outs = {name: p.communicate(timeout=3600)[0].strip() for name, p in procs.items()}
+    census = _census(t0, _cpu_times(), i0, read("/proc/interrupts"))
     stop.set()
     watch.join()
     if not rate:
@@ -193,7 +255,7 @@ def _row(setup: dict, mode: str, rate: int, run: int, seconds: int, size: int, p
     srv_out, _ = srv.communicate(timeout=3600)
     row = {"run": run, "mode": mode, "rate": rate, "count": count, "nic": want,
            "nic_wait_ns": waited, "nic_seen": sorted(seen), "sender": snd_out.strip(),
-           "server": srv_out.strip(), "rx": _delta(c0, c1)}
+           "server": srv_out.strip(), "rx": _delta(c0, c1), "census": census}
     for name in jobs:
         row[name] = {"out": outs[name], "exec_ns": _exec_times(f"{base}-{name}.txt")}
     mark(f"pa run {run} {mode} {rate}/s: high {outs['high']}, low {outs['low']}, "
@@ -216,7 +278,7 @@ def _setup(modes: tuple[str, ...], rates: list[int], what: str) -> tuple[dict, d
 
 def scenario_seeds_process_aware(runs: int, seconds: int, rates: list[int], size: int,
                                  high: dict, low: dict, server_prio: int,
-                                 modes: tuple[str, ...] = MODES, port: int = 5001) -> dict:
+                                 modes: tuple[str, ...] = MODES[:2], port: int = 5001) -> dict:
     """Lee et al.'s experiment: for each run, mode (``modes``: default, coupled) and rate
     (datagrams/s of ``size`` bytes, rising), the jobs ``high`` and ``low`` ({"prio",
     "period_ns", "work_ns"}) for ``seconds`` on the NIC's CPU around the server."""
@@ -299,7 +361,7 @@ def _zw_row(setup: dict, mode: str, mean: int, seed: int, run: int, p: dict) -> 
 
 def scenario_seeds_zhang_west(runs: int, seconds: int, rates: list[int], size: int,
                               task: dict, server_prio: int, mmpp: dict, seed: int,
-                              modes: tuple[str, ...] = MODES, port: int = 5001) -> dict:
+                              modes: tuple[str, ...] = MODES[:2], port: int = 5001) -> dict:
     """Zhang and West's experiment: for each run, mode (``modes``) and mean rate (``rates``,
     datagrams/s of ``size`` bytes, rising), the real-time task ``task`` ({"prio",
     "period_ns", "work_ns"}) for ``seconds`` on the NIC's CPU above the server, under the
