@@ -38,6 +38,7 @@ from seeds import (
     _delta,
     _irqresd_state,
     _journal,
+    _task_times,
     hub_setup,
     nic_fifo50,
     player,
@@ -178,28 +179,12 @@ def _coupled_or_default(srv: subprocess.Popen, mode: str, server_prio: int) -> t
     return want, waited
 
 
-def _cpu_times() -> dict[tuple[int, str], int]:
-    """Every thread's CPU time so far (/proc/PID/task/TID/schedstat), by (tid, comm)."""
-    out = {}
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            tids = os.listdir(f"/proc/{pid}/task")
-        except OSError:
-            continue
-        for tid in tids:
-            st = read(f"/proc/{pid}/task/{tid}/schedstat")
-            comm = read(f"/proc/{pid}/task/{tid}/comm")
-            if st and comm:
-                out[(int(tid), comm.strip())] = int(st.split()[0])
-    return out
-
-
 def _census(before: dict, after: dict, irq0: str | None, irq1: str | None) -> dict:
-    """Who ran during a row: the threads that took the most CPU time (all CPUs), and the
-    interrupt counts that changed (/proc/interrupts, per CPU)."""
-    used = sorted(((after[k] - before.get(k, 0), k) for k in after), reverse=True)[:12]
+    """Who ran during a row: the threads that took the most CPU time (all CPUs; from
+    ``_task_times``), and the interrupt counts that changed (/proc/interrupts, per CPU)."""
+    ran = sorted(((t[1] - before.get(tid, (None, 0))[1], tid, t) for tid, t in after.items()),
+                 reverse=True)[:12]
+
     def counts(text):
         rows = {}
         for line in (text or "").splitlines()[1:]:
@@ -210,7 +195,7 @@ def _census(before: dict, after: dict, irq0: str | None, irq1: str | None) -> di
         return rows
     a, b = counts(irq0), counts(irq1)
     irqs = {k: [y - x for x, y in zip(a.get(k, [0, 0]), v, strict=False)] for k, v in b.items()}
-    return {"threads": [[ns, tid, comm] for ns, (tid, comm) in used],
+    return {"threads": [[ns, tid, t[0], t[3]] for ns, tid, t in ran],
             "interrupts": {k: v for k, v in irqs.items() if any(v)}}
 
 
@@ -240,14 +225,14 @@ def _row(setup: dict, mode: str, rate: int, run: int, seconds: int, size: int, p
     procs = {name: _job(spec, cpu, seconds, f"{base}-{name}.txt")
              for name, spec in jobs.items()}
     c0 = rx_counters()
-    t0, i0 = _cpu_times(), read("/proc/interrupts")
+    t0, i0 = _task_times(), read("/proc/interrupts")
     snd_out = ""
     if rate:
         snd_out, _ = sender(setup, port, 1_000_000_000 // rate, count, size).communicate(
             timeout=3600)
     c1 = rx_counters()
     outs = {name: p.communicate(timeout=3600)[0].strip() for name, p in procs.items()}
-    census = _census(t0, _cpu_times(), i0, read("/proc/interrupts"))
+    census = _census(t0, _task_times(), i0, read("/proc/interrupts"))
     stop.set()
     watch.join()
     if not rate:
