@@ -101,6 +101,10 @@ struct target {
 	char *driver;
 	bool secondary;			/* also match irq/N-s-* threads; default true */
 	int interface_line, irq_line, driver_line;	/* where those selectors are given */
+	/* with_napi: true (with interface): the interface's threaded NAPI kthreads too,
+	 * the device's whole receive path under the target's reservation. */
+	bool with_napi;
+	int with_napi_line;
 
 	/* The NAPI selector (kind == TARGET_NAPI): the interface whose threaded NAPI
 	 * kthreads (napi/<if>-<id>) the target takes. */

@@ -516,6 +516,8 @@ static int resolve(const struct target *t, struct resolved *r, struct driver_map
 	case TARGET_IRQ:
 		if (t->interface)
 			rc = resolve_interface(t->interface, r);
+		if (!rc && t->with_napi)
+			rc = resolve_napi(t->interface, r);
 		if (!rc && t->driver)
 			rc = driver_map_load(drivers);
 		return rc;
@@ -534,6 +536,8 @@ static bool selects(const struct target *t, const struct resolved *r,
 {
 	switch (t->kind) {
 	case TARGET_IRQ:
+		if (ti->is_napi)	/* with_napi: the interface's NAPI kthreads */
+			return t->with_napi && set_has(&r->napi, ti->pid);
 		return irq_target_selects(t, r, drivers, ti);
 	case TARGET_TASK:
 		return task_target_selects(t, ti);
@@ -586,6 +590,25 @@ static int add_problem(struct match_problem *out, size_t max, size_t *n, int lin
 	return 0;
 }
 
+/* The NAPI kthreads of the existing interface @ifname, selected at @line: none where it
+ * has no NAPI, or where it polls in soft IRQs while the profile does not switch it
+ * (@switched: threaded_napi). */
+static void napi_problems(const char *ifname, int line, bool switched,
+			  struct match_problem *out, size_t max, size_t *n)
+{
+	int v = napi_threaded(ifname);
+
+	if (v < 0)
+		add_problem(out, max, n, line, "interface '%s': cannot read %s/class/net/%s/"
+			    "threaded: %s", ifname, irqres_paths.sys, ifname,
+			    v == -EOPNOTSUPP ? "its driver has no NAPI" :
+			    v == -ENOENT ? "the kernel has no threaded NAPI" : strerror(-v));
+	else if (v == 0 && !switched)
+		add_problem(out, max, n, line, "interface '%s' polls NAPI in soft IRQs "
+			    "(threaded is 0): it has no napi/%s-* kthread until threaded_napi: "
+			    "true switches it", ifname, ifname);
+}
+
 /* The IRQ selectors of @t that name what this machine does not have. */
 static int irq_selector_problems(const struct target *t, struct match_problem *out,
 				 size_t max)
@@ -608,6 +631,9 @@ static int irq_selector_problems(const struct target *t, struct match_problem *o
 				add_problem(out, max, &n, t->interface_line, "interface '%s' has no "
 					    "IRQ (no device IRQs, no /proc/interrupts line names it)",
 					    t->interface);
+			if (!rc && t->with_napi)
+				napi_problems(t->interface, t->with_napi_line, t->threaded_napi,
+					      out, max, &n);
 		}
 	}
 	/* at most @max problems are reported: no need to look further (each look may
@@ -630,30 +656,19 @@ static int irq_selector_problems(const struct target *t, struct match_problem *o
 	return rc < 0 ? rc : (int)n;
 }
 
-/* The napi selector of @t: an interface this machine does not have, one without NAPI,
- * or one that polls in soft IRQs while the profile does not switch it. */
+/* The napi selector of @t: an interface this machine does not have, or napi_problems. */
 static int napi_selector_problems(const struct target *t, struct match_problem *out,
 				  size_t max)
 {
 	char path[PATH_LEN];
 	size_t n = 0;
-	int v;
 
 	path_fmt(path, sizeof(path), "%s/class/net/%s", irqres_paths.sys, t->napi);
-	if (faccessat(AT_FDCWD, path, F_OK, AT_SYMLINK_NOFOLLOW) < 0) {
+	if (faccessat(AT_FDCWD, path, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
 		add_problem(out, max, &n, t->napi_line, "interface '%s' does not exist (no %s)",
 			    t->napi, path);
-		return (int)n;
-	}
-	v = napi_threaded(t->napi);
-	if (v < 0)
-		add_problem(out, max, &n, t->napi_line, "interface '%s': cannot read %s/threaded: "
-			    "%s", t->napi, path, v == -EOPNOTSUPP ? "its driver has no NAPI" :
-			    v == -ENOENT ? "the kernel has no threaded NAPI" : strerror(-v));
-	else if (v == 0 && !t->threaded_napi)
-		add_problem(out, max, &n, t->napi_line, "interface '%s' polls NAPI in soft IRQs "
-			    "(threaded is 0): it has no napi/%s-* kthread until threaded_napi: "
-			    "true switches it", t->napi, t->napi);
+	else
+		napi_problems(t->napi, t->napi_line, t->threaded_napi, out, max, &n);
 	return (int)n;
 }
 

@@ -292,7 +292,7 @@ static const struct yamlmap_mapping softirq_mapping = {
 enum target_key {
 	T_NAME, T_INTERFACE, T_IRQ, T_ACTION, T_DRIVER, T_SECONDARY, T_TASK, T_RUNTIME,
 	T_PERIOD, T_DEADLINE, T_MIN_INTERARRIVAL, T_BUFFER, T_MODE, T_ADAPTIVE, T_TAKE_OVER,
-	T_SERVES, T_NAPI, T_THREADED_NAPI, T_SOFTIRQ, T_NKEYS
+	T_SERVES, T_NAPI, T_THREADED_NAPI, T_WITH_NAPI, T_SOFTIRQ, T_NKEYS
 };
 
 static const struct yamlmap_key target_keys[T_NKEYS + 1] = {
@@ -324,6 +324,8 @@ static const struct yamlmap_key target_keys[T_NKEYS + 1] = {
 	[T_NAPI] = { "napi", YAML_SCALAR_NODE, on_interface, TARGET_FIELD(napi), NULL },
 	[T_THREADED_NAPI] = { "threaded_napi", YAML_SCALAR_NODE, yamlmap_on_bool,
 			      TARGET_FIELD(threaded_napi), NULL },
+	[T_WITH_NAPI] = { "with_napi", YAML_SCALAR_NODE, yamlmap_on_bool,
+			  TARGET_FIELD(with_napi), NULL },
 	[T_SOFTIRQ] = { "softirq", YAML_MAPPING_NODE, NULL, 0, &softirq_mapping },
 	[T_NKEYS] = { 0 },
 };
@@ -430,11 +432,16 @@ static int check_kind(struct yamlmap *c, yaml_node_t *map, struct target *t,
 	if (g[T_THREADED_NAPI].key && !t->interface && !t->napi)
 		return yamlmap_error(c, g[T_THREADED_NAPI].key, "%s: threaded_napi switches an "
 				     "interface: it needs interface or napi in the target", where);
+	if (g[T_WITH_NAPI].key && !t->interface)
+		return yamlmap_error(c, g[T_WITH_NAPI].key, "%s: with_napi takes the NAPI "
+				     "kthreads of the target's interface: it needs interface (a "
+				     "napi target takes them alone)", where);
 	t->interface_line = line_of(g[T_INTERFACE].key);
 	t->irq_line = line_of(g[T_IRQ].key);
 	t->driver_line = line_of(g[T_DRIVER].key);
 	t->napi_line = line_of(g[T_NAPI].key);
 	t->threaded_napi_line = line_of(g[T_THREADED_NAPI].key);
+	t->with_napi_line = line_of(g[T_WITH_NAPI].key);
 	cpu = g[T_SOFTIRQ].val ? yamlmap_value(c, g[T_SOFTIRQ].val, "cpu") : NULL;
 	t->softirq_line = line_of(cpu ? cpu : g[T_SOFTIRQ].key);
 	return 0;

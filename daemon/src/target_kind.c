@@ -10,15 +10,18 @@
 
 /* ---- IRQ threads ---- */
 
+/* IRQ threads, and the NAPI kthreads of an interface target with with_napi. */
 static bool irq_may_take(const struct thread_info *ti)
 {
-	return ti->is_irq;
+	return ti->is_irq || ti->is_napi;
 }
 
-/* An IRQ thread is named irq/..., or still kthreadd's name just after the fork. */
+/* An IRQ thread is named irq/..., a NAPI kthread napi/..., either still kthreadd's name
+ * just after the fork. */
 static bool irq_comm_may_match(const struct target *t, const char *comm)
 {
-	return strncmp(comm, "irq/", 4) == 0 || strcmp(comm, "kthreadd") == 0;
+	return strncmp(comm, "irq/", 4) == 0 || strcmp(comm, "kthreadd") == 0 ||
+	       (t->with_napi && strncmp(comm, "napi/", 5) == 0);
 }
 
 static bool irq_changes_unseen(const struct target *t)

@@ -3,7 +3,8 @@
  * target_kind.h - what differs between the kinds of target: one table of operations
  * per kind.
  *
- * A target selects IRQ threads (TARGET_IRQ: the kernel's irq/<N>-<action> threads),
+ * A target selects IRQ threads (TARGET_IRQ: the kernel's irq/<N>-<action> threads, and
+ * with with_napi its interface's NAPI kthreads),
  * user threads (TARGET_TASK), an interface's threaded NAPI kthreads (TARGET_NAPI:
  * napi/<if>-<id>, found by napi.h) or per-CPU soft IRQ kthreads (TARGET_SOFTIRQ:
  * ksoftirqd/N, ktimers/N, backlog_napi/N, softirqd.h).  Whatever depends on the kind is either a field or an

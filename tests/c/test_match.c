@@ -13,6 +13,7 @@
 #include "fixtree.h"
 #include "match.h"
 #include "profile.h"
+#include "target_kind.h"
 
 #define FIX "fixtures/discover"
 
@@ -145,7 +146,8 @@ static void copy_close(struct world *w)
 }
 
 /* napi: the threaded NAPI kthreads of one interface, listed with the IRQ threads; an
- * IRQ target never takes them, a napi target nothing else. */
+ * IRQ target takes them only with with_napi (its interface's), a napi target nothing
+ * else. */
 static void test_match_napi(void **state)
 {
 	struct world w = { 0 };
@@ -167,6 +169,11 @@ static void test_match_napi(void **state)
 	assert_string_equal(pids_of(&w, "    interface: eth0\n"), "109 110 111");
 	assert_string_equal(pids_of(&w, "    action: '*'\n"),
 			    "101 102 103 104 105 106 107 108 109 110 111 112 113");
+	/* with_napi: the interface's IRQ threads and its NAPI kthreads, the device's path */
+	assert_string_equal(pids_of(&w, "    interface: eth0\n    with_napi: true\n"),
+			    "109 110 111 114 115");
+	assert_string_equal(pids_of(&w, "    interface: eth0\n    with_napi: false\n"),
+			    "109 110 111");
 	/* a NAPI kthread that appears later (threaded switched on): hotplug's one look */
 	struct thread_info ti;
 	struct profile p;
@@ -179,6 +186,16 @@ static void test_match_napi(void **state)
 	assert_int_equal(match_thread(&p, 1, &ti), 1);
 	assert_int_equal(match_find_target(&p, &ti, NULL, 0), 1);
 	assert_int_equal(discover_read(116, &ti), 0);	/* eth2's */
+	assert_int_equal(match_find_target(&p, &ti, NULL, 0), -ENOENT);
+	profile_free(&p);
+	parse(&p, "  - name: nic\n    interface: eth0\n    with_napi: true\n    runtime: 1ms\n"
+		  "    period: 10ms\n");
+	assert_int_equal(discover_read(115, &ti), 0);
+	assert_int_equal(match_find_target(&p, &ti, NULL, 0), 0);
+	assert_true(target_kind_of(&p.targets[0])->may_take(&ti));
+	assert_true(target_kind_of(&p.targets[0])->comm_may_match(&p.targets[0],
+								     "napi/eth0-8194"));
+	assert_int_equal(discover_read(116, &ti), 0);	/* eth2's: not this interface's */
 	assert_int_equal(match_find_target(&p, &ti, NULL, 0), -ENOENT);
 	profile_free(&p);
 	copy_close(&w);

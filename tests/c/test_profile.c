@@ -264,7 +264,7 @@ static const struct bad_case bad_cases[] = {
 	{ NIC QT "    priority: 5\n",
 	  "bad.yaml:7:5: target 'nic': unknown key 'priority' (known keys: name, interface, irq, "
 	  "action, driver, secondary, task, runtime, period, deadline, min_interarrival, buffer, "
-	  "mode, adaptive, take_over, serves, napi, threaded_napi, softirq)" },
+	  "mode, adaptive, take_over, serves, napi, threaded_napi, with_napi, softirq)" },
 	{ NIC QT "    runtime: 3ms\n",
 	  "bad.yaml:7:5: target 'nic': duplicate key 'runtime' (first given at line 5)" },
 	{ HEAD "    interface: [eth0]\n" QT,
@@ -357,6 +357,14 @@ static const struct bad_case bad_cases[] = {
 	{ HEAD "    task:\n      comm: mpv\n    threaded_napi: true\n" QT,
 	  "bad.yaml:6:5: target 'nic': threaded_napi switches an interface: it needs interface or "
 	  "napi in the target" },
+	{ HEAD "    irq: 11\n    with_napi: true\n" QT,
+	  "bad.yaml:5:5: target 'nic': with_napi takes the NAPI kthreads of the target's "
+	  "interface: it needs interface (a napi target takes them alone)" },
+	{ HEAD "    napi: eth0\n    with_napi: true\n" QT,
+	  "bad.yaml:5:5: target 'nic': with_napi takes the NAPI kthreads of the target's "
+	  "interface: it needs interface (a napi target takes them alone)" },
+	{ NIC "    with_napi: 1\n" QT,
+	  "bad.yaml:5:16: target 'nic': with_napi: expected true or false, got '1'" },
 	{ HEAD "    napi: eth0\n    threaded_napi: maybe\n" QT,
 	  "bad.yaml:5:20: target 'nic': threaded_napi: expected true or false, got 'maybe'" },
 	{ HEAD "    task:\n      comm: mpv\n    secondary: true\n" QT,

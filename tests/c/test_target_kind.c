@@ -72,7 +72,8 @@ static void test_target_kind_may_take(void **state)
 	assert_false(target_kind_ops(TARGET_NAPI)->may_take(&irq));
 	assert_false(target_kind_ops(TARGET_NAPI)->may_take(&kworker));
 	assert_false(target_kind_ops(TARGET_NAPI)->may_take(&user));
-	assert_false(target_kind_ops(TARGET_IRQ)->may_take(&napi));
+	/* an IRQ target may: with with_napi, its interface's (match.c decides) */
+	assert_true(target_kind_ops(TARGET_IRQ)->may_take(&napi));
 	assert_false(target_kind_ops(TARGET_TASK)->may_take(&napi));
 	/* softirq targets: the per-CPU soft IRQ kthreads only */
 	struct thread_info ksoftirqd = { .kthread = true, .is_softirqd = true, .irq = -1 };
@@ -114,6 +115,11 @@ static void test_target_kind_comm_and_unseen(void **state)
 	assert_true(target_kind_of(&napi)->comm_may_match(&napi, "kthreadd"));
 	assert_false(target_kind_of(&napi)->comm_may_match(&napi, "irq/11-eth0"));
 	assert_false(target_kind_of(&irq)->comm_may_match(&irq, "napi/eth0-8193"));
+	struct target device = { .kind = TARGET_IRQ, .interface = (char *)"eth0",
+				 .with_napi = true };
+
+	assert_true(target_kind_of(&device)->comm_may_match(&device, "napi/eth0-8193"));
+	assert_true(target_kind_of(&device)->comm_may_match(&device, "irq/11-eth0"));
 	assert_false(target_kind_of(&napi)->changes_unseen(&napi));
 	/* ksoftirqd/N is made when CPU N first comes up */
 	struct target sirq = { .kind = TARGET_SOFTIRQ };

@@ -15,6 +15,7 @@ from irqres.control.inputs import (
     read_interrupts,
     read_net_drops,
 )
+from irqres.targetkind import TargetKind
 
 INTERRUPTS = """\
            CPU0       CPU1
@@ -68,6 +69,16 @@ def test_intervals_irq_and_task():
     t1 = counters_from_stats(stats(vol=10, invol=4, cpu=3_000_000), "task")
     # a task: every run counts (3 cut runs), each cut leaves its job behind
     assert interval(t0, t1)._asdict() == {"n_pro": 3, "t_pro_ns": 2_000_000, "n_rmn": 3}
+
+
+def test_a_napi_kthread_of_an_irq_target_counts_its_polls():
+    # with_napi: the interface's NAPI kthread in an IRQ target: no IRQ, irq_count 0
+    s0, s1 = stats(vol=10, invol=1), stats(vol=40, invol=5, cpu=2_000_000)
+    for s in (s0, s1):
+        s["irqs"], s["irq_count"] = [], 0
+    a, b = counters_from_stats(s0, "irq"), counters_from_stats(s1, "irq")
+    assert a.kind == TargetKind.NAPI and interval(a, b)._asdict() == {
+        "n_pro": 34, "t_pro_ns": 1_000_000, "n_rmn": 4}
 
 
 def test_irq_count_from_proc_when_the_daemon_has_none():

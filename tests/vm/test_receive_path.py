@@ -182,3 +182,40 @@ def test_threaded_napi_reserved(boot, demo_profile):
     assert thr["ksoftirqd_share"] <= soft["ksoftirqd_share"], (soft, thr)
     if soft["ksoftirqd_share"] >= 0.01:
         assert thr["ksoftirqd_share"] < soft["ksoftirqd_share"], (soft, thr)
+
+
+def test_device_path_under_one_target(boot, demo_profile):
+    """with_napi: true on an interface target: the IRQ thread and the NAPI kthread hold
+    the target's one reservation; without it the NAPI kthread is the kernel's again;
+    stopping irqresd puts everything back."""
+    res = boot("device_path", profile=demo_profile["path"], enable_irqresd=True,
+               timeout_s=900, params={"port": vmrunner.VM.UDP_PORT, "nic_ns": NIC_NS})
+    where, d = res.kernel.release, res.data
+    want = {"policy": "deadline", "runtime_ns": NIC_NS[0], "period_ns": NIC_NS[1]}
+
+    def sched(t):
+        return {k: (t["sched"] or {}).get(k) for k in want}
+
+    both = d["with_napi"]
+    assert both["apply"]["rc"] == 0, both["apply"]
+    assert both["threaded"] == "1" and len(both["nic"]) == 1 and len(both["napi"]) == 1, both
+    for t in both["nic"] + both["napi"]:
+        assert sched(t) == want, (where, t)
+    (target,) = json.loads(both["status"]["out"])["targets"]
+    comms = sorted(th["comm"] for th in target["threads"])
+    assert target["kind"] == "irq" and len(comms) == 2 and comms[1].startswith("napi/eth0-"), (
+        target)
+    # the plan came before the switch: it had no NAPI kthread yet, and said it would fit
+    assert both["plan"]["rc"] == 0 and json.loads(both["plan"]["out"])["feasible"], both["plan"]
+    # the same target without with_napi: the IRQ thread alone; the kthread given back
+    alone = d["without"]
+    assert alone["apply"]["rc"] == 0, alone["apply"]
+    assert [sched(t) for t in alone["nic"]] == [want], (where, alone["nic"])
+    assert [t["sched"]["policy"] for t in alone["napi"]] == ["other"], (where, alone["napi"])
+    # stopped: threaded back to 0, the IRQ thread at the kernel's SCHED_FIFO 50
+    after = d["after_stop"]
+    assert after["threaded"] == d["before"]["threaded"] == "0", after
+    assert [(t["sched"]["policy"], t["sched"]["priority"]) for t in after["nic"]] == [
+        ("fifo", 50)], (where, after)
+    for t in after["napi"]:
+        assert t["sched"]["policy"] == "other", (where, t)

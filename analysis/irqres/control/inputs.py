@@ -87,10 +87,13 @@ def _jobs(thread: dict, kind: TargetKind, interrupts: dict[int, int] | None) -> 
 def counters_from_stats(thread: dict, kind: TargetKind | str,
                         interrupts: dict[int, int] | None = None,
                         drops: int | None = None) -> Counters:
-    """Counters from one STATS entry of irqresd's ``stats`` reply (docs/protocol.md)."""
+    """Counters from one STATS entry of irqresd's ``stats`` reply (docs/protocol.md). A
+    thread of an IRQ target with no IRQ is a NAPI kthread (``with_napi``), counted as one."""
     try:
         pid = int(thread["pid"])
         kind = TargetKind(kind)
+        if kind is TargetKind.IRQ and thread.get("irqs") == []:
+            kind = TargetKind.NAPI
         jobs = _jobs(thread, kind, interrupts)
         return Counters(pid, kind, jobs, int(thread["voluntary_switches"]),
                         int(thread["cpu_time_ns"]), int(thread["involuntary_switches"]), drops)

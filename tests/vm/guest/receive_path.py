@@ -259,3 +259,46 @@ def scenario_threaded_napi(port: int, pps: int, seconds: int, size: int, nic_ns:
             "napi_after_flood": napi_after, "phases": phases,
             "threaded_after_stop": read(threaded), "napi_after_stop": _napi_threads(),
             "journal": sh("journalctl -u irqresd.service -o cat --no-pager | tail -40")}
+
+
+def scenario_device_path(port: int, nic_ns: list[int]) -> dict:
+    """One target for the device's whole receive path: eth0's IRQ thread and its NAPI
+    kthread (``with_napi: true``, the interface switched by ``threaded_napi: true``), both
+    at ``nic_ns`` (Q, T); then the same target without ``with_napi`` (the NAPI kthread left
+    as the kernel made it); then irqresd stops: everything back as it was."""
+    threaded = "/sys/class/net/eth0/threaded"
+    wait_for(_active, 60, 0.2)
+    def nic():
+        return [{"pid": p, "comm": c, "sched": sched_attr(p)}
+                for p, c in _pids(r"irq/\d+-eth0")]
+
+    def reserved(napi_too: bool) -> bool:
+        return all((t["sched"] or {}).get("policy") == "deadline"
+                   for t in nic() + (_napi_threads() if napi_too else []))
+
+    before = {"threaded": read(threaded), "nic": nic(), "napi": _napi_threads()}
+    out: dict = {"before": before}
+    for label, with_napi in (("with_napi", True), ("without", False)):
+        profile = f"/tmp/device-{label}.yaml"
+        with open(profile, "w") as f:
+            f.write(f"version: 1\ntargets:\n  - name: nic\n    interface: eth0\n"
+                    f"    with_napi: {'true' if with_napi else 'false'}\n"
+                    f"    threaded_napi: true\n"
+                    f"    runtime: {nic_ns[0]}ns\n    period: {nic_ns[1]}ns\n")
+        plan = sh(f"irqres apply -n {profile} --json")
+        apply = sh(f"irqres apply {profile} --json")
+        # a thread moved into a partition is reserved once it has run there: a trickle
+        sink = Sink("udp", port)
+        request(f"udp {port} 200 1 100")
+        sink.close()
+        wait_for(lambda napi_too=with_napi: reserved(napi_too), 30, 0.2)
+        out[label] = {"plan": plan, "apply": apply, "threaded": read(threaded),
+                      "nic": nic(), "napi": _napi_threads(),
+                      "status": sh("irqres status --json")}
+        mark(f"device path {label}: apply rc={apply['rc']}, nic {out[label]['nic']}, "
+             f"napi {out[label]['napi']}")
+    sh("systemctl stop irqresd.service")
+    wait_for(lambda: not _active(), 30, 0.2)
+    out["after_stop"] = {"threaded": read(threaded), "nic": nic(), "napi": _napi_threads()}
+    out["journal"] = sh("journalctl -u irqresd.service -o cat --no-pager | tail -40")
+    return out
