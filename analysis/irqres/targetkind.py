@@ -42,6 +42,11 @@ class TargetKind(StrEnum):
                               f"update irqres") from None
 
 
+#: The keys of a profile target that select its threads (docs/profile.md), every kind's:
+#: IRQ (with ``with_napi``), task, napi (with ``threaded_napi``), softirq.
+SELECTOR_KEYS = frozenset({"interface", "irq", "action", "driver", "secondary", "with_napi",
+                           "task", "napi", "threaded_napi", "softirq"})
+
 _NAPI_COMM = re.compile(r"napi/(?P<ifname>[^/:\s]{1,15})-(?P<id>[0-9]+)")
 
 

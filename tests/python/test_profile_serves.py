@@ -70,3 +70,19 @@ def test_guest_trace_readers_go_into_a_profile_irqresd_reads(tmp_path):
                         str(tmp_path / "run")], capture_output=True, text=True, timeout=60)
     assert p.returncode in (0, 1), p.stdout + p.stderr
     assert "matches no thread" in p.stderr or p.returncode == 0, p.stderr
+
+
+@pytest.mark.skipif(not IRQRESD.is_file(), reason="irqresd is not built (make daemon)")
+def test_a_soft_irq_kthread_recommended_from_a_guest_trace_is_a_target_irqresd_reads(tmp_path):
+    """analyze --task ktimers/1: its recommendation is a softirq target (every kind's
+    selector keys are allowed in a recommended target), and irqresd parses it."""
+    prof = tmp_path / "p.yaml"
+    r = CliRunner().invoke(main, ["analyze", str(DATA / "vm-e1000-udp.dat"),
+                                  "--task", "ktimers/1", "--profile-out", str(prof)])
+    assert r.exit_code == 0, r.output
+    (t,) = yaml.safe_load(prof.read_text())["targets"]
+    assert t["softirq"] == {"kthreads": ["ktimers"], "cpu": [1]} and t["runtime"], t
+    p = subprocess.run([str(IRQRESD), "--dry-run", "-p", str(prof), "--run-dir",
+                        str(tmp_path / "run")], capture_output=True, text=True, timeout=60)
+    assert p.returncode in (0, 1), p.stdout + p.stderr
+    assert "matches no thread" in p.stderr or p.returncode == 0, p.stderr

@@ -33,6 +33,7 @@ import yaml
 from .. import profiledoc
 from ..errors import ModelError
 from ..pmf import Pmf, as_ns_array, default_granularity
+from ..targetkind import SELECTOR_KEYS
 from . import MODELS, buffering, format_exact
 from .cbs import CbsModel, supply_units
 from .demand import DemandModel, check_activations, demand_granularity, occupied_demand
@@ -43,7 +44,6 @@ from .replay import replay
 MIN_PERIOD_NS = 100_000
 MAX_PERIOD_NS = 1_000_000_000
 _NAME_RE = re.compile(r"^[A-Za-z0-9_.-]{1,63}$")
-_SELECTOR_KEYS = {"interface", "irq", "action", "driver", "secondary", "task"}
 #: The fewest samples (activations, or periods of demand) any target is judged on
 #: (see min_samples).
 MIN_SAMPLES = 20
@@ -163,11 +163,11 @@ class Recommendation:
             raise ModelError(f"target name {name!r}: must match [A-Za-z0-9_.-]{{1,63}}")
         if not isinstance(selector, dict) or not selector:
             raise ModelError(f"selector {selector!r}: expected keys such as 'irq: [11]'")
-        unknown = sorted(set(map(str, selector)) - _SELECTOR_KEYS)
+        unknown = sorted(set(map(str, selector)) - SELECTOR_KEYS)
         if unknown:
             raise ModelError(
                 f"selector: unknown key(s) {', '.join(unknown)}; "
-                f"use {', '.join(sorted(_SELECTOR_KEYS))}"
+                f"use {', '.join(sorted(SELECTOR_KEYS))}"
             )
         best, runtime_ns = self._best_or_raise()
         target: dict[str, Any] = {"name": name, **selector,
