@@ -147,6 +147,18 @@ def test_garbage_directory_and_missing_files(tmp_path):
         read_trace(fake)
 
 
+def test_a_damaged_header_is_named_with_the_errno_libtracecmd_gave(tmp_path):
+    """libtracecmd sets -errno on some paths: the message names the cause, never
+    "Unknown error -22"."""
+    data = bytearray((DATA / "vm-e1000-udp.dat").read_bytes())
+    data[247293] ^= 0xFF        # inside the section headers: tracecmd_open refuses it
+    bad = tmp_path / "damaged.dat"
+    bad.write_bytes(bytes(data))
+    with pytest.raises(TraceError, match=r"damaged\.dat: .*\(Invalid argument\)") as e:
+        read_trace(bad)
+    assert "Unknown error" not in str(e.value)
+
+
 
 def test_progress_is_reported_and_an_exception_in_it_stops_the_reading():
     from irqres import _tracereader

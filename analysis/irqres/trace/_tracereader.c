@@ -329,7 +329,7 @@ static struct tracecmd_input *open_file(const char *path)
 	Py_BEGIN_ALLOW_THREADS
 	errno = 0;
 	top = tracecmd_open(path, TRACECMD_FL_LOAD_NO_PLUGINS);
-	err = errno;
+	err = errno < 0 ? -errno : errno;	/* some of libtracecmd's paths set -errno */
 	Py_END_ALLOW_THREADS
 	if (!top)
 		PyErr_Format(PyExc_ValueError, "%s: libtracecmd cannot open it as a trace-cmd "
