@@ -27,6 +27,7 @@
 #include "discover.h"
 #include "fileio.h"
 #include "napi.h"
+#include "napiswitch.h"
 #include "target_kind.h"
 
 #include <ctype.h>
@@ -593,6 +594,12 @@ static int add_problem(struct match_problem *out, size_t max, size_t *n, int lin
 /* The NAPI kthreads of the existing interface @ifname, selected at @line: none where it
  * has no NAPI, or where it polls in soft IRQs while the profile does not switch it
  * (@switched: threaded_napi). */
+/* Whether @ifname polls in kthreads once @prof (or @t alone) is applied. */
+static bool switched(const struct profile *prof, const struct target *t, const char *ifname)
+{
+	return t->threaded_napi || napiswitch_profile_switches(prof, ifname);
+}
+
 static void napi_problems(const char *ifname, int line, bool switched,
 			  struct match_problem *out, size_t max, size_t *n)
 {
@@ -610,8 +617,8 @@ static void napi_problems(const char *ifname, int line, bool switched,
 }
 
 /* The IRQ selectors of @t that name what this machine does not have. */
-static int irq_selector_problems(const struct target *t, struct match_problem *out,
-				 size_t max)
+static int irq_selector_problems(const struct profile *prof, const struct target *t,
+				 struct match_problem *out, size_t max)
 {
 	struct driver_map drivers = { 0 };
 	struct resolved r;
@@ -632,8 +639,8 @@ static int irq_selector_problems(const struct target *t, struct match_problem *o
 					    "IRQ (no device IRQs, no /proc/interrupts line names it)",
 					    t->interface);
 			if (!rc && t->with_napi)
-				napi_problems(t->interface, t->with_napi_line, t->threaded_napi,
-					      out, max, &n);
+				napi_problems(t->interface, t->with_napi_line,
+					      switched(prof, t, t->interface), out, max, &n);
 		}
 	}
 	/* at most @max problems are reported: no need to look further (each look may
@@ -657,8 +664,8 @@ static int irq_selector_problems(const struct target *t, struct match_problem *o
 }
 
 /* The napi selector of @t: an interface this machine does not have, or napi_problems. */
-static int napi_selector_problems(const struct target *t, struct match_problem *out,
-				  size_t max)
+static int napi_selector_problems(const struct profile *prof, const struct target *t,
+				  struct match_problem *out, size_t max)
 {
 	char path[PATH_LEN];
 	size_t n = 0;
@@ -668,7 +675,7 @@ static int napi_selector_problems(const struct target *t, struct match_problem *
 		add_problem(out, max, &n, t->napi_line, "interface '%s' does not exist (no %s)",
 			    t->napi, path);
 	else
-		napi_problems(t->napi, t->napi_line, t->threaded_napi, out, max, &n);
+		napi_problems(t->napi, t->napi_line, switched(prof, t, t->napi), out, max, &n);
 	return (int)n;
 }
 
@@ -689,15 +696,16 @@ static int softirq_selector_problems(const struct target *t, struct match_proble
 	return (int)n;
 }
 
-int match_selector_problems(const struct target *t, struct match_problem *out, size_t max)
+int match_selector_problems(const struct profile *prof, const struct target *t,
+			    struct match_problem *out, size_t max)
 {
 	switch (t->kind) {
 	case TARGET_IRQ:
-		return irq_selector_problems(t, out, max);
+		return irq_selector_problems(prof, t, out, max);
 	case TARGET_TASK:
 		return 0;	/* a comm, pid or cgroup may well appear later */
 	case TARGET_NAPI:
-		return napi_selector_problems(t, out, max);
+		return napi_selector_problems(prof, t, out, max);
 	case TARGET_SOFTIRQ:
 		return softirq_selector_problems(t, out, max);
 	}

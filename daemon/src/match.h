@@ -89,8 +89,11 @@ struct match_problem {
 /*
  * The IRQ selectors of @t that name an interface, IRQ or driver this machine does not
  * have (or an interface without IRQs): up to @max into @out.  Returns how many, or -errno.
+ * An interface polling in soft IRQs is no problem for a NAPI selector when a target of
+ * @prof (@t's profile; NULL: @t alone) switches it to threaded NAPI.
  */
-int match_selector_problems(const struct target *t, struct match_problem *out, size_t max);
+int match_selector_problems(const struct profile *prof, const struct target *t,
+			    struct match_problem *out, size_t max);
 
 void match_list_free(struct match_list *matches);
 void match_unmatched_free(struct match_unmatched *u);

@@ -168,7 +168,7 @@ int napiswitch_on(const struct profile *prof, struct state *st, char *err, size_
 	return rc;
 }
 
-static bool profile_switches(const struct profile *prof, const char *ifname)
+bool napiswitch_profile_switches(const struct profile *prof, const char *ifname)
 {
 	for (size_t i = 0; prof && i < prof->n_targets; i++) {
 		const char *n = napiswitch_ifname(&prof->targets[i]);
@@ -219,7 +219,7 @@ int napiswitch_restore(struct state *st, const struct profile *keep, size_t from
 		struct state_netdev rec = st->netdevs[i];
 		int rc;
 
-		if (profile_switches(keep, rec.ifname))
+		if (napiswitch_profile_switches(keep, rec.ifname))
 			continue;
 		rc = give_back(&rec);
 		if (rc == 0)

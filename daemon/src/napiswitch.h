@@ -22,6 +22,10 @@
 /* The interface a target switches (its interface or napi selector); NULL when it asks
  * for no switch. */
 const char *napiswitch_ifname(const struct target *t);
+
+/* True when a target of @prof (NULL: none) switches @ifname to threaded NAPI. */
+bool napiswitch_profile_switches(const struct profile *prof, const char *ifname);
+
 /*
  * /sys/class/net/@ifname/threaded: 0, 1 or 2 (threaded busy polling, 6.17+); -ENODEV no
  * such interface, -ENOENT a kernel without threaded NAPI, -EOPNOTSUPP a driver without

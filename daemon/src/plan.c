@@ -744,7 +744,7 @@ int plan_add_match_notes(struct plan *plan, const struct profile *prof,
 	for (size_t i = 0; !rc && i < prof->n_targets; i++) {
 		const struct target *t = &prof->targets[i];
 
-		n = match_selector_problems(t, probs, sizeof(probs) / sizeof(probs[0]));
+		n = match_selector_problems(prof, t, probs, sizeof(probs) / sizeof(probs[0]));
 		for (int k = 0; !rc && k < n; k++)
 			rc = array_printf(&plan->warnings, &plan->n_warnings, &plan->warnings_cap, "%s:%d: target '%s': "
 				     "selector problem: %s", prof->path, probs[k].line, t->name,

@@ -429,10 +429,10 @@ static int check_kind(struct yamlmap *c, yaml_node_t *map, struct target *t,
 		return yamlmap_error(c, g[T_SECONDARY].key, "%s: secondary applies to IRQ "
 				     "threads only, not to a %s target", where,
 				     target_kind_of(t)->name);
-	if (g[T_THREADED_NAPI].key && !t->interface && !t->napi)
+	if (t->threaded_napi && !t->interface && !t->napi)
 		return yamlmap_error(c, g[T_THREADED_NAPI].key, "%s: threaded_napi switches an "
 				     "interface: it needs interface or napi in the target", where);
-	if (g[T_WITH_NAPI].key && !t->interface)
+	if (t->with_napi && !t->interface)
 		return yamlmap_error(c, g[T_WITH_NAPI].key, "%s: with_napi takes the NAPI "
 				     "kthreads of the target's interface: it needs interface (a "
 				     "napi target takes them alone)", where);

@@ -246,12 +246,12 @@ static void test_match_softirq(void **state)
 	assert_int_equal(match_find_target(&p, &ti, NULL, 0), -ENOENT);
 	assert_int_equal(discover_read(65, &ti), 0);	/* the impostor */
 	assert_false(ti.is_softirqd);
-	assert_int_equal(match_selector_problems(&p.targets[0], probs, 4), 0);
+	assert_int_equal(match_selector_problems(NULL, &p.targets[0], probs, 4), 0);
 	profile_free(&p);
 	/* a CPU this machine does not have is a selector problem, named with its line */
 	parse(&p, "  - name: sirq\n    softirq:\n      cpu: [1, 9]\n    runtime: 1ms\n"
 		  "    period: 10ms\n");
-	assert_int_equal(match_selector_problems(&p.targets[0], probs, 4), 1);
+	assert_int_equal(match_selector_problems(NULL, &p.targets[0], probs, 4), 1);
 	assert_int_equal(probs[0].line, 5);
 	assert_non_null(strstr(probs[0].text, "CPU 9 does not exist (no "));
 	profile_free(&p);
@@ -406,9 +406,9 @@ static void test_match_selector_problems(void **state)
 		  "    runtime: 1ms\n    period: 10ms\n"
 		  "  - name: lo\n    interface: lo\n    runtime: 1ms\n    period: 10ms\n"
 		  "  - name: task\n    task:\n      comm: x\n    runtime: 1ms\n    period: 10ms\n");
-	if (match_selector_problems(&p.targets[0], pr, 8) != 0)
+	if (match_selector_problems(NULL, &p.targets[0], pr, 8) != 0)
 		fail_msg("%s", pr[0].text);
-	assert_int_equal(match_selector_problems(&p.targets[1], pr, 8), 3);
+	assert_int_equal(match_selector_problems(NULL, &p.targets[1], pr, 8), 3);
 	assert_int_equal(pr[0].line, 10);
 	assert_string_equal(pr[0].text, "interface 'eth9' does not exist (no "
 			    FIX "/sys/class/net/eth9)");
@@ -417,10 +417,10 @@ static void test_match_selector_problems(void **state)
 	assert_int_equal(pr[2].line, 12);
 	assert_string_equal(pr[2].text, "driver 'r8169' owns no IRQ (no PCI device with an IRQ "
 			    "is bound to it)");
-	assert_int_equal(match_selector_problems(&p.targets[1], pr, 1), 1);
-	assert_int_equal(match_selector_problems(&p.targets[2], pr, 8), 1);
+	assert_int_equal(match_selector_problems(NULL, &p.targets[1], pr, 1), 1);
+	assert_int_equal(match_selector_problems(NULL, &p.targets[2], pr, 8), 1);
 	assert_non_null(strstr(pr[0].text, "interface 'lo' has no IRQ"));
-	assert_int_equal(match_selector_problems(&p.targets[3], pr, 8), 0);
+	assert_int_equal(match_selector_problems(NULL, &p.targets[3], pr, 8), 0);
 	profile_free(&p);
 }
 

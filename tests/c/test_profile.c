@@ -525,7 +525,12 @@ static void test_profile_napi(void **state)
 		"    runtime: 1ms\n    period: 10ms\n"
 		"  - name: poll\n    napi: eth1\n    threaded_napi: true\n"
 		"    runtime: 2ms\n    period: 10ms\n    buffer: 256\n"
-		"  - name: poll0\n    napi: eth0\n    runtime: 2ms\n    period: 10ms\n";
+		"  - name: poll0\n    napi: eth0\n    runtime: 2ms\n    period: 10ms\n"
+		/* the defaults written out are no error on any kind of target */
+		"  - name: poll1\n    napi: eth2\n    with_napi: false\n    runtime: 2ms\n"
+		"    period: 10ms\n"
+		"  - name: t\n    task:\n      comm: mpv\n    threaded_napi: false\n"
+		"    with_napi: false\n    runtime: 2ms\n    period: 10ms\n";
 	struct profile p;
 	char err[512];
 
@@ -542,6 +547,10 @@ static void test_profile_napi(void **state)
 	assert_int_equal(p.targets[1].buffer, 256);
 	assert_int_equal(p.targets[2].kind, TARGET_NAPI);
 	assert_false(p.targets[2].threaded_napi);	/* default: the interface as it is */
+	assert_int_equal(p.targets[3].kind, TARGET_NAPI);
+	assert_false(p.targets[3].with_napi);
+	assert_int_equal(p.targets[4].kind, TARGET_TASK);
+	assert_false(p.targets[4].threaded_napi || p.targets[4].with_napi);
 	profile_free(&p);
 }
 

@@ -192,3 +192,22 @@ def test_restore_from_a_damaged_state_file(spawn, profile, tmp_path):
     assert state.read_text() == damaged       # kept as it is
     assert wait_for(lambda: policy(a.pid) == "0")
     assert schedattr.set_attr(b.pid, 0) == 0  # b's record was lost: the test puts it back
+
+
+def test_a_napi_target_is_no_problem_when_another_target_switches_its_interface(
+        spawn, profile, tmp_path):
+    """The plan names an interface polling in soft IRQs under a napi target, unless some
+    target of the profile switches that interface (not necessarily the napi target)."""
+    sysroot = fake_sys(tmp_path)
+    a = spawn()
+    poll = f"  - name: poll\n    napi: {IFACE}\n    runtime: 1ms\n    period: 10ms\n"
+    switch = (f"  - name: nic\n    interface: {IFACE}\n    threaded_napi: true\n"
+              f"    runtime: 1ms\n    period: 10ms\n")
+    polls = f"target 'poll': selector problem: interface '{IFACE}' polls NAPI in soft IRQs"
+    for targets, named in ((poll, True), (switch + poll, False)):
+        p = profile(profile_text(task_target("a", "2ms", "10ms", pid=a.pid), targets))
+        r = run_irqresd("--dry-run", "--json", "-p", str(p), "--sys", str(sysroot))
+        warnings = json.loads(r.stdout)["warnings"]
+        assert any(polls in w for w in warnings) is named, (targets, warnings)
+    assert any("applying switches it on (target 'nic')" in w for w in warnings), warnings
+    assert threaded(sysroot) == "0"
