@@ -202,6 +202,13 @@ def thread_figure(tr: ThreadReport, curves: ResponseCurves):
     return fig
 
 
+def plot_paths(out_dir: str, tr: ThreadReport) -> list[str]:
+    """The files :func:`plot_thread` writes for ``tr``: ``<comm>-<pid>.png`` and ``.svg``
+    in ``out_dir``."""
+    base = os.path.join(out_dir, _safe_name(tr.act.thread.comm, tr.act.thread.pid))
+    return [base + ".png", base + ".svg"]
+
+
 def plot_thread(out_dir: str, tr: ThreadReport, curves: ResponseCurves) -> list[str]:
     """Write ``<comm>-<pid>.png`` and ``.svg`` of one analysed thread in ``out_dir``
     (its response-time panel from ``curves``); return their paths.
@@ -219,8 +226,8 @@ def plot_thread(out_dir: str, tr: ThreadReport, curves: ResponseCurves) -> list[
     import matplotlib.pyplot as plt
 
     try:
-        base = os.path.join(out_dir, _safe_name(tr.act.thread.comm, tr.act.thread.pid))
-        paths = [base + ".png", base + ".svg"]
+        paths = plot_paths(out_dir, tr)
+        base = os.path.splitext(paths[0])[0]
         try:
             fig.savefig(paths[0], dpi=100)
             fig.savefig(paths[1])

@@ -127,6 +127,85 @@ def test_plots_and_profile_out(tmp_path):
     assert t["runtime"].endswith(("us", "ms", "ns")) and t["period"] == "1.5ms"
 
 
+@pytest.mark.parametrize("link", ["same", "symlink", "hardlink", "probe"])
+def test_profile_out_never_overwrites_an_input(tmp_path, link):
+    """Before: --profile-out TRACE wrote the profile over the recording."""
+    trace = tmp_path / "t.dat"
+    trace.write_bytes(Path(FAKE).read_bytes())
+    out, extra, name = trace, [], "TRACE"
+    if link == "symlink":
+        out = tmp_path / "link.dat"
+        out.symlink_to(trace.name)
+    elif link == "hardlink":
+        out = tmp_path / "hard.dat"
+        os.link(trace, out)
+    elif link == "probe":
+        out = tmp_path / "probe.dat"
+        out.write_bytes(trace.read_bytes())
+        extra, name = ["--calibrate", str(out)], "--calibrate PROBE"
+    r = run("analyze", str(trace), *extra, "--profile-out", str(out))
+    assert r.exit_code == 2, r.output
+    assert (f"Invalid value for '--profile-out': {out} is the same file as {name} "
+            f"{trace if name == 'TRACE' else out}: writing it would overwrite the "
+            "recording") in r.output
+    assert out.read_bytes() == Path(FAKE).read_bytes()
+
+
+def test_plots_never_overwrite_the_trace(tmp_path):
+    """A trace kept in the plot directory under a plot's name stays as it is."""
+    plots = tmp_path / "plots"
+    r = run("analyze", FAKE, "--plot", str(plots))
+    assert r.exit_code == 0, r.output
+    png = next(plots.glob("*.png"))
+    png.write_bytes(Path(FAKE).read_bytes())
+    prof = tmp_path / "p.yaml"
+    r = run("analyze", str(png), "--plot", str(plots), "--profile-out", str(prof))
+    assert r.exit_code == 2, r.output
+    assert f"Invalid value for '--plot': {png} is the same file as TRACE {png}" in r.output
+    assert png.read_bytes() == Path(FAKE).read_bytes() and not prof.exists()
+
+
+@pytest.mark.parametrize("args, message", [
+    # before: accepted, and every row infeasible by rounding alone
+    (["--granularity", "1s"], "Invalid value for '--granularity': 1s leaves fewer than 20 "
+     "bins below the response bound D = 2.197ms chosen for irq/99-fakedev (pid 32349) "
+     "(the model counts time in whole bins): give at most 109.85us, or a longer --deadline"),
+    (["--granularity", "1ms", "--deadline", "10ms"], "Invalid value for '--granularity': "
+     "1ms leaves fewer than 20 bins below --deadline 10ms (the model counts time in whole "
+     "bins): give at most 500us"),
+    (["--granularity", "100us", "--period", "50us"], "Invalid value for '--granularity': "
+     "100us is longer than --period 50us: a budget is a whole number of bins"),
+])
+def test_granularity_too_coarse_for_the_deadline_is_refused(args, message):
+    r = CliRunner().invoke(main, ["analyze", FAKE, "--thread", "99", *args])
+    assert r.exit_code == 2, r.output
+    assert message in r.output and "Traceback" not in r.output
+
+
+def test_granularity_of_twenty_bins_below_the_deadline_is_taken():
+    r = run("analyze", FAKE, "--granularity", "500us", "--deadline", "10ms",
+            "--target-prob", "0.9")
+    assert r.exit_code == 0, r.output
+    assert "D = 10ms (given)" in r.output and "Δ = 500us" in r.output
+
+
+OVERRUN = str(DATA / "host-overrun.dat")
+
+
+@pytest.mark.parametrize("args", [["analyze", OVERRUN], ["-q", "analyze", OVERRUN],
+                                  ["analyze", OVERRUN, "-q"]])
+def test_quiet_silences_the_warnings(args):
+    """-q means errors only; before, every `warning:` line was printed all the same."""
+    r = run(*args)
+    assert r.exit_code == 0, r.output
+    assert "== irq/99-fakedev" in r.stdout
+    if "-q" in args:
+        assert r.stderr == ""
+    else:       # unchanged without -q: on stderr
+        assert "\nwarning: irq/99-fakedev (pid 32438): no reservation recommended: " \
+            in "\n" + r.stderr, r.stderr
+
+
 def _table_rows(output: str) -> dict[str, list[str]]:
     """The recommendation table of a text report: period -> the row's columns."""
     lines = output.splitlines()

@@ -15,7 +15,7 @@ from ..measure import EXEC_SOURCES
 from ..model import MODELS
 from ..model.kernel import ENFORCEMENTS
 from ..trace.reader import RECORD_COMMAND, Selection
-from .common import POSITIVE_DURATION, cli_errors, echo_json
+from .common import POSITIVE_DURATION, cli_errors, dur, echo_json, warn
 
 
 class ReservationParam(click.ParamType):
@@ -74,6 +74,74 @@ def _check_output(path: str | None, what: str, directory: bool = False) -> None:
     if not os.access(parent, os.W_OK):
         raise click.BadParameter(f"{path}: cannot create it in {parent} (not writable)",
                                  param_hint=what)
+
+
+#: The fewest bins of --granularity (Δ) a response bound D must span. The model counts
+#: time in whole bins (a budget is floor(Q/Δ) of them) and the default candidate periods
+#: go down to D/20 (model.recommend.deadline_periods): with D >= 20 Δ each of them can
+#: hold a budget of one bin at least; a coarser Δ makes rows infeasible by rounding alone.
+MIN_DEADLINE_BINS = 20
+
+
+def _too_coarse(granularity: int, deadline: int, bound: str) -> click.BadParameter:
+    return click.BadParameter(
+        f"{dur(granularity)} leaves fewer than {MIN_DEADLINE_BINS} bins below {bound} "
+        "(the model counts time in whole bins): give at most "
+        f"{dur(deadline // MIN_DEADLINE_BINS)}, or a longer --deadline",
+        param_hint="'--granularity'")
+
+
+def _check_granularity(granularity: int | None, deadline: int | None,
+                       periods: tuple[int, ...]) -> None:
+    """Refuse a --granularity too coarse for the --deadline or a --period given (the
+    default response bound is checked once the trace gave it: :func:`_check_bins`)."""
+    if granularity is None:
+        return
+    if deadline is not None and deadline < MIN_DEADLINE_BINS * granularity:
+        raise _too_coarse(granularity, deadline, f"--deadline {dur(deadline)}")
+    for t in periods:
+        if t < granularity:
+            raise click.BadParameter(
+                f"{dur(granularity)} is longer than --period {dur(t)}: a budget is a whole "
+                "number of bins, so that period could hold none", param_hint="'--granularity'")
+
+
+def _check_bins(granularity: int | None, report) -> None:
+    """Refuse a --granularity too coarse for a thread's response bound D (the default
+    one, chosen from its activations; see :data:`MIN_DEADLINE_BINS`)."""
+    if granularity is None:
+        return
+    for t in report.threads:
+        d = t.deadline_ns
+        if d is not None and d < MIN_DEADLINE_BINS * granularity:
+            th = t.act.thread
+            raise _too_coarse(granularity, d, f"the response bound D = {dur(d)} chosen "
+                                              f"for {th.comm} (pid {th.pid})")
+
+
+def _inputs(trace: str, probe_path: str | None) -> list[tuple[str, str]]:
+    """The files analyze reads, by what they are: no output may be one of them."""
+    from ..model.kernel import facts_path
+
+    named = [("TRACE", trace), ("TRACE's kernel facts", facts_path(trace))]
+    return named + ([] if probe_path is None else [("--calibrate PROBE", probe_path)])
+
+
+def _check_not_input(path: str | None, what: str, inputs: list[tuple[str, str]]) -> None:
+    """Refuse an output that is one of the ``inputs`` (the same file, also through a
+    symbolic or hard link): writing it would destroy the recording."""
+    if path is None or not os.path.exists(path):
+        return
+    for name, source in inputs:
+        try:
+            same = os.path.samefile(path, source)
+        except OSError:             # the input is missing: reading it says so
+            continue
+        if same:
+            raise click.BadParameter(f"{path} is the same file as {name} {source}: "
+                                     "writing it would overwrite the recording",
+                                     param_hint=what)
+
 
 HELP = f"""Measure the IRQ threads in TRACE (a trace-cmd .dat file), or any thread
 named with --task, and recommend a SCHED_DEADLINE reservation (Q every T) for each: the
@@ -143,7 +211,9 @@ def _progress(path: str) -> _Progress | None:
                    "PATTERN or whose comm matches it (a glob, or a part of it): any thread, "
                    "e.g. a real-time application's (repeatable).")
 @click.option("--granularity", type=POSITIVE_DURATION, default=None,
-              help="Bin width of the PMFs and the model [default: about 1,000 bins].")
+              help="Bin width of the PMFs and the model [default: about 1,000 bins]; "
+                   f"at most D/{MIN_DEADLINE_BINS} (D: the response bound, see --deadline) "
+                   "and no longer than a --period.")
 @click.option("--buffer", "buffers", type=BufferParam(), multiple=True,
               help="Interrupts the device can hold (N_c), for the buffering check: N for "
                    "every thread, PATTERN=N for the threads PATTERN (as --task, or an IRQ "
@@ -207,7 +277,10 @@ def analyze_cmd(trace, pattern, tasks, granularity, buffers, min_interarrival, p
                 max_slices, under, probe_path, plot_dir, as_json, profile_out):
     from ..trace.reader import read_trace
 
+    _check_granularity(granularity, deadline, periods)
     _check_output(profile_out, "'--profile-out'")
+    inputs = _inputs(trace, probe_path)
+    _check_not_input(profile_out, "'--profile-out'", inputs)
     _check_output(plot_dir, "'--plot'", directory=True)
     # the native reader releases the GIL: load numpy and the model meanwhile
     loader = threading.Thread(target=_load_analysis, daemon=True)
@@ -228,7 +301,7 @@ def analyze_cmd(trace, pattern, tasks, granularity, buffers, min_interarrival, p
         kernel, kernel_warning = trace_facts(trace, uname[2] if len(uname) >= 3 else None,
                                              enforcement=enforcement, tick_ns=tick_ns)
         if kernel_warning and not as_json:
-            click.echo(f"warning: {kernel_warning}", err=True)
+            warn(kernel_warning)
 
         opts = Options(pattern=pattern, tasks=tuple(tasks), granularity_ns=granularity,
                        buffers=tuple(buffers),
@@ -245,7 +318,8 @@ def analyze_cmd(trace, pattern, tasks, granularity, buffers, min_interarrival, p
             if probe is not None:
                 probe = read_trace(probe_path)
             report = analyze(tr, opts, probe)
-        _show(tr, report, plot_dir, profile_out, as_json)
+        _check_bins(granularity, report)
+        _show(tr, report, plot_dir, profile_out, as_json, inputs)
 
 
 def _read(path: str, pattern: str | None, tasks: tuple[str, ...]):
@@ -258,19 +332,24 @@ def _read(path: str, pattern: str | None, tasks: tuple[str, ...]):
         raise IrqresError(f"--calibrate: {exc}") from exc
 
 
-def _show(tr, report, plot_dir: str | None, profile_out: str | None, as_json: bool) -> None:
-    """The warnings, the plots and the profile written, and the report (text or JSON)."""
+def _show(tr, report, plot_dir: str | None, profile_out: str | None, as_json: bool,
+          inputs: list[tuple[str, str]]) -> None:
+    """The warnings, the plots and the profile written, and the report (text or JSON).
+    No plot may overwrite one of the ``inputs`` (a trace kept in the plot directory)."""
     if not as_json:  # JSON carries them in its trace's and each thread's entries
         for jump in tr.time_jumps:
-            click.echo(f"warning: {tr.path}: {jump.describe(tr.first_ts)}", err=True)
+            warn(f"{tr.path}: {jump.describe(tr.first_ts)}")
         for t in report.threads:
             for w in t.warnings:
-                click.echo(f"warning: {w}", err=True)
+                warn(w)
     plots = []
     if plot_dir is not None:
-        from ..plots import plot_thread
+        from ..plots import plot_paths, plot_thread
         from ..report.curves import response_curves
 
+        for t in report.threads:
+            for path in plot_paths(plot_dir, t):
+                _check_not_input(path, "'--plot'", inputs)
         for t in report.threads:
             plots += plot_thread(plot_dir, t, response_curves(t))
     if profile_out is not None:

@@ -5,6 +5,7 @@
 - :class:`Command`: a command whose positional arguments may look like negative numbers
   (``set-budget nic -1ms``), so the duration type, not the option parser, reports them;
 - :func:`add_verbosity`: ``-v``/``-q`` on a subcommand too, adding to the group's;
+  :func:`warn`: a ``warning:`` line, which -q silences;
 - :func:`cli_errors`: the library's errors as clean click errors;
 - :func:`socket_option` (``--socket``, ``--run-dir``) and :func:`where`;
 - :data:`json_option`, :func:`echo_json`;
@@ -30,7 +31,7 @@ from ..units import DurationError, parse_duration
 
 __all__ = ["DURATION", "POSITIVE_DURATION", "Command", "Duration", "add_verbosity",
            "cli_errors", "complete_targets", "dur", "echo_json", "json_option",
-           "not_named_daemon", "set_verbosity", "socket_option", "table", "where"]
+           "not_named_daemon", "set_verbosity", "socket_option", "table", "warn", "where"]
 
 
 class Duration(click.ParamType):
@@ -136,6 +137,14 @@ def set_verbosity(ctx: click.Context, more: int = 0, less: int = 0) -> None:
     root.meta[_META] = level
     logging.basicConfig(format=_LOG_FORMAT)
     logging.getLogger().setLevel(logging.WARNING - 10 * max(min(level, 2), -3))
+
+
+def warn(text: str) -> None:
+    """Print ``warning: TEXT`` on stderr, unless -q (errors only) silences warnings."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None and ctx.find_root().meta.get(_META, 0) < 0:
+        return
+    click.echo(f"warning: {text}", err=True)
 
 
 def _verbose_cb(ctx: click.Context, param: click.Parameter, value: int) -> None:

@@ -8,7 +8,7 @@ import click
 
 from ..errors import TraceError
 from ..units import format_duration
-from .common import POSITIVE_DURATION, cli_errors
+from .common import POSITIVE_DURATION, cli_errors, warn
 
 
 @click.command("record", context_settings={"ignore_unknown_options": True,
@@ -60,10 +60,9 @@ def record_cmd(output, duration, buffer_kb, command):
             click.echo(f"--duration {format_duration(duration)} ended {command[0]} "
                        f"(exit status {res.returncode})")
         if lost:
-            click.echo("warning: the ring buffer lost events on CPU "
-                       + ", ".join(f"{c} ({n})" for c, n in sorted(lost.items()))
-                       + "; analyze discards what they touch; a larger --buffer-kb helps",
-                       err=True)
+            warn("the ring buffer lost events on CPU "
+                 + ", ".join(f"{c} ({n})" for c, n in sorted(lost.items()))
+                 + "; analyze discards what they touch; a larger --buffer-kb helps")
         if res.returncode and not res.stopped:
             raise TraceError(f"the command exited with status {res.returncode} "
                              f"(the trace was written to {res.path})")
