@@ -156,10 +156,24 @@ def test_simulate_json_and_log_then_plot(tmp_path):
     (["--hold", "600"], "hold: 600 jobs do not fit in the device's buffer of 512"),
     (["--traffic", "fluctuating", "--rate-corr", "1.5"], "rate_corr must be in [0, 1)"),
     (["--form", "pid"], "Invalid value for '--form'"),
+    # before: a ValueError traceback from numpy, and an attempt to allocate 50 TiB
+    (["--rate-on", "inf"], "Invalid value for '--rate-on': inf: must be a finite number "
+                           "of jobs per interval, 0 or more"),
+    (["--rate-off", "nan"], "Invalid value for '--rate-off': nan: must be a finite"),
+    (["--traffic", "fluctuating", "--rate-sd", "-inf"], "Invalid value for '--rate-sd'"),
+    (["--rate-on", "1e12"], "Invalid value for '--rate-on': 1e+12 jobs per interval is "
+                            "more than 2.5e+06, the most over --intervals 10 (the "
+                            "simulation keeps every job in memory: 25000000 jobs at most"),
 ])
 def test_simulate_bad_options(args, msg):
     r = run("simulate", "--intervals", "10", *args)
     assert r.exit_code != 0 and msg in r.output and "Traceback" not in r.output
+
+
+def test_simulate_help_says_the_bound_of_the_rates():
+    r = run("simulate", "--help")
+    flat = " ".join(r.output.split())
+    assert flat.count("At most 25000000 / --intervals (1250 at 20000)") == 3, flat
 
 
 def test_plot_tune_bad_logs(tmp_path):
@@ -170,6 +184,25 @@ def test_plot_tune_bad_logs(tmp_path):
     bad.write_text("time_ns,target,N_pro,T_pro_ns,N_rmn,T_thr_ns,Q_sent_ns\n1,x,2,3,4,zz,\n")
     r = run("plot-tune", str(bad), "-o", str(tmp_path / "x.png"))
     assert r.exit_code == 1 and "bad.csv:2:" in r.output
+
+
+HEADER = "time_ns,target,N_pro,T_pro_ns,N_rmn,T_thr_ns,Q_sent_ns\n"
+
+
+@pytest.mark.parametrize("data, msg", [
+    # before: UnicodeDecodeError and csv.Error tracebacks
+    (b"\xff\xfe\0", "bad.csv: not a tune log: not UTF-8 text (invalid start byte)"),
+    (HEADER.encode() + b"1,a\xe9,2,3,4,5,\n", "bad.csv: not a tune log: not UTF-8 text"),
+    (HEADER.encode() + b'1,"' + b"x" * 200_000 + b'",2\n',
+     "bad.csv:2: not a tune log: field larger than field limit"),
+])
+def test_plot_tune_refuses_what_is_not_csv_text(tmp_path, data, msg):
+    bad = tmp_path / "bad.csv"
+    bad.write_bytes(data)
+    r = run("plot-tune", str(bad), "-o", str(tmp_path / "x.png"))
+    assert r.exit_code == 1, r.output
+    assert f"Error: {tmp_path}/{msg}" in r.output
+    assert not (tmp_path / "x.png").exists()
 
 
 def test_sigterm_stops_tune_cleanly(daemon, tmp_path):
@@ -269,3 +302,46 @@ def test_tune_obeys_sigterm_when_irqresd_stops_answering(daemon):
     # at once, plus at most 1 s trying to put the raised budget back
     assert took < 2.0, took
     assert "budgets sent" in out and "Traceback" not in err
+
+
+# -- a --log that cannot be written: a clean error, the real cause kept, budgets put back
+
+
+def test_tune_log_on_a_full_disk_without_irqresd_reports_irqresd(tmp_path, monkeypatch):
+    """Before: the close of the unwritable log raised OSError over the real error."""
+    monkeypatch.setenv("IRQRES_SOCKET", str(tmp_path / "none.sock"))
+    r = run("tune", "-d", "3s", "--log", "/dev/full")
+    assert r.exit_code == 1, r.output
+    assert "Error: irqresd is not running: " in r.output
+    assert "Traceback" not in r.output
+
+
+def test_tune_log_that_breaks_midway_ends_tune_and_puts_the_budget_back(daemon, tmp_path):
+    """The log's reader goes away once tune has raised the budget: its next write fails
+    (EPIPE), which ends tune with an error naming the log; the budget is put back."""
+    import os
+
+    daemon.stats_fn = Model(daemon, [(10**9, 6_000_000)])     # wants 6 ms of 10 ms
+    fifo = tmp_path / "log.fifo"
+    os.mkfifo(fifo)
+
+    def reader():
+        fd = os.open(fifo, os.O_RDONLY)             # until tune opens it to write
+        end = time.monotonic() + 20
+        while daemon.target("load")["runtime_ns"] == 2_000_000 and time.monotonic() < end:
+            os.read(fd, 65536)
+        os.close(fd)
+
+    threading.Thread(target=reader, daemon=True).start()
+    r = run("tune", "-d", "20s", "--log", str(fifo))
+    assert r.exit_code == 1, r.output
+    assert f"Error: log {fifo}: cannot write it: Broken pipe" in r.output
+    assert daemon.target("load")["runtime_ns"] == 2_000_000        # put back
+    assert [q for q in daemon.requests if q.startswith("set-budget")][-1] == \
+        "set-budget load 2ms"
+
+
+def test_simulate_log_on_a_full_disk():
+    r = run("simulate", "--intervals", "10", "--log", "/dev/full")
+    assert r.exit_code == 1, r.output
+    assert "Error: log /dev/full: cannot write it: No space left on device" in r.output

@@ -14,7 +14,7 @@ from fakes import FakeDaemon, make_target
 from fakes import LoadModel as Model
 from irqres.control import ControlError
 from irqres.control.admission import cpu_count
-from irqres.control.csvlog import LOG_COLUMNS
+from irqres.control.csvlog import LOG_COLUMNS, CsvLog
 from irqres.control.loop import (
     REFUSAL_HOLD_NS,
     RESTORE_TIMEOUT_S,
@@ -393,3 +393,22 @@ def test_duration_ends_a_request_irqresd_does_not_answer(daemon, caplog):
     assert model.calls >= 30 and 1.0 <= took < 1.0 + RESTORE_TIMEOUT_S + 0.7, took
     assert "could not put the budgets back" in caplog.text
     assert "no reply to set-budget within 1 s" in caplog.text
+
+
+def test_csv_log_turns_every_write_failure_into_a_control_error(tmp_path):
+    """Before: row(), flush() and close() let OSError out (a traceback in the CLI)."""
+    log = CsvLog("/dev/full")
+    with pytest.raises(ControlError, match=r"^log /dev/full: cannot write it: No space "):
+        log.flush()
+    log.close()                         # the failure was reported: close only releases
+    log = CsvLog("/dev/full")
+    with pytest.raises(ControlError, match="No space left on device"):
+        for _ in range(10_000):         # past the write buffer
+            log.row(1, "t", 1, 1, 1, 1, None)
+    log.close()
+    log = CsvLog("/dev/full")
+    with pytest.raises(ControlError, match=r"^log /dev/full: cannot write it"):
+        log.close()
+    log.close()                         # a second close does nothing
+    with pytest.raises(ControlError, match=f"^log {tmp_path}: Is a directory"):
+        CsvLog(tmp_path)

@@ -1,5 +1,7 @@
 """The controller in the CBS model with bursty arrivals (fixed seeds)."""
 
+import re
+
 import numpy as np
 import pytest
 from irqres.control import ControlError, ControllerConfig
@@ -87,6 +89,19 @@ def test_bad_workload_and_mismatched_period():
         Workload(p_on_off=0)
     with pytest.raises(ControlError, match="period_ns 2000000 != interval_ns 1000000"):
         simulate_adaptive(Workload(intervals=10), config(period_ns=2_000_000))
+
+
+@pytest.mark.parametrize("kw, msg", [
+    ({"rate_on": float("inf")}, "rate_on must be at most 1250 jobs per interval over "
+                                "20000 intervals"),
+    ({"intervals": 10, "rate_off": 1e12}, "rate_off must be at most 2.5e+06 jobs per"),
+    ({"intervals": 100, "traffic": "fluctuating", "rate_sd": 1e9}, "rate_sd must be"),
+])
+def test_workload_rates_are_bounded_by_the_jobs_a_run_can_keep(kw, msg):
+    """Before: inf reached numpy's Poisson (ValueError) and 1e12 a 50 TiB allocation."""
+    with pytest.raises(ControlError, match=re.escape(msg)):
+        Workload(**kw)
+    Workload(intervals=10, rate_on=2.5e6)       # the bound itself is allowed
 
 
 def test_handoff_model_runs_whole_jobs_within_the_budget():

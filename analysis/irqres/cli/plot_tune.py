@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import csv
+from collections.abc import Iterator
+from typing import IO
 
 import click
 
@@ -14,16 +16,30 @@ class LogError(IrqresError, ValueError):
     """A tune log cannot be read; the message names the file and line."""
 
 
+def _rows(path: str, f: IO[str]) -> Iterator[list[str]]:
+    """The CSV rows of the open log ``f``; what cannot be read as CSV text is a
+    :class:`LogError` naming ``path``."""
+    reader = csv.reader(f)
+    try:
+        yield from reader
+    except UnicodeDecodeError as exc:
+        raise LogError(f"{path}: not a tune log: not UTF-8 text ({exc.reason})") from exc
+    except csv.Error as exc:
+        raise LogError(f"{path}:{reader.line_num}: not a tune log: {exc}") from exc
+    except OSError as exc:
+        raise LogError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+
+
 def read_log(path: str) -> dict[str, dict[str, list[int]]]:
     """Columns per target as integer lists; Q_sent_ns is carried forward (the budget in
     force), starting from the first value sent."""
     out: dict[str, dict[str, list[int]]] = {}
     try:
-        f = open(path, newline="")
+        f = open(path, newline="", encoding="utf-8")
     except OSError as exc:
         raise LogError(f"{path}: {exc.strerror or exc}") from exc
     with f:
-        reader = csv.reader(f)
+        reader = _rows(path, f)
         header = next(reader, None)
         if header is None or tuple(header) != LOG_COLUMNS:
             raise LogError(f"{path}:1: not a tune log: expected the header "

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import math
+
 import click
 
 from ..control import ControllerConfig
 from ..control.csvlog import CsvLog
+from ..control.limits import MAX_JOBS, max_rate
 from ..model.kernel import KERNEL_MIN_RUNTIME_NS
 from .common import POSITIVE_DURATION, cli_errors, dur, echo_json, table
 
@@ -24,6 +27,26 @@ def _check_durations(interval_ns: int, job_ns: int, default_job_ns: int,
                                  param_hint="'--min-runtime'")
 
 
+def _check_rates(intervals: int, rates: dict[str, float]) -> None:
+    """Refuse a rate (jobs per interval) that is not a finite number >= 0, or that asks
+    for more than MAX_JOBS jobs in all: the run keeps every job in memory."""
+    top = max_rate(intervals)
+    for opt, value in rates.items():
+        if not (math.isfinite(value) and value >= 0):
+            raise click.BadParameter(f"{value!r}: must be a finite number of jobs per "
+                                     "interval, 0 or more", param_hint=f"'{opt}'")
+        if intervals >= 1 and value > top:
+            raise click.BadParameter(
+                f"{value:g} jobs per interval is more than {top:g}, the most over "
+                f"--intervals {intervals} (the simulation keeps every job in memory: "
+                f"{MAX_JOBS} jobs at most, about 2 GB)", param_hint=f"'{opt}'")
+
+
+#: what --help says of the rate options' bound
+_RATE_BOUND = (f" At most {MAX_JOBS} / --intervals ({max_rate(20_000):g} at 20000): a run "
+               "keeps every job in memory.")
+
+
 @click.command("simulate",
                epilog="Example: irqres simulate --traffic fluctuating --rate-on 25 --gain 0.05")
 @click.option("--intervals", default=20_000, show_default=True, help="Sampling intervals.")
@@ -33,15 +56,17 @@ def _check_durations(interval_ns: int, job_ns: int, default_job_ns: int,
               help="Mean CPU time per job (jittered by --jitter).")
 @click.option("--jitter", default=0.5, show_default=True, help="Job time jitter, +- share.")
 @click.option("--rate-on", default=40.0, show_default=True,
-              help="Jobs per interval, burst (fluctuating: the mean rate).")
-@click.option("--rate-off", default=10.0, show_default=True, help="Jobs per interval, quiet.")
+              help="Jobs per interval, burst (fluctuating: the mean rate)." + _RATE_BOUND)
+@click.option("--rate-off", default=10.0, show_default=True,
+              help="Jobs per interval, quiet." + _RATE_BOUND)
 @click.option("--p-on-off", default=0.3, show_default=True, help="P(burst ends) per interval.")
 @click.option("--p-off-on", default=0.3, show_default=True, help="P(burst starts).")
 @click.option("--traffic", type=click.Choice(["onoff", "fluctuating"]), default="onoff",
               show_default=True, help="onoff: Markov on/off bursts (--rate-on/--rate-off); "
               "fluctuating: Poisson at --rate-on with a correlated rate deviation.")
 @click.option("--rate-sd", default=2.0, show_default=True,
-              help="fluctuating: sd of the rate deviation, jobs per interval.")
+              help="fluctuating: sd of the rate deviation, jobs per interval."
+              + _RATE_BOUND)
 @click.option("--rate-corr", default=0.6, show_default=True,
               help="fluctuating: its correlation from one interval to the next.")
 @click.option("--seed", type=click.IntRange(min=0), default=1, show_default=True,
@@ -91,6 +116,8 @@ def simulate_cmd(intervals: int, interval_ns: int, job_ns: int, jitter: float,
     from ..control.simulate import Workload, compare, simulate_adaptive
 
     _check_durations(interval_ns, job_ns, default_job_ns, min_ns, max_ns)
+    _check_rates(intervals, {"--rate-on": rate_on, "--rate-off": rate_off,
+                             "--rate-sd": rate_sd})
     with cli_errors():
         w = Workload(intervals, interval_ns, job_ns, jitter, rate_on, rate_off, p_on_off,
                      p_off_on, seed, traffic, rate_sd, rate_corr)
@@ -103,13 +130,15 @@ def simulate_cmd(intervals: int, interval_ns: int, job_ns: int, jitter: float,
         if log_path:
             run = simulate_adaptive(w, cfg, model=model)
             log = CsvLog(log_path)
-            b = run.budget_ns.tolist()
-            for i in range(intervals):
-                nxt = b[i + 1] if i + 1 < intervals else b[i]
-                log.row(i * interval_ns, "simulated", int(run.n_pro[i]),
-                        int(run.consumed_ns[i]), int(run.n_rmn[i]), nxt,
-                        nxt if nxt != b[i] else None)
-            log.close()
+            try:
+                b = run.budget_ns.tolist()
+                for i in range(intervals):
+                    nxt = b[i + 1] if i + 1 < intervals else b[i]
+                    log.row(i * interval_ns, "simulated", int(run.n_pro[i]),
+                            int(run.consumed_ns[i]), int(run.n_rmn[i]), nxt,
+                            nxt if nxt != b[i] else None)
+            finally:
+                log.close()     # after a failed row it only releases the file
     if as_json:
         echo_json(result)
         return

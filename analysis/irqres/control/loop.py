@@ -24,6 +24,7 @@ from __future__ import annotations
 import logging
 import os
 import select
+import sys
 import time
 from typing import IO, Any
 
@@ -235,12 +236,24 @@ class Tuner:
             finally:
                 if self.client:
                     self.client.close()
-                if self.log:
-                    self.log.close()
+                self._close_log(failing=sys.exc_info()[1] is not None)
         return {name: {"budget_ns": st.runtime_ns, "last_ns": last.get(name, st.runtime_ns),
                        "sent": st.sent, "threshold_ns": st.ctl.threshold_ns,
                        "restored": name in self.restored}
                 for name, st in self.targets.items()}
+
+    def _close_log(self, failing: bool) -> None:
+        """Close the --log; when the run is failing already (``failing``), a log that
+        cannot be written is only logged, so the error that ended the run is the one
+        reported."""
+        if not self.log:
+            return
+        try:
+            self.log.close()
+        except ControlError as exc:
+            if not failing:
+                raise
+            logger.error("%s", exc)
 
     def _loop(self) -> None:
         self._connect(first=True)

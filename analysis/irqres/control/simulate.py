@@ -29,6 +29,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from .controller import ControlError, ControllerConfig, ThresholdController
+from .limits import MAX_JOBS, max_rate
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,13 @@ class Workload:
             if not ok:
                 raise ControlError(f"simulation workload: {name} must be {want}, "
                                    f"got {getattr(self, name)!r}")
+        top = max_rate(self.intervals)
+        for name in ("rate_on", "rate_off", "rate_sd"):
+            if not getattr(self, name) <= top:       # inf too
+                raise ControlError(
+                    f"simulation workload: {name} must be at most {top:g} jobs per "
+                    f"interval over {self.intervals} intervals (a run keeps every job: "
+                    f"{MAX_JOBS} at most), got {getattr(self, name)!r}")
 
     def generate(self) -> tuple[np.ndarray, np.ndarray]:
         """Jobs arrived per interval (int64) and each job's CPU time in ns (int64)."""
