@@ -8,7 +8,10 @@ message that says which and what to do.
 Every wait is bounded: the connection and each whole request (sending it and reading its
 reply line, however slowly the bytes come) take at most ``timeout``. A reply that is not
 one JSON object, that ends before its newline or that is longer than :data:`REPLY_MAX`
-is refused with an error naming the socket and the request. A caller that must stop at
+is refused with an error naming the socket and the request, and so is a reply that lacks
+a field its request's command uses, has one of another type (:func:`check_reply`, after
+docs/json.md), or a ``schema_version`` newer than this client knows (a member changed its
+meaning, type or unit). A caller that must stop at
 once (a signal, the end of a run) gives a ``cancel_fd`` that turns readable then, or a
 ``deadline_ns``: a request waiting when either comes raises :class:`RequestCancelled`.
 """
@@ -16,6 +19,7 @@ once (a signal, the end of a run) gives a ``cancel_fd`` that turns readable then
 from __future__ import annotations
 
 import json
+import math
 import os
 import select
 import shutil
@@ -28,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import DaemonError
+from .jsonout import SCHEMA_VERSION, VERSION_KEY
 from .units import format_duration
 
 DEFAULT_RUN_DIR = "/run/irqres"
@@ -111,6 +116,128 @@ def endpoint(socket_: str | os.PathLike[str] | None = None,
         socket=sock or os.path.join(run or DEFAULT_RUN_DIR, SOCKET_NAME),
         run_dir=run or (os.path.dirname(sock) if sock else DEFAULT_RUN_DIR),
         socket_named=sock is not None, run_dir_named=run is not None)
+
+
+# -- what a reply must hold ----------------------------------------------------------
+# A spec is a type name ("int", "num", "str", "bool", "null", "any"), a tuple of them (any
+# one), a dict (an object: its members' specs; a key ending in "?" may be left out) or a
+# one-item list (an array of that spec). The specs name the members the commands use,
+# with their types from docs/json.md; a member not named is not looked at.
+Spec = Any
+
+_KINDS: dict[str, tuple[str, Any]] = {
+    "int": ("an integer", lambda v: isinstance(v, int) and not isinstance(v, bool)),
+    "num": ("a number", lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)
+            and math.isfinite(v)),
+    "str": ("a string", lambda v: isinstance(v, str)),
+    "bool": ("true or false", lambda v: isinstance(v, bool)),
+    "null": ("null", lambda v: v is None),
+    "any": ("anything", lambda v: True),
+}
+_JSON_TYPES = ((bool, "a boolean"), (int, "an integer"), (float, "a number"),
+               (str, "a string"), (list, "an array"), (dict, "an object"))
+
+
+def _json_type(value: object) -> str:
+    if value is None:
+        return "null"
+    return next((name for t, name in _JSON_TYPES if isinstance(value, t)), "a value")
+
+
+def _mismatch(value: object, spec: Spec, where: str) -> str | None:
+    """Why ``value`` (the member ``where``) does not match ``spec``; None when it does."""
+    if isinstance(spec, dict):
+        if not isinstance(value, dict):
+            return f"field \"{where}\" is {_json_type(value)}, not an object"
+        for key, sub in spec.items():
+            name = key.rstrip("?")
+            path = f"{where}.{name}" if where else name
+            if name not in value:
+                if key.endswith("?"):
+                    continue
+                return f"it lacks the field \"{path}\""
+            why = _mismatch(value[name], sub, path)
+            if why:
+                return why
+        return None
+    if isinstance(spec, list):
+        if not isinstance(value, list):
+            return f"field \"{where}\" is {_json_type(value)}, not an array"
+        for i, item in enumerate(value):
+            why = _mismatch(item, spec[0], f"{where}[{i}]")
+            if why:
+                return why
+        return None
+    if isinstance(spec, tuple):       # any one of them: the reason of the one of its type
+        whys = [_mismatch(value, alt, where) for alt in spec]
+        if None in whys:
+            return None
+        for alt, why in zip(spec, whys, strict=True):
+            if isinstance(alt, dict | list) and isinstance(value, type(alt)):
+                return why
+        want = " or ".join(_KINDS[alt][0] if isinstance(alt, str) else
+                           "an object" if isinstance(alt, dict) else "an array"
+                           for alt in spec)
+    elif _KINDS[spec][1](value):
+        return None
+    else:
+        want = _KINDS[spec][0]
+    shown = json.dumps(value)
+    shown = shown if len(shown) <= 40 else shown[:37] + "..."
+    return f"field \"{where}\" is {_json_type(value)} ({shown}), not {want}"
+
+
+def check_reply(reply: dict[str, Any], spec: Spec, what: str, path: str) -> dict[str, Any]:
+    """``reply`` when it matches ``spec``; else a :class:`DaemonError` naming the socket
+    ``path``, the request ``what`` and the missing or bad field."""
+    why = _mismatch(reply, spec, "")
+    if why:
+        raise DaemonError(f"irqresd ({path}): reply to {what}: {why}")
+    return reply
+
+
+_NS = ("int", "null")       # a duration in ns, or null: not set / not known
+_SERVED = {"pid?": "int", "comm?": "str", "policy?": "str", "priority?": ("int", "null")}
+_THREAD = {"pid": "int", "comm?": "str", "cpus?": ("str", "null"), "policy?": "str",
+           "runtime_ns?": _NS, "deadline_ns?": _NS, "period_ns?": _NS,
+           "orig_policy?": ("str", "null"), "orig_priority?": ("int", "null"),
+           "cpuset?": ("str", "null"), "drift?": ("str", "null")}
+_WAITING = {"pid": "int", "comm?": "str", "cpuset?": ("str", "null"), "waiting_ns?": _NS,
+            "reason?": ("str", "null")}
+_TARGET = {"name": "str", "kind?": ("str", "null"), "mode?": ("str", "null"),
+           "runtime_ns?": _NS, "deadline_ns?": _NS, "period_ns?": _NS,
+           "adaptive?": ("null", {"sample_ns?": _NS}),
+           "threads?": ("null", [_THREAD]), "waiting?": ("null", [_WAITING]),
+           "serves?": ("null", [_SERVED]),
+           "coupling?": ("null", {"priority?": ("int", "null"), "threads?": [_SERVED]})}
+_ENFORCEMENT_NOW = {"mode?": "str", "hz?": ("int", "null"), "overrun_max_ns?": _NS,
+                    "hrtick_dl?": ("bool", "null"), "held?": "bool", "requested?": "bool"}
+#: the members of each reply the commands use (docs/json.md, docs/protocol.md)
+STATUS_SPEC = {"pid": "int", "profile?": ("str", "null"),
+               "configured_profile?": ("str", "null"), "admission_control?": "str",
+               "enforcement?": ("null", _ENFORCEMENT_NOW), "targets": [_TARGET]}
+STATS_SPEC = {"time_ns?": "int", "threads": [{
+    "pid": "int", "comm?": "str", "target?": ("str", "null"), "irqs?": ("null", ["int"]),
+    "irq_count?": ("int", "null"), "policy?": "str", "runtime_ns?": _NS,
+    "deadline_ns?": _NS, "period_ns?": _NS, "cpu_time_ns?": _NS, "wait_time_ns?": _NS,
+    "timeslices?": ("int", "null"), "voluntary_switches?": ("int", "null"),
+    "involuntary_switches?": ("int", "null")}]}
+PLAN_SPEC = {"profile?": ("str", "null"), "feasible": "bool", "summary?": "str",
+             "items": [{"pid?": "int", "comm?": "str", "bw?": "num", "verdict?": "str",
+                        "runtime_ns?": _NS, "deadline_ns?": _NS, "period_ns?": _NS}],
+             "domains?": [{"capacity?": ("num", "null"), "existing_bw?": "num",
+                           "new_bw?": "num", "total_bw?": "num", "ok?": "bool"}],
+             "sources?": "str", "enforcement?": ("null", {"text?": "str"}),
+             "warnings?": ["any"], "errors?": ["any"]}
+APPLY_SPEC = {"plan": PLAN_SPEC, "waiting?": ("null", [{"pid?": "int", "comm?": "str",
+                                                        "partition?": ("str", "null")}])}
+VERIFY_SPEC = {"profile": "str", "consistent?": "bool", "checked": "int",
+               "by_set_budget?": "int", "differences": ["str"],
+               "serves?": ("null", [{"target?": "str", "threads?": ("null", [_SERVED])}])}
+SET_BUDGET_SPEC = {"target": "str", "runtime_ns": "int", "period_ns": "int",
+                   "deadline_ns": "int", "deadline_scaled?": "bool",
+                   "old_deadline_ns?": "int", "pids": ["int"]}
+RESTORE_SPEC = {"restored": "int"}
 
 
 class Client:
@@ -238,7 +365,19 @@ class Client:
             msg = str(reply.get("error") or "refused (no message)")
             raise DaemonError(f"irqresd: {msg}" if msg.startswith(what)
                               else f"irqresd: {what}: {msg}")
+        version = reply.get(VERSION_KEY, SCHEMA_VERSION)
+        if not _KINDS["int"][1](version) or version > SCHEMA_VERSION:
+            # a higher version changed a member's meaning, type or unit (docs/json.md)
+            raise DaemonError(f"irqresd ({self.path}): reply to {what} has {VERSION_KEY} "
+                              f"{json.dumps(version)}; this irqres reads "
+                              f"{SCHEMA_VERSION}: use the irqres of the same release as "
+                              "irqresd")
         return reply
+
+    def _checked(self, spec: Spec, *words: str | int, body: bytes | None = None
+                 ) -> dict[str, Any]:
+        """:meth:`request`, its reply checked against ``spec`` (:func:`check_reply`)."""
+        return check_reply(self.request(*words, body=body), spec, str(words[0]), self.path)
 
     def _wait_s(self, end_ns: int, what: str) -> float:
         """Seconds left before ``end_ns`` (the request's timeout) for a wait in ``what``;
@@ -289,13 +428,13 @@ class Client:
         return self.request("ping")
 
     def status(self) -> dict[str, Any]:
-        return self.request("status")
+        return self._checked(STATUS_SPEC, "status")
 
     def stats(self) -> dict[str, Any]:
-        return self.request("stats")
+        return self._checked(STATS_SPEC, "stats")
 
     def _with_profile(self, verb: str, profile: str | os.PathLike[str],
-                      key: str | None = "plan") -> dict[str, Any]:
+                      spec: Spec) -> dict[str, Any]:
         """plan/apply: the client reads the profile and sends its text, so irqresd never
         opens a user's path (its unit has a private /tmp and no /home)."""
         path = os.path.abspath(profile)
@@ -313,22 +452,21 @@ class Client:
         if len(text) > BODY_MAX:
             raise DaemonError(f"{path}: larger than {BODY_MAX} bytes: not a profile")
         name = "".join("?" if ch.isspace() else ch for ch in path)
-        reply = self.request(verb, name, len(text), body=text)
-        return reply[key] if key else reply
+        return self._checked(spec, verb, name, len(text), body=text)
 
     def plan(self, profile: str | os.PathLike[str]) -> dict[str, Any]:
-        return self._with_profile("plan", profile)
+        return dict(self._with_profile("plan", profile, {"plan": PLAN_SPEC})["plan"])
 
     def verify(self, profile: str | os.PathLike[str] | None = None) -> dict[str, Any]:
         """Compare the running system with ``profile`` (or the profile in force)."""
         if profile is None:
-            return self.request("verify")
-        return self._with_profile("verify", profile, key=None)
+            return self._checked(VERIFY_SPEC, "verify")
+        return self._with_profile("verify", profile, VERIFY_SPEC)
 
     def apply(self, profile: str | os.PathLike[str]) -> dict[str, Any]:
         """The plan applied; its ``waiting`` lists the threads moved into their partition
         that irqresd reserves once they have run there (docs/protocol.md)."""
-        reply = self._with_profile("apply", profile, key=None)
+        reply = self._with_profile("apply", profile, APPLY_SPEC)
         return {**reply["plan"], "waiting": list(reply.get("waiting") or [])}
 
     def reload(self) -> dict[str, Any]:
@@ -336,7 +474,7 @@ class Client:
         return self.request("reload")
 
     def restore(self) -> int:
-        return int(self.request("restore").get("restored", 0))
+        return int(self._checked(RESTORE_SPEC, "restore")["restored"])
 
     def set_budget(self, target: str, runtime_ns: int, period_ns: int | None = None
                    ) -> dict[str, Any]:
@@ -346,7 +484,7 @@ class Client:
         words = ["set-budget", target, format_duration(int(runtime_ns))]
         if period_ns is not None:
             words.append(format_duration(int(period_ns)))
-        return self.request(*words)
+        return self._checked(SET_BUDGET_SPEC, *words)
 
 
 def daemon_running(path: str | os.PathLike[str] | None = None, timeout: float = 2.0) -> bool:

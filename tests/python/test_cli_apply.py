@@ -288,3 +288,54 @@ def test_plan_report_names_the_isolated_cpus_domain():
                             "total_bw": 0.2, "ok": True})
     row = format_plan(plan).splitlines()
     assert any(ln.startswith("3 ") and "(isolated)" in ln for ln in row), row
+
+
+# -- replies irqresd garbled: an error naming the request and the field, never a pass ---
+BAD_REPLIES = [
+    # before: "Verified None: 0 threads" and exit 0
+    (["verify"], "verify", {"ok": True}, 'reply to verify: it lacks the field "profile"'),
+    (["verify"], "verify", {"ok": True, "profile": "p", "checked": 1},
+     'reply to verify: it lacks the field "differences"'),
+    # before: KeyError 'plan'
+    (["apply", "-n", "PROFILE"], "plan", {"ok": True}, 'reply to plan: it lacks the field '
+     '"plan"'),
+    (["apply", "-n", "PROFILE"], "plan",
+     {"ok": True, "plan": {**PLAN, "domains": [{"capacity": "all"}]}},
+     'reply to plan: field "plan.domains[0].capacity" is a string ("all"), not a number '
+     'or null'),
+    # before: ValueError
+    (["status"], "status", {"ok": True, "pid": 1, "targets": [{"name": "nic",
+                                                               "runtime_ns": "2ms"}]},
+     'reply to status: field "targets[0].runtime_ns" is a string ("2ms"), not an integer '
+     'or null'),
+    (["status"], "status", {"ok": True, "pid": 1, "targets": [],
+                            "enforcement": {"overrun_max_ns": "x"}},
+     'reply to status: field "enforcement.overrun_max_ns" is a string ("x")'),
+    (["status"], "status", {"ok": True, "pid": 1, "targets": "none"},
+     'reply to status: field "targets" is a string, not an array'),
+    # before: taken silently; a higher version changed a member's meaning (docs/json.md)
+    (["status"], "status", {"ok": True, "schema_version": 2, "pid": 1, "targets": []},
+     "reply to status has schema_version 2; this irqres reads 1"),
+    (["stats"], "stats", {"ok": True}, 'reply to stats: it lacks the field "threads"'),
+    (["set-budget", "nic", "1ms"], "set-budget",
+     {"ok": True, "target": "nic", "runtime_ns": "1ms", "period_ns": 1, "deadline_ns": 1,
+      "pids": []}, 'reply to set-budget: field "runtime_ns" is a string ("1ms")'),
+    (["restore"], "restore", {"ok": True, "restored": "all"},
+     'reply to restore: field "restored" is a string ("all"), not an integer'),
+]
+
+
+@pytest.mark.parametrize("args, word, reply, message", BAD_REPLIES)
+def test_a_malformed_reply_is_an_error_naming_the_field(fake, profile, args, word, reply,
+                                                        message):
+    fake.override[word] = reply
+    r = run(*[str(profile) if a == "PROFILE" else a for a in args])
+    assert r.exit_code == 1, r.output
+    assert f"Error: irqresd ({fake.path}): {message}" in r.output
+    assert "Verified" not in r.output
+
+
+def test_a_reply_of_the_known_schema_version_is_taken(fake):
+    fake.override["status"] = {"ok": True, "schema_version": 1, "pid": 1, "targets": []}
+    r = run("status")
+    assert r.exit_code == 0 and "irqresd pid 1" in r.output, r.output
