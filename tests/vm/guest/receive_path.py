@@ -151,6 +151,55 @@ def _partition(cpu: int) -> tuple[str, dict]:
                    "partition": read(os.path.join(group, "cpuset.cpus.partition"))}
 
 
+VM_UDP_PORT = 5001      # vmrunner.VM.UDP_PORT: the host sends there on request
+
+
+def _last_cpu(pid: int) -> int | None:
+    """The CPU the thread last ran on (/proc/PID/stat field 39)."""
+    stat = read(f"/proc/{pid}/stat")
+    return int(stat.rsplit(")", 1)[1].split()[36]) if stat else None
+
+
+def _with_partition(pid: int, was: dict | None) -> dict:
+    """A thread allowed on every CPU once CPU 0 is a partition (as irqresd makes one for
+    the IRQ thread pinned there): SCHED_DEADLINE where it is, the move into the
+    partition, and, where the move is refused, narrowing its affinity to CPU 1."""
+    group, part = _partition(0)
+    got = {"partition": part, "cpus": cpus_allowed(pid), "on_cpu": _last_cpu(pid),
+           "deadline_beside": _try_deadline(pid)}
+    if got["deadline_beside"] == "ok":
+        got["restored"] = _restore(pid, was)
+    got["move"] = _move(pid, group)
+    if got["move"] == "ok":
+        # a sleeping thread moves to the partition's CPU when it next wakes: until then
+        # its run queue, and so its root domain, is the other CPU's; a trickle wakes it
+        got["cpus_in_partition"] = cpus_allowed(pid)
+        got["on_cpu_moved"] = _last_cpu(pid)
+        sink = Sink("udp", VM_UDP_PORT)
+        request(f"udp {VM_UDP_PORT} 200 1 100")
+        sink.close()
+        wait_for(lambda: _last_cpu(pid) == 0, 10, 0.05)
+        got["on_cpu_woken"] = _last_cpu(pid)
+        got["deadline_in_partition"] = _try_deadline(pid)
+        if got["deadline_in_partition"] == "ok":
+            got["restored"] = _restore(pid, was)
+        got["move_back"] = _move(pid, CGROUP)
+    else:
+        try:
+            os.sched_setaffinity(pid, {1})
+            got["affinity_1"] = "ok"
+            got["deadline_on_1"] = _try_deadline(pid)
+            if got["deadline_on_1"] == "ok":
+                got["restored"] = _restore(pid, was)
+        except OSError as e:
+            got["affinity_1"] = errno.errorcode.get(e.errno or 0, str(e.errno))
+    with open(os.path.join(group, "cpuset.cpus.partition"), "w") as f:
+        f.write("member")
+    os.rmdir(group)
+    got["cpus_after"] = cpus_allowed(pid)
+    return got
+
+
 def _fact(pid: int, comm: str) -> dict:
     was = sched_attr(pid)
     flags = _flags(pid) or 0
@@ -159,6 +208,8 @@ def _fact(pid: int, comm: str) -> dict:
     fact["deadline_in_root"] = _try_deadline(pid)
     if fact["deadline_in_root"] == "ok":
         fact["restored"] = _restore(pid, was)
+        if not (fact["cpus"] or "").isdigit():     # not per-CPU: a NAPI kthread
+            fact["with_partition"] = _with_partition(pid, was)
         return fact
     cpus = fact["cpus"] or ""
     cpu = int(cpus) if cpus.isdigit() else 1
@@ -261,11 +312,59 @@ def scenario_threaded_napi(port: int, pps: int, seconds: int, size: int, nic_ns:
             "journal": sh("journalctl -u irqresd.service -o cat --no-pager | tail -40")}
 
 
-def scenario_device_path(port: int, nic_ns: list[int]) -> dict:
+TUNE_MIN_ROWS = 100     # tune's intervals of 10 ms before it is stopped
+TUNE_MAX_S = 120        # guest seconds at most
+
+
+def _tune_device_path(nic_ns: list[int], nic, reserved) -> dict:
+    """The with_napi target made adaptive and ``irqres tune`` run on it while eth0 is
+    quiet (the controller lowers the budget towards ``min_runtime``): both threads are
+    sampled every 100 ms until tune has logged :data:`TUNE_MIN_ROWS` intervals and the
+    NAPI kthread's budget has moved, then tune is stopped (SIGINT) and both are read
+    again."""
+    profile, log = "/tmp/device-tuned.yaml", os.path.join(OUT, "device-tune.csv")
+    with open(profile, "w") as f:
+        f.write("version: 1\ntargets:\n  - name: nic\n    interface: eth0\n"
+                "    with_napi: true\n    threaded_napi: true\n"
+                f"    runtime: {nic_ns[0]}ns\n    period: {nic_ns[1]}ns\n"
+                "    min_interarrival: 50us\n    buffer: 256\n    mode: adaptive\n"
+                "    adaptive:\n      sample: 10ms\n      gain: 0.25\n      window: 100\n"
+                "      default_job: 20us\n      min_runtime: 200us\n"
+                "      max_runtime: 5ms\n      hysteresis: 50us\n")
+    apply = sh(f"irqres apply {profile} --json")
+    wait_for(lambda: reserved(True), 30, 0.2)
+    tune = subprocess.Popen(f"exec irqres tune --log {log}", shell=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    samples: list[dict] = []
+
+    def runtime(t: dict) -> int:
+        s = t["sched"] or {}
+        return s["runtime_ns"] if s.get("policy") == "deadline" else 0
+
+    def moved() -> bool:
+        samples.append({"nic": [runtime(t) for t in nic()],
+                        "napi": [runtime(t) for t in _napi_threads()]})
+        rows = (read(log) or "").count("\n") - 1
+        return tune.poll() is not None or (
+            rows >= TUNE_MIN_ROWS and any(r != nic_ns[0] for s in samples for r in s["napi"]))
+
+    wait_for(moved, TUNE_MAX_S, 0.1)
+    tune.send_signal(2)
+    tune_out, _ = tune.communicate(timeout=60)
+    after = {"nic": nic(), "napi": _napi_threads()}
+    mark(f"device path tuned: tune rc={tune.returncode}, {len(samples)} samples, "
+         f"after {after}")
+    return {"apply": apply, "samples": samples, "tune_rc": tune.returncode,
+            "tune_out": tune_out[-3000:], "tune_csv": read(log), "after": after}
+
+
+def scenario_device_path(port: int, nic_ns: list[int], switch_first: bool = False) -> dict:
     """One target for the device's whole receive path: eth0's IRQ thread and its NAPI
     kthread (``with_napi: true``, the interface switched by ``threaded_napi: true``), both
-    at ``nic_ns`` (Q, T); then the same target without ``with_napi`` (the NAPI kthread left
-    as the kernel made it); then irqresd stops: everything back as it was."""
+    at ``nic_ns`` (Q, T); the same made adaptive under ``irqres tune``, both threads
+    following its budgets and put back when it stops; then the same target without
+    ``with_napi`` (the NAPI kthread left as the kernel made it); then irqresd stops:
+    everything back as it was."""
     threaded = "/sys/class/net/eth0/threaded"
     wait_for(_active, 60, 0.2)
     def nic():
@@ -278,6 +377,12 @@ def scenario_device_path(port: int, nic_ns: list[int]) -> dict:
 
     before = {"threaded": read(threaded), "nic": nic(), "napi": _napi_threads()}
     out: dict = {"before": before}
+    if switch_first:        # the kthread made, and run, before irqresd takes it
+        sh(f"echo 1 > {threaded}")
+        sink = Sink("udp", port)
+        request(f"udp {port} 200 1 100")
+        sink.close()
+        out["switched_first"] = _napi_threads()
     for label, with_napi in (("with_napi", True), ("without", False)):
         profile = f"/tmp/device-{label}.yaml"
         with open(profile, "w") as f:
@@ -297,6 +402,8 @@ def scenario_device_path(port: int, nic_ns: list[int]) -> dict:
                       "status": sh("irqres status --json")}
         mark(f"device path {label}: apply rc={apply['rc']}, nic {out[label]['nic']}, "
              f"napi {out[label]['napi']}")
+        if with_napi:
+            out["tuned"] = _tune_device_path(nic_ns, nic, reserved)
     sh("systemctl stop irqresd.service")
     wait_for(lambda: not _active(), 30, 0.2)
     out["after_stop"] = {"threaded": read(threaded), "nic": nic(), "napi": _napi_threads()}
