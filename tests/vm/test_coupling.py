@@ -37,3 +37,35 @@ def test_nic_thread_follows_the_udp_receiver(boot, tmp_path):
     assert "coupled: target nic: SCHED_FIFO 20" in d["status_text"]["out"], d["status_text"]
     assert d["stop"]["rc"] == 0, d["stop"]
     assert d["stopped"] == ["fifo", 50], (d["stopped"], journal)
+
+
+PER_NIC_PORTS = [6001, 6002]
+PER_NIC_PRIOS = [30, 12]
+
+
+def test_each_nic_thread_follows_its_own_receiver(boot, tmp_path):
+    """One NIC per served process (docs/process-aware.md, "Per flow"): two e1000s, each in
+    a coupled target serving its own receiver's port; each IRQ thread takes its own
+    receiver's priority, not the highest of both, and follows that receiver alone."""
+    prof = tmp_path / "per-nic.yaml"
+    prof.write_text("version: 1\ntargets:\n"
+                    + "".join(f"  - name: nic{i}\n    interface: eth{i}\n"
+                              f"    serves:\n      port: {p}\n"
+                              for i, p in enumerate(PER_NIC_PORTS)))
+    res = boot("coupling_per_nic", profile=prof, enable_irqresd=True, nic="hub",
+               params={"ports": PER_NIC_PORTS, "prios": PER_NIC_PRIOS, "bound_s": BOUND_S})
+    d = res.data
+    journal = d["journal"]["out"]
+    assert d["active"] == "active", journal
+    assert all(d["irqs"].values()) and len(set(d["irqs"].values())) == 2, d["irqs"]
+    for step in ("before", "bound", "raised", "exited"):
+        assert d[step]["ns"] is not None, (step, d[step], journal)
+        vmrunner.say(f"coupling per NIC {step}: {d[step]['got']} after "
+                     f"{d[step]['ns'] / 1e6:.0f} ms (guest time)")
+    status = {t["name"]: t for t in json.loads(d["status"]["out"])["targets"]}
+    for i, prio in enumerate(PER_NIC_PRIOS):
+        c = status[f"nic{i}"]["coupling"]
+        assert c["priority"] == prio, (i, status[f"nic{i}"])
+        assert [t["comm"] for t in c["threads"]] == [d["irqs"][f"eth{i}"]], c
+    assert d["stop"]["rc"] == 0, d["stop"]
+    assert d["stopped"] == {"eth0": ["fifo", 50], "eth1": ["fifo", 50]}, (d["stopped"], journal)

@@ -61,3 +61,56 @@ def scenario_coupling(port: int, bound_s: float) -> dict:
     rx.wait()
     out["journal"] = sh("journalctl -b -u irqresd.service --no-pager -o cat")
     return out
+
+
+def _nics(ifaces: list[str]) -> dict:
+    out = {}
+    for ifc in ifaces:
+        t = thread(rf"irq/\d+-{ifc}")
+        out[ifc] = [t["sched"]["policy"], t["sched"]["priority"]] if t and t["sched"] else None
+    return out
+
+
+def _all_follow(want: dict, bound_s: float) -> dict:
+    """Waits until each NIC's thread has what ``want`` gives it: what they have then, and
+    the guest ns it took."""
+    ok, waited = wait_for(lambda: _nics(list(want)) == want, bound_s, 0.01)
+    return {"want": want, "got": _nics(list(want)), "ns": waited if ok else None}
+
+
+def scenario_coupling_per_nic(ports: list[int], prios: list[int], bound_s: float) -> dict:
+    """One NIC per served process, the steering of docs/process-aware.md done by wiring:
+    irqresd.service with a coupled target for eth0 serving ``ports[0]`` and one for eth1
+    serving ``ports[1]``; a receiver on each port at ``prios``. Each NIC's thread takes
+    its own receiver's priority, not the highest of both; raising the second receiver
+    moves eth1's thread alone; the first receiver's exit puts eth0's alone back at the
+    kernel's 50; irqresd's stop puts both back."""
+    wait_for(lambda: sh("systemctl is-active irqresd.service")["out"].strip()
+                     in ("active", "failed"), 60, 0.2)
+    ifaces = ["eth0", "eth1"]
+    for ifc in ifaces:      # an e1000 requests its IRQ (and gets its thread) when up
+        sh(f"ip link set {ifc} up")
+    wait_for(lambda: all(_nics(ifaces).values()), 30, 0.05)
+    out: dict = {"active": sh("systemctl is-active irqresd.service")["out"].strip(),
+                 "irqs": {ifc: (thread(rf"irq/\d+-{ifc}") or {}).get("comm") for ifc in ifaces},
+                 "before": _all_follow({ifc: ["fifo", 50] for ifc in ifaces}, bound_s)}
+    mark(f"coupling per NIC: receivers on ports {ports} at SCHED_FIFO {prios}")
+    rx = [_receiver(p, prio) for p, prio in zip(ports, prios, strict=True)]
+    out["bound"] = _all_follow({"eth0": ["fifo", prios[0]], "eth1": ["fifo", prios[1]]},
+                               bound_s)
+    out["status"] = sh("irqres status --json")
+    raised = max(prios) + 5
+    mark(f"coupling per NIC: the receiver on port {ports[1]} raises itself to {raised}")
+    os.sched_setscheduler(rx[1].pid, os.SCHED_FIFO, os.sched_param(raised))
+    out["raised"] = _all_follow({"eth0": ["fifo", prios[0]], "eth1": ["fifo", raised]},
+                                bound_s)
+    mark(f"coupling per NIC: the receiver on port {ports[0]} exits")
+    rx[0].kill()
+    rx[0].wait()
+    out["exited"] = _all_follow({"eth0": ["fifo", 50], "eth1": ["fifo", raised]}, bound_s)
+    out["stop"] = sh("systemctl stop irqresd.service")
+    out["stopped"] = _nics(ifaces)
+    rx[1].kill()
+    rx[1].wait()
+    out["journal"] = sh("journalctl -b -u irqresd.service --no-pager -o cat")
+    return out
