@@ -57,10 +57,21 @@ def test_thread_table_of_a_periodic_thread():
     assert math.isclose(st_.irq_rate_hz, 100 * 1e9 / span)
     assert math.isclose(st_.bandwidth, 100 * 150_000 / span)
     text = st_.table()
-    # each column in one unit: the mean column is in ms (irqres.tables)
-    assert "2ms" in text and "0.15ms" in text and "CPU bandwidth 7.5" in text
+    # each value in its own unit, 4 significant digits (irqres.tables.readable)
+    assert "2ms" in text and "150us" in text and "CPU bandwidth 7.5" in text
     d = st_.to_dict()
     assert d["exec"]["mean_ns"] == 150_000 and d["irq_requests"] == 100
+
+
+def test_a_short_value_beside_long_ones_is_never_shown_as_0():
+    """An execution time of microseconds in a table whose inter-arrival times run to
+    seconds (and a 0.2 ms gap beside 2 s ones) keeps its digits."""
+    arrivals = [1_000_000, 1_202_400, 2_001_202_400, 4_001_202_400]
+    b, _ = irq_thread_trace(arrivals, [97_590, 290_100, 180_000, 150_000])
+    text = thread_stats(activations(b.build())[0]).table()
+    rows = {ln[:24].strip(): ln[33:].split() for ln in text.splitlines()[1:5]}
+    assert "0s" not in [c for cells in rows.values() for c in cells], text
+    assert rows["execution time"][3] == "290.1us", text
 
 
 def test_irq_time_is_split_evenly_among_the_woken_processes():

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from ..tables import column_texts, ns_cell
+from ..tables import readable
 from ..units import format_duration
 from .activations import ThreadActivations
 
@@ -94,12 +94,13 @@ class ThreadStats:
                 ("execution time", self.exec),
                 *((("  kernel charge", self.charged),) if self.charged else ()),
                 ("response time", self.response))
-        # each statistic a column in one unit, 4 significant digits (irqres.tables)
-        cols = [column_texts([ns_cell(None if s.count == 0 else round(getattr(s, k)))
-                              for _, s in rows])
-                for k in ("mean_ns", "std_ns", "min_ns", "max_ns")]
-        for i, (label, s) in enumerate(rows):
-            lines.append(f"{label:24}{s.count:>9}" + "".join(f"{c[i]:>10}" for c in cols))
+        # each value in its own unit, 4 significant digits (irqres.tables.readable): a
+        # column mixes seconds of inter-arrival with microseconds of execution, and a row
+        # spans them too (a 0.2 ms gap beside 2 s ones); one unit would print them as 0
+        for label, s in rows:
+            cells = ["-" if s.count == 0 else readable(round(getattr(s, k)))
+                     for k in ("mean_ns", "std_ns", "min_ns", "max_ns")]
+            lines.append(f"{label:24}{s.count:>9}" + "".join(f"{c:>10}" for c in cells))
         lines.append(
             f"IRQ rate {self.irq_rate_hz:.1f}/s ({self.irq_requests} requests, "
             f"{self.merged_irqs} merged into running activations); activations "
