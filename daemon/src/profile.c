@@ -138,11 +138,49 @@ static const struct yamlmap_choice mode_choice = { "a mode", { "static", "adapti
 _Static_assert(sizeof(pid_t) == sizeof(int), "task.pid is read as an int list");
 _Static_assert(sizeof(unsigned int) == sizeof(uint32_t), "adaptive.window is a u32");
 
+/* The fewest characters a name matched by fnmatch glob @g has ('*' none, '?' and a
+ * bracket expression one, a backslash escape one). */
+static size_t glob_min_len(const char *g)
+{
+	size_t n = 0;
+
+	for (const char *p = g; *p; p++) {
+		if (*p == '*')
+			continue;
+		n++;
+		if (*p == '\\' && p[1]) {
+			p++;
+		} else if (*p == '[') {
+			const char *q = p + 1 + (p[1] == '!' || p[1] == '^');
+
+			q = strchr(q + (*q == ']'), ']');
+			if (q)
+				p = q;
+		}
+	}
+	return n;
+}
+
+/* A comm glob of @globs that no thread name (at most COMM_MAX - 1 characters: the
+ * kernel cuts longer ones) can match: an error at @node naming it. */
+static int comm_globs_matchable(struct yamlmap *c, yaml_node_t *node, const char *where,
+				const struct globs *globs)
+{
+	for (size_t i = 0; i < globs->n; i++)
+		if (glob_min_len(globs->v[i]) > COMM_MAX - 1)
+			return yamlmap_error(c, node, "%s.comm: '%s' can never match: the kernel "
+					     "keeps at most %d characters of a thread's name (use "
+					     "its first %d)", where, globs->v[i], COMM_MAX - 1,
+					     COMM_MAX - 1);
+	return 0;
+}
+
 static int task_done(struct yamlmap *c, const struct yamlmap_mapping *m, yaml_node_t *map,
 		     void *obj, const char *where)
 {
 	const struct target *t = obj;
 	char keys[64];
+	int rc;
 
 	/* init and irqresd itself are never reserved (match.c skips them in any case) */
 	for (size_t i = 0; i < t->n_pids; i++)
@@ -154,6 +192,9 @@ static int task_done(struct yamlmap *c, const struct yamlmap_mapping *m, yaml_no
 			return yamlmap_error(c, yamlmap_value(c, map, "comm"), "%s.comm: '%s' is "
 					     "irqresd itself: irqres never reserves its own "
 					     "threads", where, t->task_comm.v[i]);
+	rc = comm_globs_matchable(c, yamlmap_value(c, map, "comm"), where, &t->task_comm);
+	if (rc)
+		return rc;
 	if (t->task_comm.n || t->pids || t->task_cgroup)
 		return 0;
 	return yamlmap_error(c, map, "%s: give at least one of %s", where,
@@ -184,7 +225,11 @@ static int serves_done(struct yamlmap *c, const struct yamlmap_mapping *m, yaml_
 {
 	struct target *t = obj;
 	char keys[64];
+	int rc = comm_globs_matchable(c, yamlmap_value(c, map, "comm"), where,
+				      &t->serves.comm);
 
+	if (rc)
+		return rc;
 	if (t->serves.comm.n || t->serves.pids || t->serves.cgroup || t->serves.ports) {
 		t->serves.given = true;
 		return 0;

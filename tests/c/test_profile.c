@@ -374,6 +374,12 @@ static const struct bad_case bad_cases[] = {
 	{ HEAD "    task:\n      pid: [7, 1]\n" QT,
 	  "bad.yaml:5:12: target 'nic': task.pid: pid 1 is init: irqres never changes its "
 	  "scheduling" },
+	{ HEAD "    task:\n      comm: [mpv, abcdefghijklmnop]\n" QT,
+	  "bad.yaml:5:13: target 'nic': task.comm: 'abcdefghijklmnop' can never match: the "
+	  "kernel keeps at most 15 characters of a thread's name (use its first 15)" },
+	{ HEAD "    interface: eth0\n    serves:\n      comm: \"[ab]?cdefghijklmno*p\"\n",
+	  "bad.yaml:6:13: target 'nic': serves.comm: '[ab]?cdefghijklmno*p' can never match: "
+	  "the kernel keeps at most 15 characters of a thread's name (use its first 15)" },
 	{ HEAD "    task:\n      comm: irqresd\n" QT,
 	  "bad.yaml:5:13: target 'nic': task.comm: 'irqresd' is irqresd itself: irqres never "
 	  "reserves its own threads" },
