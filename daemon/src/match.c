@@ -606,10 +606,8 @@ static void napi_problems(const char *ifname, int line, bool switched,
 	int v = napi_threaded(ifname);
 
 	if (v < 0)
-		add_problem(out, max, n, line, "interface '%s': cannot read %s/class/net/%s/"
-			    "threaded: %s", ifname, irqres_paths.sys, ifname,
-			    v == -EOPNOTSUPP ? "its driver has no NAPI" :
-			    v == -ENOENT ? "the kernel has no threaded NAPI" : strerror(-v));
+		add_problem(out, max, n, line, "interface '%s': %s/class/net/%s/threaded: %s",
+			    ifname, irqres_paths.sys, ifname, napiswitch_cause(v));
 	else if (v == 0 && !switched)
 		add_problem(out, max, n, line, "interface '%s' polls NAPI in soft IRQs "
 			    "(threaded is 0): it has no napi/%s-* kthread until threaded_napi: "

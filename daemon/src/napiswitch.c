@@ -52,8 +52,7 @@ int napiswitch_read(const char *ifname)
 	return v >= 0 && v <= 2 ? (int)v : -EINVAL;
 }
 
-/* Why @rc (from napiswitch_read() or a write) stops the switch of @ifname. */
-static const char *cause(int rc)
+const char *napiswitch_cause(int rc)
 {
 	switch (rc) {
 	case -ENODEV:
@@ -95,7 +94,7 @@ static int fail(char *err, size_t errlen, const struct target *t, const char *if
 
 	threaded_path(ifname, path, sizeof(path));
 	snprintf(err, errlen, "interface '%s' (target '%s', threaded_napi: true): cannot switch "
-		 "to threaded NAPI: %s (%s)", ifname, t->name, cause(rc), path);
+		 "to threaded NAPI: %s (%s)", ifname, t->name, napiswitch_cause(rc), path);
 	return rc;
 }
 
@@ -192,7 +191,7 @@ static int give_back(const struct state_netdev *rec)
 	}
 	if (now < 0) {
 		pr_err("interface %s: cannot give threaded NAPI back (was %d): %s", rec->ifname,
-		       rec->was, cause(now));
+		       rec->was, napiswitch_cause(now));
 		return now;
 	}
 	if (now != rec->set) {
@@ -203,7 +202,8 @@ static int give_back(const struct state_netdev *rec)
 	threaded_path(rec->ifname, path, sizeof(path));
 	rc = fileio_write(path, rec->was == 2 ? "2" : rec->was == 1 ? "1" : "0", false);
 	if (rc) {
-		pr_err("%s: cannot put threaded NAPI back to %d: %s", path, rec->was, cause(rc));
+		pr_err("%s: cannot put threaded NAPI back to %d: %s", path, rec->was,
+		       napiswitch_cause(rc));
 		return rc;
 	}
 	pr_info("interface %s: threaded NAPI back to %d, as it was before irqres", rec->ifname,

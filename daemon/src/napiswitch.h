@@ -23,6 +23,9 @@
  * for no switch. */
 const char *napiswitch_ifname(const struct target *t);
 
+/* Why @rc (from napiswitch_read() or a write of the threaded file) stops a switch. */
+const char *napiswitch_cause(int rc);
+
 /* True when a target of @prof (NULL: none) switches @ifname to threaded NAPI. */
 bool napiswitch_profile_switches(const struct profile *prof, const char *ifname);
 

@@ -211,3 +211,18 @@ def test_a_napi_target_is_no_problem_when_another_target_switches_its_interface(
         assert any(polls in w for w in warnings) is named, (targets, warnings)
     assert any("applying switches it on (target 'nic')" in w for w in warnings), warnings
     assert threaded(sysroot) == "0"
+
+
+def test_a_napi_selector_problem_says_what_the_switch_would(spawn, profile, tmp_path):
+    """A threaded file the plan cannot use is named with the words the switch uses."""
+    sysroot = fake_sys(tmp_path)
+    (sysroot / "class" / "net" / IFACE / "threaded").write_text("x\n")
+    a = spawn()
+    p = profile(profile_text(task_target("a", "2ms", "10ms", pid=a.pid),
+                             f"  - name: poll\n    napi: {IFACE}\n    runtime: 1ms\n"
+                             "    period: 10ms\n"))
+    r = run_irqresd("--dry-run", "--json", "-p", str(p), "--sys", str(sysroot))
+    warnings = json.loads(r.stdout)["warnings"]
+    assert any(f"target 'poll': selector problem: interface '{IFACE}': " in w
+               and w.endswith("/threaded: the threaded file holds no value 0, 1 or 2")
+               for w in warnings), warnings
