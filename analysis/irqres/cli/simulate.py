@@ -8,7 +8,7 @@ import click
 
 from ..control import ControllerConfig
 from ..control.csvlog import CsvLog
-from ..control.limits import MAX_JOBS, max_rate
+from ..control.limits import JOB_BYTES, MAX_JOBS, max_rate
 from ..model.kernel import KERNEL_MIN_RUNTIME_NS
 from .common import POSITIVE_DURATION, cli_errors, dur, echo_json, table
 
@@ -39,7 +39,8 @@ def _check_rates(intervals: int, rates: dict[str, float]) -> None:
             raise click.BadParameter(
                 f"{value:g} jobs per interval is more than {top:g}, the most over "
                 f"--intervals {intervals} (the simulation keeps every job in memory: "
-                f"{MAX_JOBS} jobs at most, about 2 GB)", param_hint=f"'{opt}'")
+                f"{MAX_JOBS} jobs at most, about {MAX_JOBS * JOB_BYTES / 1e9:.0f} GB)",
+                param_hint=f"'{opt}'")
 
 
 #: what --help says of the rate options' bound

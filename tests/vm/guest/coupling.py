@@ -9,16 +9,12 @@ import sys
 
 from vmguest import mark, sh, thread, wait_for
 
-NIC_THREAD = r"irq/\d+-eth0"
 _RECEIVER = ("import socket, time\n"
              "s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
              "s.bind(('0.0.0.0', {port}))\n"
              "time.sleep(100000)\n")
 
 
-def _nic() -> list | None:
-    t = thread(NIC_THREAD)
-    return [t["sched"]["policy"], t["sched"]["priority"]] if t and t["sched"] else None
 
 
 def _follows(want: list, bound_s: float) -> dict:
@@ -69,6 +65,11 @@ def _nics(ifaces: list[str]) -> dict:
         t = thread(rf"irq/\d+-{ifc}")
         out[ifc] = [t["sched"]["policy"], t["sched"]["priority"]] if t and t["sched"] else None
     return out
+
+
+def _nic() -> list | None:
+    """[policy, priority] of eth0's IRQ thread, None while it has none."""
+    return _nics(["eth0"])["eth0"]
 
 
 def _all_follow(want: dict, bound_s: float) -> dict:

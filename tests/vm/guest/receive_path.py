@@ -23,6 +23,7 @@ from vmguest import (
     Sink,
     cgroup_of,
     cpus_allowed,
+    last_cpu,
     mark,
     read,
     request,
@@ -83,7 +84,7 @@ def scenario_device_leak(port: int, pps: int, seconds: int, size: int,
              f"{out[-1]['sent']}")
     result: dict = {"phases": out}
     if facts:
-        result["receive_path"] = scenario_receive_path_facts()
+        result["receive_path"] = scenario_receive_path_facts(port)
     return result
 
 
@@ -151,21 +152,19 @@ def _partition(cpu: int) -> tuple[str, dict]:
                    "partition": read(os.path.join(group, "cpuset.cpus.partition"))}
 
 
-VM_UDP_PORT = 5001      # vmrunner.VM.UDP_PORT: the host sends there on request
+def _drop_partition(group: str) -> None:
+    """Undo :func:`_partition`."""
+    with open(os.path.join(group, "cpuset.cpus.partition"), "w") as f:
+        f.write("member")
+    os.rmdir(group)
 
 
-def _last_cpu(pid: int) -> int | None:
-    """The CPU the thread last ran on (/proc/PID/stat field 39)."""
-    stat = read(f"/proc/{pid}/stat")
-    return int(stat.rsplit(")", 1)[1].split()[36]) if stat else None
-
-
-def _with_partition(pid: int, was: dict | None) -> dict:
+def _with_partition(pid: int, was: dict | None, port: int) -> dict:
     """A thread allowed on every CPU once CPU 0 is a partition (as irqresd makes one for
-    the IRQ thread pinned there): SCHED_DEADLINE where it is, the move into the
-    partition, and, where the move is refused, narrowing its affinity to CPU 1."""
+    the IRQ thread pinned there): SCHED_DEADLINE where it is, then the move into the
+    partition and, once it has run there, SCHED_DEADLINE again."""
     group, part = _partition(0)
-    got = {"partition": part, "cpus": cpus_allowed(pid), "on_cpu": _last_cpu(pid),
+    got = {"partition": part, "cpus": cpus_allowed(pid), "on_cpu": last_cpu(pid),
            "deadline_beside": _try_deadline(pid)}
     if got["deadline_beside"] == "ok":
         got["restored"] = _restore(pid, was)
@@ -174,33 +173,22 @@ def _with_partition(pid: int, was: dict | None) -> dict:
         # a sleeping thread moves to the partition's CPU when it next wakes: until then
         # its run queue, and so its root domain, is the other CPU's; a trickle wakes it
         got["cpus_in_partition"] = cpus_allowed(pid)
-        got["on_cpu_moved"] = _last_cpu(pid)
-        sink = Sink("udp", VM_UDP_PORT)
-        request(f"udp {VM_UDP_PORT} 200 1 100")
+        got["on_cpu_moved"] = last_cpu(pid)
+        sink = Sink("udp", port)
+        request(f"udp {port} 200 1 100")
         sink.close()
-        wait_for(lambda: _last_cpu(pid) == 0, 10, 0.05)
-        got["on_cpu_woken"] = _last_cpu(pid)
+        wait_for(lambda: last_cpu(pid) == 0, 10, 0.05)
+        got["on_cpu_woken"] = last_cpu(pid)
         got["deadline_in_partition"] = _try_deadline(pid)
         if got["deadline_in_partition"] == "ok":
             got["restored"] = _restore(pid, was)
         got["move_back"] = _move(pid, CGROUP)
-    else:
-        try:
-            os.sched_setaffinity(pid, {1})
-            got["affinity_1"] = "ok"
-            got["deadline_on_1"] = _try_deadline(pid)
-            if got["deadline_on_1"] == "ok":
-                got["restored"] = _restore(pid, was)
-        except OSError as e:
-            got["affinity_1"] = errno.errorcode.get(e.errno or 0, str(e.errno))
-    with open(os.path.join(group, "cpuset.cpus.partition"), "w") as f:
-        f.write("member")
-    os.rmdir(group)
+    _drop_partition(group)
     got["cpus_after"] = cpus_allowed(pid)
     return got
 
 
-def _fact(pid: int, comm: str) -> dict:
+def _fact(pid: int, comm: str, port: int) -> dict:
     was = sched_attr(pid)
     flags = _flags(pid) or 0
     fact = {"pid": pid, "comm": comm, "policy": was, "cpus": cpus_allowed(pid),
@@ -209,7 +197,7 @@ def _fact(pid: int, comm: str) -> dict:
     if fact["deadline_in_root"] == "ok":
         fact["restored"] = _restore(pid, was)
         if not (fact["cpus"] or "").isdigit():     # not per-CPU: a NAPI kthread
-            fact["with_partition"] = _with_partition(pid, was)
+            fact["with_partition"] = _with_partition(pid, was, port)
         return fact
     cpus = fact["cpus"] or ""
     cpu = int(cpus) if cpus.isdigit() else 1
@@ -225,13 +213,11 @@ def _fact(pid: int, comm: str) -> dict:
         fact["deadline_beside_partition"] = _try_deadline(pid)
         if fact["deadline_beside_partition"] == "ok":
             fact["restored"] = _restore(pid, was)
-    with open(os.path.join(group, "cpuset.cpus.partition"), "w") as f:
-        f.write("member")
-    os.rmdir(group)
+    _drop_partition(group)
     return fact
 
 
-def scenario_receive_path_facts() -> dict:
+def scenario_receive_path_facts(port: int) -> dict:
     sh("systemctl stop irqresd.service")
     threaded = "/sys/class/net/eth0/threaded"
     before = read(threaded)
@@ -248,7 +234,7 @@ def scenario_receive_path_facts() -> dict:
     for pattern in (r"napi/eth0-\d+", r"ksoftirqd/\d+", r"backlog_napi/\d+", r"ktimers/\d+",
                     NIC_THREAD):
         for pid, comm in _pids(pattern):
-            facts.append(_fact(pid, comm))
+            facts.append(_fact(pid, comm, port))
             mark(f"facts: {facts[-1]}")
     napi_sysfs = sh("grep -H . /sys/class/net/eth0/threaded; ls /sys/class/net/eth0/queues")
     sh(f"echo {before or 0} > {threaded}")

@@ -25,6 +25,7 @@ from vmguest import (
     irq_threads,
     kernel_dl_bw,
     kthreads,
+    last_cpu,
     mark,
     partitions,
     read,
@@ -291,13 +292,6 @@ while os.read(r_wake, 1):
 """
 
 
-def _last_cpu(pid: int) -> int | None:
-    """The CPU a task last ran on (/proc/PID/stat, field 39)."""
-    stat = read(f"/proc/{pid}/stat") or ""
-    fields = stat.rpartition(")")[2].split()
-    return int(fields[36]) if len(fields) > 36 else None
-
-
 def scenario_waiting(comm: str, runtime_ns: int, period_ns: int) -> dict:
     """A task target's thread that has not run in its partition: irqresd moves it there,
     records it, lists it as waiting (status, verify, metrics) and reserves it once it
@@ -320,7 +314,7 @@ def scenario_waiting(comm: str, runtime_ns: int, period_ns: int) -> dict:
                  .split()[:1] == ["S"], 5, 0.01)
         time.sleep(0.2)
         os.sched_setaffinity(sleeper.pid, {home})   # asleep: it stays where it last ran
-        out["last_cpu_pinned"] = _last_cpu(sleeper.pid)
+        out["last_cpu_pinned"] = last_cpu(sleeper.pid)
         out["cgroup_before"] = cgroup_of(sleeper.pid)
         mark(f"waiting: pid {sleeper.pid} last ran on CPU {out['last_cpu_pinned']}, pinned "
              f"to CPU {home}; renamed {comm}")
@@ -332,7 +326,7 @@ def scenario_waiting(comm: str, runtime_ns: int, period_ns: int) -> dict:
         out["waiting"] = listed
         time.sleep(1.2)   # irqresd says in its log once it has waited a second
         out["while"] = {"sched": sched_attr(sleeper.pid), "cgroup": cgroup_of(sleeper.pid),
-                        "last_cpu": _last_cpu(sleeper.pid),
+                        "last_cpu": last_cpu(sleeper.pid),
                         "status_text": sh("irqres status"), "verify": sh("irqres verify"),
                         "openmetrics": sh("irqres stats --openmetrics"),
                         "state": read("/run/irqres/state")}
@@ -344,7 +338,7 @@ def scenario_waiting(comm: str, runtime_ns: int, period_ns: int) -> dict:
                           and all(a[k] == want[k] for k in want) and a, 5, 0.005)
         out["reserved_ns"] = time.monotonic_ns() - t1
         out["after"] = {"sched": got or sched_attr(sleeper.pid), "last_cpu":
-                        _last_cpu(sleeper.pid), "status": sh("irqres status --json"),
+                        last_cpu(sleeper.pid), "status": sh("irqres status --json"),
                         "verify": sh("irqres verify")}
         sh("systemctl stop irqresd.service")
         out["stopped"] = {"sched": sched_attr(sleeper.pid), "cgroup": cgroup_of(sleeper.pid),
@@ -1309,7 +1303,7 @@ def scenario_last_cpu(nic_target: dict) -> dict:
         out["nic"] = _nic_reserved()
         for s in (woken, asleep):
             pid = s["proc"].pid
-            out[s["name"]] = {"pid": pid, "cpus": cpus_allowed(pid), "last_cpu": _last_cpu(pid)}
+            out[s["name"]] = {"pid": pid, "cpus": cpus_allowed(pid), "last_cpu": last_cpu(pid)}
         mark("last cpu: apply with the sleeper woken once irqresd applies")
         path = _task_profile(nic_target, "lastcpu-woken", "/tmp/lastcpu-woken.yaml")
         # irqresd logs the plan's warnings just before it applies the items: the sleeper
@@ -1334,12 +1328,12 @@ def scenario_last_cpu(nic_target: dict) -> dict:
         text = apply.communicate(timeout=60)[0]
         out["woken_apply"] = {"rc": apply.returncode, "out": text,
                               "sched": sched_attr(woken["proc"].pid),
-                              "last_cpu": _last_cpu(woken["proc"].pid)}
+                              "last_cpu": last_cpu(woken["proc"].pid)}
         mark("last cpu: apply with the sleeper left asleep")
         path = _task_profile(nic_target, "lastcpu-asleep", "/tmp/lastcpu-asleep.yaml")
         out["asleep_apply"] = {**sh(f"irqres apply {path}"),
                                "sched": sched_attr(asleep["proc"].pid),
-                               "last_cpu": _last_cpu(asleep["proc"].pid),
+                               "last_cpu": last_cpu(asleep["proc"].pid),
                                "nic": thread(NIC_THREAD)}
         sh("systemctl stop irqresd.service")
     finally:

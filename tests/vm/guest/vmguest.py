@@ -210,6 +210,13 @@ def irq_threads() -> list[dict]:
     return sorted(threads, key=lambda t: (t["irq"], t["comm"]))
 
 
+def last_cpu(pid: int) -> int | None:
+    """The CPU a task last ran on (/proc/PID/stat, field 39)."""
+    stat = read(f"/proc/{pid}/stat") or ""
+    fields = stat.rpartition(")")[2].split()
+    return int(fields[36]) if len(fields) > 36 else None
+
+
 def cpus_allowed(pid: int) -> str | None:
     """The CPUs a thread may run on (Cpus_allowed_list), None when it is gone."""
     return _status_field(pid, "Cpus_allowed_list")
