@@ -9,6 +9,7 @@ the checkout is used again.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import subprocess
@@ -32,8 +33,17 @@ def build_in_root(root: Path, out_dir: Path) -> Path:
     """Build irqres's .deb in the root file system ``root`` (a chroot, under a private
     mount namespace with its own /proc) and keep it in ``out_dir``; returns its path.
 
-    Raises VMError naming the root and the build log's tail when the build fails.
+    Raises VMError naming the root and the build log's tail when the build fails. Two test
+    sessions of one checkout (the suite's groups) build one at a time, and the second
+    takes the first's package.
     """
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    with open(out_dir.parent / f".{out_dir.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _build_in_root(root, out_dir)
+
+
+def _build_in_root(root: Path, out_dir: Path) -> Path:
     files = _checkout_files()
     debs = sorted(out_dir.glob("irqres_*.deb"))
     if len(debs) == 1 and debs[0].stat().st_mtime > _newest_mtime(files):

@@ -29,6 +29,7 @@ EBUSY = 16
 # On 7.3 the NIC thread (PF_NO_SETAFFINITY) stays in the root cgroup beside the partition
 # of its CPU, and the kernel counts it in the root cgroup's domain: _check_staying.
 @pytest.mark.kernels_too("7.3")
+@pytest.mark.arm64
 def test_fill_to_the_predicted_limit(boot, demo_profile):
     import yaml
 
