@@ -63,19 +63,7 @@ def test_hold_load_refuses_nothing_to_run(tmp_path):
     assert out.returncode == 2 and "command: nothing to run" in out.stderr
 
 
-def test_deal_balances_known_times_and_keeps_file_order():
-    ids = [f"tests/vm/test_a.py::t{i}" for i in range(5)]
-    times = {"t0": 100.0, "t1": 10.0, "t2": 10.0, "t3": 50.0, "t4": 40.0}
-    groups = suite.deal(ids, 2, times)
-    totals = sorted(sum(times[i.split("::")[-1]] for i in g) for g in groups)
-    assert totals == [100.0, 110.0]
-    for g in groups:
-        assert g == sorted(g, key=ids.index)
-    assert sorted(i for g in groups for i in g) == sorted(ids)
-
-
-def test_deal_never_makes_an_empty_group():
-    assert len(suite.deal(["a::x", "a::y"], 5, {})) == 2
+# suite.py deals with tests/vm/groups.py's deal, tested in tests/vm/test_groups.py
 
 
 JUNIT = """<?xml version="1.0"?>
