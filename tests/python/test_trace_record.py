@@ -8,7 +8,7 @@ import pytest
 from irqres.errors import TraceError
 from irqres.measure.softirq import SOFTIRQ_NAMES, softirq_runs
 from irqres.trace import read_trace
-from irqres.trace.record import _restore, _snapshot, record
+from irqres.trace.record import _restore, _snapshot, buffer_kb, record
 
 TRACEFS = "/sys/kernel/tracing"
 
@@ -27,13 +27,29 @@ def test_settings_changed_meanwhile_are_put_back(tmp_path):
     fake_tracefs(tmp_path)
     before = _snapshot(str(tmp_path))
     (tmp_path / "tracing_on").write_text("0\n")
-    (tmp_path / "buffer_size_kb").write_text("1410\n")
+    (tmp_path / "buffer_size_kb").write_text("2048\n")
     (tmp_path / "options/overwrite").write_text("0\n")
     _restore(str(tmp_path), before)
     assert (tmp_path / "tracing_on").read_text().strip() == "1"
     assert (tmp_path / "buffer_size_kb").read_text().strip() == "1408"  # the expanded size
     assert (tmp_path / "options/overwrite").read_text().strip() == "1"
     assert (tmp_path / "current_tracer").read_text() == "nop\n"  # unchanged: not written
+
+
+def test_a_buffer_the_kernel_grew_to_its_size_is_left_alone(tmp_path):
+    # the first event enabled anywhere grows the top buffer, for good, to the size it
+    # was to grow to, in whole pages: "7 (expanded: 1408)" reads "1410" from then on
+    fake_tracefs(tmp_path)
+    before = _snapshot(str(tmp_path))
+    (tmp_path / "buffer_size_kb").write_text("1410\n")
+    _restore(str(tmp_path), before)
+    assert (tmp_path / "buffer_size_kb").read_text() == "1410\n"  # not written: 1408
+
+
+@pytest.mark.parametrize("text, kb", [("7 (expanded: 1408)\n", 1408), ("1410\n", 1410),
+                                      ("16384", 16384)])
+def test_buffer_kb_reads_both_forms(text, kb):
+    assert buffer_kb(text) == kb
 
 
 def test_bad_requests_are_named(tmp_path):

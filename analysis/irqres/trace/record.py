@@ -121,6 +121,21 @@ def _snapshot(tracefs: str) -> dict[str, str]:
     return out
 
 
+def buffer_kb(text: str) -> int:
+    """The per-CPU ring buffer size a ``buffer_size_kb`` file says, in KiB: the size the
+    buffer has, or (``"7 (expanded: 1408)"``, a buffer the kernel has not yet grown to
+    its size because no event was ever enabled since boot) the size it grows to."""
+    text = text.strip()
+    if "expanded:" in text:
+        text = text.split("expanded:")[1].strip(" )")
+    return int(text.split()[0])
+
+
+# The kernel keeps a buffer in whole pages of 4080 bytes of data and reports the size of
+# those: 1408 KiB written reads back as 1410.
+_BUFFER_PAGE_KB = 4
+
+
 def _restore(tracefs: str, before: dict[str, str]) -> None:
     after = _snapshot(tracefs)
     for name, old in before.items():
@@ -128,9 +143,15 @@ def _restore(tracefs: str, before: dict[str, str]) -> None:
             continue
         value = old
         if name == "buffer_size_kb":
-            value = old.split()[0]  # "7 (expanded: 1408)" -> the size itself
-            if "expanded:" in old:
-                value = old.split("expanded:")[1].strip(" )\n")
+            # Enabling an event in any instance grows the top buffer to its size once and
+            # for good ("7 (expanded: 1408)" -> "1410"); that size is what to keep.
+            try:
+                value = str(buffer_kb(old))
+                if abs(buffer_kb(after.get(name, "")) - int(value)) < _BUFFER_PAGE_KB:
+                    continue
+            except (ValueError, IndexError):
+                log.warning("tracefs buffer_size_kb: %r unreadable, left as it is", old)
+                continue
         elif name in ("set_event", "set_event_pid"):
             # these files take one entry per write; clear, then add back
             path = os.path.join(tracefs, name)
