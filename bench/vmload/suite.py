@@ -8,8 +8,7 @@ that each group's expected time is about the same (from ``--durations`` — a ju
 of an earlier run — or one unit a test), and each group runs its tests in one pytest
 process with its own work directory; the guests of the groups share the machine's
 CPUs. Each group writes OUT/gN.xml (junit) and OUT/gN.log. The exit status is 0 when
-every group passed. The dealing and the groups' processes are tests/vm/groups.py's, which
-`make test-vm` runs with two groups and no added load.
+every group passed. The dealing and the groups' processes are tests/vm/groups.py's.
 """
 from __future__ import annotations
 

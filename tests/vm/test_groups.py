@@ -75,6 +75,7 @@ def test_record_merges_what_ran_and_keeps_the_rest(tmp_path):
     assert got["tests/vm/test_old.py::test_gone"] == 7.0
     assert got["tests/vm/test_promise.py::test_p"] == 300.0
     assert "tests/vm/test_boot.py::test_y[7.3]" not in got   # a skip says nothing of time
+    assert "tests/vm/test_boot.py::test_x[arm64-6.1]" not in got  # nor a failure
 
 
 def test_record_without_a_run_says_so(tmp_path):
