@@ -47,7 +47,7 @@ def test_a_buffer_the_kernel_grew_to_its_size_is_left_alone(tmp_path):
 
 
 @pytest.mark.parametrize("text, kb", [("7 (expanded: 1408)\n", 1408), ("1410\n", 1410),
-                                      ("16384", 16384)])
+                                      ("16384", 16384), ("", None), ("X\n", None)])
 def test_buffer_kb_reads_both_forms(text, kb):
     assert buffer_kb(text) == kb
 

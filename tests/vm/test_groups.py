@@ -4,6 +4,8 @@ back, the durations it keeps."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import groups
 import pytest
@@ -117,3 +119,22 @@ def test_two_groups_on_two_cpus_one_on_one(monkeypatch):
 def test_the_recorded_durations_load():
     times = groups.load_durations()
     assert times and all(k.startswith("tests/vm/test_") and "::" in k for k in times)
+
+
+@pytest.mark.parametrize("script, args, says", [
+    ("tests/vm/groups.py", ["--groups", "0"], "--groups: at least 1, not 0"),
+    ("bench/vmgroups/compare.py", ["--rounds", "0"], "--rounds: at least 1, not 0"),
+])
+def test_bad_options_are_refused_naming_them(script, args, says):
+    out = subprocess.run([sys.executable, str(groups.ROOT / script), *args],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2 and says in out.stderr, out.stderr
+
+
+def test_a_bad_durations_file_is_named_before_anything_runs(tmp_path):
+    bad = tmp_path / "d.json"
+    bad.write_text("{")
+    out = subprocess.run([sys.executable, str(groups.ROOT / "tests/vm/groups.py"),
+                          "--durations", str(bad), "tests/vm/test_groups.py"],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 1 and f"{bad}: not JSON" in out.stderr, out.stderr

@@ -121,14 +121,16 @@ def _snapshot(tracefs: str) -> dict[str, str]:
     return out
 
 
-def buffer_kb(text: str) -> int:
+def buffer_kb(text: str) -> int | None:
     """The per-CPU ring buffer size a ``buffer_size_kb`` file says, in KiB: the size the
     buffer has, or (``"7 (expanded: 1408)"``, a buffer the kernel has not yet grown to
-    its size because no event was ever enabled since boot) the size it grows to."""
+    its size because no event was ever enabled since boot) the size it grows to; None
+    when the text says neither."""
     text = text.strip()
     if "expanded:" in text:
         text = text.split("expanded:")[1].strip(" )")
-    return int(text.split()[0])
+    word = text.split()[0] if text else ""
+    return int(word) if word.isdigit() else None
 
 
 # The kernel keeps a buffer in whole pages of 4080 bytes of data and reports the size of
@@ -145,13 +147,13 @@ def _restore(tracefs: str, before: dict[str, str]) -> None:
         if name == "buffer_size_kb":
             # Enabling an event in any instance grows the top buffer to its size once and
             # for good ("7 (expanded: 1408)" -> "1410"); that size is what to keep.
-            try:
-                value = str(buffer_kb(old))
-                if abs(buffer_kb(after.get(name, "")) - int(value)) < _BUFFER_PAGE_KB:
-                    continue
-            except (ValueError, IndexError):
+            want, got = buffer_kb(old), buffer_kb(after.get(name, ""))
+            if want is None:
                 log.warning("tracefs buffer_size_kb: %r unreadable, left as it is", old)
                 continue
+            if got is not None and abs(got - want) < _BUFFER_PAGE_KB:
+                continue
+            value = str(want)
         elif name in ("set_event", "set_event_pid"):
             # these files take one entry per write; clear, then add back
             path = os.path.join(tracefs, name)
