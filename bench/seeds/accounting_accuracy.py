@@ -1,14 +1,17 @@
 """Accounting accuracy: irqres's live attribution of the NIC thread's time to the two
 processes it serves, against the truth, in the PREEMPT_RT guest.
 
-Two UDP receivers (two processes, two ports, one datagram size) read what two paced
-senders in namespace ``snd`` send them at known, different rates, for each pair of
+Two UDP receivers (two processes, two ports, datagrams of ``--size`` and one byte more)
+read what two paced senders in namespace ``snd`` send them at known, different rates, for
+each pair of
 periods of ``--pairs`` (by default about 100/s : 300/s and 50/s : 250/s, periods chosen
 not to be exact multiples so that the two flows' arrivals drift through every phase
 against each other instead of keeping one). irqresd serves both ports with a coupled
 target on eth0 and accounts the NIC thread's activations to the processes they woke
 (docs/process-aware.md). Truth: the NIC thread's CPU time over the window split by the
-datagrams each receiver read (each costs the thread the same). Unless ``--no-trace``, the
+datagrams it delivered to each receiver (each costs the thread the same), counted by the
+kernel's histogram of ``net:netif_receive_skb`` by task and length (accounting_attribution).
+Unless ``--no-trace``, the
 guest also records each window with trace-cmd (left in the guest's out/ directory) for
 ``irqres analyze``'s offline attribution. Raw data:
 bench/seeds/data/accounting-accuracy-*.json; ``report.py`` makes the table.
@@ -101,9 +104,13 @@ def main() -> int:
     for row in rec["result"]["rows"]:
         w = attribution(row)
         offline = {s["pid"]: s["irq_time_ns"] for s in row.get("offline") or []}
-        parts = ", ".join(f"{r['port']}: read {r['reads']} truth {r['truth_ns'] / 1e6:.2f} ms "
+        parts = ", ".join(f"{r['port']}: read {r['reads']}"
+                          + (f" (NIC thread {r['delivered']}, elsewhere {r['elsewhere']})"
+                             if r["delivered"] is not None else "")
+                          + f" truth {r['truth_ns'] / 1e6:.2f} ms "
                           f"accounted {r['accounted_ns'] / 1e6:.2f} ms "
-                          f"error {100 * r['error']:+.2f} %"
+                          f"error {100 * r['error']:+.2f} % (by reads "
+                          f"{100 * r['error_read']:+.2f} %)"
                           + (f" offline {offline[r['pid']] / 1e6:.2f} ms"
                              if r["pid"] in offline else "") for r in w["receivers"])
         print(f"run {w['run']} periods {w['periods_ns']}: NIC {w['cpu_ns'] / 1e6:.2f} ms in "

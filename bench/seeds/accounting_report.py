@@ -18,11 +18,23 @@ def _rate(period_ns: int) -> str:
     return f"{1e9 / period_ns:.0f}/s"
 
 
+def _read(r: dict) -> str:
+    """Datagrams read, and of them those the NIC thread delivered where recorded."""
+    return f"{r['reads']}" + (f" ({r['delivered']})" if r["delivered"] is not None else "")
+
+
+def _sizes(row: dict) -> str:
+    """The datagram sizes of a record's windows, in words."""
+    sizes = row.get("sizes") or [row["size"]]
+    return (f"{sizes[0]}-byte" if len(set(sizes)) == 1
+            else f"{'- and '.join(str(s) for s in sizes)}-byte")
+
+
 def _row(w: dict) -> str:
     a, b = w["receivers"]
-    cells = " | ".join(f"{r['reads']} | {r['truth_ns'] / 1e6:.2f} | "
+    cells = " | ".join(f"{_read(r)} | {r['truth_ns'] / 1e6:.2f} | "
                        f"{r['accounted_ns'] / 1e6:.2f} | {100 * r['error']:+.2f} %"
-                       if r["error"] is not None else f"{r['reads']} | - | - | -"
+                       if r["error"] is not None else f"{_read(r)} | - | - | -"
                        for r in (a, b))
     return (f"| {w['run']} | {_rate(a['period_ns'])} : {_rate(b['period_ns'])} | "
             f"{w['cpu_ns'] / 1e6:.2f} | {w['activations']} | {w['shared']} | "
@@ -67,7 +79,7 @@ def section(rec: dict, traced: list[dict] = (), before: dict | None = None) -> l
     out = ["## Accounting accuracy: the NIC thread's time per served process", "",
            "Two UDP receivers (`seedload recv`, two processes on ports "
            f"{p['ports'][0]} and {p['ports'][1]}, SCHED_OTHER on the sender's vCPU) read "
-           f"{p['size']}-byte datagrams that two paced senders in namespace `snd` send "
+           f"{_sizes(rows[0])} datagrams that two paced senders in namespace `snd` send "
            f"them for {p['seconds']} guest-seconds per window, at the rates of each pair "
            "(periods chosen not to be exact multiples, so the two flows' arrivals drift "
            "through every phase against each other). irqresd boots with a coupled target "
@@ -76,8 +88,13 @@ def section(rec: dict, traced: list[dict] = (), before: dict | None = None) -> l
            "packets it delivered (matched by skb address; else to the processes it woke: "
            "docs/process-aware.md). *True* is the "
            "NIC thread's CPU time over the window (/proc/PID/schedstat as `irqres stats` "
-           "reports it, one reply before and one after) split by the datagrams each "
-           "receiver read; *accounted* is the growth of irqresd's live total for the "
+           "reports it, one reply before and one after) split by the datagrams it "
+           "delivered to each receiver (in brackets after those read: a pending NET_RX "
+           "also runs in whichever task re-enables bottom halves on the NIC's CPU, "
+           "ktimers or rcuc, and those datagrams cost the thread nothing), counted by the "
+           "kernel's histogram of `net:netif_receive_skb` by task and length (port 2's "
+           "datagrams are a byte longer); a record without the histogram splits by the "
+           "datagrams read; *accounted* is the growth of irqresd's live total for the "
            "receiver's pid over the same window; *error* = accounted / true - 1. "
            "*Activations* are the thread's voluntary switches over the window (each "
            "activation ends in a sleep); *shared* are the activations the accounting "
@@ -88,8 +105,9 @@ def section(rec: dict, traced: list[dict] = (), before: dict | None = None) -> l
            f"{100 * shapes.ACCT_ERROR:g} % for every receiver in every window "
            "(shapes.accounting_accurate).", "", *provenance(rec), "",
            "| run | rates (port 1 : port 2) | NIC thread (ms) | activations | shared | "
-           "to nobody, ms (activations) | 1: read | 1: true (ms) | 1: accounted (ms) | "
-           "1: error | 2: read | 2: true (ms) | 2: accounted (ms) | 2: error |",
+           "to nobody, ms (activations) | 1: read (by the thread) | 1: true (ms) | "
+           "1: accounted (ms) | 1: error | 2: read (by the thread) | 2: true (ms) | "
+           "2: accounted (ms) | 2: error |",
            "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for pair in pairs:
         out += [_row(w) for w in ws if tuple(w["periods_ns"]) == pair]

@@ -504,8 +504,11 @@ def test_process_aware_shape_needs_two_rates_and_counts_misses():
     assert any("missed 1" in b for b in shapes.process_aware(missed))
 
 
-# the rule by the packets each receiver read, and before it the rule by wake-ups alone
-ACCT = record("accounting-accuracy-icount-nice0-20261127T085739.json")
+# the rule by the packets each receiver read, its truth from the kernel's histogram of
+# the NIC thread's deliveries; the same rule's record from before the histogram (truth by
+# the datagrams read); and before the rule, the rule by wake-ups alone
+ACCT = record("accounting-accuracy-icount-nice0-20261127T232743.json")
+ACCT_BY_READS = record("accounting-accuracy-icount-nice0-20261127T085739.json")
 ACCT_WAKEUPS = record("accounting-accuracy-icount-nice0-20261126T060249.json")
 
 
@@ -545,6 +548,56 @@ def test_accounting_accuracy_fails_on_the_wakeup_rule_record():
     windows = {f"run {r['run']} periods {r['periods_ns']}" for r in rows}
     goal = shapes.accounting_accurate(rows)
     assert {b.split(": port")[0] for b in goal if ": port 5002:" in b} == windows, goal
+
+
+def test_accounting_truth_is_the_nic_threads_deliveries():
+    """The truth splits by what the NIC thread delivered to each receiver (a datagram read
+    but taken from the ring by ktimers or rcuc cost the thread nothing); a record from
+    before the histogram splits by the datagrams read, and still meets the goal."""
+    from accounting_attribution import attribution, deliveries
+    for row in ACCT["result"]["rows"]:
+        w = attribution(row)
+        assert w["truth_by"] == "delivered", w
+        dv = deliveries(row)
+        for i, r in enumerate(w["receivers"]):
+            assert r["delivered"] == dv["thread"][i]
+            assert r["delivered"] + r["elsewhere"] >= r["reads"]
+        assert sum(r["truth_ns"] for r in w["receivers"]) <= w["cpu_ns"]
+        assert row["before"]["thread"]["comm"] not in w["elsewhere_by"]
+    assert any(r["elsewhere"] for row in ACCT["result"]["rows"]
+               for r in attribution(row)["receivers"])
+    old = [attribution(row) for row in ACCT_BY_READS["result"]["rows"]]
+    assert {w["truth_by"] for w in old} == {"read"}
+    assert all(r["truth_ns"] == r["truth_read_ns"] and r["delivered"] is None
+               for w in old for r in w["receivers"])
+    assert shapes.accounting_accurate(ACCT_BY_READS["result"]["rows"]) == []
+
+
+def test_accounting_deliveries_count_by_thread_and_length():
+    """Flow i's datagrams are sizes[i] + 28 bytes at netif_receive_skb; other lengths
+    (ARP, another flow) count for no receiver."""
+    from accounting_attribution import deliveries
+    row = {"sizes": [512, 513], "after": {"thread": {"pid": 40}},
+           "deliveries": [{"pid": 40, "len": 540, "count": 90, "comm": "irq/11-eth0"},
+                          {"pid": 40, "len": 541, "count": 300, "comm": "irq/11-eth0"},
+                          {"pid": 40, "len": 28, "count": 3, "comm": "irq/11-eth0"},
+                          {"pid": 16, "len": 540, "count": 4, "comm": "ktimers/1"},
+                          {"pid": 17, "len": 541, "count": 6, "comm": "rcuc/1"},
+                          {"pid": 16, "len": 541, "count": 1, "comm": "ktimers/1"}]}
+    assert deliveries(row) == {"thread": [90, 300], "elsewhere": [4, 7],
+                               "by": {"ktimers/1": 5, "rcuc/1": 6}}
+    assert deliveries({k: v for k, v in row.items() if k != "deliveries"}) is None
+
+
+def test_accounting_accuracy_fails_when_the_histogram_missed_datagrams():
+    """A histogram that counted fewer datagrams than a receiver read (a trigger set late,
+    a length not the flow's) cannot be the truth: the goal says so."""
+    rows = copy.deepcopy(ACCT["result"]["rows"])
+    mine = [d for d in rows[0]["deliveries"]
+            if d["len"] == rows[0]["sizes"][0] + 28 and d["count"] > 10]
+    mine[0]["count"] -= 10
+    bad = shapes.accounting_accurate(rows)
+    assert any("port 5001" in b and "the histogram missed some" in b for b in bad), bad
 
 
 def test_accounting_accuracy_fails_when_the_accounting_is_off():

@@ -1,15 +1,18 @@
 """Guest side of the accounting-accuracy experiment (bench/seeds/accounting_accuracy.py).
 
-Two UDP receivers (``seedload recv``, two processes, two ports) read datagrams of the same
-size that two paced senders in namespace ``snd`` send at known, different rates. irqresd
-runs a profile whose coupled target ``nic`` (eth0's IRQ thread) ``serves:`` both ports, so
-its live accounting (docs/process-aware.md) charges the NIC thread's activations to the
-receivers they woke. Over each window (both senders, start to end) the result holds, from
-one ``irqres stats --json`` before and one after: the NIC thread's CPU time
-(/proc/PID/schedstat) and voluntary switches, and each served process's accounted time,
-activations and wake-ups; and what each receiver read. A trace-cmd recording of the same
-window (the events ``irqres analyze`` reads) is left in /payload/out for the offline
-attribution.
+Two UDP receivers (``seedload recv``, two processes, two ports) read datagrams that two
+paced senders in namespace ``snd`` send at known, different rates: ``size`` bytes to the
+first port, one more to the second, so that the kernel's own histogram of
+``net:netif_receive_skb`` by task and length tells, per flow, how many datagrams the NIC
+thread delivered and how many another task took from the ring (:func:`_deliveries_stop`).
+irqresd runs a profile whose coupled target ``nic`` (eth0's IRQ thread) ``serves:`` both
+ports, so its live accounting (docs/process-aware.md) charges the NIC thread's activations
+to the receivers that read the packets they delivered. Over each window (both senders,
+start to end) the result holds, from one ``irqres stats --json`` before and one after: the
+NIC thread's CPU time (/proc/PID/schedstat) and voluntary switches, and each served
+process's accounted time, activations and wake-ups; what each receiver read; and who
+delivered the datagrams. A trace-cmd recording of the same window (the events ``irqres
+analyze`` reads) is left in /payload/out for the offline attribution.
 """
 
 from __future__ import annotations
@@ -79,6 +82,38 @@ def _served(setup_pids: list[int]) -> bool:
     return set(setup_pids) <= have
 
 
+# a tracefs instance of the experiment's own, apart from irqresd's: its hist trigger on
+# net:netif_receive_skb counts every packet by the task that delivered it (on PREEMPT_RT
+# the NIC thread, or whoever ran a pending NET_RX: ktimers, rcuc, ksoftirqd) and by its
+# length at that point (IP header on: a datagram's size + 28)
+TRUTH_INSTANCE = "/sys/kernel/tracing/instances/irqres-acct-truth"
+TRUTH_TRIGGER = TRUTH_INSTANCE + "/events/net/netif_receive_skb/trigger"
+TRUTH_HIST = "hist:keys=common_pid,len:size=4096"
+HIST_ROW = re.compile(r"\{\s*common_pid:\s*(\d+),\s*len:\s*(\d+)\s*\}\s*hitcount:\s*(\d+)")
+
+
+def _deliveries_start() -> None:
+    """A fresh histogram (the instance made anew, a leftover one removed first)."""
+    if os.path.isdir(TRUTH_INSTANCE):
+        _deliveries_stop()
+    os.mkdir(TRUTH_INSTANCE)
+    with open(TRUTH_TRIGGER, "w") as f:
+        f.write(TRUTH_HIST)
+
+
+def _deliveries_stop() -> list[dict]:
+    """The histogram's rows (pid, comm, len, count), then the trigger and instance gone."""
+    text = read(TRUTH_TRIGGER.replace("/trigger", "/hist")) or ""
+    with open(TRUTH_TRIGGER, "a") as f:
+        f.write("!" + TRUTH_HIST)
+    os.rmdir(TRUTH_INSTANCE)
+    rows = [{"pid": int(pid), "len": int(ln), "count": int(n)}
+            for pid, ln, n in HIST_ROW.findall(text)]
+    for r in rows:
+        r["comm"] = (read(f"/proc/{r['pid']}/comm") or "?").strip()
+    return rows
+
+
 def _received(out: str) -> int:
     m = re.search(r"received (\d+)", out)
     if not m:
@@ -88,7 +123,8 @@ def _received(out: str) -> int:
 
 def _window(setup: dict, run: int, periods: list[int], ports: list[int], seconds: int,
             size: int, trace: bool) -> dict:
-    """One window: both receivers up and served, then both senders for ``seconds``."""
+    """One window: both receivers up and served, then both senders for ``seconds``; flow
+    i's datagrams are ``size + i`` bytes."""
     counts = [seconds * 1_000_000_000 // p for p in periods]
     rxs = [receiver(setup, port, n, 1_000_000_000) for port, n in zip(ports, counts,
                                                                       strict=True)]
@@ -100,16 +136,20 @@ def _window(setup: dict, run: int, periods: list[int], ports: list[int], seconds
     name = f"acct-{run}-{periods[0]}-{periods[1]}"
     rec = _record_start(os.path.join(OUT, name + ".dat"), acct_trace_events()) if trace else None
     time.sleep(0.3)
+    sizes = [size + i for i in range(len(ports))]
     before = _stats()
-    snds = [sender(setup, port, p, n, size) for port, p, n in zip(ports, periods, counts,
-                                                                  strict=True)]
+    _deliveries_start()
+    snds = [sender(setup, port, p, n, sz) for port, p, n, sz in zip(ports, periods, counts,
+                                                                     sizes, strict=True)]
     snd_out = [s.communicate(timeout=3600)[0].strip() for s in snds]
     rx_out = [rx.communicate(timeout=3600)[0].strip() for rx in rxs]
     time.sleep(0.3)
+    deliveries = _deliveries_stop()
     after = _stats()
     recorded = _record_stop(rec) if rec else None
     row = {"run": run, "periods_ns": periods, "ports": ports, "counts": counts,
-           "size": size, "pids": pids, "reads": [_received(o) for o in rx_out],
+           "size": size, "sizes": sizes, "deliveries": deliveries, "pids": pids,
+           "reads": [_received(o) for o in rx_out],
            "sender": snd_out, "receiver": rx_out, "before": before, "after": after,
            "trace": name + ".dat" if rec else None, "record": recorded}
     mark(f"acct run {run} periods {periods}: reads {row['reads']}, NIC "
