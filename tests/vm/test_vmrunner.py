@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import re
+import shutil
+import socket
+import subprocess
+import time
 from pathlib import Path
 
 import pytest
 import vmrunner
+from qemu_state import qemu_state, vcpus
 
 # The console of a 6.12 guest that died while irqresd turned the cpuset controller on:
 # the kernel trapped on a live-patching int3 that was already gone from memory.
@@ -97,7 +103,8 @@ def test_the_arm64_guest_boots_on_the_virt_board(tmp_path):
     assert "acpi_irq_nobalance" not in append and "net.ifnames=0" in append
     assert "virtserialport,chardev=ctl,name=irqres.ctl" in cmd
     assert f"socket,id=ctl,path={tmp_path / 'ctl.sock'},server=on,wait=off" in cmd
-    assert not [a for a in cmd if "unix:" in a], cmd
+    assert cmd.count("-serial") == 1, cmd
+    assert cmd[cmd.index("-qmp") + 1] == f"unix:{tmp_path / 'qmp.sock'},server=on,wait=off"
     e1000 = [a for a in cmd if a.startswith("e1000,")]
     assert e1000 == ["e1000,netdev=n0,mitigation=off"], cmd
 
@@ -109,6 +116,71 @@ def test_the_amd64_guest_keeps_its_pc(tmp_path):
     assert "console=ttyS0,115200" in cmd[cmd.index("-append") + 1]
     assert f"unix:{tmp_path / 'ctl.sock'},server=on,wait=off" in cmd
     assert "e1000,netdev=n0,addr=0x3,mitigation=off" in cmd
+    assert cmd[cmd.index("-qmp") + 1] == f"unix:{tmp_path / 'qmp.sock'},server=on,wait=off"
+
+
+# QEMU's own word on a guest killed at its timeout (qemu_state): a real QEMU with no
+# guest to boot runs its firmware, which halts both vCPUs
+_BARE = {"amd64": ["qemu-system-x86_64", "-accel", "tcg", "-smp", "2", "-m", "64"],
+         "arm64": ["qemu-system-aarch64", "-M", "virt", "-cpu", "max", "-smp", "2"]}
+
+
+@pytest.mark.parametrize("arch", sorted(_BARE))
+def test_qemu_describes_its_vcpus_over_qmp(tmp_path, arch):
+    if shutil.which(_BARE[arch][0]) is None:
+        dep = "vm" if arch == "amd64" else "vm-arm64"
+        pytest.skip(f"{_BARE[arch][0]} is not installed (scripts/install-deps.sh {dep})")
+    sock = tmp_path / "qmp.sock"
+    proc = subprocess.Popen([*_BARE[arch], "-display", "none", "-nodefaults",
+                             "-qmp", f"unix:{sock},server=on,wait=off"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 30
+        while not sock.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        state = qemu_state(sock, gap_s=0.2)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert state.startswith("QEMU status running; sample 1: cpu0 "), state
+    pc = r"(?:RIP|EIP)=[0-9a-f]+ CPL=\d HLT=[01]" if arch == "amd64" else r"PC=[0-9a-f]+ EL\dh"
+    for n in ("1", "2"):
+        assert re.search(rf"sample {n}: cpu0 {pc}, cpu1 {pc}(;|$)", state), state
+
+
+def test_a_qemu_that_does_not_answer_is_said_so(tmp_path):
+    assert "did not answer on qmp.sock" in qemu_state(tmp_path / "qmp.sock")
+    mute = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    mute.bind(str(tmp_path / "mute.sock"))
+    mute.listen(1)  # accepts, never greets
+    try:
+        said = qemu_state(tmp_path / "mute.sock", timeout_s=0.5)
+    finally:
+        mute.close()
+    assert said == "QEMU did not answer on mute.sock: timed out", said
+
+
+def test_registers_of_each_vcpu_are_read_from_the_monitor():
+    x86 = ("CPU#0\nRAX=0 RBX=1\nRIP=ffffffff81c0e0a2 RFL=00000246 [---Z-P-] CPL=0 II=0 A20=1 "
+           "SMM=0 HLT=1\nES =0000\nCPU#1\nRIP=00007f3a12345678 RFL=00000202 CPL=3 II=0 "
+           "HLT=0\n")
+    assert vcpus(x86) == ["cpu0 RIP=ffffffff81c0e0a2 CPL=0 HLT=1",
+                          "cpu1 RIP=00007f3a12345678 CPL=3 HLT=0"]
+    arm = "CPU#0\n PC=ffff800008012345 X00=0\nPSTATE=600003c5 -Z-- EL1h     FPCR=0\n"
+    assert vcpus(arm) == ["cpu0 PC=ffff800008012345 EL1h"]
+    assert vcpus("") == []
+
+
+def test_a_guest_killed_at_its_timeout_is_described_first(tmp_path):
+    vm = _Guest(tmp_path, [])
+    console = tmp_path / "console.log"
+    console.write_text("Starting irqres VM scenario...\n")
+    vm.timeout_s, vm.POLL_S, vm.OOPS_QUIET_S = 0.3, 0.1, 600
+    vm.started = time.monotonic()
+    vm.proc = subprocess.Popen(["sleep", "600"])
+    timed_out, dead = vm._wait(console)
+    assert timed_out and dead is None and vm.proc.returncode is not None
+    assert vm.last_state.startswith("QEMU did not answer on qmp.sock"), vm.last_state
 
 
 def test_icount_is_refused_on_arm64(tmp_path):

@@ -31,6 +31,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from qemu_state import qemu_state
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 GUEST_DIR = HERE / "guest"
@@ -490,6 +492,7 @@ class VM:
         self.workdir = Path(workdir or tempfile.mkdtemp(prefix=f"irqres-vm-{self.name}-"))
         self.proc: subprocess.Popen | None = None
         self.started = 0.0
+        self.last_state = ""
         self.ports = {
             ("udp", self.UDP_PORT): free_port(socket.SOCK_DGRAM),
             ("tcp", self.TCP_PORT): free_port(socket.SOCK_STREAM),
@@ -591,7 +594,8 @@ class VM:
                 "-drive", f"file={self.image.disk},if=virtio,format=raw,snapshot=on",
                 "-drive", f"file={payload},if=virtio,format=raw",
                 "-display", "none", "-no-reboot", "-serial", "stdio",
-                "-serial", f"unix:{ctl},server=on,wait=off", *nic, *self.extra_qemu]
+                "-serial", f"unix:{ctl},server=on,wait=off", *self._qmp_args(), *nic,
+                *self.extra_qemu]
 
     def _qemu_cmd_arm64(self, payload: Path, ctl: Path, append: str, nic: list[str]) -> list[str]:
         """The arm64 guest: QEMU's virt board (GICv3, PCIe) with an emulated CPU, the same
@@ -617,7 +621,11 @@ class VM:
                 "-device", "virtio-serial-pci",
                 "-chardev", f"socket,id=ctl,path={ctl},server=on,wait=off",
                 "-device", "virtserialport,chardev=ctl,name=irqres.ctl",
-                *nic, *self.extra_qemu]
+                *self._qmp_args(), *nic, *self.extra_qemu]
+
+    def _qmp_args(self) -> list[str]:
+        """QEMU's QMP socket, for ``qemu_state`` of a guest about to be killed."""
+        return ["-qmp", f"unix:{self.workdir / 'qmp.sock'},server=on,wait=off"]
 
     @contextlib.contextmanager
     def _netns(self):
@@ -700,7 +708,8 @@ class VM:
         """Wait for QEMU to end; kill it at ``timeout_s``, once the guest's kernel is
         stuck in an RCU stall (``kernel_stall``), or once it oopsed (``kernel_oops``) and
         its console then stayed silent for OOPS_QUIET_S: (timed out, None) or (False,
-        (what killed the guest, the console from it on))."""
+        (what killed the guest, the console from it on)). A guest killed at its timeout
+        is first described by QEMU (``qemu_state``, kept in ``self.last_state``)."""
         deadline = self.started + self.timeout_s
         size, grown = -1, time.monotonic()
         while True:
@@ -714,6 +723,8 @@ class VM:
                 size, grown = len(text), time.monotonic()
             dead = self._dead(text, time.monotonic() - grown)
             if dead is not None or time.monotonic() >= deadline:
+                if dead is None:
+                    self.last_state = qemu_state(self.workdir / "qmp.sock")
                 self.proc.kill()
                 self.proc.wait()
                 return dead is None, dead
@@ -753,8 +764,8 @@ class VM:
                           console_text)
         if timed_out:
             raise VMError(f"{self.name}: guest did not power off within {self.timeout_s:.0f}s "
-                          f"and was killed; console tail:\n{tail(console_text)}",
-                          console_text)
+                          f"and was killed; before the kill: {self.last_state}; console "
+                          f"tail:\n{tail(console_text)}", console_text)
         out = self._fetch_out(payload)
         result_file = out / "result.json"
         if not result_file.is_file():
