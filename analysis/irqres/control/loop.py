@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import select
 import sys
 import time
@@ -52,6 +53,11 @@ from .view import TerminalView
 logger = logging.getLogger(__name__)
 
 REFUSAL_HOLD_NS = 1_000_000_000     # after a refused budget, ask no further that way this long
+#: A refusal for bandwidth (irqresd's "new budget refused: EBUSY: ..."). A decrease asks for
+#: none, so a decrease refused so was refused for its size (on 7.x, the bound of a thread
+#: beside its partition: docs/vm.md, "What 7.3 changes"), and half the step is asked at the
+#: next interval rather than after REFUSAL_HOLD_NS.
+SIZE_REFUSAL = re.compile(r"\bEBUSY\b")
 #: Requests at most to put one target's budget back in steps (loop.Tuner._put_back)
 PUT_BACK_TRIES = 64
 #: Bad replies (not JSON, an error, a stats reply without its threads) in a row that end
@@ -449,11 +455,12 @@ class Tuner:
 
     def _follow(self, st: TargetState, step: Step, now: int) -> int | None:
         """Send the budget the controller decided, unless it is the one in force or a
-        refused decrease still holds it; the budget sent, or None. Once the hold is over,
-        a decrease as large as the one refused is asked half as large: irqresd refuses a
-        decrease larger than a bound of the kernel's (on 7.x, that of a thread beside its
-        partition: docs/vm.md, "What 7.3 changes"), and halving the step finds the
-        largest it takes; steps that size follow, until a raise."""
+        refused decrease still holds it; the budget sent, or None. A decrease as large as
+        the one refused is asked half as large: irqresd refuses a decrease larger than a
+        bound of the kernel's (on 7.x, that of a thread beside its partition: docs/vm.md,
+        "What 7.3 changes"), and halving the step finds the largest it takes; steps that
+        size follow, until a raise. A decrease refused for its size (SIZE_REFUSAL) is
+        halved at the next interval, any other once its hold is over."""
         if st.floor is not None and st.floor[1] <= now:
             st.floor = None
         held = st.floor is not None and step.budget_ns < st.floor[0]
@@ -520,8 +527,9 @@ class Tuner:
             if q > st.runtime_ns:
                 st.ceiling = (st.runtime_ns, now + REFUSAL_HOLD_NS)
             else:
-                st.floor = (st.runtime_ns, now + REFUSAL_HOLD_NS)
                 st.refused_step_ns = st.runtime_ns - q
+                if not (SIZE_REFUSAL.search(str(exc)) and st.refused_step_ns >= 2):
+                    st.floor = (st.runtime_ns, now + REFUSAL_HOLD_NS)
             return None
         if q > st.runtime_ns:
             st.refused_step_ns = None
