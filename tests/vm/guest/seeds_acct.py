@@ -87,24 +87,23 @@ def _served(setup_pids: list[int]) -> bool:
 # the NIC thread, or whoever ran a pending NET_RX: ktimers, rcuc, ksoftirqd) and by its
 # length at that point (IP header on: a datagram's size + 28)
 TRUTH_INSTANCE = "/sys/kernel/tracing/instances/irqres-acct-truth"
-TRUTH_TRIGGER = TRUTH_INSTANCE + "/events/net/netif_receive_skb/trigger"
+TRUTH_EVENT = TRUTH_INSTANCE + "/events/net/netif_receive_skb"
 TRUTH_HIST = "hist:keys=common_pid,len:size=4096"
 HIST_ROW = re.compile(r"\{\s*common_pid:\s*(\d+),\s*len:\s*(\d+)\s*\}\s*hitcount:\s*(\d+)")
 
 
 def _deliveries_start() -> None:
-    """A fresh histogram (the instance made anew, a leftover one removed first)."""
-    if os.path.isdir(TRUTH_INSTANCE):
-        _deliveries_stop()
+    """A fresh histogram, in an instance made for the window (each boot starts without
+    it; a window that failed ends the scenario)."""
     os.mkdir(TRUTH_INSTANCE)
-    with open(TRUTH_TRIGGER, "w") as f:
+    with open(TRUTH_EVENT + "/trigger", "w") as f:
         f.write(TRUTH_HIST)
 
 
 def _deliveries_stop() -> list[dict]:
     """The histogram's rows (pid, comm, len, count), then the trigger and instance gone."""
-    text = read(TRUTH_TRIGGER.replace("/trigger", "/hist")) or ""
-    with open(TRUTH_TRIGGER, "a") as f:
+    text = read(TRUTH_EVENT + "/hist") or ""
+    with open(TRUTH_EVENT + "/trigger", "a") as f:
         f.write("!" + TRUTH_HIST)
     os.rmdir(TRUTH_INSTANCE)
     rows = [{"pid": int(pid), "len": int(ln), "count": int(n)}
