@@ -1,8 +1,10 @@
 """Scenario 0: the guest boots Debian's PREEMPT_RT kernel and can run the project."""
 
 import re
+import subprocess
 
 import pytest
+import vmrunner
 
 pytestmark = [pytest.mark.vm, pytest.mark.slow]
 
@@ -38,3 +40,28 @@ def test_rt_kernel_nic_thread_and_python_stack(boot, nic_thread):
     assert d["cli_version"]["rc"] == 0 and "irqres, version" in d["cli_version"]["out"]
     assert "cpuset" in (d["cgroup_controllers"] or "")
     assert "10.0.2.15" in d["eth0"]["out"]
+
+
+def test_a_package_the_image_cannot_take_is_refused_by_dpkg(image, tmp_path):
+    """The layer is made by dpkg in the image itself: a package whose Depends the image
+    does not meet is refused there, the error carries dpkg's words, and no layer is left
+    for a guest to boot."""
+    tree = tmp_path / "pkg"
+    (tree / "DEBIAN").mkdir(parents=True)
+    (tree / "DEBIAN" / "control").write_text(
+        "Package: irqres\nVersion: 0.0.1\nArchitecture: amd64\n"
+        "Maintainer: irqres tests <irqres@localhost>\n"
+        "Depends: irqres-absent-dependency\nDescription: unmet Depends\n")
+    stage = vmrunner.Stage(tmp_path / "stage")
+    stage.root.mkdir()
+    subprocess.run(["dpkg-deb", "-b", "--root-owner-group", str(tree),
+                    str(stage.root / "irqres_0.0.1_amd64.deb")], check=True,
+                   capture_output=True)
+    before = set((image.path / "layers").glob("*.qcow2"))
+    with pytest.raises(vmrunner.VMError) as err:
+        vmrunner.installed_layer(image, stage)
+    said = str(err.value)
+    assert "layer irqres_0.0.1_amd64.deb: dpkg did not install the package" in said, said
+    assert "depends on irqres-absent-dependency; however:" in said, said
+    assert set((image.path / "layers").glob("*.qcow2")) == before
+    assert not list((image.path / "layers").glob("layer-*"))

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import shutil
 import socket
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -318,3 +320,96 @@ def test_an_oops_boots_the_guest_once_more_and_shares_the_once_with_a_stall(tmp_
         with pytest.raises(vmrunner.VMError):
             vm.run()
         assert vm.boots == 2
+
+
+def _layer_fixture(tmp_path: Path, logs: list[str]):
+    """An image whose disk is a small raw file, a stage with a package, and VM.boot_layer
+    replaced by one that returns the next of ``logs`` (what install.sh would have written)
+    and counts its boots; qemu-img is the real one."""
+    image = tmp_path / "image"
+    image.mkdir()
+    (image / "disk.img").write_bytes(b"\0" * 65536)
+    (image / "kernels").write_text("6.1 6.1.0-test\n")
+    stage = vmrunner.Stage(tmp_path / "stage")
+    stage.root.mkdir()
+    (stage.root / "irqres_0.1.0_amd64.deb").write_bytes(b"the package")
+    boots: list[Path] = []
+
+    def boot_layer(vm):
+        assert vm.layer and vm.root.parent.parent == image / "layers"
+        assert "snapshot" not in vm._root_drive()
+        boots.append(vm.root)
+        return logs[len(boots) - 1]
+    return vmrunner.Image(image), stage, boots, boot_layer
+
+
+def test_a_package_is_installed_into_a_layer_once(tmp_path, monkeypatch):
+    image, stage, boots, boot_layer = _layer_fixture(tmp_path, ["layer installed\n"])
+    monkeypatch.setattr(vmrunner.VM, "boot_layer", boot_layer)
+    layer = vmrunner.installed_layer(image, stage)
+    assert layer.parent == image.path / "layers" and layer.suffix == ".qcow2"
+    info = subprocess.run(["qemu-img", "info", "--output=json", str(layer)],
+                          capture_output=True, text=True, check=True).stdout
+    assert f'"backing-filename": "{image.disk}"' in info, info
+    assert vmrunner.installed_layer(image, stage) == layer and len(boots) == 1
+    # no temporary directory is left beside it
+    assert sorted(p.name for p in layer.parent.iterdir()) == [".lock", layer.name]
+    # a scenario's guest boots it in snapshot mode: its writes never reach the layer
+    vm = vmrunner.VM(image, stage, "x", workdir=tmp_path / "vm")
+    vm.root = layer
+    assert vm._root_drive() == f"file={layer},if=virtio,format=qcow2,snapshot=on"
+    assert not (tmp_path / "vm" / "payload").exists()
+    payload = vm._payload()
+    assert payload.is_file() and not (tmp_path / "vm" / "payload" / "stage").exists()
+
+
+def test_another_package_gets_its_own_layer(tmp_path, monkeypatch):
+    image, stage, boots, boot_layer = _layer_fixture(tmp_path, ["layer installed\n"] * 2)
+    monkeypatch.setattr(vmrunner.VM, "boot_layer", boot_layer)
+    first = vmrunner.installed_layer(image, stage)
+    (stage.root / "irqres_0.1.0_amd64.deb").write_bytes(b"the next package")
+    second = vmrunner.installed_layer(image, stage)
+    assert second != first and first.is_file() and second.is_file() and len(boots) == 2
+
+
+def test_a_package_dpkg_refuses_leaves_no_layer(tmp_path, monkeypatch):
+    refused = "dpkg -i irqres_0.1.0_amd64.deb: 03:19:58.1\ninstall.sh: dpkg -i ... failed\n"
+    image, stage, boots, boot_layer = _layer_fixture(tmp_path, [refused, "layer installed"])
+    monkeypatch.setattr(vmrunner.VM, "boot_layer", boot_layer)
+    with pytest.raises(vmrunner.VMError, match=r"(?s)layer irqres_0\.1\.0_amd64\.deb: dpkg "
+                       r"did not install.*install\.sh: dpkg -i \.\.\. failed"):
+        vmrunner.installed_layer(image, stage)
+    assert [p.name for p in (image.path / "layers").iterdir()] == [".lock"]
+    # nothing of the refusal is kept: the next session tries again
+    assert vmrunner.installed_layer(image, stage).is_file() and len(boots) == 2
+
+
+def test_without_a_package_the_guest_boots_the_bare_image(tmp_path):
+    image, stage, _, _ = _layer_fixture(tmp_path, [])
+    assert vmrunner.installed_layer(image, None) is None
+    (stage.root / "irqres_0.1.0_amd64.deb").unlink()
+    assert vmrunner.installed_layer(image, stage) is None
+    vm = vmrunner.VM(image, None, "x", workdir=tmp_path / "vm")
+    assert vm._root_drive() == f"file={image.disk},if=virtio,format=raw,snapshot=on"
+
+
+def test_the_boot_bench_refuses_bad_options_naming_them():
+    script = vmrunner.REPO / "bench" / "vmboot" / "compare.py"
+    for args, says in ((["--rounds", "0"], "--rounds: at least 1, not 0"),
+                       (["--arch", "sparc"], "--arch: invalid choice: 'sparc'")):
+        out = subprocess.run([sys.executable, str(script), *args], capture_output=True,
+                             text=True, timeout=60)
+        assert out.returncode == 2 and says in out.stderr, out.stderr
+
+
+def test_the_boot_bench_reads_the_install_step_from_install_log():
+    # by path: bench/vmgroups has a compare.py too
+    spec = importlib.util.spec_from_file_location(
+        "vmboot_compare", vmrunner.REPO / "bench" / "vmboot" / "compare.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    install_seconds = bench.install_seconds
+    log = ("payload install: 03:27:40\ndpkg -i irqres_0.1.0_amd64.deb: 03:27:41.2\n"
+           "payload install done: 03:27:48\n")
+    assert install_seconds(log) == 8
+    assert install_seconds("payload install: 03:27:40\n") is None

@@ -4,11 +4,14 @@ The pieces, in the order a run uses them:
 
 * :func:`ensure_image` builds or reuses the cached Debian 12 image (build-image.sh).
 * :func:`stage_checkout` builds the checkout's Debian package (``make deb-package``) once.
-* :class:`VM` writes a small ext4 *payload* disk (the package, the guest scenario
-  library, the profile, the scenario name), boots QEMU with the root disk in snapshot
-  mode (the cached image is never modified), serves the guest's requests on a second
-  serial port (``ttyS1``: load generation, progress marks), and after power-off copies
-  ``/out`` back from the payload disk with ``debugfs``.
+* :func:`installed_layer` installs that package with dpkg, in one boot of the image, into
+  a qcow2 layer over the image's disk, once per package: the scenarios' guests start
+  with irqres installed instead of each running dpkg under emulation.
+* :class:`VM` writes a small ext4 *payload* disk (the guest scenario library, the
+  profile, the scenario name), boots QEMU with that layer as the root disk in snapshot
+  mode (neither the cached image nor the layer is ever modified), serves the guest's
+  requests on a second serial port (``ttyS1``: load generation, progress marks), and
+  after power-off copies ``/out`` back from the payload disk with ``debugfs``.
 
 The guest always powers off (the scenario unit's ExecStopPost); a guest that does not is
 killed after ``timeout_s`` and :class:`VMError` carries the console log tail.
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
 import json
 import os
 import re
@@ -298,6 +302,63 @@ def stage_checkout(dest: Path, image: Image | None = None) -> Stage:
     return stage
 
 
+def stage_deb(stage: Stage | None) -> Path | None:
+    """The one package a stage holds, or None (no stage, or its package did not build)."""
+    debs = sorted(stage.root.glob("irqres_*.deb")) if stage is not None else []
+    return debs[0] if len(debs) == 1 else None
+
+
+LAYERS_KEPT = 4  # layers of other packages kept beside an image (other checkouts)
+LAYER_TIMEOUT_S = 900
+
+
+def installed_layer(image: Image, stage: Stage | None) -> Path | None:
+    """The image's root disk with the stage's package installed: a qcow2 layer over
+    ``image.disk``, made by booting the image once with the package on the payload disk
+    (guest/install.sh's layer mode: ``dpkg -i``, a clean read-only root, power off).
+
+    Layers live in ``<image>/layers/<key>.qcow2``, the key a hash of the package and of
+    install.sh; a layer is built once and reused by every later guest (they boot it in
+    snapshot mode), and is renamed into place only when dpkg said the package is
+    installed. None when the stage has no package: the guest then boots the bare image.
+    Raises VMError, with dpkg's output, when the package cannot be installed."""
+    deb = stage_deb(stage)
+    if deb is None:
+        return None
+    digest = hashlib.sha256(deb.read_bytes())
+    digest.update((GUEST_DIR / "install.sh").read_bytes())
+    layers = image.path / "layers"
+    layers.mkdir(exist_ok=True)
+    layer = layers / f"{digest.hexdigest()[:16]}.qcow2"
+    with open(layers / ".lock", "w") as lock:
+        # two test sessions of one checkout build it once
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if layer.is_file():
+            return layer
+        t0 = time.monotonic()
+        say(f"installing {deb.name} into a layer of the {image.arch} image (once per package)")
+        work = Path(tempfile.mkdtemp(prefix="layer-", dir=layers))
+        try:
+            disk = work / "disk.qcow2"
+            subprocess.run(["qemu-img", "create", "-q", "-f", "qcow2", "-F", "raw",
+                            "-b", str(image.disk), str(disk)], check=True)
+            vm = VM(image, stage, "layer", name=f"layer {deb.name}",
+                    timeout_s=LAYER_TIMEOUT_S, workdir=work)
+            vm.root = disk
+            vm.layer = True
+            log = vm.boot_layer()
+            if "layer installed" not in log:
+                raise VMError(f"layer {deb.name}: dpkg did not install the package in the "
+                              f"{image.arch} image; install.log:\n{log}")
+            disk.replace(layer)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        for old in sorted(layers.glob("*.qcow2"), key=lambda f: f.stat().st_mtime)[:-LAYERS_KEPT]:
+            old.unlink(missing_ok=True)
+        say(f"layer {layer} ready in {time.monotonic() - t0:.1f}s")
+        return layer
+
+
 def free_port(kind: int) -> int:
     with socket.socket(socket.AF_INET, kind) as s:
         s.bind(("127.0.0.1", 0))
@@ -466,7 +527,7 @@ class VM:
                  icount: str | None = None, files: dict[str, Path] | None = None,
                  qemu: list[str] | None = None, qemu_env: dict[str, str] | None = None,
                  e1000_mitigation_opt: bool = True, extra_qemu: list[str] | None = None,
-                 kernel_args: str = ""):
+                 kernel_args: str = "", layered: bool = True):
         self.image = image
         self.stage = stage
         self.scenario = scenario
@@ -490,6 +551,12 @@ class VM:
         self.extra_qemu = list(extra_qemu or [])
         self.kernel_args = kernel_args
         self.workdir = Path(workdir or tempfile.mkdtemp(prefix=f"irqres-vm-{self.name}-"))
+        # the root disk: the image with the package installed (installed_layer), found at
+        # the first boot; ``layer`` is the boot that makes it. layered=False boots the bare
+        # image and installs the package in the guest (bench/vmboot compares the two).
+        self.root: Path | None = None
+        self.layer = False
+        self.layered = layered
         self.proc: subprocess.Popen | None = None
         self.started = 0.0
         self.last_state = ""
@@ -513,7 +580,9 @@ class VM:
         (root / "out").mkdir(parents=True)
         shutil.copytree(GUEST_DIR, root / "guest", ignore=shutil.ignore_patterns("__pycache__"))
         shutil.copy2(GUEST_DIR / "install.sh", root / "install.sh")
-        if self.stage is not None:
+        if self.layer:
+            (root / "layer").touch()
+        if self.stage is not None and (self.layer or not self.layered):
             shutil.copytree(self.stage.root, root / "stage", symlinks=True)
         if self.profile is not None:
             shutil.copy2(self.profile, root / "profile.yaml")
@@ -591,7 +660,7 @@ class VM:
                 "-m", str(self.memory_mb),
                 "-kernel", str(self.kernel.vmlinuz), "-initrd", str(self.kernel.initrd),
                 "-append", append,
-                "-drive", f"file={self.image.disk},if=virtio,format=raw,snapshot=on",
+                "-drive", self._root_drive(),
                 "-drive", f"file={payload},if=virtio,format=raw",
                 "-display", "none", "-no-reboot", "-serial", "stdio",
                 "-serial", f"unix:{ctl},server=on,wait=off", *self._qmp_args(), *nic,
@@ -615,13 +684,21 @@ class VM:
                 "-accel", "tcg", "-smp", str(self.cpus), "-m", str(self.memory_mb),
                 "-kernel", str(self.kernel.vmlinuz), "-initrd", str(self.kernel.initrd),
                 "-append", append,
-                "-drive", f"file={self.image.disk},if=virtio,format=raw,snapshot=on",
+                "-drive", self._root_drive(),
                 "-drive", f"file={payload},if=virtio,format=raw",
                 "-display", "none", "-no-reboot", "-serial", "stdio",
                 "-device", "virtio-serial-pci",
                 "-chardev", f"socket,id=ctl,path={ctl},server=on,wait=off",
                 "-device", "virtserialport,chardev=ctl,name=irqres.ctl",
                 *self._qmp_args(), *nic, *self.extra_qemu]
+
+    def _root_drive(self) -> str:
+        """The root disk: the bare image or the package's layer, in snapshot mode (the
+        guest's writes are thrown away), except for the boot that makes the layer."""
+        if self.root is None:
+            return f"file={self.image.disk},if=virtio,format=raw,snapshot=on"
+        keep = "" if self.layer else ",snapshot=on"
+        return f"file={self.root},if=virtio,format=qcow2{keep}"
 
     def _qmp_args(self) -> list[str]:
         """QEMU's QMP socket, for ``qemu_state`` of a guest about to be killed."""
@@ -739,7 +816,38 @@ class VM:
                     f"{self.OOPS_QUIET_S:.0f}s"), oops
         return None
 
+    def boot_layer(self) -> str:
+        """The layer's boot (see installed_layer): its install.log."""
+        payload, console_text, wall, _ = self._boot()
+        log = self._fetch_out(payload) / "install.log"
+        if not log.is_file():
+            raise VMError(f"{self.name}: the guest left no install.log (qemu status "
+                          f"{self.proc.returncode}, {wall:.0f}s); console tail:\n"
+                          f"{tail(console_text)}", console_text)
+        return log.read_text(errors="replace")
+
     def _run_once(self) -> Result:
+        if self.root is None and self.layered:
+            self.root = installed_layer(self.image, self.stage)
+        payload, console_text, wall, marks = self._boot()
+        out = self._fetch_out(payload)
+        result_file = out / "result.json"
+        if not result_file.is_file():
+            install_log = out / "install.log"
+            extra = f"\ninstall.log:\n{install_log.read_text()}" if install_log.is_file() else ""
+            raise VMError(f"{self.name}: guest left no result.json (qemu status "
+                          f"{self.proc.returncode}); console tail:\n{tail(console_text)}{extra}",
+                          console_text)
+        data = json.loads(result_file.read_text())
+        booted = data.get("kernel_release")
+        if booted != self.kernel.release:
+            raise VMError(f"{self.name}: asked for kernel {self.kernel.release}, the guest "
+                          f"ran {booted!r}")
+        return Result(self.name, self.kernel, data, out, console_text, wall, marks)
+
+    def _boot(self) -> tuple[Path, str, float, list]:
+        """One boot to power-off: (payload disk, console, wall seconds, the guest's marks).
+        Raises VMError when the guest's kernel died or it outlived ``timeout_s``."""
         payload = self._payload()
         ctl = self.workdir / "ctl.sock"
         console_path = self.workdir / "console.log"
@@ -766,20 +874,7 @@ class VM:
             raise VMError(f"{self.name}: guest did not power off within {self.timeout_s:.0f}s "
                           f"and was killed; before the kill: {self.last_state}; console "
                           f"tail:\n{tail(console_text)}", console_text)
-        out = self._fetch_out(payload)
-        result_file = out / "result.json"
-        if not result_file.is_file():
-            install_log = out / "install.log"
-            extra = f"\ninstall.log:\n{install_log.read_text()}" if install_log.is_file() else ""
-            raise VMError(f"{self.name}: guest left no result.json (qemu status "
-                          f"{self.proc.returncode}); console tail:\n{tail(console_text)}{extra}",
-                          console_text)
-        data = json.loads(result_file.read_text())
-        booted = data.get("kernel_release")
-        if booted != self.kernel.release:
-            raise VMError(f"{self.name}: asked for kernel {self.kernel.release}, the guest "
-                          f"ran {booted!r}")
-        return Result(self.name, self.kernel, data, out, console_text, wall, server.marks)
+        return payload, console_text, wall, server.marks
 
 
 def tail(text: str, lines: int = 60) -> str:
