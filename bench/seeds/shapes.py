@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import tools_spread
 from report import app_mbit_s, linear_fit, offered_mbit_s
-from stats import grid_summary
+from stats import grid_lateness, grid_summary
 
 # The reserved case's p99.9 and maximum against FIFO 50's: at least this many times smaller.
 LATENCY_FACTOR = 5
@@ -147,28 +147,44 @@ def bursts_cut_at_budget(hrtick: list[list[int]], tick: list[list[int]],
     return bad
 
 
+def late_share(hist: dict, interval_us: int, hist_us: int, beyond_us: int) -> float:
+    """The share (%) of the intended cycle grid's cycles (stats.grid_lateness) later than
+    ``beyond_us``; a cycle beyond the histogram counts as later."""
+    cycles, beyond = grid_lateness(hist, interval_us, hist_us)
+    total = sum(cycles.values()) + beyond
+    late = sum(n for lat, n in cycles.items() if lat > beyond_us) + beyond
+    return 100 * late / total if total else float("inf")
+
+
 def hrtick_below_tick(fifo: list[dict], tick: list[dict], hrtick: list[dict],
-                      interval_us: int, hist_us: int) -> list[str]:
-    """Experiment 6 with HRTICK_DL over the whole receive path: each run's p99 over the
-    intended cycle grid (stats.grid_summary) with the budget enforced by HRTICK_DL
-    (``hrtick``) below the same run's at the tick (``tick``; runs matched by their
-    ``run``), FIFO 50's every worst case at least FIFO_FACTOR times the largest of them.
+                      interval_us: int, hist_us: int, budget_ns: int) -> list[str]:
+    """Experiment 6 with HRTICK_DL over the whole receive path: in each run the share of
+    the intended cycle grid later than Q + OVERRUN_SLACK_US (``late_share``) with the
+    budget enforced by HRTICK_DL (``hrtick``) below the same run's at the tick (``tick``;
+    runs matched by their ``run``), FIFO 50's every worst case at least FIFO_FACTOR times
+    the largest of them.
 
-    The p99 (40 of 4,000 cycles), not the worst case: below the tick in every recorded run
-    on 6.1 and 6.12 (bench/seeds/data/latency-hrtick-napi-*) and in a boot beside a host
-    load of 8, where one worst case was not (7,023 µs with HRTICK_DL against 6,762 µs at
-    the tick; p99 3,034 against 4,296 µs). A worst case is one cycle; on 6.12 it was not
-    lowered in three of six runs (bench/seeds/RESULTS.md)."""
-    def p99(r: dict) -> float:
-        v = grid_summary(r["hist"], interval_us, hist_us)["p99"]
-        return float("inf") if v is None else v  # beyond the histogram
+    The cycles a tick's overrun makes late, not a percentile: enforced at the tick the
+    NIC's bursts run up to 4 ms past Q, at the budget's end they do not, and that is what
+    moves the cycles beyond Q + 2 ms (1 ms / 5 ms: 0.5-3.5 % of them at the tick, 0.03-0.1
+    % with HRTICK_DL in the three CI boots of 2026-11-27/28; below in every recorded run of
+    bench/seeds/data/latency-hrtick-napi-*). The p99 sits in the band of cycles delayed by
+    one budget, which both share: in a CI boot of 2026-11-28 it was 2,933 µs with
+    HRTICK_DL against 2,639 µs at the tick, while the late share was 0.04 % against
+    0.88 %. A worst case is one cycle; on 6.12 it was not lowered in three of six runs
+    (bench/seeds/RESULTS.md)."""
+    beyond_us = budget_ns // 1000 + OVERRUN_SLACK_US
 
-    at_tick = {r["run"]: p99(r) for r in tick}
+    def late(r: dict) -> float:
+        return late_share(r["hist"], interval_us, hist_us, beyond_us)
+
+    at_tick = {r["run"]: late(r) for r in tick}
     bad = []
     for r in hrtick:
-        if (mine := p99(r)) >= at_tick.get(r["run"], 0):
-            bad.append(f"latency: run {r['run']} p99 {mine} us with HRTICK_DL, not below "
-                       f"{at_tick.get(r['run'])} us at the tick")
+        if (mine := late(r)) >= at_tick.get(r["run"], 0):
+            bad.append(f"latency: run {r['run']} {mine:.2f} % of cycles later than "
+                       f"{beyond_us} us with HRTICK_DL, not below the tick's "
+                       f"{at_tick.get(r['run'], 0):.2f} %")
     if not (fifo and hrtick):
         return [*bad, "latency: a FIFO 50 and an HRTICK_DL run are both needed"]
     if min(r["hist"]["max_us"] for r in fifo) < FIFO_FACTOR * worst(hrtick):

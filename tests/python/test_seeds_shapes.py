@@ -216,11 +216,11 @@ def test_hrtick_below_the_tick_over_the_whole_path(rec, i):
     grid = rec["params"]["interval_us"], rec["params"]["hist_us"]
     hr, tick = _hrtick_runs(rec, q, t)
     fifo = _runs(rec, "fifo50")
-    assert shapes.hrtick_below_tick(fifo, tick, hr, *grid) == []
+    assert shapes.hrtick_below_tick(fifo, tick, hr, *grid, q) == []
     # removed: HRTICK_DL off in place of on
-    assert len(shapes.hrtick_below_tick(fifo, hr, tick, *grid)) == len(tick)
+    assert len(shapes.hrtick_below_tick(fifo, hr, tick, *grid, q)) == len(tick)
     # removed: the reservation itself (FIFO 50 runs in place of the HRTICK_DL ones)
-    assert shapes.hrtick_below_tick(fifo, tick, fifo, *grid)
+    assert shapes.hrtick_below_tick(fifo, tick, fifo, *grid, q)
 
 
 def test_hrtick_does_not_lower_every_worst_case_over_the_whole_path_on_6_12():

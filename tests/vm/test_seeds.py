@@ -123,15 +123,15 @@ def check_shapes(d: dict, out: Path) -> None:
     # reserved at the tick 5.4-6.9 ms
     bad = shapes.latency(fifo, tick, LATENCY["interval_us"], LATENCY["hist_us"])
     assert bad == [], (bad, ts, fs)
-    # HRTICK_DL: the p99 below the tick's in every recorded run on 6.1 and 6.12 (the worst
-    # case below the tick's in 6.1's, though not in a boot beside a host load of 8)
+    # HRTICK_DL: fewer cycles later than Q + 2 ms than at the tick, in every recorded run
+    # on 6.1 and 6.12 (the p99 was not: see shapes.hrtick_below_tick)
     tick, hrtick = (lat["{}-{}-{}".format(e, *RESERVED_HRTICK)] for e in ("keep", "hrtick"))
     vmrunner.say(f"seeds latency at 1 ms / 5 ms: max {tick['hist']['max_us']} us at the tick, "
                  f"{hrtick['hist']['max_us']} us HRTICK_DL")
     assert "HRTICK_DL" in hrtick["features"].split(), hrtick["features"]
     assert "NO_HRTICK_DL" in tick["features"].split(), tick["features"]
     bad = shapes.hrtick_below_tick([fifo], [tick], [hrtick], LATENCY["interval_us"],
-                                   LATENCY["hist_us"])
+                                   LATENCY["hist_us"], RESERVED_HRTICK[0])
     assert bad == [], bad
 
     for row in d["tools"]["rows"]:
