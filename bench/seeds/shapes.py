@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import tools_spread
 from report import app_mbit_s, linear_fit, offered_mbit_s
-from stats import grid_lateness, grid_summary
+from stats import grid_summary, late_share
 
 # The reserved case's p99.9 and maximum against FIFO 50's: at least this many times smaller.
 LATENCY_FACTOR = 5
@@ -147,19 +147,10 @@ def bursts_cut_at_budget(hrtick: list[list[int]], tick: list[list[int]],
     return bad
 
 
-def late_share(hist: dict, interval_us: int, hist_us: int, beyond_us: int) -> float:
-    """The share (%) of the intended cycle grid's cycles (stats.grid_lateness) later than
-    ``beyond_us``; a cycle beyond the histogram counts as later."""
-    cycles, beyond = grid_lateness(hist, interval_us, hist_us)
-    total = sum(cycles.values()) + beyond
-    late = sum(n for lat, n in cycles.items() if lat > beyond_us) + beyond
-    return 100 * late / total if total else float("inf")
-
-
 def hrtick_below_tick(fifo: list[dict], tick: list[dict], hrtick: list[dict],
                       interval_us: int, hist_us: int, budget_ns: int) -> list[str]:
     """Experiment 6 with HRTICK_DL over the whole receive path: in each run the share of
-    the intended cycle grid later than Q + OVERRUN_SLACK_US (``late_share``) with the
+    the intended cycle grid later than Q + OVERRUN_SLACK_US (stats.late_share) with the
     budget enforced by HRTICK_DL (``hrtick``) below the same run's at the tick (``tick``;
     runs matched by their ``run``), FIFO 50's every worst case at least FIFO_FACTOR times
     the largest of them.

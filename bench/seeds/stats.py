@@ -91,6 +91,15 @@ def grid_summary(hist: dict, interval_us: int, hist_us: int) -> dict:
             + (hist.get("overflows") or 0)}
 
 
+def late_share(hist: dict, interval_us: int, hist_us: int, beyond_us: int) -> float:
+    """The share (%) of the intended cycle grid's cycles (``grid_lateness``) later than
+    ``beyond_us``; a cycle beyond the histogram counts as later."""
+    cycles, beyond = grid_lateness(hist, interval_us, hist_us)
+    total = sum(cycles.values()) + beyond
+    late = sum(n for lat, n in cycles.items() if lat > beyond_us) + beyond
+    return 100 * late / total if total else float("inf")
+
+
 def spread_bounded(values: list[int | None], bound: int) -> str:
     """``spread`` of values some of which are only known to exceed ``bound`` (None)."""
     def key(v: int | None) -> float:

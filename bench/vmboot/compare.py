@@ -91,9 +91,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.rounds < 1:
         ap.error(f"--rounds: at least 1, not {args.rounds}")
     kernels = [k for k in args.kernels.split(",") if k]
+    known = vmrunner.ARCHES[args.arch][1]
+    unknown = [k for k in kernels if k not in known]
+    if not kernels:
+        ap.error(f"--kernels: no kernel given (the {args.arch} image has {', '.join(known)})")
+    if unknown:
+        ap.error(f"--kernels: {', '.join(unknown)} not among the {args.arch} image's kernels "
+                 f"({', '.join(known)})")
     image = vmrunner.ensure_image(args.arch)
-    for k in kernels:
-        image.kernel(k)  # an unknown label fails here, before any boot
     stage = vmrunner.stage_checkout(args.out / "stage", image if args.arch != "amd64" else None)
     if stage.missing:
         sys.exit(f"vmboot: {'; '.join(stage.missing)}")

@@ -68,6 +68,9 @@ def test_grid_counts_the_cycles_a_late_wake_up_held_back():
     assert cycles == {100: 7, 2500: 1, 1500: 1, 500: 1} and beyond == 0
     g = stats.grid_summary(hist, 1000, 100_000)
     assert (g["cycles"], g["ran"], g["p50"], g["p99"], g["max"]) == (10, 8, 100, 2500, 2500)
+    # later than 1,000 us: the late wake-up and the cycle it held back by 1,500 us
+    assert stats.late_share(hist, 1000, 100_000, 1000) == pytest.approx(20.0)
+    assert stats.late_share(hist, 1000, 100_000, 2500) == 0
     # wake-ups beyond the histogram: known by number and (through the average) their sum;
     # two of 300 ms and 500 ms beside 8 of 100 us: 800,800 us over 10 wake-ups
     hist = {"buckets": {"100": 8}, "overflows": 2, "max_us": 500_000, "avg_us": 80_080,
@@ -76,5 +79,9 @@ def test_grid_counts_the_cycles_a_late_wake_up_held_back():
     assert sum(cycles.values()) == 8 + 2 * 100 and beyond == (800_000 - 200_000) // 1000
     g = stats.grid_summary(hist, 1000, 100_000)
     assert g["p50"] is None and g["cycles"] == 8 + 800 and g["ran"] == 10
+    # the cycles beyond the histogram count as late, whatever the line; of the 808, the 8
+    # wake-ups of 100 us and each long one's last held-back cycle (at most 1,000 us) are not
+    assert stats.late_share(hist, 1000, 100_000, 1000) == pytest.approx(100 * 798 / 808)
+    assert stats.late_share(hist, 1000, 100_000, 200_000) == pytest.approx(100 * 600 / 808)
     assert stats.spread_bounded([None, 5, None], 100_000) == "> 100000 [5..> 100000]"
     assert stats.spread_bounded([None, None], 100_000) == "> 100000 in every run"

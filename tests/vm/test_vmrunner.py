@@ -336,7 +336,7 @@ def _layer_fixture(tmp_path: Path, logs: list[str]):
     boots: list[Path] = []
 
     def boot_layer(vm):
-        assert vm.layer and vm.root.parent.parent == image / "layers"
+        assert vm.making_layer and vm.root.parent.parent == image / "layers"
         assert "snapshot" not in vm._root_drive()
         boots.append(vm.root)
         return logs[len(boots) - 1]
@@ -396,7 +396,11 @@ def test_without_a_package_the_guest_boots_the_bare_image(tmp_path):
 def test_the_boot_bench_refuses_bad_options_naming_them():
     script = vmrunner.REPO / "bench" / "vmboot" / "compare.py"
     for args, says in ((["--rounds", "0"], "--rounds: at least 1, not 0"),
-                       (["--arch", "sparc"], "--arch: invalid choice: 'sparc'")):
+                       (["--arch", "sparc"], "--arch: invalid choice: 'sparc'"),
+                       (["--arch", "arm64", "--kernels", "6.1,7.3"],
+                        "--kernels: 7.3 not among the arm64 image's kernels (6.1, 6.12)"),
+                       (["--kernels", ","],
+                        "--kernels: no kernel given (the amd64 image has 6.1, 6.12, 7.3)")):
         out = subprocess.run([sys.executable, str(script), *args], capture_output=True,
                              text=True, timeout=60)
         assert out.returncode == 2 and says in out.stderr, out.stderr

@@ -345,7 +345,7 @@ def installed_layer(image: Image, stage: Stage | None) -> Path | None:
             vm = VM(image, stage, "layer", name=f"layer {deb.name}",
                     timeout_s=LAYER_TIMEOUT_S, workdir=work)
             vm.root = disk
-            vm.layer = True
+            vm.making_layer = True
             log = vm.boot_layer()
             if "layer installed" not in log:
                 raise VMError(f"layer {deb.name}: dpkg did not install the package in the "
@@ -552,10 +552,10 @@ class VM:
         self.kernel_args = kernel_args
         self.workdir = Path(workdir or tempfile.mkdtemp(prefix=f"irqres-vm-{self.name}-"))
         # the root disk: the image with the package installed (installed_layer), found at
-        # the first boot; ``layer`` is the boot that makes it. layered=False boots the bare
-        # image and installs the package in the guest (bench/vmboot compares the two).
+        # the first boot; ``making_layer`` marks the boot that makes it. layered=False boots
+        # the bare image and installs the package in the guest (bench/vmboot compares them).
         self.root: Path | None = None
-        self.layer = False
+        self.making_layer = False
         self.layered = layered
         self.proc: subprocess.Popen | None = None
         self.started = 0.0
@@ -580,9 +580,9 @@ class VM:
         (root / "out").mkdir(parents=True)
         shutil.copytree(GUEST_DIR, root / "guest", ignore=shutil.ignore_patterns("__pycache__"))
         shutil.copy2(GUEST_DIR / "install.sh", root / "install.sh")
-        if self.layer:
+        if self.making_layer:
             (root / "layer").touch()
-        if self.stage is not None and (self.layer or not self.layered):
+        if self.stage is not None and (self.making_layer or not self.layered):
             shutil.copytree(self.stage.root, root / "stage", symlinks=True)
         if self.profile is not None:
             shutil.copy2(self.profile, root / "profile.yaml")
@@ -697,7 +697,7 @@ class VM:
         guest's writes are thrown away), except for the boot that makes the layer."""
         if self.root is None:
             return f"file={self.image.disk},if=virtio,format=raw,snapshot=on"
-        keep = "" if self.layer else ",snapshot=on"
+        keep = "" if self.making_layer else ",snapshot=on"
         return f"file={self.root},if=virtio,format=qcow2{keep}"
 
     def _qmp_args(self) -> list[str]:
