@@ -91,13 +91,25 @@ def grid_summary(hist: dict, interval_us: int, hist_us: int) -> dict:
             + (hist.get("overflows") or 0)}
 
 
-def late_share(hist: dict, interval_us: int, hist_us: int, beyond_us: int) -> float:
-    """The share (%) of the intended cycle grid's cycles (``grid_lateness``) later than
-    ``beyond_us``; a cycle beyond the histogram counts as later."""
-    cycles, beyond = grid_lateness(hist, interval_us, hist_us)
-    total = sum(cycles.values()) + beyond
-    late = sum(n for lat, n in cycles.items() if lat > beyond_us) + beyond
-    return 100 * late / total if total else float("inf")
+def grid_tail_mean(hists: list[dict], interval_us: int, hist_us: int,
+                   share_pct: float) -> int | None:
+    """The mean lateness (µs) of the latest ``share_pct`` % of the intended cycle grid's
+    cycles (``grid_lateness``), the grids of ``hists`` pooled; None when a wake-up beyond
+    the histogram makes it unknown (or there is no cycle)."""
+    pooled: dict[int, int] = {}
+    for hist in hists:
+        if hist.get("overflows"):
+            return None
+        for lat, n in grid_lateness(hist, interval_us, hist_us)[0].items():
+            pooled[lat] = pooled.get(lat, 0) + n
+    left = want = max(1, round(sum(pooled.values()) * share_pct / 100))
+    total = 0
+    for lat in sorted(pooled, reverse=True):
+        took = min(left, pooled[lat])
+        total, left = total + took * lat, left - took
+        if not left:
+            return total // want
+    return None
 
 
 def spread_bounded(values: list[int | None], bound: int) -> str:

@@ -68,9 +68,14 @@ def test_grid_counts_the_cycles_a_late_wake_up_held_back():
     assert cycles == {100: 7, 2500: 1, 1500: 1, 500: 1} and beyond == 0
     g = stats.grid_summary(hist, 1000, 100_000)
     assert (g["cycles"], g["ran"], g["p50"], g["p99"], g["max"]) == (10, 8, 100, 2500, 2500)
-    # later than 1,000 us: the late wake-up and the cycle it held back by 1,500 us
-    assert stats.late_share(hist, 1000, 100_000, 1000) == pytest.approx(20.0)
-    assert stats.late_share(hist, 1000, 100_000, 2500) == 0
+    # the latest 20 % (2 cycles): 2,500 and 1,500 us late; pooled with a run of ten
+    # cycles at 100 us, the latest 10 % are the same two
+    assert stats.grid_tail_mean([hist], 1000, 100_000, 20) == 2000
+    assert stats.grid_tail_mean([hist], 1000, 100_000, 1) == 2500
+    quiet = {"buckets": {"100": 10}, "overflows": 0, "max_us": 100, "avg_us": 100,
+             "cycles": 10}
+    assert stats.grid_tail_mean([hist, quiet], 1000, 100_000, 10) == 2000
+    assert stats.grid_tail_mean([quiet], 1000, 100_000, 50) == 100
     # wake-ups beyond the histogram: known by number and (through the average) their sum;
     # two of 300 ms and 500 ms beside 8 of 100 us: 800,800 us over 10 wake-ups
     hist = {"buckets": {"100": 8}, "overflows": 2, "max_us": 500_000, "avg_us": 80_080,
@@ -79,9 +84,8 @@ def test_grid_counts_the_cycles_a_late_wake_up_held_back():
     assert sum(cycles.values()) == 8 + 2 * 100 and beyond == (800_000 - 200_000) // 1000
     g = stats.grid_summary(hist, 1000, 100_000)
     assert g["p50"] is None and g["cycles"] == 8 + 800 and g["ran"] == 10
-    # the cycles beyond the histogram count as late, whatever the line; of the 808, the 8
-    # wake-ups of 100 us and each long one's last held-back cycle (at most 1,000 us) are not
-    assert stats.late_share(hist, 1000, 100_000, 1000) == pytest.approx(100 * 798 / 808)
-    assert stats.late_share(hist, 1000, 100_000, 200_000) == pytest.approx(100 * 600 / 808)
+    # how late they were beyond the histogram is not known: neither is the tail's mean
+    assert stats.grid_tail_mean([hist], 1000, 100_000, 1) is None
+    assert stats.grid_tail_mean([quiet, hist], 1000, 100_000, 1) is None
     assert stats.spread_bounded([None, 5, None], 100_000) == "> 100000 [5..> 100000]"
     assert stats.spread_bounded([None, None], 100_000) == "> 100000 in every run"

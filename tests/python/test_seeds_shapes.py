@@ -156,6 +156,8 @@ LATENCY_HRTICK_B2 = record("latency-hrtick-icount-nice0-20261125T230403.json")  
 LATENCY_HRTICK_PATH = record("latency-hrtick-napi-icount-nice0-20261126T091414.json")  # 6.1
 LATENCY_HRTICK_PATH_B2 = record("latency-hrtick-napi-icount-nice0-20261126T092626.json")
 LATENCY_HRTICK_PATH_612 = record("latency-hrtick-napi-icount-nice0-20261126T091913.json")
+# one 4-s run at 1 ms / 5 ms in each of six boots of tests/vm/test_seeds.py
+HRTICK_BOOTS = record("latency-hrtick-napi-suite-boots-20261128.json")
 
 
 def _hrtick_runs(rec: dict, q: int, t: int) -> tuple[list[dict], list[dict]]:
@@ -216,11 +218,51 @@ def test_hrtick_below_the_tick_over_the_whole_path(rec, i):
     grid = rec["params"]["interval_us"], rec["params"]["hist_us"]
     hr, tick = _hrtick_runs(rec, q, t)
     fifo = _runs(rec, "fifo50")
-    assert shapes.hrtick_below_tick(fifo, tick, hr, *grid, q) == []
+    assert shapes.hrtick_below_tick(fifo, tick, hr, *grid) == []
     # removed: HRTICK_DL off in place of on
-    assert len(shapes.hrtick_below_tick(fifo, hr, tick, *grid, q)) == len(tick)
+    assert shapes.hrtick_below_tick(fifo, hr, tick, *grid)
     # removed: the reservation itself (FIFO 50 runs in place of the HRTICK_DL ones)
-    assert shapes.hrtick_below_tick(fifo, tick, fifo, *grid, q)
+    assert shapes.hrtick_below_tick(fifo, tick, fifo, *grid)
+
+
+@pytest.mark.parametrize("boot", range(len(HRTICK_BOOTS["boots"])),
+                         ids=[b["date"][:16].replace(" ", "T") for b in HRTICK_BOOTS["boots"]])
+def test_hrtick_below_the_tick_in_one_run_of_each_suite_boot(boot):
+    """The shape holds on one run alone in each of the six suite boots, the one whose
+    share beyond Q + 2 ms failed among them; the p99 or the share does not in every boot."""
+    b = HRTICK_BOOTS["boots"][boot]
+    p = HRTICK_BOOTS["params"]
+    grid = p["interval_us"], p["hist_us"]
+    fifo, tick, hr = ([r for r in b["results"] if r["label"] == label]
+                      for label in ("fifo50", "keep-1000000-5000000", "hrtick-1000000-5000000"))
+    assert len(fifo) == len(tick) == len(hr) == 1
+    assert "HRTICK_DL" in hr[0]["features"].split()
+    assert shapes.hrtick_below_tick(fifo, tick, hr, *grid) == []
+    # removed: HRTICK_DL off in place of on
+    assert shapes.hrtick_below_tick(fifo, hr, tick, *grid)
+
+
+def test_single_numbers_of_single_runs_fail_in_some_suite_boot():
+    """Why the shape is the tail's mean: the p99 and the share of cycles later than Q + 2
+    ms (3 ms here) each put HRTICK_DL at or above the tick in at least one of the boots
+    (the worst case did in a boot beside a host load of 8, not among these)."""
+    import stats
+
+    def late_share(hist: dict, interval_us: int, hist_us: int, beyond_us: int) -> float:
+        cycles, beyond = stats.grid_lateness(hist, interval_us, hist_us)
+        late = sum(n for lat, n in cycles.items() if lat > beyond_us) + beyond
+        return late / (sum(cycles.values()) + beyond)
+
+    p = HRTICK_BOOTS["params"]
+    grid = p["interval_us"], p["hist_us"]
+    above = {"p99": 0, "late share": 0}
+    for b in HRTICK_BOOTS["boots"]:
+        tick, hr = (next(r["hist"] for r in b["results"] if r["label"] == label)
+                    for label in ("keep-1000000-5000000", "hrtick-1000000-5000000"))
+        above["p99"] += (stats.grid_summary(hr, *grid)["p99"]
+                         >= stats.grid_summary(tick, *grid)["p99"])
+        above["late share"] += late_share(hr, *grid, 3000) >= late_share(tick, *grid, 3000)
+    assert all(above.values()), above
 
 
 def test_hrtick_does_not_lower_every_worst_case_over_the_whole_path_on_6_12():
