@@ -12,7 +12,7 @@ times that or more.
 from __future__ import annotations
 
 import shapes
-from stats import grid_summary, grid_tail_mean, spread, spread_bounded
+from stats import grid_summary, spread, spread_bounded
 
 ENF = {"keep": "at the tick (`enforcement: keep`)", "hrtick": "HRTICK_DL (`enforcement: hrtick`)"}
 
@@ -44,13 +44,9 @@ def _cpu_ms(rs: list[dict], who: str) -> str:
 
 
 def _tail(rs: list[dict], grid: tuple[int, int]) -> str:
-    """The mean lateness of the latest shapes.TAIL_PCT % of the grid, per run and pooled
-    (the VM suite's HRTICK_DL shape, shapes.hrtick_below_tick)."""
-    def mean(hists: list[dict]) -> int | None:
-        return grid_tail_mean(hists, *grid, shapes.TAIL_PCT)
-
-    pooled = mean([r["hist"] for r in rs])
-    return (f"{spread_bounded([mean([r['hist']]) for r in rs], grid[1])}; "
+    """shapes.tail_means, per run and pooled (the VM suite's HRTICK_DL shape)."""
+    runs, pooled = shapes.tail_means(rs, *grid)
+    return (f"{spread_bounded(runs, grid[1])}; "
             f"{'> ' + str(grid[1]) if pooled is None else pooled}")
 
 
