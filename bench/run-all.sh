@@ -21,8 +21,9 @@ declare -A CMD=(
 	[enforcement]="bash bench/enforcement/run.sh"
 	[accounting]="python3 bench/accounting/bench_accounting.py --runs 5 --seconds 5"
 	[recount]="python3 bench/recount/run.py --runs 3 --seconds 10"
+	[couple]="python3 bench/couple/bench_couple.py --bin build/daemon/irqresd --rounds 5 --seconds 3"
 )
-ORDER=(discover apply daemon solver controller analyze vm completion requests stop promise enforcement accounting recount)
+ORDER=(discover apply daemon solver controller analyze vm completion requests stop promise enforcement accounting recount couple)
 fail=0
 for name in ${BENCH:-${ORDER[*]}}; do
 	[ -n "${CMD[$name]:-}" ] || { echo "bench: no benchmark named $name (have: ${ORDER[*]})" >&2; exit 2; }

@@ -6,6 +6,7 @@
 #include "serves.h"
 #include "array.h"
 #include "match.h"
+#include "sockdiag.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -67,6 +68,27 @@ static int net_file_inodes(const char *name, const int *ports, size_t n, struct 
 			s->v[s->n++] = inode;
 	}
 	fclose(f);
+	return rc;
+}
+
+/* The inodes of the sockets bound to one of @ports: from the kernel's socket
+ * diagnostics on the live /proc (sockdiag.h: one walk of the TCP hash tables where
+ * /proc/net/tcp makes several), else (a kernel without them, or another proc root) from
+ * its net/ files: the same sockets either way. */
+static int bound_inodes(const int *ports, size_t n, struct inode_set *s)
+{
+	static const char *const files[] = { "udp", "udp6", "tcp", "tcp6" };
+	int rc = -ENOENT;
+
+	if (irqres_paths_real_proc()) {
+		rc = sockdiag_bound_inodes(ports, n, &s->v, &s->n, &s->cap);
+		if (!rc || rc == -ENOMEM)
+			return rc;
+		s->n = 0;
+	}
+	rc = 0;
+	for (size_t i = 0; !rc && i < sizeof(files) / sizeof(files[0]); i++)
+		rc = net_file_inodes(files[i], ports, n, s);
 	return rc;
 }
 
@@ -152,14 +174,12 @@ static int cmp_pid(const void *a, const void *b)
 
 int serves_port_pids(const int *ports, size_t n, pid_t **pids, size_t *n_pids)
 {
-	static const char *const files[] = { "udp", "udp6", "tcp", "tcp6" };
 	struct inode_set s = { 0 };
-	int rc = 0;
+	int rc;
 
 	*pids = NULL;
 	*n_pids = 0;
-	for (size_t i = 0; !rc && i < sizeof(files) / sizeof(files[0]); i++)
-		rc = net_file_inodes(files[i], ports, n, &s);
+	rc = bound_inodes(ports, n, &s);
 	if (!rc && s.n)
 		rc = socket_holders(&s, pids, n_pids);
 	free(s.v);

@@ -11,7 +11,8 @@
 #include "serves.h"
 
 /* UDP 0.0.0.0:5000 (inode 1111), UDP 127.0.0.1:5001 (2222), a TCP listener on
- * [::]:8080 (3333) and a connection from local port 40000 to 5000 elsewhere (4444). */
+ * [::]:8080 (3333), a connection from local port 40000 to 5000 elsewhere (4444) and a
+ * TCP connection accepted on local port 8081 (5555). */
 static const char udp[] =
 	"   sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  "
 	"timeout inode ref pointer drops\n"
@@ -24,7 +25,10 @@ static const char tcp6[] =
 	"tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
 	"   0: 00000000000000000000000000000000:1F90 00000000000000000000000000000000:0000 0A "
 	"00000000:00000000 00:00000000 00000000     0        0 3333 1 0000000000000000 100 0 0 "
-	"10 0\n";
+	"10 0\n"
+	"   1: 0000000000000000FFFF00000100007F:1F91 0000000000000000FFFF00000100007F:A000 01 "
+	"00000000:00000000 00:00000000 00000000     0        0 5555 1 0000000000000000 20 4 30 "
+	"10 -1\n";
 static const char tcp[] =
 	"  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  "
 	"timeout inode\n"
@@ -53,6 +57,7 @@ static int setup(void **state)
 	fd_link(200, 7, "socket:[3333]");	/* the TCP server on 8080 */
 	fd_link(300, 1, "pipe:[1111]");		/* the same number, not a socket */
 	fd_link(400, 5, "socket:[4444]");	/* a client whose peer port is 5000 */
+	fd_link(600, 4, "socket:[5555]");	/* a connection accepted on 8081 */
 	fixtree_file("proc/500/fd/.keep", "");	/* nothing open */
 	return 0;
 }
@@ -77,6 +82,11 @@ static void test_port_pids(void **state)
 	assert_int_equal(n, 2);
 	assert_int_equal(pids[0], 100);
 	assert_int_equal(pids[1], 200);
+	free(pids);
+	/* a connection whose local port it is (inetd's or systemd's Accept=yes service) */
+	assert_int_equal(serves_port_pids((int[]){ 8081 }, 1, &pids, &n), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(pids[0], 600);
 	free(pids);
 	/* bound, yet nobody holds it (2222: a socket of a process gone), and nothing bound */
 	assert_int_equal(serves_port_pids((int[]){ 5001, 9 }, 2, &pids, &n), 0);

@@ -140,6 +140,44 @@ def test_served_by_port(spawn, daemon, profile):
     assert d.stop() == 0
 
 
+_TCP_SERVER = r"""
+import socket, sys, time
+s = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
+s.bind(("::1", 0))
+print(s.getsockname()[1], flush=True)
+sys.stdin.readline()
+s.listen(4)
+print("listening", flush=True)
+time.sleep(100000)
+"""
+
+
+def test_served_by_a_tcp_listener_not_a_bound_socket(spawn, daemon, profile):
+    """A TCP socket serves its port's device threads once it listens (docs/process-aware.md;
+    irqresd asks the kernel's socket diagnostics for listeners)."""
+    dev = spawn()
+    srv = subprocess.Popen(["chrt", "-f", "14", sys.executable, "-c", _TCP_SERVER],
+                           stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        port = int(srv.stdout.readline())
+        d = daemon().start(profile(profile_text(coupled_target("nic", dev.pid,
+                                                               f"{{port: {port}}}"))),
+                           "--rescan", RESCAN)
+        time.sleep(0.5)                 # five scans: bound, not listening, serves nobody
+        assert target_status(d, "nic")["serves"] == []
+        assert sched(dev.pid) == (SCHED_OTHER, 0)
+        srv.stdin.write("go\n")
+        srv.stdin.flush()
+        assert srv.stdout.readline().strip() == "listening"
+        follows(dev.pid, (SCHED_FIFO, 14))
+        assert [s["pid"] for s in target_status(d, "nic")["serves"]] == [srv.pid]
+    finally:
+        srv.kill()
+        srv.wait()
+    follows(dev.pid, (SCHED_OTHER, 0))
+    assert d.stop() == 0
+
+
 def test_reserved_target_lists_whom_it_serves(spawn, daemon, profile):
     dev, srv = spawn(), spawn()
     fifo(srv.pid, 25)
