@@ -29,8 +29,10 @@
  *       a periodic player: every PERIOD_NS (absolute releases) WORK_NS of CPU time
  *       (CLOCK_THREAD_CPUTIME_ID), a frame missing its deadline when it ends after the
  *       next release. TIMES gets "release start end" per frame in CLOCK_MONOTONIC ns.
- *       Prints "frames N misses M". Its comm is "seedplayer", for a profile's task
- *       selector; the first release is DELAY_NS (default one period) after the start,
+ *       Prints "frames N misses M off_mean_ns A off_max_ns B": the mean and the longest
+ *       of the frames' time off their work (start to end less the CPU time the frame
+ *       got: preempted, or in interrupts). Its comm is "seedplayer", for a profile's
+ *       task selector; the first release is DELAY_NS (default one period) after the start,
  *       time for a reservation to be given to it.
  *   seedload disk DEV DEPTH SIZE SECONDS
  *       direct reads of SIZE bytes from the block device DEV (O_DIRECT, Linux AIO),
@@ -396,7 +398,7 @@ static int do_recv(int argc, char **argv)
 
 static int do_player(int argc, char **argv)
 {
-	int64_t period, work, frames, delay = 0, misses = 0;
+	int64_t period, work, frames, delay = 0, misses = 0, off_sum = 0, off_max = 0;
 
 	if (argc < 3 || parse_i64(argv[0], "period", &period) ||
 	    parse_i64(argv[1], "work", &work) || parse_i64(argv[2], "frames", &frames) ||
@@ -413,17 +415,25 @@ static int do_player(int argc, char **argv)
 		int64_t release = start + k * period;
 		sleep_until(release);
 		int64_t begin = now_ns(CLOCK_MONOTONIC);
-		int64_t cpu0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
-		while (now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0 < work)
+		int64_t cpu0 = now_ns(CLOCK_THREAD_CPUTIME_ID), cpu1;
+		while ((cpu1 = now_ns(CLOCK_THREAD_CPUTIME_ID)) - cpu0 < work)
 			;
 		int64_t end = now_ns(CLOCK_MONOTONIC);
+		/* the frame's time off its work: preempted, or in interrupts */
+		int64_t off = (end - begin) - (cpu1 - cpu0);
+		if (off < 0)
+			off = 0;
+		off_sum += off;
+		if (off > off_max)
+			off_max = off;
 		t[3 * k] = release;
 		t[3 * k + 1] = begin;
 		t[3 * k + 2] = end;
 		if (end > release + period)
 			misses++;
 	}
-	printf("frames %lld misses %lld\n", (long long)frames, (long long)misses);
+	printf("frames %lld misses %lld off_mean_ns %lld off_max_ns %lld\n", (long long)frames,
+	       (long long)misses, (long long)(frames ? off_sum / frames : 0), (long long)off_max);
 	int rc = write_times(argc > 3 ? argv[3] : NULL, t, frames, 3);
 	free(t);
 	return rc ? 1 : 0;

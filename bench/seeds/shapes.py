@@ -406,37 +406,65 @@ def napi_goal(rows: list[dict], size: int, nic_period_ns: int) -> list[str]:
 # Lee et al.'s experiment (process_aware.py). The goal: coupled, the high-priority job's
 # mean execution time at the highest rate at most PA_GOAL above its mean at the lowest,
 # and no deadline missed at any rate. The shape the VM suite asserts: the same with
-# PA_GROWTH. The recorded 3 runs (bench/seeds/RESULTS.md) grew +10.4 %, +5.9 % and +11.9 %
-# coupled, +74 % to +76 % at the kernel default; the testbed's own spread of one job's
-# mean over the jobs-alone rows is 4.1-5.0 ms (bimodal frames, irqresd's rescans), so the
-# shape's line sits between the two groups, and the goal's is reported, not asserted.
+# PA_GROWTH, and the mechanism itself at the highest rate: the high job's mean time off
+# its work per frame (start to end less the CPU time the frame got, which `seedload
+# player` reports: preempted, or in interrupts) at most PA_OFF_NS. The two 2026-11-28
+# records (bench/seeds/data/process-aware-icount-nice0-20261128T094723 and the
+# -offcpu- probe, 6 runs): coupled, 14-53 us a frame at the highest rate and 14-19 us in
+# 25 of the 27 rows with datagrams (51 and 233 us in the other two, both below it); with
+# the NIC thread at the kernel's SCHED_FIFO 50, 532-1214 us at 900/s and 255 us or more at
+# every rate with datagrams. The growth alone stopped telling the two apart: at the
+# kernel default it was +1.3 %, +18.3 % and +30.7 % in that record, against +74 % to +76 %
+# in the 2026-11-26 one; the jobs-alone rows' frames take 4.1-5.0 ms as the job's
+# wake-up after its release varies (0.1-0.8 ms a row on average, nothing off its work:
+# the timers of sleepers under instruction counting). The growth's line stays for the
+# goal it stands for; the time off the work is what fails when the coupling is removed.
 PA_GOAL = 0.10
 PA_GROWTH = 0.25
+PA_OFF_NS = 300_000
 
 
 def pa_misses(job: dict) -> int:
     return int(job["out"].split()[3])  # "frames N misses M"
 
 
+def pa_off_mean_ns(job: dict) -> int | None:
+    """The job's mean time off its work per frame ("... off_mean_ns A off_max_ns B");
+    None in records from before `seedload player` reported it."""
+    words = job["out"].split()
+    return int(words[words.index("off_mean_ns") + 1]) if "off_mean_ns" in words else None
+
+
 def pa_mean_ns(job: dict) -> float:
     return sum(job["exec_ns"]) / len(job["exec_ns"]) if job["exec_ns"] else float("nan")
 
 
-def process_aware(rows: list[dict], growth: float = PA_GROWTH) -> list[str]:
+def process_aware(rows: list[dict], growth: float = PA_GROWTH,
+                  off_ns: int | None = PA_OFF_NS) -> list[str]:
     """Lee et al.'s shape on one run's rows of one mode (every rate): the high job's mean
-    execution time at most ``growth`` above the lowest rate's at the highest, and 0
-    misses at every rate. ``growth=PA_GOAL``: the goal."""
+    execution time at most ``growth`` above the lowest rate's at the highest, 0 misses at
+    every rate, and (``off_ns``) its mean time off its work per frame at the highest rate
+    at most ``off_ns``. ``growth=PA_GOAL, off_ns=None``: the goal."""
     rows = sorted(rows, key=lambda r: r["rate"])
     if len(rows) < 2:
         return [f"{len(rows)} rate(s): the shape needs at least two"]
     bad = [f"{r['mode']} {r['rate']}/s: the high job missed {pa_misses(r['high'])} "
            f"deadline(s) ({r['high']['out']})" for r in rows if pa_misses(r["high"])]
     lo, hi = pa_mean_ns(rows[0]["high"]), pa_mean_ns(rows[-1]["high"])
+    top = rows[-1]
     if not hi <= (1 + growth) * lo:
-        bad.append(f"{rows[-1]['mode']}: the high job's mean execution time grew "
+        bad.append(f"{top['mode']}: the high job's mean execution time grew "
                    f"{100 * (hi / lo - 1):+.1f} % from {rows[0]['rate']}/s ({lo / 1e6:.2f} "
-                   f"ms) to {rows[-1]['rate']}/s ({hi / 1e6:.2f} ms), over "
+                   f"ms) to {top['rate']}/s ({hi / 1e6:.2f} ms), over "
                    f"{100 * growth:g} %")
+    off = pa_off_mean_ns(top["high"])
+    if off_ns is not None and off is None:
+        bad.append(f"{top['mode']} {top['rate']}/s: the high job reported no time off its "
+                   f"work ({top['high']['out']!r})")
+    elif off_ns is not None and off > off_ns:
+        bad.append(f"{top['mode']} {top['rate']}/s: the high job spent {off / 1e3:.0f} us "
+                   f"a frame off its work (mean), over {off_ns / 1e3:g} us: something "
+                   f"above it ran on its CPU")
     return bad
 
 

@@ -512,11 +512,14 @@ def test_napi_shape_and_goal_per_run_as_measured_on_6_12_and_with_hrtick(rec, re
     assert [_failed_parts(shapes.napi_goal(rs, *_napi_args(rec))) for rs in runs] == goal
 
 
-PA = record("process-aware-icount-nice0-20261126T055146.json")  # Lee et al.'s, 3 runs
+# Lee et al.'s, 3 runs each: the record with each frame's time off its work, and the one
+# from before the player reported it (its kernel default grew +74..76 %)
+PA = record("process-aware-icount-nice0-20261128T094723.json")
+PA_BEFORE = record("process-aware-icount-nice0-20261126T055146.json")
 
 
-def _pa(run: int, mode: str) -> list[dict]:
-    return [r for r in PA["result"]["rows"] if r["run"] == run and r["mode"] == mode]
+def _pa(run: int, mode: str, rec: dict = PA) -> list[dict]:
+    return [r for r in rec["result"]["rows"] if r["run"] == run and r["mode"] == mode]
 
 
 @pytest.mark.parametrize("run", [0, 1, 2])
@@ -527,23 +530,44 @@ def test_process_aware_shape_holds_coupled_and_fails_at_the_kernel_default(run):
     assert all(["fifo", 10] in r["nic_seen"] for r in coupled)
     assert all(r["nic_seen"] == [["fifo", 50]] for r in default)
     assert shapes.process_aware(coupled) == [], shapes.process_aware(coupled)
-    # removed: the NIC thread left at the kernel's SCHED_FIFO 50 (it grew +74..76 %)
+    # removed: the NIC thread left at the kernel's SCHED_FIFO 50 preempts the high job
     bad = shapes.process_aware(default)
-    assert len(bad) == 1 and "grew +7" in bad[0], bad
+    assert any("off its work (mean), over 300 us" in b for b in bad), bad
 
 
-def test_process_aware_goal_of_10_percent_is_met_coupled_in_one_run_of_three():
-    met = [run for run in (0, 1, 2) if not shapes.process_aware(_pa(run, "coupled"),
-                                                                 shapes.PA_GOAL)]
-    assert met == [1]
+def test_process_aware_growth_alone_did_not_tell_the_default_from_coupled():
+    """Why the shape measures the time off the work: at the kernel default, this record's
+    growth stays within the 25 % in some run, where the 2026-11-26 record's grew 74 %."""
+    alone = [shapes.process_aware(_pa(run, "default"), off_ns=None) for run in (0, 1, 2)]
+    assert [] in alone, alone
+    assert all(shapes.process_aware(_pa(run, "default", PA_BEFORE), off_ns=None)
+               for run in (0, 1, 2))
+
+
+def test_process_aware_goal_of_10_percent_is_met_coupled_in_every_run():
+    met = [run for run in (0, 1, 2)
+           if not shapes.process_aware(_pa(run, "coupled"), shapes.PA_GOAL, off_ns=None)]
+    assert met == [0, 1, 2]
+    before = [run for run in (0, 1, 2)
+              if not shapes.process_aware(_pa(run, "coupled", PA_BEFORE), shapes.PA_GOAL,
+                                          off_ns=None)]
+    assert before == [1]
+
+
+def test_process_aware_shape_needs_the_time_off_the_work():
+    """A record whose player did not report it cannot pass the shape."""
+    bad = shapes.process_aware(_pa(0, "coupled", PA_BEFORE))
+    assert len(bad) == 1 and "reported no time off its work" in bad[0], bad
+    assert shapes.process_aware(_pa(0, "coupled", PA_BEFORE), off_ns=None) == []
 
 
 def test_process_aware_shape_needs_two_rates_and_counts_misses():
     rows = _pa(0, "coupled")
     assert shapes.process_aware(rows[:1])
     missed = copy.deepcopy(rows)
-    missed[-1]["high"]["out"] = "frames 100 misses 1"
+    missed[-1]["high"]["out"] = missed[-1]["high"]["out"].replace("misses 0", "misses 1")
     assert any("missed 1" in b for b in shapes.process_aware(missed))
+    assert shapes.pa_misses(missed[-1]["high"]) == 1
 
 
 # the rule by the packets each receiver read, its truth from the kernel's histogram of
