@@ -5,6 +5,7 @@
  */
 #include "serves.h"
 #include "array.h"
+#include "log.h"
 #include "match.h"
 #include "sockdiag.h"
 
@@ -84,6 +85,8 @@ static int bound_inodes(const int *ports, size_t n, struct inode_set *s)
 		rc = sockdiag_bound_inodes(ports, n, &s->v, &s->n, &s->cap);
 		if (!rc || rc == -ENOMEM)
 			return rc;
+		pr_debug("sockets on the serves: ports: no socket diagnostics (%s), reading "
+			 "%s/net", strerror(-rc), irqres_paths.proc);
 		s->n = 0;
 	}
 	rc = 0;

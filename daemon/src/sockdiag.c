@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #define ALL_STATES 0xffffffffu
@@ -122,11 +123,18 @@ int sockdiag_bound_inodes(const int *ports, size_t n, unsigned long **v, size_t 
 		{ AF_INET6, IPPROTO_TCP, TCP_STATES },
 	};
 	struct bound b = { ports, n, v, len, cap };
+	struct timeval timeout = { .tv_sec = 1 };
 	int fd, rc = 0;
 
 	fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
 	if (fd < 0)
 		return -errno;
+	/* a dump that never ends must not hold the main loop: EAGAIN, and /proc/net instead */
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout)) < 0) {
+		rc = -errno;
+		close(fd);
+		return rc;
+	}
 	for (size_t i = 0; !rc && i < sizeof(dumps) / sizeof(dumps[0]); i++) {
 		uint32_t seq = (uint32_t)i + 1;
 
