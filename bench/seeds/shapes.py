@@ -411,7 +411,7 @@ def napi_goal(rows: list[dict], size: int, nic_period_ns: int) -> list[str]:
 # player` reports: preempted, or in interrupts) at most PA_OFF_NS. The two 2026-11-28
 # records (bench/seeds/data/process-aware-icount-nice0-20261128T094723 and the
 # -offcpu- probe, 6 runs): coupled, 14-53 us a frame at the highest rate and 14-19 us in
-# 25 of the 27 rows with datagrams (51 and 233 us in the other two, both below it); with
+# 18 of the 21 rows with datagrams (51, 53 and 233 us in the other three); with
 # the NIC thread at the kernel's SCHED_FIFO 50, 532-1214 us at 900/s and 255 us or more at
 # every rate with datagrams. The growth alone stopped telling the two apart: at the
 # kernel default it was +1.3 %, +18.3 % and +30.7 % in that record, against +74 % to +76 %
