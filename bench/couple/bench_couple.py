@@ -94,6 +94,9 @@ def main() -> int:
         raise SystemExit("needs root: irqresd changes the stand-in thread's scheduling")
     if args.rounds < 3:
         raise SystemExit("--rounds: at least 3")
+    for b in args.bin:
+        if not (os.path.isfile(b) and os.access(b, os.X_OK)):
+            raise SystemExit(f"--bin {b}: not an executable file (an irqresd build)")
     dev = subprocess.Popen(["sleep", "100000"])
     rx = subprocess.Popen([sys.executable, "-c", RECEIVER, "tcp" if args.tcp else "udp"],
                           stdout=subprocess.PIPE, text=True)

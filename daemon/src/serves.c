@@ -5,7 +5,6 @@
  */
 #include "serves.h"
 #include "array.h"
-#include "log.h"
 #include "match.h"
 #include "sockdiag.h"
 
@@ -24,76 +23,6 @@ struct inode_set {
 	unsigned long *v;
 	size_t n, cap;
 };
-
-static bool port_in(const int *ports, size_t n, unsigned int port)
-{
-	for (size_t i = 0; i < n; i++)
-		if ((unsigned int)ports[i] == port)
-			return true;
-	return false;
-}
-
-/* One line of /proc/net/{udp,tcp}[6]: "sl: LOCAL_ADDR:PORT REM ST TX:RX TR:WHEN RETR UID
- * TIMEOUT INODE ..." (hex port). 1 with the inode when its local port is one of @ports. */
-static int net_line(const char *line, const int *ports, size_t n, unsigned long *inode)
-{
-	char local[64];
-	unsigned int port;
-	const char *colon;
-
-	if (sscanf(line, " %*s %63s %*s %*s %*s %*s %*s %*s %*s %lu", local, inode) != 2)
-		return 0;	/* the header line */
-	colon = strrchr(local, ':');
-	if (!colon || sscanf(colon + 1, "%x", &port) != 1)
-		return 0;
-	return port_in(ports, n, port) && *inode != 0;
-}
-
-/* The inodes of sockets bound to one of @ports, from one /proc/net file. */
-static int net_file_inodes(const char *name, const int *ports, size_t n, struct inode_set *s)
-{
-	char path[PATH_MAX], line[512];
-	unsigned long inode;
-	FILE *f;
-	int rc = 0;
-
-	snprintf(path, sizeof(path), "%s/net/%s", irqres_paths.proc, name);
-	f = fopen(path, "re");
-	if (!f)
-		return errno == ENOENT ? 0 : -errno;	/* no IPv6: no udp6 */
-	while (!rc && fgets(line, sizeof(line), f)) {
-		if (!net_line(line, ports, n, &inode))
-			continue;
-		rc = ARRAY_RESERVE(s->v, s->cap, s->n + 1);
-		if (!rc)
-			s->v[s->n++] = inode;
-	}
-	fclose(f);
-	return rc;
-}
-
-/* The inodes of the sockets bound to one of @ports: from the kernel's socket
- * diagnostics on the live /proc (sockdiag.h: one walk of the TCP hash tables where
- * /proc/net/tcp makes several), else (a kernel without them, or another proc root) from
- * its net/ files: the same sockets either way. */
-static int bound_inodes(const int *ports, size_t n, struct inode_set *s)
-{
-	static const char *const files[] = { "udp", "udp6", "tcp", "tcp6" };
-	int rc = -ENOENT;
-
-	if (irqres_paths_real_proc()) {
-		rc = sockdiag_bound_inodes(ports, n, &s->v, &s->n, &s->cap);
-		if (!rc || rc == -ENOMEM)
-			return rc;
-		pr_debug("sockets on the serves: ports: no socket diagnostics (%s), reading "
-			 "%s/net", strerror(-rc), irqres_paths.proc);
-		s->n = 0;
-	}
-	rc = 0;
-	for (size_t i = 0; !rc && i < sizeof(files) / sizeof(files[0]); i++)
-		rc = net_file_inodes(files[i], ports, n, s);
-	return rc;
-}
 
 static bool inode_in(const struct inode_set *s, unsigned long inode)
 {
@@ -182,7 +111,7 @@ int serves_port_pids(const int *ports, size_t n, pid_t **pids, size_t *n_pids)
 
 	*pids = NULL;
 	*n_pids = 0;
-	rc = bound_inodes(ports, n, &s);
+	rc = sockdiag_bound_inodes(ports, n, &s.v, &s.n, &s.cap);
 	if (!rc && s.n)
 		rc = socket_holders(&s, pids, n_pids);
 	free(s.v);

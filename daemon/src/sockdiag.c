@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * sockdiag.c - the sockets bound to local ports, from NETLINK_SOCK_DIAG (sockdiag.h).
+ * sockdiag.c - the sockets bound to local ports, from NETLINK_SOCK_DIAG, else from
+ * /proc/net (sockdiag.h).
  */
 #include "sockdiag.h"
 #include "array.h"
+#include "irqres.h"
+#include "log.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -12,7 +15,9 @@
 #include <linux/sock_diag.h>
 #include <netinet/in.h>
 #include <stdbool.h>
+#include <limits.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -31,12 +36,19 @@ struct bound {
 	size_t *len, *cap;
 };
 
-static bool port_wanted(const struct bound *b, unsigned int port)
+/* The socket's inode into the set when its local port is one of the ports: 0 or -ENOMEM. */
+static int bound_add(struct bound *b, unsigned int port, unsigned long inode)
 {
-	for (size_t i = 0; i < b->n; i++)
-		if ((unsigned int)b->ports[i] == port)
-			return true;
-	return false;
+	size_t i;
+
+	for (i = 0; i < b->n && (unsigned int)b->ports[i] != port; i++)
+		;
+	if (i == b->n || !inode)
+		return 0;
+	if (ARRAY_RESERVE(*b->v, *b->cap, *b->len + 1))
+		return -ENOMEM;
+	(*b->v)[(*b->len)++] = inode;
+	return 0;
 }
 
 static int dump_request(int fd, int family, int protocol, uint32_t states, uint32_t seq)
@@ -79,12 +91,7 @@ static int one_message(const struct nlmsghdr *nh, uint32_t seq, struct bound *b)
 	if (nh->nlmsg_type != SOCK_DIAG_BY_FAMILY || nh->nlmsg_len < NLMSG_LENGTH(sizeof(*m)))
 		return 0;
 	m = NLMSG_DATA(nh);
-	if (!m->idiag_inode || !port_wanted(b, ntohs(m->id.idiag_sport)))
-		return 0;
-	if (ARRAY_RESERVE(*b->v, *b->cap, *b->len + 1))
-		return -ENOMEM;
-	(*b->v)[(*b->len)++] = m->idiag_inode;
-	return 0;
+	return bound_add(b, ntohs(m->id.idiag_sport), m->idiag_inode);
 }
 
 /* The replies to one dump request, to its NLMSG_DONE. 0 or -errno. */
@@ -113,8 +120,8 @@ static int read_dump(int fd, uint32_t seq, struct bound *b)
 	}
 }
 
-int sockdiag_bound_inodes(const int *ports, size_t n, unsigned long **v, size_t *len,
-			  size_t *cap)
+/* The four dumps (UDP and TCP, IPv4 and IPv6), each to its end: 0 or -errno. */
+static int diag_inodes(struct bound *b)
 {
 	static const struct { int family, protocol; uint32_t states; } dumps[] = {
 		{ AF_INET, IPPROTO_UDP, ALL_STATES },
@@ -122,7 +129,6 @@ int sockdiag_bound_inodes(const int *ports, size_t n, unsigned long **v, size_t 
 		{ AF_INET, IPPROTO_TCP, TCP_STATES },	/* listeners and connections */
 		{ AF_INET6, IPPROTO_TCP, TCP_STATES },
 	};
-	struct bound b = { ports, n, v, len, cap };
 	struct timeval timeout = { .tv_sec = 1 };
 	int fd, rc = 0;
 
@@ -140,11 +146,67 @@ int sockdiag_bound_inodes(const int *ports, size_t n, unsigned long **v, size_t 
 
 		rc = dump_request(fd, dumps[i].family, dumps[i].protocol, dumps[i].states, seq);
 		if (!rc)
-			rc = read_dump(fd, seq, &b);
+			rc = read_dump(fd, seq, b);
 		/* the same protocol's IPv4 dump worked: a kernel without IPv6 */
 		if (dumps[i].family == AF_INET6 && (rc == -ENOENT || rc == -EAFNOSUPPORT))
 			rc = 0;
 	}
 	close(fd);
+	return rc;
+}
+
+/* One line of /proc/net/{udp,tcp}[6]: "sl: LOCAL_ADDR:PORT REM ST TX:RX TR:WHEN RETR UID
+ * TIMEOUT INODE ..." (hex port); the header line is no socket. */
+static int net_line(const char *line, struct bound *b)
+{
+	char local[64];
+	unsigned long inode;
+	unsigned int port;
+	const char *colon;
+
+	if (sscanf(line, " %*s %63s %*s %*s %*s %*s %*s %*s %*s %lu", local, &inode) != 2)
+		return 0;
+	colon = strrchr(local, ':');
+	if (!colon || sscanf(colon + 1, "%x", &port) != 1)
+		return 0;
+	return bound_add(b, port, inode);
+}
+
+/* One /proc/net file (a missing one, udp6 on a kernel without IPv6, lists nothing). */
+static int net_file_inodes(const char *name, struct bound *b)
+{
+	char path[PATH_MAX], line[512];
+	FILE *f;
+	int rc = 0;
+
+	snprintf(path, sizeof(path), "%s/net/%s", irqres_paths.proc, name);
+	f = fopen(path, "re");
+	if (!f)
+		return errno == ENOENT ? 0 : -errno;
+	while (!rc && fgets(line, sizeof(line), f))
+		rc = net_line(line, b);
+	fclose(f);
+	return rc;
+}
+
+int sockdiag_bound_inodes(const int *ports, size_t n, unsigned long **v, size_t *len,
+			  size_t *cap)
+{
+	static const char *const files[] = { "udp", "udp6", "tcp", "tcp6" };
+	struct bound b = { ports, n, v, len, cap };
+	size_t start = *len;
+	int rc = 0;
+
+	if (irqres_paths_real_proc()) {
+		rc = diag_inodes(&b);
+		if (!rc || rc == -ENOMEM)
+			return rc;
+		pr_debug("sockets on the serves: ports: no socket diagnostics (%s), reading "
+			 "%s/net", strerror(-rc), irqres_paths.proc);
+		*len = start;
+		rc = 0;
+	}
+	for (size_t i = 0; !rc && i < sizeof(files) / sizeof(files[0]); i++)
+		rc = net_file_inodes(files[i], &b);
 	return rc;
 }
