@@ -89,6 +89,8 @@ def main() -> int:
                     help="the receiver also listens on TCP and holds an accepted connection")
     ap.add_argument("--comm", action="store_true",
                     help="serves: the receiver's comm instead of its port")
+    ap.add_argument("--idle", type=int, default=0, metavar="N",
+                    help="N more idle processes (sleep) during the rounds, as on a busier box")
     args = ap.parse_args()
     if os.geteuid() != 0:
         raise SystemExit("needs root: irqresd changes the stand-in thread's scheduling")
@@ -97,21 +99,25 @@ def main() -> int:
     for b in args.bin:
         if not (os.path.isfile(b) and os.access(b, os.X_OK)):
             raise SystemExit(f"--bin {b}: not an executable file (an irqresd build)")
+    if not 0 <= args.idle <= 10000:
+        raise SystemExit("--idle: 0 to 10000 processes")
     dev = subprocess.Popen(["sleep", "100000"])
     rx = subprocess.Popen([sys.executable, "-c", RECEIVER, "tcp" if args.tcp else "udp"],
                           stdout=subprocess.PIPE, text=True)
+    idle: list[subprocess.Popen] = []
     try:
+        idle = [subprocess.Popen(["sleep", "100000"]) for _ in range(args.idle)]
         port = int(rx.stdout.readline())
+        n_proc = sum(1 for e in os.listdir("/proc") if e.isdigit())
         serves = '{comm: "python3"}' if args.comm else f"{{port: {port}}}"
         ms: dict[str, list[float]] = {b: [] for b in args.bin}
         for _ in range(args.rounds):
             for b in args.bin:
                 ms[b].append(one_round(b, serves, dev.pid, args.settle, args.seconds))
     finally:
-        for p in (dev, rx):
+        for p in (dev, rx, *idle):
             p.kill()
             p.wait()
-    n_proc = sum(1 for e in os.listdir("/proc") if e.isdigit())
     mem_gb = int(Path("/proc/meminfo").read_text().split()[1]) / 2**20
     print(f"Command: `python3 bench/couple/bench_couple.py {' '.join(sys.argv[1:])}`  ")
     print(f"Host: {os.cpu_count()} CPUs, {mem_gb:.0f} GB, kernel {platform.release()}, "

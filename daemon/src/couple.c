@@ -10,6 +10,7 @@
 #include "dl.h"
 #include "log.h"
 #include "match.h"
+#include "pidset.h"
 #include "target_kind.h"
 
 #include <errno.h>
@@ -34,20 +35,31 @@ static bool needs_irq_threads(const struct profile *prof)
 	return false;
 }
 
-/* One slot per target of @prof, emptied. */
+static void targets_free(struct couple *c)
+{
+	for (size_t i = 0; i < c->n_t; i++) {
+		serves_list_free(&c->t[i].served);
+		serves_cache_free(&c->t[i].ports);
+	}
+	free(c->t);
+	c->t = NULL;
+	c->n_t = 0;
+}
+
+/* One slot per target of @prof, emptied but for what the last tick knew of the ports. */
 static int targets_reset(struct couple *c, const struct profile *prof)
 {
-	for (size_t i = 0; i < c->n_t; i++)
-		serves_list_free(&c->t[i].served);
 	if (c->n_t != prof->n_targets) {
-		free(c->t);
-		c->n_t = 0;
+		targets_free(c);
 		c->t = calloc(prof->n_targets ? prof->n_targets : 1, sizeof(*c->t));
 		if (!c->t)
 			return -ENOMEM;
 		c->n_t = prof->n_targets;
 	}
-	memset(c->t, 0, c->n_t * sizeof(*c->t));
+	for (size_t i = 0; i < c->n_t; i++) {
+		serves_list_free(&c->t[i].served);
+		c->t[i].priority = 0;
+	}
 	return 0;
 }
 
@@ -216,12 +228,87 @@ static int find_served(struct couple *c, const struct profile *prof,
 
 		if (!t->serves.given)
 			continue;
-		rc = serves_find(&t->serves, tasks, &c->t[i].served);
+		rc = serves_find(&t->serves, tasks, c->t[i].ports.holders, c->t[i].ports.n_holders,
+				 &c->t[i].served);
 		if (rc || !t->coupled)
 			continue;
 		c->t[i].priority = serves_fifo_priority(&c->t[i].served);
 		rc = match_target_threads(prof, i, irq, tasks, ml);
 	}
+	return rc;
+}
+
+/* The processes whose threads a tick lists: every process, or these (tgids). */
+struct scope {
+	bool all;
+	struct pidset pids;
+};
+
+/* Selectors by pid (a process's or one of its threads'): their processes. A pid that
+ * names no thread adds nothing; one whose process cannot be told widens to all. */
+static int scope_add_pids(struct scope *s, const pid_t *pids, size_t n)
+{
+	int rc = 0;
+
+	for (size_t i = 0; !rc && i < n; i++) {
+		struct thread_info ti;
+		int r = discover_read(pids[i], &ti);
+
+		if (r == -ESRCH)
+			continue;
+		if (r || ti.tgid <= 0)
+			s->all = true;
+		else
+			rc = pidset_add(&s->pids, ti.tgid);
+	}
+	return rc;
+}
+
+/*
+ * What target @i needs listed: the processes holding its ports' sockets (kept in c->t[i]
+ * for serves_find), or those its pids name, else every process (a comm or cgroup
+ * selector can select any); and for a coupled task target, the processes of its own
+ * threads the same way.
+ */
+static int scope_target(struct couple *c, const struct profile *prof, size_t i,
+			struct scope *s)
+{
+	const struct target *t = &prof->targets[i];
+	const struct serves_sel *sel = &t->serves;
+	int rc = 0;
+
+	if (sel->n_ports) {
+		rc = serves_port_holders(sel->ports, sel->n_ports, &c->t[i].ports);
+		for (size_t k = 0; !rc && k < c->t[i].ports.n_holders; k++)
+			rc = pidset_add(&s->pids, c->t[i].ports.holders[k]);
+	} else if (sel->n_pids) {
+		rc = scope_add_pids(s, sel->pids, sel->n_pids);
+	} else if (sel->given) {
+		s->all = true;
+	}
+	if (rc || !t->coupled || target_kind_of(t)->threads != TARGET_THREADS_TASKS)
+		return rc;
+	if (t->n_pids)
+		return scope_add_pids(s, t->pids, t->n_pids);
+	s->all = true;
+	return 0;
+}
+
+/* The user threads a tick needs (see scope_target): only those processes' when it can. */
+static int scan_tasks(struct couple *c, const struct profile *prof, struct thread_list *tasks)
+{
+	struct scope s = { 0 };
+	int rc = 0;
+
+	for (size_t i = 0; !rc && i < prof->n_targets; i++)
+		rc = scope_target(c, prof, i, &s);
+	if (!rc && s.all) {
+		rc = discover_scan_tasks(tasks);
+	} else if (!rc) {
+		pidset_sort(&s.pids);	/* each process once */
+		rc = discover_scan_tasks_of(s.pids.v, s.pids.n, tasks);
+	}
+	pidset_free(&s.pids);
 	return rc;
 }
 
@@ -234,7 +321,7 @@ static int scan(struct couple *c, const struct profile *prof, struct match_list 
 	if (!rc && needs_irq_threads(prof))
 		rc = discover_scan_irq(&irq, match_needs_softirqd(prof));
 	if (!rc)
-		rc = discover_scan_tasks(&tasks);
+		rc = scan_tasks(c, prof, &tasks);
 	if (!rc)
 		rc = find_served(c, prof, &irq, &tasks, ml);
 	discover_list_free(&tasks);
@@ -305,9 +392,7 @@ void couple_release(struct couple *c, struct state *st)
 
 void couple_forget(struct couple *c)
 {
-	for (size_t i = 0; i < c->n_t; i++)
-		serves_list_free(&c->t[i].served);
-	free(c->t);
+	targets_free(c);
 	free(c->v);
 	memset(c, 0, sizeof(*c));
 }

@@ -32,6 +32,7 @@ struct couple_thread {
 
 struct couple_target {
 	struct served_list served;	/* whom its threads serve (targets with serves:) */
+	struct serves_cache ports;	/* who holds its ports' sockets (kept between ticks) */
 	int priority;			/* the rule's priority at the last tick; 0: none */
 };
 

@@ -486,3 +486,14 @@ int discover_scan_tasks(struct thread_list *list)
 	sort_from(list, start);
 	return rc;
 }
+
+int discover_scan_tasks_of(const pid_t *tgids, size_t n, struct thread_list *list)
+{
+	size_t start = list->n;
+	int rc = 0;
+
+	for (size_t i = 0; !rc && i < n; i++)
+		rc = scan_process_tasks(tgids[i], list);
+	sort_from(list, start);
+	return rc;
+}

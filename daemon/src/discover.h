@@ -50,6 +50,12 @@ int discover_scan_kthreads(struct thread_list *list);
 int discover_scan_tasks(struct thread_list *list);
 
 /*
+ * As discover_scan_tasks, for the processes @tgids[0..n) only (process ids, each once):
+ * every user thread of each. A process gone, or a kernel thread, adds nothing.
+ */
+int discover_scan_tasks_of(const pid_t *tgids, size_t n, struct thread_list *list);
+
+/*
  * Reads one thread (a tid; /proc/TID works for any thread) into *@ti: everything of
  * struct thread_info.  Returns 0, -ESRCH when it does not exist (or exited meanwhile),
  * or another -errno.

@@ -6,6 +6,7 @@
 #include "serves.h"
 #include "array.h"
 #include "match.h"
+#include "pidset.h"
 #include "sockdiag.h"
 
 #include <dirent.h>
@@ -24,16 +25,15 @@ struct inode_set {
 	size_t n, cap;
 };
 
-static bool inode_in(const struct inode_set *s, unsigned long inode)
+static int cmp_inode(const void *a, const void *b)
 {
-	for (size_t i = 0; i < s->n; i++)
-		if (s->v[i] == inode)
-			return true;
-	return false;
+	unsigned long x = *(const unsigned long *)a, y = *(const unsigned long *)b;
+
+	return (x > y) - (x < y);
 }
 
-/* Whether process @pid has one of @s's sockets open. A process that exits meanwhile or
- * whose fds irqresd may not read holds none. */
+/* Whether process @pid has one of @s's sockets (ascending) open. A process that exits
+ * meanwhile or whose fds irqresd may not read holds none. */
 static bool holds_socket(pid_t pid, const struct inode_set *s)
 {
 	char path[PATH_MAX], link[64];
@@ -55,7 +55,8 @@ static bool holds_socket(pid_t pid, const struct inode_set *s)
 		if (len <= 0)
 			continue;
 		link[len] = '\0';
-		found = sscanf(link, "socket:[%lu]", &inode) == 1 && inode_in(s, inode);
+		found = sscanf(link, "socket:[%lu]", &inode) == 1 &&
+			bsearch(&inode, s->v, s->n, sizeof(*s->v), cmp_inode);
 	}
 	closedir(dir);
 	return found;
@@ -73,10 +74,14 @@ static pid_t pid_of(const char *name)
 	return *end || errno || v > INT_MAX ? 0 : (pid_t)v;
 }
 
-/* Every process of the proc root that holds one of @s's sockets, ascending. */
-static int socket_holders(const struct inode_set *s, pid_t **pids, size_t *n_pids)
+/*
+ * Every process of the proc root into @seen, and those holding one of @s's sockets into
+ * @holders, both ascending. Unless @full, only the processes that held one at the last
+ * look (@c) or are new since have their files read: the others held none then.
+ */
+static int socket_holders(const struct inode_set *s, const struct serves_cache *c, bool full,
+			  struct pidset *seen, struct pidset *holders)
 {
-	size_t cap = 0;
 	struct dirent *de;
 	DIR *dir;
 	int rc = 0;
@@ -87,48 +92,70 @@ static int socket_holders(const struct inode_set *s, pid_t **pids, size_t *n_pid
 	while (!rc && (de = readdir(dir)) != NULL) {
 		pid_t pid = pid_of(de->d_name);
 
-		if (!pid || !holds_socket(pid, s))
+		if (!pid)
 			continue;
-		rc = ARRAY_RESERVE(*pids, cap, *n_pids + 1);
-		if (!rc)
-			(*pids)[(*n_pids)++] = pid;
+		rc = pidset_add(seen, pid);
+		if (rc || !(full || pidset_has(c->holders, c->n_holders, pid) ||
+			    !pidset_has(c->seen, c->n_seen, pid)))
+			continue;
+		if (holds_socket(pid, s))
+			rc = pidset_add(holders, pid);
 	}
 	closedir(dir);
+	pidset_sort(seen);
+	pidset_sort(holders);
 	return rc;
 }
 
-static int cmp_pid(const void *a, const void *b)
+static bool same_inodes(const struct serves_cache *c, const struct inode_set *s)
 {
-	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+	return c->n_inodes == s->n && (!s->n || !memcmp(c->inodes, s->v, s->n * sizeof(*s->v)));
+}
 
-	return (x > y) - (x < y);
+int serves_port_holders(const int *ports, size_t n, struct serves_cache *c)
+{
+	struct inode_set s = { 0 };
+	struct pidset seen = { 0 }, holders = { 0 };
+	bool full;
+	int rc;
+
+	rc = sockdiag_bound_inodes(ports, n, &s.v, &s.n, &s.cap);
+	if (!rc && s.n > 1)
+		qsort(s.v, s.n, sizeof(*s.v), cmp_inode);
+	full = !same_inodes(c, &s) || c->since_full + 1 >= SERVES_FULL_EVERY;
+	if (!rc && s.n)
+		rc = socket_holders(&s, c, full, &seen, &holders);
+	if (rc) {
+		free(s.v);
+		pidset_free(&seen);
+		pidset_free(&holders);
+		serves_cache_free(c);	/* the next look reads every process's files */
+		return rc;
+	}
+	serves_cache_free(c);
+	*c = (struct serves_cache){ s.v, s.n, seen.v, seen.n, holders.v, holders.n,
+				    full ? 0 : c->since_full + 1 };
+	return 0;
+}
+
+void serves_cache_free(struct serves_cache *c)
+{
+	free(c->inodes);
+	free(c->seen);
+	free(c->holders);
+	*c = (struct serves_cache){ .since_full = c->since_full };
 }
 
 int serves_port_pids(const int *ports, size_t n, pid_t **pids, size_t *n_pids)
 {
-	struct inode_set s = { 0 };
-	int rc;
+	struct serves_cache c = { 0 };
+	int rc = serves_port_holders(ports, n, &c);
 
-	*pids = NULL;
-	*n_pids = 0;
-	rc = sockdiag_bound_inodes(ports, n, &s.v, &s.n, &s.cap);
-	if (!rc && s.n)
-		rc = socket_holders(&s, pids, n_pids);
-	free(s.v);
-	if (rc) {
-		free(*pids);
-		*pids = NULL;
-		*n_pids = 0;
-		return rc;
-	}
-	if (*n_pids > 1)
-		qsort(*pids, *n_pids, sizeof(**pids), cmp_pid);
-	return 0;
-}
-
-static bool pid_listed(const pid_t *pids, size_t n, pid_t pid)
-{
-	return bsearch(&pid, pids, n, sizeof(*pids), cmp_pid) != NULL;
+	*pids = rc ? NULL : c.holders;
+	*n_pids = rc ? 0 : c.n_holders;
+	c.holders = NULL;
+	serves_cache_free(&c);
+	return rc;
 }
 
 static int served_push(struct served_list *out, const struct thread_info *ti)
@@ -147,30 +174,21 @@ static int served_push(struct served_list *out, const struct thread_info *ti)
 }
 
 int serves_find(const struct serves_sel *sel, const struct thread_list *tasks,
-		struct served_list *out)
+		const pid_t *holders, size_t n_holders, struct served_list *out)
 {
-	pid_t *holders = NULL;
-	size_t n_holders = 0;
 	int rc = 0;
 
 	if (!sel->given || !tasks)
 		return 0;
-	if (sel->n_ports) {
-		rc = serves_port_pids(sel->ports, sel->n_ports, &holders, &n_holders);
-		if (rc || !n_holders)
-			goto out;
-	}
 	for (size_t i = 0; !rc && i < tasks->n; i++) {
 		const struct thread_info *ti = &tasks->v[i];
 
 		if (!match_task_selects(&sel->comm, sel->pids, sel->n_pids, sel->cgroup, ti))
 			continue;
-		if (sel->n_ports && !pid_listed(holders, n_holders, ti->tgid))
+		if (sel->n_ports && !pidset_has(holders, n_holders, ti->tgid))
 			continue;
 		rc = served_push(out, ti);
 	}
-out:
-	free(holders);
 	return rc;
 }
 

@@ -218,6 +218,28 @@ static void test_discover_scan_tasks(void **state)
 	discover_list_free(&l);
 }
 
+/* Only the named processes: each of their user threads, in pid order, as the full scan
+ * has them; a process gone or a kernel thread adds nothing. */
+static void test_discover_scan_tasks_of(void **state)
+{
+	static const pid_t procs[] = { 2, 300, 400, 999 };	/* kthreadd, mpv, ..., gone */
+	static const pid_t want[] = { 300, 301, 302, 400 };
+	struct thread_list all = { 0 }, l = { 0 };
+	size_t i;
+
+	assert_int_equal(discover_scan_tasks(&all), 0);
+	assert_int_equal(discover_scan_tasks_of(procs, 4, &l), 0);
+	assert_int_equal(l.n, sizeof(want) / sizeof(want[0]));
+	for (i = 0; i < l.n; i++) {
+		assert_int_equal(l.v[i].pid, want[i]);
+		assert_memory_equal(&l.v[i], find(&all, want[i]), sizeof(l.v[i]));
+	}
+	discover_list_free(&l);
+	assert_int_equal(discover_scan_tasks_of(NULL, 0, &l), 0);
+	assert_int_equal(l.n, 0);
+	discover_list_free(&all);
+}
+
 static void test_discover_thread_read(void **state)
 {
 	struct thread_info ti;
@@ -382,6 +404,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_discover_scan_kthreads, use_fixture, use_host),
 		cmocka_unit_test_setup_teardown(test_discover_scan_irq_no_proc, use_fixture, use_host),
 		cmocka_unit_test_setup_teardown(test_discover_scan_tasks, use_fixture, use_host),
+		cmocka_unit_test_setup_teardown(test_discover_scan_tasks_of, use_fixture, use_host),
 		cmocka_unit_test_setup_teardown(test_discover_thread_read, use_fixture, use_host),
 		cmocka_unit_test_setup_teardown(test_discover_irq_actions, use_fixture, use_host),
 		cmocka_unit_test(test_discover_list_push),

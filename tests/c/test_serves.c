@@ -94,6 +94,64 @@ static void test_port_pids(void **state)
 	assert_null(pids);
 }
 
+/* /proc/net/udp with a second socket on 5000 (inode 6666), and with none */
+static const char udp6666[] =
+	"   sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  "
+	"timeout inode ref pointer drops\n"
+	"  123: 00000000:1388 00000000:0000 07 00000000:00000000 00:00000000 00000000     0"
+	"        0 1111 2 0000000000000000 0\n"
+	"  125: 0100007F:1388 00000000:0000 07 00000000:00000000 00:00000000 00000000     0"
+	"        0 6666 2 0000000000000000 0\n";
+static const char udp_none[] =
+	"   sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  "
+	"timeout inode ref pointer drops\n";
+
+static void assert_holders(const struct serves_cache *c, const pid_t *want, size_t n)
+{
+	assert_int_equal(c->n_holders, n);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(c->holders[i], want[i]);
+}
+
+/* Between full looks only the last holders and new processes have their files read. */
+static void test_port_holders_cache(void **state)
+{
+	static const int ports[] = { 5000, 8080 };
+	struct serves_cache c = { 0 };
+	char path[1024];
+	int i;
+
+	assert_int_equal(serves_port_holders(ports, 2, &c), 0);	/* the first: full */
+	assert_holders(&c, (pid_t[]){ 100, 200 }, 2);
+	assert_int_equal(c.since_full, 0);
+	fd_link(500, 9, "socket:[1111]");	/* passed to a running process */
+	fd_link(700, 3, "socket:[1111]");	/* a child of the receiver, new */
+	snprintf(path, sizeof(path), "%s/proc/200/fd/7", fixtree_root);
+	assert_int_equal(unlink(path), 0);	/* the server closed it */
+	assert_int_equal(serves_port_holders(ports, 2, &c), 0);
+	assert_holders(&c, (pid_t[]){ 100, 700 }, 2);	/* 500 was read before: not now */
+	assert_int_equal(c.since_full, 1);
+	for (i = 2; i < SERVES_FULL_EVERY; i++)
+		assert_int_equal(serves_port_holders(ports, 2, &c), 0);
+	assert_int_equal(c.since_full, SERVES_FULL_EVERY - 1);
+	assert_holders(&c, (pid_t[]){ 100, 700 }, 2);
+	assert_int_equal(serves_port_holders(ports, 2, &c), 0);	/* the 10th: full */
+	assert_holders(&c, (pid_t[]){ 100, 500, 700 }, 3);
+	assert_int_equal(c.since_full, 0);
+	/* a new socket on a port (a running process binds it): a full look at once */
+	fixtree_file("proc/net/udp", udp6666);
+	fd_link(300, 2, "socket:[6666]");
+	assert_int_equal(serves_port_holders(ports, 2, &c), 0);
+	assert_holders(&c, (pid_t[]){ 100, 300, 500, 700 }, 4);
+	assert_int_equal(c.since_full, 0);
+	fixtree_file("proc/net/udp", udp_none);	/* 1111 and 6666 unbound */
+	assert_int_equal(serves_port_holders(ports, 2, &c), 0);
+	assert_int_equal(c.since_full, 0);
+	assert_int_equal(c.n_holders, 0);
+	serves_cache_free(&c);
+	assert_null(c.holders);
+}
+
 static struct thread_info task(pid_t pid, pid_t tgid, const char *comm, int policy, int prio)
 {
 	struct thread_info ti = { .pid = pid, .tgid = tgid, .policy = policy,
@@ -119,24 +177,28 @@ static void test_find(void **state)
 					    .ports = (int[]){ 5000 }, .n_ports = 1 };
 	struct serves_sel by_comm = { .given = true, .comm = { (char *[]){ "rx-*" }, 1 } };
 	struct serves_sel nobody = { .given = true, .pids = (pid_t[]){ 999 }, .n_pids = 1 };
+	pid_t *holders;
+	size_t n_holders;
 
-	assert_int_equal(serves_find(&by_port, &tasks, &out), 0);
+	assert_int_equal(serves_port_pids(by_port.ports, 1, &holders, &n_holders), 0);
+	assert_int_equal(serves_find(&by_port, &tasks, holders, n_holders, &out), 0);
 	assert_int_equal(out.n, 2);		/* every thread of the socket's process */
 	assert_int_equal(out.v[0].pid, 100);
 	assert_int_equal(out.v[1].pid, 101);
 	assert_string_equal(out.v[1].comm, "rx-worker");
 	assert_int_equal(serves_fifo_priority(&out), 30);
 	serves_list_free(&out);
-	assert_int_equal(serves_find(&port_and_comm, &tasks, &out), 0);	/* AND */
+	assert_int_equal(serves_find(&port_and_comm, &tasks, holders, n_holders, &out), 0);	/* AND */
 	assert_int_equal(out.n, 1);
 	assert_int_equal(out.v[0].pid, 101);
 	serves_list_free(&out);
-	assert_int_equal(serves_find(&by_comm, &tasks, &out), 0);
+	free(holders);
+	assert_int_equal(serves_find(&by_comm, &tasks, NULL, 0, &out), 0);
 	assert_int_equal(out.n, 3);
 	assert_int_equal(serves_fifo_priority(&out), 80);
 	serves_list_free(&out);
 	/* a selector that matches nothing serves nobody: no error */
-	assert_int_equal(serves_find(&nobody, &tasks, &out), 0);
+	assert_int_equal(serves_find(&nobody, &tasks, NULL, 0, &out), 0);
 	assert_int_equal(out.n, 0);
 	assert_int_equal(serves_fifo_priority(&out), 0);
 }
@@ -167,6 +229,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_port_pids, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_find, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_port_holders_cache, setup, teardown),
 		cmocka_unit_test(test_fifo_priority_rule),
 	};
 

@@ -11,6 +11,8 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -47,6 +49,18 @@ def fifo(pid: int, prio: int) -> None:
 
 def follows(pid: int, want: tuple[int, int]) -> None:
     wait_for(lambda: sched(pid) == want, FOLLOW_S)
+
+
+@contextmanager
+def child(args: list[str], **kw) -> Iterator[subprocess.Popen]:
+    """A process for the test, killed at the end whatever happened."""
+    p = subprocess.Popen(args, stdout=subprocess.PIPE, text=True, **kw)
+    try:
+        yield p
+    finally:
+        if p.poll() is None:
+            p.kill()
+        p.wait()
 
 
 def target_status(d, name: str) -> dict:
@@ -121,9 +135,7 @@ time.sleep(100000)
 
 def test_served_by_port(spawn, daemon, profile):
     dev = spawn()
-    rx = subprocess.Popen(["chrt", "-f", "12", sys.executable, "-c", _RECEIVER],
-                          stdout=subprocess.PIPE, text=True)
-    try:
+    with child(["chrt", "-f", "12", sys.executable, "-c", _RECEIVER]) as rx:
         port = int(rx.stdout.readline())
         d = daemon().start(profile(profile_text(coupled_target("nic", dev.pid,
                                                                f"{{port: {port}}}"))),
@@ -133,10 +145,42 @@ def test_served_by_port(spawn, daemon, profile):
         rx.kill()
         rx.wait()
         follows(dev.pid, (SCHED_OTHER, 0))
-    finally:
-        if rx.poll() is None:
-            rx.kill()
+    assert d.stop() == 0
+
+
+_THREADED = r"""
+import os, sys, threading, time
+ready = threading.Event()
+def worker():
+    os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(33))    # this thread only
+    print(threading.get_native_id(), flush=True)
+    ready.set()
+    time.sleep(100000)
+threading.Thread(target=worker, daemon=True).start()
+ready.wait()
+time.sleep(100000)
+"""
+
+
+def test_served_by_a_thread_id_or_its_process(spawn, daemon, profile):
+    """irqresd lists the threads of the processes the pids name, not every process's: a
+    pid of a thread selects that thread, the process's pid all its threads."""
+    dev, dev2 = spawn(), spawn()
+    with child([sys.executable, "-c", _THREADED]) as rx:
+        tid = int(rx.stdout.readline())
+        d = daemon().start(profile(profile_text(
+            coupled_target("by-tid", dev.pid, f"{{pid: {tid}}}") +
+            coupled_target("by-process", dev2.pid, f"{{pid: {rx.pid}}}"))),
+            "--rescan", RESCAN)
+        follows(dev.pid, (SCHED_FIFO, 33))
+        follows(dev2.pid, (SCHED_FIFO, 33))     # the worker's priority, not the main's
+        assert [s["pid"] for s in target_status(d, "by-tid")["serves"]] == [tid]
+        assert [s["pid"] for s in target_status(d, "by-process")["serves"]] == \
+            [rx.pid, tid]
+        rx.kill()
         rx.wait()
+        follows(dev.pid, (SCHED_OTHER, 0))
+        follows(dev2.pid, (SCHED_OTHER, 0))
     assert d.stop() == 0
 
 
@@ -156,9 +200,8 @@ def test_served_by_a_tcp_listener_not_a_bound_socket(spawn, daemon, profile):
     """A TCP socket serves its port's device threads once it listens (docs/process-aware.md;
     irqresd asks the kernel's socket diagnostics for listeners)."""
     dev = spawn()
-    srv = subprocess.Popen(["chrt", "-f", "14", sys.executable, "-c", _TCP_SERVER],
-                           stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    try:
+    with child(["chrt", "-f", "14", sys.executable, "-c", _TCP_SERVER],
+               stdin=subprocess.PIPE) as srv:
         port = int(srv.stdout.readline())
         d = daemon().start(profile(profile_text(coupled_target("nic", dev.pid,
                                                                f"{{port: {port}}}"))),
@@ -171,9 +214,6 @@ def test_served_by_a_tcp_listener_not_a_bound_socket(spawn, daemon, profile):
         assert srv.stdout.readline().strip() == "listening"
         follows(dev.pid, (SCHED_FIFO, 14))
         assert [s["pid"] for s in target_status(d, "nic")["serves"]] == [srv.pid]
-    finally:
-        srv.kill()
-        srv.wait()
     follows(dev.pid, (SCHED_OTHER, 0))
     assert d.stop() == 0
 
