@@ -363,8 +363,10 @@ class Client:
             raise DaemonError(f"irqresd ({self.path}): reply to {what} has no \"ok\" field")
         if reply["ok"] is not True:
             msg = str(reply.get("error") or "refused (no message)")
+            name = reply.get("errno")
             raise DaemonError(f"irqresd: {msg}" if msg.startswith(what)
-                              else f"irqresd: {what}: {msg}")
+                              else f"irqresd: {what}: {msg}",
+                              errno_name=name if isinstance(name, str) else None)
         version = reply.get(VERSION_KEY, SCHEMA_VERSION)
         if not _KINDS["int"][1](version) or version > SCHEMA_VERSION:
             # a higher version changed a member's meaning, type or unit (docs/json.md)

@@ -10,7 +10,13 @@ class UnitError(IrqresError, ValueError):
 
 
 class DaemonError(IrqresError):
-    """irqresd refused a request, or could not be reached."""
+    """irqresd refused a request, or could not be reached. ``errno_name`` is the name of
+    the errno a refusal came with (the reply's ``errno``, e.g. ``"EBUSY"`` for the
+    kernel's admission control: docs/protocol.md), None when it has none."""
+
+    def __init__(self, *args: object, errno_name: str | None = None) -> None:
+        super().__init__(*args)
+        self.errno_name = errno_name
 
 
 class TraceError(IrqresError, ValueError):

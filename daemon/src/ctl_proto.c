@@ -292,10 +292,19 @@ int ctl_parse(const char *line, size_t len, struct ctl_request *req, char *err, 
 
 void ctl_reply_error(struct json *out, const char *msg)
 {
+	ctl_reply_errno(out, msg, 0);
+}
+
+void ctl_reply_errno(struct json *out, const char *msg, int err)
+{
+	const char *name = err > 0 ? strerrorname_np(err) : NULL;
+
 	json_reset(out);
 	json_obj_begin(out);
 	json_kv_bool(out, "ok", false);
 	json_kv_str(out, "error", msg);
+	if (name)
+		json_kv_str(out, "errno", name);
 	json_obj_end(out);
 }
 
@@ -320,7 +329,7 @@ void ctl_handle_request(const struct ctl_request *req, ctl_handler_fn handler, v
 		snprintf(err, sizeof(err), "%s: %s", verb_names[req->verb], strerror(-rc));
 	}
 	if (rc < 0)
-		ctl_reply_error(out, err);
+		ctl_reply_errno(out, err, -rc);
 	json_raw(out, "\n", 1);
 }
 

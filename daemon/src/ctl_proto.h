@@ -57,7 +57,7 @@ const char *ctl_verb_name(enum ctl_verb verb);
 /*
  * The daemon's request handler: writes the members of the reply object (after "ok")
  * into reply and returns 0, or returns -errno with a message in err (then whatever it
- * wrote is dropped and the reply is {"ok":false,"error":err}).
+ * wrote is dropped and the reply is {"ok":false,"error":err,"errno":name}).
  */
 typedef int (*ctl_handler_fn)(void *ctx, const struct ctl_request *req, struct json *reply,
 			      char *err, size_t errlen);
@@ -75,5 +75,9 @@ void ctl_handle_request(const struct ctl_request *req, ctl_handler_fn handler, v
 /* The reply line's object for a refused request: {"ok":false,"error":msg}, replacing
  * whatever out held (without the '\n'). */
 void ctl_reply_error(struct json *out, const char *msg);
+/* The same for a request that failed with errno @err (> 0): its name in "errno" too
+ * ({"ok":false,"error":msg,"errno":"EBUSY"}), so a client tells a refusal by the
+ * kernel's admission control (EBUSY) from others without reading the message. */
+void ctl_reply_errno(struct json *out, const char *msg, int err);
 
 #endif /* IRQRES_CTL_PROTO_H */

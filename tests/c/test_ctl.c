@@ -253,12 +253,13 @@ static void test_handle_line(void **state)
 		"{\"ok\":true,\"verb\":\"set-budget\",\"target\":\"nic\",\"runtime_ns\":2000000}\n");
 	ctl_handle_line("restore", 7, fake_handler, NULL, &out);
 	assert_string_equal(json_buf(&out),
-		"{\"ok\":false,\"error\":\"restore: nothing to restore\"}\n");
+		"{\"ok\":false,\"error\":\"restore: nothing to restore\",\"errno\":\"ENOENT\"}\n");
 	ctl_handle_line("stats", 5, fake_handler, NULL, &out);
 	assert_string_equal(json_buf(&out),
-		"{\"ok\":false,\"error\":\"stats: Input/output error\"}\n");
+		"{\"ok\":false,\"error\":\"stats: Input/output error\",\"errno\":\"EIO\"}\n");
 	ctl_handle_line("nope \"x\"", 8, fake_handler, NULL, &out);
 	assert_non_null(strstr(json_buf(&out), "\"error\":\"unknown request 'nope'"));
+	assert_null(strstr(json_buf(&out), "errno"));	/* refused by the parser: no errno */
 	json_fini(&out);
 }
 
@@ -361,7 +362,8 @@ static void test_server_modes_and_requests(void **state)
 				 "{\"ok\":true,\"verb\":\"status\"}\n");
 	assert_int_equal(write(fd, "ts\nbogus\n", 9), 9);
 	client_recv(e->srv, fd, buf, sizeof(buf));
-	assert_non_null(strstr(buf, "{\"ok\":false,\"error\":\"stats: Input/output error\"}\n"
+	assert_non_null(strstr(buf, "{\"ok\":false,\"error\":\"stats: Input/output error\","
+				    "\"errno\":\"EIO\"}\n"
 				    "{\"ok\":false,\"error\":\"unknown request 'bogus'"));
 	close(fd);
 	pump(e->srv, 20);

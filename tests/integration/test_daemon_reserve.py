@@ -117,7 +117,7 @@ def test_set_budget_refused_by_admission(spawn, daemon, profile):
         task_target("b", "9500us", "10ms", pid=b.pid))))
     # 0.99 + 0.95 of a CPU: above the 2 x 0.95 the kernel allows
     r = d.request("set-budget a 9900us")
-    assert not r["ok"], r
+    assert not r["ok"] and r["errno"] == "EBUSY", r     # admission, said as such
     assert sched_getattr(a.pid).runtime_ns == 1 * MS
     assert d.request("status")["targets"][0]["runtime_ns"] == 1 * MS
 

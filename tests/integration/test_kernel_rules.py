@@ -38,4 +38,5 @@ def test_set_budget_says_why(running, args, words):
     d, a = running
     r = d.request(f"set-budget a {args}")
     assert not r["ok"] and words in r["error"] and "sched_deadline_period_" in r["error"], r
+    assert r["errno"] == "EINVAL", r        # not a refusal for bandwidth
     assert sched_getattr(a.pid).runtime_ns == 2_000_000

@@ -68,6 +68,19 @@ def test_daemon_error_keeps_its_message(fake):
         c.set_budget("disk", 1_000_000)
 
 
+def test_daemon_error_carries_the_errno(fake):
+    fake.override["set-budget"] = {"ok": False, "error": "set-budget nic: new budget "
+                                   "refused: EBUSY: admission control", "errno": "EBUSY"}
+    with Client() as c, pytest.raises(DaemonError) as e:
+        c.set_budget("nic", 1_000_000)
+    assert e.value.errno_name == "EBUSY"
+    fake.override["set-budget"] = {"ok": False, "error": "EBUSY in the text alone",
+                                   "errno": 16}
+    with Client() as c, pytest.raises(DaemonError) as e:
+        c.set_budget("nic", 1_000_000)
+    assert e.value.errno_name is None           # not a name: not taken
+
+
 def test_not_running(tmp_path):
     path = str(tmp_path / "none.sock")
     with pytest.raises(DaemonNotRunning, match=f"irqresd is not running: {path}"):

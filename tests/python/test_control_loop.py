@@ -110,12 +110,15 @@ def test_thread_that_disappears_and_comes_back(daemon, tmp_path):
     assert max(model.budgets[model.done_at - 100:model.done_at]) > 4_000_000
 
 
-def run_refused(daemon, phases: list, error: str) -> tuple[dict, list[str], int]:
-    """The tuner against a daemon that refuses every set-budget with ``error``: its
-    summary, the set-budget requests made while the load lasted, and the run's wall ns."""
+def run_refused(daemon, phases: list, error: str,
+                errno: str | None = None) -> tuple[dict, list[str], int]:
+    """The tuner against a daemon that refuses every set-budget with ``error`` (and
+    ``errno``): its summary, the set-budget requests made while the load lasted, and the
+    run's wall ns."""
     model = Model(daemon, phases)
     daemon.stats_fn = model
-    daemon.override["set-budget"] = {"ok": False, "error": error}
+    daemon.override["set-budget"] = {"ok": False, "error": error,
+                                     **({"errno": errno} if errno else {})}
     t0 = time.monotonic_ns()
     summary = run_until_done(Tuner(daemon.path), model)
     took = time.monotonic_ns() - t0
@@ -126,7 +129,8 @@ def run_refused(daemon, phases: list, error: str) -> tuple[dict, list[str], int]
 
 def test_refused_budget_is_held_back(daemon, caplog):
     _, asks, took = run_refused(daemon, [(60, 6_000_000)],
-                                "set-budget load: EBUSY: root domain 0-1 has no bandwidth left")
+                                "set-budget load: EBUSY: root domain 0-1 has no bandwidth left",
+                                "EBUSY")
     assert "no bandwidth left" in caplog.text
     # after a refused raise the tuner does not ask again for REFUSAL_HOLD_NS (wall
     # time), so its asks are that far apart: at most one per hold in the run, however
@@ -165,7 +169,8 @@ def test_a_decrease_refused_for_its_size_comes_in_smaller_steps(daemon):
             if now - q > bound:
                 refused.append(now - q)
                 return {"ok": False, "error": f"set-budget {words[1]}: new budget refused: "
-                        f"EBUSY: it refuses any runtime below {now - bound}ns"}
+                        f"EBUSY: it refuses any runtime below {now - bound}ns",
+                        "errno": "EBUSY"}
         return handle(words)
 
     daemon.handle = bounded

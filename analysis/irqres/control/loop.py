@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 import select
 import sys
 import time
@@ -53,11 +52,11 @@ from .view import TerminalView
 logger = logging.getLogger(__name__)
 
 REFUSAL_HOLD_NS = 1_000_000_000     # after a refused budget, ask no further that way this long
-#: A refusal for bandwidth (irqresd's "new budget refused: EBUSY: ..."). A decrease asks for
+#: A refusal for bandwidth (irqresd's reply has "errno": "EBUSY"). A decrease asks for
 #: none, so a decrease refused so was refused for its size (on 7.x, the bound of a thread
 #: beside its partition: docs/vm.md, "What 7.3 changes"), and half the step is asked at the
 #: next interval rather than after REFUSAL_HOLD_NS.
-SIZE_REFUSAL = re.compile(r"\bEBUSY\b")
+SIZE_REFUSAL = "EBUSY"
 #: Requests at most to put one target's budget back in steps (loop.Tuner._put_back)
 PUT_BACK_TRIES = 64
 #: Bad replies (not JSON, an error, a stats reply without its threads) in a row that end
@@ -528,7 +527,7 @@ class Tuner:
                 st.ceiling = (st.runtime_ns, now + REFUSAL_HOLD_NS)
             else:
                 st.refused_step_ns = st.runtime_ns - q
-                if not (SIZE_REFUSAL.search(str(exc)) and st.refused_step_ns >= 2):
+                if not (exc.errno_name == SIZE_REFUSAL and st.refused_step_ns >= 2):
                     st.floor = (st.runtime_ns, now + REFUSAL_HOLD_NS)
             return None
         if q > st.runtime_ns:
