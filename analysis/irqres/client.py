@@ -44,6 +44,9 @@ IRQRESD_ENV = "IRQRESD"
 REQUEST_MAX = 4096          # bytes per request line, including the newline
 BODY_MAX = 1 << 20          # bytes of profile text after a plan/apply line
 REPLY_MAX = 16 * 1024 * 1024  # a reply longer than this is treated as broken
+#: irqresd's exit code for a bad profile or option (daemon.h EXIT_USAGE: its -EINVAL);
+#: 1 is a refusal (the kernel will not accept it)
+IRQRESD_EXIT_USAGE = 2
 
 
 class DaemonUnreachable(DaemonError):
@@ -532,6 +535,14 @@ def run_irqresd(*args: str, timeout: float = 60.0) -> subprocess.CompletedProces
         raise DaemonError(f"{exe}: cannot run: {exc.strerror or exc}") from exc
 
 
+def irqresd_failed(what: str, proc: subprocess.CompletedProcess) -> DaemonError:
+    """The error of an irqresd run that failed: its message, and for its exit code of a
+    bad profile or option the errno irqresd gives that over the socket (EINVAL)."""
+    msg = proc.stderr.strip() or proc.stdout.strip() or f"exit status {proc.returncode}"
+    return DaemonError(f"{what}: {msg}", errno_name="EINVAL"
+                       if proc.returncode == IRQRESD_EXIT_USAGE else None)
+
+
 def irqresd_json(*args: str, ok_codes: tuple[int, ...] = (0, 1)) -> dict[str, Any]:
     """Run ``irqresd ARGS`` (with --json among them) and return the object it prints.
 
@@ -544,8 +555,7 @@ def irqresd_json(*args: str, ok_codes: tuple[int, ...] = (0, 1)) -> dict[str, An
     proc = run_irqresd(*args)
     what = " ".join(["irqresd", *args])
     if proc.returncode not in ok_codes:
-        msg = proc.stderr.strip() or proc.stdout.strip() or f"exit status {proc.returncode}"
-        raise DaemonError(f"{what}: {msg}")
+        raise irqresd_failed(what, proc)
     try:
         reply = json.loads(proc.stdout)
     except ValueError as exc:

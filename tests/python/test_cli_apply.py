@@ -136,10 +136,19 @@ def test_refused_plan_is_not_applied(fake, profile):
 
 def test_daemon_error_on_apply(fake, profile):
     fake.override["apply"] = {"ok": False, "error": "irq/11-eth0 (pid 105): SCHED_DEADLINE "
-                              "refused: EPERM"}
+                              "refused: EPERM", "errno": "EPERM"}
     r = run("apply", str(profile))
     assert r.exit_code == 1 and "Error: irqresd: apply: irq/11-eth0 (pid 105)" in r.output
     assert "Traceback" not in r.output
+
+
+def test_bad_profile_through_daemon_exits_2(fake, profile):
+    """irqresd refuses a bad profile with EINVAL: exit 2, as irqresd --dry-run's own."""
+    fake.override["plan"] = {"ok": False, "error": f"{profile}:3:5: unknown key 'runtme'",
+                             "errno": "EINVAL"}
+    for args in (["apply", str(profile)], ["apply", "-n", str(profile)]):
+        r = run(*args)
+        assert r.exit_code == 2 and "unknown key 'runtme'" in r.output, r.output
 
 
 def test_missing_profile():
@@ -171,7 +180,10 @@ def test_bad_profile_without_daemon(tmp_path, monkeypatch, profile):
     fake_irqresd(tmp_path, monkeypatch, dry_status=2,
                  stderr=f"{profile}:3:5: unknown key 'runtme'")
     r = run("apply", str(profile))
-    assert r.exit_code == 1 and f"{profile}:3:5: unknown key 'runtme'" in r.output
+    # a bad profile exits 2, as irqresd --dry-run does; a refusal 1 (below)
+    assert r.exit_code == 2 and f"{profile}:3:5: unknown key 'runtme'" in r.output
+    r = run("apply", "-n", str(profile))
+    assert r.exit_code == 2, r.output
 
 
 def test_refused_without_daemon(tmp_path, monkeypatch, profile):

@@ -11,7 +11,7 @@ import os
 
 import click
 
-from ..client import Client, DaemonNotRunning, irqresd_json, run_irqresd
+from ..client import Client, DaemonNotRunning, irqresd_failed, irqresd_json, run_irqresd
 from ..errors import DaemonError
 from ..plan import format_plan, refusal
 from .common import (
@@ -86,8 +86,7 @@ def apply_cmd(profile: str, dry_run: bool, as_json: bool) -> None:
             return
         proc = run_irqresd("--once", "-p", profile, "--run-dir", ep.run_dir)
         if proc.returncode != 0:
-            msg = proc.stderr.strip() or f"exit status {proc.returncode}"
-            raise DaemonError(f"irqresd --once -p {profile} --run-dir {ep.run_dir}: {msg}")
+            raise irqresd_failed(f"irqresd --once -p {profile} --run-dir {ep.run_dir}", proc)
         click.echo(f"no irqresd answers on {ep.socket}: applied {profile} once with "
                    f"`irqresd --once --run-dir {ep.run_dir}`; the reservations stay until "
                    "`irqres restore` (or `irqresd --restore`)", err=as_json)

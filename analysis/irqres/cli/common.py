@@ -253,9 +253,16 @@ json_option = click.option("--json", "as_json", is_flag=True,
 
 @contextlib.contextmanager
 def cli_errors() -> Iterator[None]:
-    """Turn the library's errors into clean click errors."""
+    """Turn the library's errors into clean click errors: exit status 1, or 2 for what
+    irqresd refuses as a bad profile or argument (EINVAL), as irqresd's own exit codes
+    and click's usage errors have it."""
     try:
         yield
+    except DaemonError as exc:
+        err = click.ClickException(str(exc))
+        if exc.errno_name == "EINVAL":
+            err.exit_code = 2
+        raise err from exc
     except IrqresError as exc:
         raise click.ClickException(str(exc)) from exc
 
