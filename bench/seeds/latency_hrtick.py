@@ -31,17 +31,22 @@ MS = 1_000_000
 
 
 def parse_reserve(text: str) -> list[list[int]]:
-    """``Q:T,Q:T`` in ms -> [[Q_ns, T_ns], ...]."""
+    """``Q:T,Q:T:D`` in ms -> [[Q_ns, T_ns], [Q_ns, T_ns, D_ns], ...] (D: a constrained
+    deadline, Q <= D <= T)."""
     out = []
     for item in text.split(","):
-        q, _, t = item.partition(":")
         try:
-            pair = [int(float(q) * MS), int(float(t) * MS)]
+            vals = [int(float(x) * MS) for x in item.split(":")]
         except ValueError:
-            raise SystemExit(f"--reserve {item!r}: not Q:T in milliseconds") from None
-        if not 0 < pair[0] <= pair[1]:
-            raise SystemExit(f"--reserve {item!r}: needs 0 < Q <= T")
-        out.append(pair)
+            raise SystemExit(f"--reserve {item!r}: not Q:T or Q:T:D in milliseconds") \
+                from None
+        if len(vals) not in (2, 3):
+            raise SystemExit(f"--reserve {item!r}: not Q:T or Q:T:D in milliseconds")
+        q, t = vals[:2]
+        d = vals[2] if len(vals) == 3 else t
+        if not 0 < q <= d <= t:
+            raise SystemExit(f"--reserve {item!r}: needs 0 < Q <= D <= T")
+        out.append(vals)
     return out
 
 
@@ -49,7 +54,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     latency.flood_options(ap, 5)
     ap.add_argument("--reserve", default="1:5,2:10",
-                    help="the NIC thread's reservations, Q:T in ms, comma-separated")
+                    help="the NIC thread's reservations, Q:T in ms (Q:T:D: with a deadline "
+                         "D shorter than T), comma-separated")
     ap.add_argument("--napi", metavar="N/D",
                     help="the whole receive path (threaded NAPI): IRQ thread and NAPI "
                          "kthread, N/D of each Q to the kthread")
@@ -60,6 +66,8 @@ def main() -> int:
               "flood_period_ns": args.flood_period_us * 1000, "size": args.size,
               "reserved": parse_reserve(args.reserve),
               "interval_us": 1000, "priority": 40, "hist_us": 100_000}
+    if args.napi and any(len(r) == 3 for r in params["reserved"]):
+        ap.error("--napi takes Q:T reservations only (no deadline D)")
     if args.napi:
         params["napi_split"] = parse_split(args.napi, "--napi")
         rec = testbed.run_guest(args, "seeds_latency_enforcement_napi", "latency-hrtick-napi",

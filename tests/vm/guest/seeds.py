@@ -319,20 +319,24 @@ def scenario_seeds_latency(runs: int, seconds: int, flood_period_ns: int, size: 
             "uptime": read("/proc/uptime")}
 
 
-def _nic_profile(path: str, enforcement: str, runtime_ns: int, period_ns: int) -> str:
+def _nic_profile(path: str, enforcement: str, runtime_ns: int, period_ns: int,
+                 deadline_ns: int | None = None) -> str:
     with open(path, "w") as f:
         f.write(f"version: 1\nenforcement: {enforcement}\ntargets:\n  - name: nic\n"
                 f"    interface: eth0\n    runtime: {runtime_ns}ns\n"
                 f"    period: {period_ns}ns\n    min_interarrival: 50us\n"
-                f"    buffer: 256\n")
+                f"    buffer: 256\n" +
+                (f"    deadline: {deadline_ns}ns\n" if deadline_ns else ""))
     return path
 
 
-def nic_enforced(runtime_ns: int, period_ns: int, enforcement: str) -> dict:
+def nic_enforced(runtime_ns: int, period_ns: int, enforcement: str,
+                 deadline_ns: int | None = None) -> dict:
     """The NIC thread reserved (runtime_ns, period_ns) by a profile with ``enforcement:``
-    keep (budget enforced at the tick) or hrtick (irqresd switches HRTICK_DL on)."""
+    keep (budget enforced at the tick) or hrtick (irqresd switches HRTICK_DL on); with
+    ``deadline_ns``, a constrained deadline (shorter than the period)."""
     prof = _nic_profile(f"/tmp/nic-{enforcement}-{runtime_ns}.yaml", enforcement,
-                        runtime_ns, period_ns)
+                        runtime_ns, period_ns, deadline_ns)
     a, refusals = apply_retrying(prof)
     REFUSALS.extend(refusals)
     t = wait_deadline(NIC_THREAD, runtime_ns, period_ns)
@@ -345,9 +349,9 @@ def nic_enforced(runtime_ns: int, period_ns: int, enforcement: str) -> dict:
 def enforcement_plan(reserved: list[list[int]]) -> list[tuple]:
     """One run of experiment 6 with HRTICK_DL: (label, (Q, T) or None, enforcement) for
     the task without a flood, the NIC at SCHED_FIFO 50, then each (Q, T) of ``reserved``
-    enforced at the tick and by HRTICK_DL."""
+    enforced at the tick and by HRTICK_DL ((Q, T, D): with a constrained deadline D)."""
     plan: list[tuple] = [("baseline", None, "keep"), ("fifo50", None, "keep")]
-    return plan + [(f"{enf}-{q}-{t}", (q, t), enf) for q, t in reserved
+    return plan + [("-".join(str(x) for x in (enf, *qt)), tuple(qt), enf) for qt in reserved
                    for enf in ("keep", "hrtick")]
 
 
@@ -369,7 +373,7 @@ def scenario_seeds_latency_enforcement(runs: int, seconds: int, flood_period_ns:
     results = []
     for run in range(runs):
         for label, qt, enf in enforcement_plan(reserved):
-            nic = nic_fifo50() if qt is None else nic_enforced(*qt, enf)
+            nic = nic_fifo50() if qt is None else nic_enforced(qt[0], qt[1], enf, *qt[2:])
             flood = 0 if label == "baseline" else flood_period_ns
             row = _flooded_hist(setup, nic, run, label, seconds, flood, size, interval_us,
                                 priority, hist_us, port)
