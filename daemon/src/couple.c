@@ -312,32 +312,34 @@ static int scan_tasks(struct couple *c, const struct profile *prof, struct threa
 	return rc;
 }
 
-/* Whom each target serves (into c->t) and the coupled targets' threads (into @ml). */
-static int scan(struct couple *c, const struct profile *prof, struct match_list *ml)
+/* Whom each target serves (into c->t) and the coupled targets' threads (into @ml); the
+ * device threads from @given when not NULL. */
+static int scan(struct couple *c, const struct profile *prof, const struct thread_list *given,
+		struct match_list *ml)
 {
 	struct thread_list irq = { 0 }, tasks = { 0 };
 	int rc = targets_reset(c, prof);
 
-	if (!rc && needs_irq_threads(prof))
+	if (!rc && needs_irq_threads(prof) && !given)
 		rc = discover_scan_irq(&irq, match_needs_softirqd(prof));
 	if (!rc)
 		rc = scan_tasks(c, prof, &tasks);
 	if (!rc)
-		rc = find_served(c, prof, &irq, &tasks, ml);
+		rc = find_served(c, prof, given ? given : &irq, &tasks, ml);
 	discover_list_free(&tasks);
 	discover_list_free(&irq);
 	return rc;
 }
 
 int couple_tick(struct couple *c, const struct profile *prof, struct state *st,
-		couple_held_fn held, void *ctx)
+		couple_held_fn held, void *ctx, const struct thread_list *irq)
 {
 	struct match_list ml = { 0 };
 	int rc;
 
 	if (!couple_needed(prof))
 		return 0;
-	rc = scan(c, prof, &ml);
+	rc = scan(c, prof, irq, &ml);
 	if (!rc)
 		rc = couple_threads(c, prof, st, &ml, held, ctx);
 	if (rc)
@@ -366,7 +368,7 @@ int couple_check(struct couple *c, const struct profile *prof, size_t *checked,
 
 	if (!couple_needed(prof))
 		return 0;
-	rc = scan(c, prof, &ml);
+	rc = scan(c, prof, NULL, &ml);
 	for (size_t i = 0; !rc && i < ml.n; i++) {
 		const struct match *m = &ml.v[i];
 

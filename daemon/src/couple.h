@@ -51,11 +51,13 @@ bool couple_needed(const struct profile *prof);
 
 /*
  * One tick: finds whom each target with serves: serves and couples the threads of the
- * coupled targets (see above). A thread whose change fails is logged and left as it was
- * (its new record forgotten); the others go on. Returns 0 or the -errno of the scan.
+ * coupled targets (see above). @irq: the device threads as a scan with the profile's
+ * softirqd need just listed them (discover_scan_irq), or NULL to list them here. A thread
+ * whose change fails is logged and left as it was (its new record forgotten); the others
+ * go on. Returns 0 or the -errno of the scan.
  */
 int couple_tick(struct couple *c, const struct profile *prof, struct state *st,
-		couple_held_fn held, void *ctx);
+		couple_held_fn held, void *ctx, const struct thread_list *irq);
 
 /*
  * What verify sees, changing nothing: whom each target serves and the coupled targets'

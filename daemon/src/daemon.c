@@ -446,7 +446,7 @@ static void couple_applied(struct daemon *d, const char *path)
 {
 	if (d->opt.once)
 		return;
-	daemon_couple(d);
+	daemon_couple(d, NULL);
 	if (!d->opt.rescan_ns && couple_needed(&d->prof))
 		pr_warn("%s: --rescan 0: whom its targets serve is looked at this once, and "
 			"coupled threads do not follow them", path);
@@ -903,8 +903,8 @@ void daemon_rescan(struct daemon *d)
 		 (daemon_now_ns() - t0) / 1000);
 	match_list_free(&matches);
 	discover_list_free(&tasks);
+	daemon_couple(d, rc < 0 ? NULL : &irq);	/* the same device threads, one scan */
 	discover_list_free(&irq);
-	daemon_couple(d);
 }
 
 /* A thread a reservation target holds (or waits to): never coupled. */
@@ -962,13 +962,13 @@ static void acct_follow(struct daemon *d)
 	free(r);
 }
 
-void daemon_couple(struct daemon *d)
+void daemon_couple(struct daemon *d, const struct thread_list *irq)
 {
 	uint64_t t0 = daemon_now_ns();
 
 	if (!d->have_prof || !couple_needed(&d->prof))
 		return;
-	if (couple_tick(&d->couple, &d->prof, &d->st, reserved_here, d) == 0)
+	if (couple_tick(&d->couple, &d->prof, &d->st, reserved_here, d, irq) == 0)
 		pr_debug("couple: %zu coupled thread%s, %" PRIu64 " us", d->couple.n,
 			 d->couple.n == 1 ? "" : "s", (daemon_now_ns() - t0) / 1000);
 	acct_follow(d);

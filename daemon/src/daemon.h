@@ -140,8 +140,9 @@ void daemon_run_pending(struct daemon *d);
  * checks the managed ones for drift (daemon_check_drift). */
 void daemon_rescan(struct daemon *d);
 /* Whom the targets with serves: serve, and the coupled targets' threads set to their
- * priority (couple.h): on every rescan and after an apply. */
-void daemon_couple(struct daemon *d);
+ * priority (couple.h): on every rescan (@irq: the device threads it just listed) and
+ * after an apply (NULL: listed here). */
+void daemon_couple(struct daemon *d, const struct thread_list *irq);
 /* Forgets the managed threads of @target (-1: of every target) that have exited (or whose
  * pid was reused), as an exit event would: how many. */
 size_t daemon_forget_gone(struct daemon *d, int target);
