@@ -106,7 +106,8 @@ def main() -> int:
                           stdout=subprocess.PIPE, text=True)
     idle: list[subprocess.Popen] = []
     try:
-        idle = [subprocess.Popen(["sleep", "100000"]) for _ in range(args.idle)]
+        for _ in range(args.idle):      # one at a time: a failure kills those started
+            idle.append(subprocess.Popen(["sleep", "100000"]))
         port = int(rx.stdout.readline())
         n_proc = sum(1 for e in os.listdir("/proc") if e.isdigit())
         serves = '{comm: "python3"}' if args.comm else f"{{port: {port}}}"

@@ -146,18 +146,6 @@ void serves_cache_free(struct serves_cache *c)
 	*c = (struct serves_cache){ .since_full = c->since_full };
 }
 
-int serves_port_pids(const int *ports, size_t n, pid_t **pids, size_t *n_pids)
-{
-	struct serves_cache c = { 0 };
-	int rc = serves_port_holders(ports, n, &c);
-
-	*pids = rc ? NULL : c.holders;
-	*n_pids = rc ? 0 : c.n_holders;
-	c.holders = NULL;
-	serves_cache_free(&c);
-	return rc;
-}
-
 static int served_push(struct served_list *out, const struct thread_info *ti)
 {
 	struct served *s;

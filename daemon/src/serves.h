@@ -33,7 +33,7 @@ struct served_list {
 /*
  * The threads of @tasks (discover_scan_tasks) that @sel selects, appended to @out in the
  * order of @tasks. When @sel has ports, @holders[0..n_holders) are the processes holding
- * their sockets (serves_port_pids, ascending); they are ignored otherwise. A selector
+ * their sockets (serves_port_holders, ascending); they are ignored otherwise. A selector
  * that matches nothing serves nobody: 0 with nothing appended.
  */
 int serves_find(const struct serves_sel *sel, const struct thread_list *tasks,
@@ -69,10 +69,6 @@ struct serves_cache {
 int serves_port_holders(const int *ports, size_t n, struct serves_cache *c);
 
 void serves_cache_free(struct serves_cache *c);
-
-/* serves_port_holders with no cache: every process's files read; *@pids malloc'd (NULL
- * when none), *@n_pids of them. */
-int serves_port_pids(const int *ports, size_t n, pid_t **pids, size_t *n_pids);
 
 /*
  * The mapping rule (docs/process-aware.md): the SCHED_FIFO priority a thread that serves

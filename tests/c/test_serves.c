@@ -69,29 +69,37 @@ static int teardown(void **state)
 	return 0;
 }
 
+/* A first look (a fresh cache): every process's files read. */
+static struct serves_cache first_look(const int *ports, size_t n)
+{
+	struct serves_cache c = { 0 };
+
+	assert_int_equal(serves_port_holders(ports, n, &c), 0);
+	return c;
+}
+
 static void test_port_pids(void **state)
 {
-	pid_t *pids;
-	size_t n;
+	struct serves_cache c = first_look((int[]){ 5000 }, 1);
 
-	assert_int_equal(serves_port_pids((int[]){ 5000 }, 1, &pids, &n), 0);
-	assert_int_equal(n, 1);			/* not 300 (a pipe), not 400 (peer port) */
-	assert_int_equal(pids[0], 100);
-	free(pids);
-	assert_int_equal(serves_port_pids((int[]){ 8080, 5000 }, 2, &pids, &n), 0);
-	assert_int_equal(n, 2);
-	assert_int_equal(pids[0], 100);
-	assert_int_equal(pids[1], 200);
-	free(pids);
+	assert_int_equal(c.n_holders, 1);	/* not 300 (a pipe), not 400 (peer port) */
+	assert_int_equal(c.holders[0], 100);
+	serves_cache_free(&c);
+	c = first_look((int[]){ 8080, 5000 }, 2);
+	assert_int_equal(c.n_holders, 2);
+	assert_int_equal(c.holders[0], 100);
+	assert_int_equal(c.holders[1], 200);
+	serves_cache_free(&c);
 	/* a connection whose local port it is (inetd's or systemd's Accept=yes service) */
-	assert_int_equal(serves_port_pids((int[]){ 8081 }, 1, &pids, &n), 0);
-	assert_int_equal(n, 1);
-	assert_int_equal(pids[0], 600);
-	free(pids);
+	c = first_look((int[]){ 8081 }, 1);
+	assert_int_equal(c.n_holders, 1);
+	assert_int_equal(c.holders[0], 600);
+	serves_cache_free(&c);
 	/* bound, yet nobody holds it (2222: a socket of a process gone), and nothing bound */
-	assert_int_equal(serves_port_pids((int[]){ 5001, 9 }, 2, &pids, &n), 0);
-	assert_int_equal(n, 0);
-	assert_null(pids);
+	c = first_look((int[]){ 5001, 9 }, 2);
+	assert_int_equal(c.n_holders, 0);
+	assert_null(c.holders);
+	serves_cache_free(&c);
 }
 
 /* /proc/net/udp with a second socket on 5000 (inode 6666), and with none */
@@ -177,22 +185,21 @@ static void test_find(void **state)
 					    .ports = (int[]){ 5000 }, .n_ports = 1 };
 	struct serves_sel by_comm = { .given = true, .comm = { (char *[]){ "rx-*" }, 1 } };
 	struct serves_sel nobody = { .given = true, .pids = (pid_t[]){ 999 }, .n_pids = 1 };
-	pid_t *holders;
-	size_t n_holders;
+	struct serves_cache c = first_look(by_port.ports, 1);
 
-	assert_int_equal(serves_port_pids(by_port.ports, 1, &holders, &n_holders), 0);
-	assert_int_equal(serves_find(&by_port, &tasks, holders, n_holders, &out), 0);
+	assert_int_equal(serves_find(&by_port, &tasks, c.holders, c.n_holders, &out), 0);
 	assert_int_equal(out.n, 2);		/* every thread of the socket's process */
 	assert_int_equal(out.v[0].pid, 100);
 	assert_int_equal(out.v[1].pid, 101);
 	assert_string_equal(out.v[1].comm, "rx-worker");
 	assert_int_equal(serves_fifo_priority(&out), 30);
 	serves_list_free(&out);
-	assert_int_equal(serves_find(&port_and_comm, &tasks, holders, n_holders, &out), 0);	/* AND */
+	assert_int_equal(serves_find(&port_and_comm, &tasks, c.holders, c.n_holders, &out),
+			 0);	/* AND */
 	assert_int_equal(out.n, 1);
 	assert_int_equal(out.v[0].pid, 101);
 	serves_list_free(&out);
-	free(holders);
+	serves_cache_free(&c);
 	assert_int_equal(serves_find(&by_comm, &tasks, NULL, 0, &out), 0);
 	assert_int_equal(out.n, 3);
 	assert_int_equal(serves_fifo_priority(&out), 80);
