@@ -86,6 +86,9 @@ int fileio_write(const char *path, const char *s, bool create)
 static int stat_field(int field, const char *p, struct fileio_stat *st)
 {
 	switch (field) {
+	case 3:
+		st->state = p[0];
+		break;
 	case 4:
 		st->ppid = (pid_t)strtol(p, NULL, 10);
 		break;

@@ -36,6 +36,7 @@ int fileio_close_synced(FILE *f);
 /* The fields of /proc/PID/stat irqresd uses (proc(5) numbers). */
 struct fileio_stat {
 	char comm[COMM_MAX];		/* 2 */
+	char state;			/* 3: R, S, D, ... */
 	pid_t ppid;			/* 4 */
 	unsigned long flags;		/* 9: PF_* */
 	int nice;			/* 19 */

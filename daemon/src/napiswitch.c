@@ -6,6 +6,7 @@
 #include "array.h"
 #include "fileio.h"
 #include "log.h"
+#include "napi.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -13,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <time.h>
 #include <unistd.h>
 
 #define PATH_LEN 512
@@ -151,6 +153,73 @@ static int switch_one(const struct target *t, const char *ifname, struct state *
 	return 0;
 }
 
+/* Whether kthread @pid has run since its first wake-up: kthread() makes it sleep once
+ * (run count 1, state D) until it is woken; its first run after that (count 2) passes
+ * cgroup_kthread_ready() at once. Count 2 while runnable may still be before it. Without
+ * schedstat, the state alone: not D. 1 yes or gone, 0 not yet, or -errno. */
+static int kthread_started(pid_t pid)
+{
+	char path[PATH_LEN], buf[128];
+	struct fileio_stat stat;
+	unsigned long long cpu, wait, runs;
+	ssize_t n;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/%d/stat", irqres_paths.proc, (int)pid);
+	rc = fileio_stat_read(path, &stat);
+	if (rc == -ENOENT || rc == -ESRCH)
+		return 1;	/* gone: nothing to wait for */
+	if (rc)
+		return rc;
+	snprintf(path, sizeof(path), "%s/%d/schedstat", irqres_paths.proc, (int)pid);
+	n = fileio_read(path, buf, sizeof(buf));
+	if (n < 0 || sscanf(buf, "%llu %llu %llu", &cpu, &wait, &runs) != 3)
+		return stat.state != 'D';
+	return runs >= 3 || (runs == 2 && stat.state != 'R');
+}
+
+int napiswitch_started(const char *ifname, char *pending, size_t len)
+{
+	struct napi_list list = { 0 };
+	enum napi_source source;
+	int rc = napi_find(ifname, &list, &source);
+
+	if (rc == 0)
+		rc = 1;
+	for (size_t i = 0; rc == 1 && i < list.n; i++) {
+		if (list.v[i].pid <= 0)
+			continue;
+		rc = kthread_started(list.v[i].pid);
+		if (rc == 0 && pending)
+			snprintf(pending, len, "napi/%s-%u (pid %d)", ifname, list.v[i].id,
+				 (int)list.v[i].pid);
+	}
+	napi_list_free(&list);
+	return rc;
+}
+
+/* Waits (sleeping, so that a kthread woken on this CPU runs) until the kthreads the
+ * switch of @ifname made have started, at most NAPISWITCH_SETTLE_MS. */
+static void settle(const char *ifname)
+{
+	const struct timespec ms = { 0, 1000000 };
+	char pending[64] = "";
+	int rc = 0;
+
+	for (int waited = 0; waited <= NAPISWITCH_SETTLE_MS; waited++) {
+		rc = napiswitch_started(ifname, pending, sizeof(pending));
+		if (rc != 0)
+			break;
+		nanosleep(&ms, NULL);
+	}
+	if (rc == 0)
+		pr_notice("interface %s: %s has not run in %d ms since threaded NAPI made it: "
+			  "the kernel refuses to move it into a cpuset partition until it has",
+			  ifname, pending, NAPISWITCH_SETTLE_MS);
+	else if (rc < 0)
+		pr_debug("interface %s: its NAPI kthreads: %s", ifname, strerror(-rc));
+}
+
 int napiswitch_on(const struct profile *prof, struct state *st, char *err, size_t errlen)
 {
 	size_t from = st->n_netdevs;
@@ -162,9 +231,13 @@ int napiswitch_on(const struct profile *prof, struct state *st, char *err, size_
 		if (ifname)
 			rc = switch_one(&prof->targets[i], ifname, st, err, errlen);
 	}
-	if (rc)
+	if (rc) {
 		napiswitch_restore(st, NULL, from);
-	return rc;
+		return rc;
+	}
+	for (size_t i = from; i < st->n_netdevs; i++)	/* switched by this call */
+		settle(st->netdevs[i].ifname);
+	return 0;
 }
 
 bool napiswitch_profile_switches(const struct profile *prof, const char *ifname)

@@ -7,7 +7,10 @@
  * in a kthread of its own, napi/<IF>-<id> (napi.h finds them), instead of the NET_RX soft
  * IRQ, whose leftovers run in ksoftirqd, outside every reservation (docs/receive-path.md).
  * The kthreads exist once the write returns, so a profile's napi targets find them in
- * the same apply. The value before is recorded in the state file (a napi_threaded record)
+ * the same apply, once they have started: a kthread made but not yet run after its first
+ * wake-up cannot be moved into a cgroup (the kernel answers EINVAL until
+ * cgroup_kthread_ready()), so after a switch irqresd waits up to NAPISWITCH_SETTLE_MS for
+ * them to run (docs/receive-path.md). The value before is recorded in the state file (a napi_threaded record)
  * before the write, and given back on stop, on a failed apply, by a profile that no
  * longer asks for it, and by the restore after a crash; a value someone else changed
  * since is left as it is. Paths are under irqres_paths.sys. Functions return 0 or -errno.
@@ -47,6 +50,14 @@ int napiswitch_check(const struct profile *prof, char *err, size_t errlen);
  * failure the interfaces it switched are given back, and @err says why.
  */
 int napiswitch_on(const struct profile *prof, struct state *st, char *err, size_t errlen);
+/* How long napiswitch_on() waits for the kthreads a switch made to start. */
+#define NAPISWITCH_SETTLE_MS 1000
+/*
+ * Whether every threaded NAPI kthread of @ifname has run since its first wake-up (from
+ * /proc/PID/schedstat's run count and /proc/PID/stat's state): 1 yes (also when it has
+ * none), 0 not yet (@pending, when not NULL, names the first such kthread), or -errno.
+ */
+int napiswitch_started(const char *ifname, char *pending, size_t len);
 /*
  * Gives back the interfaces st records from index @from on that @keep (a profile in
  * force; NULL: none) does not switch; best effort, each logged. Returns the first error.

@@ -60,6 +60,7 @@ static void test_stat(void **unused)
 		     "0 0 0\n");
 	assert_int_equal(fileio_stat_read(fixtree_path("stat"), &st), 0);
 	assert_string_equal(st.comm, "irq/11-a) b");
+	assert_int_equal(st.state, 'S');
 	assert_int_equal(st.ppid, 2);
 	assert_true(st.flags & FILEIO_PF_NO_SETAFFINITY);
 	assert_int_equal(st.nice, 0);

@@ -205,6 +205,62 @@ static void test_plan_notes(void **unused)
 	profile_free(&p);
 }
 
+/* A kthread named as napi/eth0-8193 in state @state, with run count @runs (0: no
+ * schedstat file, a kernel without schedstats). */
+static void napi_kthread(char state, int runs)
+{
+	char line[256];
+
+	snprintf(line, sizeof(line), "321 (napi/eth0-8193) %c 2 0 0 0 -1 2129984 0 0 0 0 0 0 "
+		 "0 0 20 0 1 0 100 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 1 0 0 0 0\n", state);
+	fixtree_file("proc/321/stat", line);
+	unlink(fixtree_path("proc/321/schedstat"));
+	if (runs) {
+		snprintf(line, sizeof(line), "146228 175205 %d\n", runs);
+		fixtree_file("proc/321/schedstat", line);
+	}
+}
+
+/* A kthread the switch made is started once it has run since its first wake-up; until
+ * then the kernel refuses to move it into a cgroup (EINVAL). */
+static void test_started(void **unused)
+{
+	char pending[64] = "";
+
+	fixtree_file("sys/class/net/eth0/ifindex", "2\n");
+	fixtree_file("sys/class/net/eth0/threaded", "1\n");
+	mkdir(fixtree_path("proc"), 0755);
+	assert_int_equal(napiswitch_started("eth0", pending, sizeof(pending)), 1); /* none */
+	napi_kthread('D', 1);	/* made, asleep in kthread() until woken */
+	assert_int_equal(napiswitch_started("eth0", pending, sizeof(pending)), 0);
+	assert_string_equal(pending, "napi/eth0-8193 (pid 321)");
+	napi_kthread('R', 2);	/* woken: its first run may not have begun */
+	assert_int_equal(napiswitch_started("eth0", NULL, 0), 0);
+	napi_kthread('S', 2);	/* ran, and sleeps in its poll loop */
+	assert_int_equal(napiswitch_started("eth0", NULL, 0), 1);
+	napi_kthread('R', 7);	/* polling */
+	assert_int_equal(napiswitch_started("eth0", NULL, 0), 1);
+	napi_kthread('D', 0);	/* no schedstat: by the state alone */
+	assert_int_equal(napiswitch_started("eth0", NULL, 0), 0);
+	napi_kthread('S', 0);
+	assert_int_equal(napiswitch_started("eth0", NULL, 0), 1);
+	/* a switch whose kthread never runs waits NAPISWITCH_SETTLE_MS, then goes on */
+	struct profile p;
+	struct state st;
+	char err[512] = "";
+
+	fixtree_file("sys/class/net/eth0/threaded", "0\n");
+	napi_kthread('D', 1);
+	load(two_ifaces, &p);
+	state_init(&st);
+	assert_int_equal(state_open(&st, err, sizeof(err)), 0);
+	assert_int_equal(napiswitch_on(&p, &st, err, sizeof(err)), 0);
+	assert_string_equal(fixtree_read("sys/class/net/eth0/threaded"), "1");
+	assert_int_equal(napiswitch_restore(&st, NULL, 0), 0);
+	state_free(&st);
+	profile_free(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -213,6 +269,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_restore_leaves_others, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_plan_notes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_started, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

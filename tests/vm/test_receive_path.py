@@ -225,14 +225,8 @@ def test_device_path_under_one_target(boot, demo_profile, kernel):
     # a thread beside its partition by more than the partition's count (7.3's IRQ threads
     # stay beside it, docs/vm.md "What 7.3 changes"), and lowering is not what this tests.
     nic_ns = [demo_profile["runtime_ns"], demo_profile["period_ns"]]
-    # On 7.x a NAPI kthread the apply's own switch has just made is refused (EPERM, and
-    # EINVAL for the move into the partition) where one made and run before is taken:
-    # there the interface is switched before irqresd takes it (docs/receive-path.md,
-    # "With a partition beside it")
-    switch_first = int(kernel.rpartition("-")[2].split(".")[0]) >= 7
     res = boot("device_path", profile=demo_profile["path"], enable_irqresd=True,
-               timeout_s=900, params={"port": vmrunner.VM.UDP_PORT, "nic_ns": nic_ns,
-                                      "switch_first": switch_first})
+               timeout_s=900, params={"port": vmrunner.VM.UDP_PORT, "nic_ns": nic_ns})
     where, d = res.kernel.release, res.data
     want = {"policy": "deadline", "runtime_ns": nic_ns[0], "period_ns": nic_ns[1]}
 
@@ -256,11 +250,11 @@ def test_device_path_under_one_target(boot, demo_profile, kernel):
     assert alone["apply"]["rc"] == 0, alone["apply"]
     assert [sched(t) for t in alone["nic"]] == [want], (where, alone["nic"])
     assert [t["sched"]["policy"] for t in alone["napi"]] == ["other"], (where, alone["napi"])
-    # stopped: threaded back to 0 where irqresd switched it (left at 1 where it was when
-    # irqresd came), the IRQ thread at the kernel's SCHED_FIFO 50
+    # stopped: threaded back to 0 (irqresd switched it), the IRQ thread at the kernel's
+    # SCHED_FIFO 50
     after = d["after_stop"]
     assert d["before"]["threaded"] == "0", d["before"]
-    assert after["threaded"] == ("1" if switch_first else "0"), after
+    assert after["threaded"] == "0", after
     assert [(t["sched"]["policy"], t["sched"]["priority"]) for t in after["nic"]] == [
         ("fifo", 50)], (where, after)
     for t in after["napi"]:

@@ -344,7 +344,7 @@ def _tune_device_path(nic_ns: list[int], nic, reserved) -> dict:
             "tune_out": tune_out[-3000:], "tune_csv": read(log), "after": after}
 
 
-def scenario_device_path(port: int, nic_ns: list[int], switch_first: bool = False) -> dict:
+def scenario_device_path(port: int, nic_ns: list[int]) -> dict:
     """One target for the device's whole receive path: eth0's IRQ thread and its NAPI
     kthread (``with_napi: true``, the interface switched by ``threaded_napi: true``), both
     at ``nic_ns`` (Q, T); the same made adaptive under ``irqres tune``, both threads
@@ -363,12 +363,6 @@ def scenario_device_path(port: int, nic_ns: list[int], switch_first: bool = Fals
 
     before = {"threaded": read(threaded), "nic": nic(), "napi": _napi_threads()}
     out: dict = {"before": before}
-    if switch_first:        # the kthread made, and run, before irqresd takes it
-        sh(f"echo 1 > {threaded}")
-        sink = Sink("udp", port)
-        request(f"udp {port} 200 1 100")
-        sink.close()
-        out["switched_first"] = _napi_threads()
     for label, with_napi in (("with_napi", True), ("without", False)):
         profile = f"/tmp/device-{label}.yaml"
         with open(profile, "w") as f:
