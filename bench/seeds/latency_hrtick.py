@@ -59,6 +59,10 @@ def main() -> int:
     ap.add_argument("--napi", metavar="N/D",
                     help="the whole receive path (threaded NAPI): IRQ thread and NAPI "
                          "kthread, N/D of each Q to the kthread")
+    ap.add_argument("--trace", type=int, default=0, metavar="KB",
+                    help="also trace the NIC's CPU in every row but FIFO 50's (timers, "
+                         "wake-ups, switches, interrupts, soft IRQs) into a ring buffer of "
+                         "KB KiB; latency_trace.py says what delayed the task")
     args = ap.parse_args()
     if args.runs < 1:
         ap.error("--runs must be at least 1")
@@ -66,6 +70,10 @@ def main() -> int:
               "flood_period_ns": args.flood_period_us * 1000, "size": args.size,
               "reserved": parse_reserve(args.reserve),
               "interval_us": 1000, "priority": 40, "hist_us": 100_000}
+    if args.trace:
+        if args.napi:
+            ap.error("--trace is for the IRQ thread's rows, not --napi")
+        params["trace_kb"] = args.trace
     if args.napi and any(len(r) == 3 for r in params["reserved"]):
         ap.error("--napi takes Q:T reservations only (no deadline D)")
     if args.napi:

@@ -358,12 +358,14 @@ def enforcement_plan(reserved: list[list[int]]) -> list[tuple]:
 def scenario_seeds_latency_enforcement(runs: int, seconds: int, flood_period_ns: int,
                                        size: int, reserved: list[list[int]],
                                        interval_us: int, priority: int, hist_us: int,
-                                       port: int = 5001) -> dict:
+                                       port: int = 5001, trace_kb: int = 0) -> dict:
     """Experiment 6 with the budget enforced at the tick and by HRTICK_DL: per run, the
     task's own worst case without a flood (``baseline``), the NIC thread at SCHED_FIFO
     50, then for each (Q, T) of ``reserved`` the NIC thread reserved with ``enforcement:
     keep`` and ``enforcement: hrtick``. Each row records the sched features it ran
-    under."""
+    under. ``trace_kb``: every row but FIFO 50's also traces the NIC's CPU
+    (LATENCY_TRACE_EVENTS, a ring buffer of that many KiB) into OUT/latency-LABEL-runN.dat,
+    named in the row's ``trace``."""
     wait_for(lambda: _irqresd_state() in ("active", "failed"), 60, 0.2)
     if not os.path.exists(SCHED_FEATURES):
         sh("mount -t debugfs none /sys/kernel/debug")
@@ -375,8 +377,15 @@ def scenario_seeds_latency_enforcement(runs: int, seconds: int, flood_period_ns:
         for label, qt, enf in enforcement_plan(reserved):
             nic = nic_fifo50() if qt is None else nic_enforced(qt[0], qt[1], enf, *qt[2:])
             flood = 0 if label == "baseline" else flood_period_ns
+            traced = trace_kb > 0 and label != "fifo50"
+            if traced:
+                _switch_trace_start(setup["nic_cpu"], trace_kb, LATENCY_TRACE_EVENTS)
             row = _flooded_hist(setup, nic, run, label, seconds, flood, size, interval_us,
                                 priority, hist_us, port)
+            if traced:
+                name = f"latency-{label}-run{run}.dat"
+                row["trace"] = {"file": name} | _switch_trace_stop(
+                    os.path.join(OUT, name), setup["ncpu"], LATENCY_TRACE_EVENTS)
             row.update({"enforcement": enf, "reserved": list(qt) if qt else None,
                         "features": read(SCHED_FEATURES) or ""})
             results.append(row)
@@ -748,27 +757,44 @@ def _suite_order(setup: dict, reserved: list[int]) -> dict:
 TRACEFS = "/sys/kernel/tracing"
 
 
-def _switch_trace_start(cpu: int, buffer_kb: int) -> None:
-    """sched_switch of one CPU into the ring buffer, CLOCK_MONOTONIC time stamps (the
-    clock of the player's and the sender's logs); no reader runs while it records."""
+def _switch_trace_start(cpu: int, buffer_kb: int,
+                        events: tuple[str, ...] = ("sched/sched_switch",)) -> None:
+    """``events`` (sched_switch alone by default) of one CPU into the ring buffer,
+    CLOCK_MONOTONIC time stamps (the clock of the player's and the sender's logs, and of
+    cyclictest's timers); no reader runs while it records."""
     for name, value in (("tracing_on", "0"), ("trace", ""), ("trace_clock", "mono"),
                         ("buffer_size_kb", str(buffer_kb)), ("tracing_cpumask",
                                                              f"{1 << cpu:x}"),
-                        ("events/sched/sched_switch/enable", "1"), ("tracing_on", "1")):
+                        *((f"events/{e}/enable", "1") for e in events
+                          if os.path.exists(os.path.join(TRACEFS, "events", e))),
+                        ("tracing_on", "1")):
         with open(os.path.join(TRACEFS, name), "w") as f:
             f.write(value)
 
 
-def _switch_trace_stop(path: str, ncpu: int) -> dict:
+def _switch_trace_stop(path: str, ncpu: int,
+                       events: tuple[str, ...] = ("sched/sched_switch",)) -> dict:
     """Stop, save the ring buffer as a trace-cmd file, put tracefs back as it was."""
     with open(os.path.join(TRACEFS, "tracing_on"), "w") as f:
         f.write("0")
     ex = sh(f"trace-cmd extract -o {path}", timeout=600)
-    for name, value in (("events/sched/sched_switch/enable", "0"), ("trace_clock", "local"),
-                        ("tracing_cpumask", f"{(1 << ncpu) - 1:x}"), ("trace", "")):
+    for name, value in (*((f"events/{e}/enable", "0") for e in events
+                          if os.path.exists(os.path.join(TRACEFS, "events", e))),
+                        ("trace_clock", "local"), ("tracing_cpumask", f"{(1 << ncpu) - 1:x}"),
+                        ("trace", "")):
         with open(os.path.join(TRACEFS, name), "w") as f:
             f.write(value)
     return {"rc": ex["rc"], "out": (ex["out"] + ex["err"])[-1000:]}
+
+
+#: what delays cyclictest (``latency_hrtick.py --trace``): its timer set and fired, its
+#: wake-up and switch-in, every interrupt and soft IRQ on its CPU meanwhile, and each
+#: packet received (so that a NAPI poll's work is not a stretch without events)
+LATENCY_TRACE_EVENTS = ("sched/sched_switch", "sched/sched_waking", "timer/hrtimer_start",
+                        "timer/hrtimer_expire_entry", "irq/irq_handler_entry",
+                        "irq/irq_handler_exit", "irq/softirq_entry", "irq/softirq_exit",
+                        "irq_vectors/local_timer_entry", "irq_vectors/local_timer_exit",
+                        "net/netif_receive_skb")
 
 
 SCHED_FEATURES = "/sys/kernel/debug/sched/features"
