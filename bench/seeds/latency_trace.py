@@ -8,7 +8,8 @@ fired (``hrtimer_expire_entry``) and when the thread was switched in (``sched_sw
 The cycle's lateness is switch-in minus due (cyclictest adds its own clock read); the time
 in between is laid out by what had the CPU: a hard interrupt handler or the local timer
 interrupt (``hardirq <name>``), a soft IRQ (``softirq <vector>``, whoever ran it), or a
-task (its comm; ``swapper`` is idle). The report gives, per trace, the lateness quantiles
+task (its comm; ``swapper`` is idle). A cycle whose due time has passed when cyclictest
+sleeps again arms no timer and is not found. The report gives, per trace, the lateness quantiles
 and, for the cycles late by more than ``--late`` µs (default: the trace's p99), the mean
 time each of these took in them, and the worst cycles one by one.
 
