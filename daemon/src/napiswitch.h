@@ -10,10 +10,11 @@
  * the same apply, once they have started: a kthread made but not yet run after its first
  * wake-up cannot be moved into a cgroup (the kernel answers EINVAL until
  * cgroup_kthread_ready()), so after a switch irqresd waits up to NAPISWITCH_SETTLE_MS for
- * them to run (docs/receive-path.md). The value before is recorded in the state file (a napi_threaded record)
- * before the write, and given back on stop, on a failed apply, by a profile that no
- * longer asks for it, and by the restore after a crash; a value someone else changed
- * since is left as it is. Paths are under irqres_paths.sys. Functions return 0 or -errno.
+ * them to run (docs/receive-path.md). The value before is recorded in the state file (a
+ * napi_threaded record) before the write, and given back on stop, on a failed apply, by a
+ * profile that no longer asks for it, and by the restore after a crash; a value someone
+ * else changed since is left as it is. Paths are under irqres_paths.sys. Functions
+ * return 0 or -errno.
  */
 #ifndef IRQRES_NAPISWITCH_H
 #define IRQRES_NAPISWITCH_H
