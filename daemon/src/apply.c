@@ -415,10 +415,10 @@ static int item_move(const struct plan *plan, const struct plan_item *it, int pa
 	}
 	if (rc && rc != -ESRCH) {
 		item_cpus(plan, it, a, span, sizeof(a));
-		snprintf(err, errlen, "%s (pid %d): SCHED_DEADLINE refused: EPERM: thread pinned "
-			 "to CPUs %s, root domain spans %s; cpuset partition %s could not be "
-			 "used: %s", it->thread.comm, (int)it->thread.pid, a, span, it->partition,
-			 why);
+		snprintf(err, errlen, "%s (pid %d): SCHED_DEADLINE needs cpuset partition %s "
+			 "(the thread is pinned to CPUs %s, its root domain spans %s), which "
+			 "could not be used: %s", it->thread.comm, (int)it->thread.pid,
+			 it->partition, a, span, why);
 	}
 	return rc;
 }
