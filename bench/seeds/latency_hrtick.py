@@ -71,8 +71,6 @@ def main() -> int:
               "reserved": parse_reserve(args.reserve),
               "interval_us": 1000, "priority": 40, "hist_us": 100_000}
     if args.trace:
-        if args.napi:
-            ap.error("--trace is for the IRQ thread's rows, not --napi")
         params["trace_kb"] = args.trace
     if args.napi and any(len(r) == 3 for r in params["reserved"]):
         ap.error("--napi takes Q:T reservations only (no deadline D)")

@@ -804,7 +804,10 @@ def write_results(dest: Path = HERE, figures: bool = True) -> Path:
         values |= latency_hrtick_report.values(lat_hrtick)
     status.append("| 6. latency under a flood, budget enforced at the tick vs HRTICK_DL | "
                   "latency_hrtick.py | " + ("done |" if lat_hrtick else "not measured yet |"))
-    lat_path = [json.loads(p.read_text()) for p in newest("latency-hrtick-napi-icount-*.json")]
+    # the same over the whole receive path: untagged boots; tagged ones are probes
+    lat_path = [json.loads(p.read_text()) for p in newest("latency-hrtick-napi-icount-*.json")
+                if re.fullmatch(r"latency-hrtick-napi-icount-nice\d+-\d{8}T\d{6}\.json",
+                                p.name)]
     if lat_path:
         import latency_hrtick_report
         parts += latency_hrtick_report.section(lat_path)

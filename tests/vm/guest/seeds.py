@@ -9,6 +9,7 @@ thread sees does not depend on how busy the host is.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import subprocess
@@ -355,6 +356,22 @@ def enforcement_plan(reserved: list[list[int]]) -> list[tuple]:
                    for enf in ("keep", "hrtick")]
 
 
+def traced_row(setup: dict, label: str, run: int, trace_kb: int, measure) -> dict:
+    """``measure()``'s row; with ``trace_kb`` and a row other than FIFO 50's, the NIC's CPU
+    traced meanwhile (LATENCY_TRACE_EVENTS, a ring buffer of that many KiB) into
+    OUT/latency-LABEL-runN.dat, which the row's ``trace`` names."""
+    if trace_kb <= 0 or label == "fifo50":
+        return measure()
+    name = f"latency-{label}-run{run}.dat"
+    _switch_trace_start(setup["nic_cpu"], trace_kb, LATENCY_TRACE_EVENTS)
+    try:
+        row = measure()
+    finally:
+        stopped = _switch_trace_stop(os.path.join(OUT, name), setup["ncpu"],
+                                     LATENCY_TRACE_EVENTS)
+    return row | {"trace": {"file": name} | stopped}
+
+
 def scenario_seeds_latency_enforcement(runs: int, seconds: int, flood_period_ns: int,
                                        size: int, reserved: list[list[int]],
                                        interval_us: int, priority: int, hist_us: int,
@@ -364,8 +381,7 @@ def scenario_seeds_latency_enforcement(runs: int, seconds: int, flood_period_ns:
     50, then for each (Q, T) of ``reserved`` the NIC thread reserved with ``enforcement:
     keep`` and ``enforcement: hrtick``. Each row records the sched features it ran
     under. ``trace_kb``: every row but FIFO 50's also traces the NIC's CPU
-    (LATENCY_TRACE_EVENTS, a ring buffer of that many KiB) into OUT/latency-LABEL-runN.dat,
-    named in the row's ``trace``."""
+    (traced_row())."""
     wait_for(lambda: _irqresd_state() in ("active", "failed"), 60, 0.2)
     if not os.path.exists(SCHED_FEATURES):
         sh("mount -t debugfs none /sys/kernel/debug")
@@ -377,15 +393,9 @@ def scenario_seeds_latency_enforcement(runs: int, seconds: int, flood_period_ns:
         for label, qt, enf in enforcement_plan(reserved):
             nic = nic_fifo50() if qt is None else nic_enforced(qt[0], qt[1], enf, *qt[2:])
             flood = 0 if label == "baseline" else flood_period_ns
-            traced = trace_kb > 0 and label != "fifo50"
-            if traced:
-                _switch_trace_start(setup["nic_cpu"], trace_kb, LATENCY_TRACE_EVENTS)
-            row = _flooded_hist(setup, nic, run, label, seconds, flood, size, interval_us,
-                                priority, hist_us, port)
-            if traced:
-                name = f"latency-{label}-run{run}.dat"
-                row["trace"] = {"file": name} | _switch_trace_stop(
-                    os.path.join(OUT, name), setup["ncpu"], LATENCY_TRACE_EVENTS)
+            row = traced_row(setup, label, run, trace_kb, functools.partial(
+                _flooded_hist, setup, nic, run, label, seconds, flood, size, interval_us,
+                priority, hist_us, port))
             row.update({"enforcement": enf, "reserved": list(qt) if qt else None,
                         "features": read(SCHED_FEATURES) or ""})
             results.append(row)

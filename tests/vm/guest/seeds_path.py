@@ -19,6 +19,7 @@ experiment 3's counterpart is seeds_napi.scenario_seeds_player_dl_napi.
 
 from __future__ import annotations
 
+import functools
 import os
 
 from seeds import (
@@ -38,6 +39,7 @@ from seeds import (
     scenario_seeds_player_dl,
     scenario_seeds_player_fifo,
     scenario_seeds_tools,
+    traced_row,
     wait_deadline,
 )
 from seeds_napi import (
@@ -122,13 +124,14 @@ def scenario_seeds_latency_enforcement_napi(runs: int, seconds: int, flood_perio
                                             size: int, reserved: list[list[int]],
                                             napi_split: list[int], interval_us: int,
                                             priority: int, hist_us: int,
-                                            port: int = 5001) -> dict:
+                                            port: int = 5001, trace_kb: int = 0) -> dict:
     """Experiment 6 with HRTICK_DL over the whole receive path (threaded NAPI): per run,
     the task's own worst case without a flood (``baseline``, the path at SCHED_FIFO 50
     and idle), the path at SCHED_FIFO 50 under the flood, then for each (Q, T) of
     ``reserved`` the pair reserved (Q split by ``napi_split``) with ``enforcement: keep``
     and ``enforcement: hrtick``. Each row records the sched features it ran under and the
-    CPU time of the IRQ thread, the NAPI kthread and ksoftirqd."""
+    CPU time of the IRQ thread, the NAPI kthread and ksoftirqd. ``trace_kb``: every row
+    but FIFO 50's also traces the NIC's CPU (seeds.traced_row())."""
     wait_for(lambda: _irqresd_state() in ("active", "failed"), 60, 0.2)
     if not os.path.exists(SCHED_FEATURES):
         sh("mount -t debugfs none /sys/kernel/debug")
@@ -143,8 +146,9 @@ def scenario_seeds_latency_enforcement_napi(runs: int, seconds: int, flood_perio
                 nic = (path_fifo50(setup) if qt is None else
                        _path_reserved(setup, *qt, napi_split, port, enf))
                 flood = 0 if label == "baseline" else flood_period_ns
-                row = _measured(setup, nic, run, label, seconds, flood, size, interval_us,
-                                priority, hist_us, port)
+                row = traced_row(setup, label, run, trace_kb, functools.partial(
+                    _measured, setup, nic, run, label, seconds, flood, size, interval_us,
+                    priority, hist_us, port))
                 row.update({"enforcement": enf, "reserved": list(qt) if qt else None,
                             "features": read(SCHED_FEATURES) or ""})
                 results.append(row)
