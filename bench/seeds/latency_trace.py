@@ -7,14 +7,16 @@ timer was due (``hrtimer_start``'s expires, CLOCK_MONOTONIC, the trace's clock),
 fired (``hrtimer_expire_entry``) and when the thread was switched in (``sched_switch``).
 The cycle's lateness is switch-in minus due (cyclictest adds its own clock read); the time
 in between is laid out by what had the CPU: a hard interrupt handler or the local timer
-interrupt (``hardirq <name>``), a soft IRQ (``softirq <vector>``, whoever ran it), or a
-task (its comm; ``swapper`` is idle). A cycle whose due time has passed when cyclictest
-sleeps again arms no timer and is not found. The report gives, per trace, the lateness quantiles
-and, for the cycles late by more than ``--late`` µs (default: the trace's p99), the mean
-time each of these took in them, and the worst cycles one by one.
+interrupt (``hardirq <name>``), a soft IRQ (``softirq <vector> in <task>``, the task
+that ran it), or a task (its comm; ``swapper`` is idle); and the same from the timer's
+firing on, while the task was runnable. A cycle whose due time has passed when
+cyclictest sleeps again arms no timer and is not found. The report gives, per trace, the
+lateness quantiles and, for the cycles late by more than ``--late`` µs (default: the
+trace's p99), the mean time each of these took in them, the silent stretches (over
+``--silent`` µs without any event on the CPU) and the worst cycles one by one.
 
     python3 bench/seeds/latency_trace.py bench/seeds/data/latency-hrtick-...-trace-*.json
-        [--late US] [--worst N] [--json]
+        [--late US] [--silent US] [--worst N] [--json]
 """
 
 from __future__ import annotations
@@ -78,24 +80,26 @@ def _switch(rest: str) -> dict:
 
 
 def segments(events: list) -> tuple[list[int], list[int], list[str]]:
-    """The trace cut into spans, each with what had the CPU: starts, ends, labels."""
+    """The trace cut into spans, each with what had the CPU: starts, ends, labels. Hard
+    interrupts nest on the CPU; a soft IRQ belongs to the task that runs it (on
+    PREEMPT_RT that task can be preempted in the middle of one)."""
     starts, ends, labels = [], [], []
-    task = None
+    task, pid = None, None
     irq: list[str] = []
-    soft: list[str] = []
+    soft: dict[int, list[str]] = defaultdict(list)
     last = events[0][0] if events else 0
-    for ts, ev, comm, _pid, f, _cpu in events:
+    for ts, ev, comm, who, f, _cpu in events:
         if task is None:
-            task = comm
-        label = (f"hardirq {irq[-1]}" if irq else f"softirq {soft[-1]} in {task}" if soft
-                 else task)
+            task, pid = comm, who
+        label = (f"hardirq {irq[-1]}" if irq else
+                 f"softirq {soft[pid][-1]} in {task}" if soft[pid] else task)
         if ts > last:
             starts.append(last)
             ends.append(ts)
             labels.append(label)
         last = ts
         if ev == "sched_switch":
-            task = f["next_comm"]
+            task, pid = f["next_comm"], f["next_pid"]
         elif ev == "irq_handler_entry":
             irq.append(f.get("name", f.get("irq", "?")))
         elif ev == "local_timer_entry":
@@ -103,9 +107,9 @@ def segments(events: list) -> tuple[list[int], list[int], list[str]]:
         elif ev in ("irq_handler_exit", "local_timer_exit") and irq:
             irq.pop()
         elif ev == "softirq_entry":
-            soft.append(f["action"])
-        elif ev == "softirq_exit" and soft:
-            soft.pop()
+            soft[who].append(f["action"])
+        elif ev == "softirq_exit" and soft[who]:
+            soft[who].pop()
     return starts, ends, labels
 
 
@@ -189,10 +193,13 @@ def analyse(dat: Path, late_us: float | None, worst: int, silent_ns: int = SILEN
     total: dict[str, int] = defaultdict(int)
     for c in cs:
         c["silent"] = silent(c, seg, silent_ns)
+    runnable: dict[str, int] = defaultdict(int)
     for c in late:
         c["by"] = breakdown(c, seg)
         for k, v in c["by"].items():
             total[k] += v
+        for k, v in breakdown({"due": c["fired"], "in": c["in"]}, seg).items():
+            runnable[k] += v
     late.sort(key=lambda c: c["in"] - c["due"], reverse=True)
     return {
         "trace": dat.name, "events": len(events), "cycles": len(cs),
@@ -211,6 +218,10 @@ def analyse(dat: Path, late_us: float | None, worst: int, silent_ns: int = SILEN
             for q, p in (("p99", 0.99), ("max", 1.0))},
         "mean_in_late_us": {k: round(v / len(late) / 1000, 1) for k, v in
                             sorted(total.items(), key=lambda kv: -kv[1])} if late else {},
+        # the same from the timer's firing on, while the task was runnable
+        "mean_runnable_in_late_us": {k: round(v / len(late) / 1000, 1) for k, v in
+                                     sorted(runnable.items(), key=lambda kv: -kv[1])}
+                                    if late else {},
         "worst": [{"lateness_us": round((c["in"] - c["due"]) / 1000, 1),
                    "timer_late_us": round((c["fired"] - c["due"]) / 1000, 1),
                    "silent_us": round(c["silent"][0] / 1000, 1),
@@ -264,7 +275,8 @@ def main() -> int:
               f"{a['silent_in_late_us']['mean_lateness']} µs silent (stretches over "
               f"{a['silent_over_us']:g} µs without an event); lateness less the "
               f"silent stretches {a['lateness_less_silent_us']} µs; mean µs in them: "
-              f"{a['mean_in_late_us']}")
+              f"{a['mean_in_late_us']}; from the timer's firing on: "
+              f"{a['mean_runnable_in_late_us']}")
         for w in a["worst"]:
             print(f"    {w['lateness_us']} µs (timer {w['timer_late_us']}, silent "
                   f"{w['silent_us']}, longest {w['longest_silent_us']}): {w['by_us']}")

@@ -77,3 +77,25 @@ def test_one_cycle_laid_out():
 def test_cycles_need_the_measuring_thread():
     ev = [e for e in events() if e[1] != "hrtimer_start"]
     assert lt.cycles(ev) == []
+
+
+def test_a_preempted_soft_irq_stays_with_its_task():
+    """On PREEMPT_RT a task can be preempted inside a soft IRQ: the task that preempts it
+    runs as itself, and the soft IRQ goes on when its task is back."""
+    lines = [
+        ("ktimers/1-28", 1, "200.000000000", "softirq_entry", "vec=3 [action=NET_RX]"),
+        ("ktimers/1-28", 1, "200.000100000", "sched_switch",
+         "ktimers/1:28 [98] R ==> cyclictest:430 [59]"),
+        ("cyclictest-430", 1, "200.000300000", "sched_switch",
+         "cyclictest:430 [59] S ==> ktimers/1:28 [98]"),
+        ("ktimers/1-28", 1, "200.000350000", "softirq_exit", "vec=3 [action=NET_RX]"),
+        ("ktimers/1-28", 1, "200.000400000", "sched_switch",
+         "ktimers/1:28 [98] S ==> swapper/1:0 [120]"),
+    ]
+    text = "".join(f"{w:>16}   [{c:03d}]   {ts}: {ev + ':':21} {rest}\n"
+                   for w, c, ts, ev, rest in lines)
+    starts, ends, labels = lt.segments(lt.parse(text.splitlines()))
+    assert list(zip(labels, (e - s for s, e in zip(starts, ends, strict=True)),
+                    strict=True)) == [
+        ("softirq NET_RX in ktimers/1", 100_000), ("cyclictest", 200_000),
+        ("softirq NET_RX in ktimers/1", 50_000), ("ktimers/1", 50_000)]
