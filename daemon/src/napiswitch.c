@@ -178,6 +178,23 @@ static int kthread_started(pid_t pid)
 	return runs >= 3 || (runs == 2 && stat.state != 'R');
 }
 
+/* Whether every kthread of @list has started (napiswitch_started()). */
+static int list_started(const char *ifname, const struct napi_list *list, char *pending,
+			size_t len)
+{
+	int rc = 1;
+
+	for (size_t i = 0; rc == 1 && i < list->n; i++) {
+		if (list->v[i].pid <= 0)
+			continue;
+		rc = kthread_started(list->v[i].pid);
+		if (rc == 0 && pending)
+			snprintf(pending, len, "napi/%s-%u (pid %d)", ifname, list->v[i].id,
+				 (int)list->v[i].pid);
+	}
+	return rc;
+}
+
 int napiswitch_started(const char *ifname, char *pending, size_t len)
 {
 	struct napi_list list = { 0 };
@@ -185,33 +202,28 @@ int napiswitch_started(const char *ifname, char *pending, size_t len)
 	int rc = napi_find(ifname, &list, &source);
 
 	if (rc == 0)
-		rc = 1;
-	for (size_t i = 0; rc == 1 && i < list.n; i++) {
-		if (list.v[i].pid <= 0)
-			continue;
-		rc = kthread_started(list.v[i].pid);
-		if (rc == 0 && pending)
-			snprintf(pending, len, "napi/%s-%u (pid %d)", ifname, list.v[i].id,
-				 (int)list.v[i].pid);
-	}
+		rc = list_started(ifname, &list, pending, len);
 	napi_list_free(&list);
 	return rc;
 }
 
 /* Waits (sleeping, so that a kthread woken on this CPU runs) until the kthreads the
- * switch of @ifname made have started, at most NAPISWITCH_SETTLE_MS. */
+ * switch of @ifname made have started, at most NAPISWITCH_SETTLE_MS. They exist once the
+ * switch returns: they are found once, then only their /proc files are read. */
 static void settle(const char *ifname)
 {
 	const struct timespec ms = { 0, 1000000 };
+	struct napi_list list = { 0 };
+	enum napi_source source;
 	char pending[64] = "";
-	int rc = 0;
+	int rc = napi_find(ifname, &list, &source);
 
-	for (int waited = 0; waited <= NAPISWITCH_SETTLE_MS; waited++) {
-		rc = napiswitch_started(ifname, pending, sizeof(pending));
-		if (rc != 0)
-			break;
-		nanosleep(&ms, NULL);
+	for (int waited = 0; rc == 0 && waited <= NAPISWITCH_SETTLE_MS; waited++) {
+		rc = list_started(ifname, &list, pending, sizeof(pending));
+		if (rc == 0)
+			nanosleep(&ms, NULL);
 	}
+	napi_list_free(&list);
 	if (rc == 0)
 		pr_notice("interface %s: %s has not run in %d ms since threaded NAPI made it: "
 			  "the kernel refuses to move it into a cpuset partition until it has",
