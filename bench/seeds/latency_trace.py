@@ -35,10 +35,20 @@ LINE = re.compile(r"^\s*(?P<comm>.+?)-(?P<pid>\d+)\s+\[(?P<cpu>\d+)\]\s+(?:\S+\s
 FIELD = re.compile(r"(\w+)=(\S+)")
 
 
+class TraceError(Exception):
+    """A trace or record this script cannot read; the message names it and the cause."""
+
+
 def report_lines(dat: Path) -> list[str]:
-    out = subprocess.run(["trace-cmd", "report", "-t", "-i", str(dat)], check=True,
-                         capture_output=True, text=True).stdout
-    return out.splitlines()
+    try:
+        out = subprocess.run(["trace-cmd", "report", "-t", "-i", str(dat)], check=True,
+                             capture_output=True, text=True)
+    except FileNotFoundError:
+        raise TraceError("trace-cmd is not installed (apt install trace-cmd)") from None
+    except subprocess.CalledProcessError as e:
+        raise TraceError(f"{dat}: trace-cmd report failed: "
+                         f"{(e.stderr or '').strip()[-300:]}") from None
+    return out.stdout.splitlines()
 
 
 def parse(lines: list[str]) -> list[tuple[int, str, str, int, dict, int]]:
@@ -175,6 +185,12 @@ def quantile(xs: list[int], q: float) -> int:
     return s[min(len(s) - 1, int(q * len(s)))] if s else 0
 
 
+def _means_us(total: dict[str, int], n: int) -> dict[str, float]:
+    """Each total (ns) over ``n`` cycles, in µs, largest first."""
+    return {k: round(v / n / 1000, 1) for k, v in
+            sorted(total.items(), key=lambda kv: -kv[1])} if n else {}
+
+
 def analyse(dat: Path, late_us: float | None, worst: int, silent_ns: int = SILENT_NS) -> dict:
     events = parse(report_lines(dat))
     # the CPU cyclictest runs on (the guest traces that one alone)
@@ -216,12 +232,9 @@ def analyse(dat: Path, late_us: float | None, worst: int, silent_ns: int = SILEN
         "lateness_less_silent_us": {
             q: round(quantile([c["in"] - c["due"] - c["silent"][0] for c in cs], p) / 1000, 1)
             for q, p in (("p99", 0.99), ("max", 1.0))},
-        "mean_in_late_us": {k: round(v / len(late) / 1000, 1) for k, v in
-                            sorted(total.items(), key=lambda kv: -kv[1])} if late else {},
+        "mean_in_late_us": _means_us(total, len(late)),
         # the same from the timer's firing on, while the task was runnable
-        "mean_runnable_in_late_us": {k: round(v / len(late) / 1000, 1) for k, v in
-                                     sorted(runnable.items(), key=lambda kv: -kv[1])}
-                                    if late else {},
+        "mean_runnable_in_late_us": _means_us(runnable, len(late)),
         "worst": [{"lateness_us": round((c["in"] - c["due"]) / 1000, 1),
                    "timer_late_us": round((c["fired"] - c["due"]) / 1000, 1),
                    "silent_us": round(c["silent"][0] / 1000, 1),
@@ -233,9 +246,17 @@ def analyse(dat: Path, late_us: float | None, worst: int, silent_ns: int = SILEN
 
 
 def traces_of(record: Path) -> list[tuple[dict, Path]]:
-    rec = json.loads(record.read_text())
-    raw = Path(rec["raw_out"])
-    return [(r, raw / r["trace"]["file"]) for r in rec["result"]["results"] if r.get("trace")]
+    """The traced rows of a latency_hrtick.py record and their trace files."""
+    try:
+        rec = json.loads(record.read_text())
+        raw = Path(rec["raw_out"])
+        rows = rec["result"]["results"]
+    except OSError as e:
+        raise TraceError(f"{record}: cannot read it: {e.strerror}") from None
+    except (ValueError, KeyError, TypeError):
+        raise TraceError(f"{record}: not a record of latency_hrtick.py (JSON with raw_out "
+                         f"and result.results)") from None
+    return [(r, raw / r["trace"]["file"]) for r in rows if r.get("trace")]
 
 
 def main() -> int:
@@ -248,8 +269,23 @@ def main() -> int:
     ap.add_argument("--silent", type=float, default=SILENT_NS / 1000, metavar="US",
                     help="a stretch without any event on the CPU longer than this counts as "
                          "silent (default %(default)g)")
-    ap.add_argument("--json", action="store_true")
+    ap.add_argument("--json", action="store_true", help="the layouts as JSON, one object "
+                    "per traced row")
     args = ap.parse_args()
+    if args.silent <= 0 or args.worst < 0 or (args.late is not None and args.late < 0):
+        ap.error("--silent must be above 0, --worst and --late at least 0")
+    try:
+        results = _layouts(ap, args)
+    except TraceError as e:
+        ap.error(str(e))
+    if args.json:
+        print(json.dumps(results, indent=1))
+        return 0
+    _print(results)
+    return 0
+
+
+def _layouts(ap: argparse.ArgumentParser, args: argparse.Namespace) -> list[dict]:
     results = []
     for path in args.record:
         pairs = ([({"label": path.stem, "run": ""}, path)] if path.suffix == ".dat"
@@ -263,9 +299,10 @@ def main() -> int:
             a["label"], a["run"] = row["label"], row["run"]
             a["cyclictest_max_us"] = (row.get("hist") or {}).get("max_us")
             results.append(a)
-    if args.json:
-        print(json.dumps(results, indent=1))
-        return 0
+    return results
+
+
+def _print(results: list[dict]) -> None:
     for a in results:
         print(f"{a['label']} run {a['run']}: {a['cycles']} cycles, lateness {a['lateness_us']}"
               f" µs (cyclictest's max {a['cyclictest_max_us']}), timer fired late by at most "
@@ -280,7 +317,6 @@ def main() -> int:
         for w in a["worst"]:
             print(f"    {w['lateness_us']} µs (timer {w['timer_late_us']}, silent "
                   f"{w['silent_us']}, longest {w['longest_silent_us']}): {w['by_us']}")
-    return 0
 
 
 if __name__ == "__main__":

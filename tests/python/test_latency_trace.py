@@ -5,6 +5,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench" / "seeds"))
 
@@ -36,9 +38,15 @@ LINES = [
     ("irq/11-eth0-288", 1, "100.001900000", "sched_switch",
      "irq/11-eth0:288 [-1] R ==> cyclictest:430 [59]"),
 ]
-#: as ``trace-cmd report -t`` prints them
-REPORT = "cpus=2\n" + "".join(f"{who:>16}   [{cpu:03d}]   {ts}: {ev + ':':21} {rest}\n"
-                                for who, cpu, ts, ev, rest in LINES)
+
+
+def report(lines: list[tuple]) -> str:
+    """(task-pid, cpu, ts, event, fields) as ``trace-cmd report -t`` prints them."""
+    return "cpus=2\n" + "".join(f"{who:>16}   [{cpu:03d}]   {ts}: {ev + ':':21} {rest}\n"
+                                 for who, cpu, ts, ev, rest in lines)
+
+
+REPORT = report(LINES)
 
 
 def events():
@@ -92,10 +100,40 @@ def test_a_preempted_soft_irq_stays_with_its_task():
         ("ktimers/1-28", 1, "200.000400000", "sched_switch",
          "ktimers/1:28 [98] S ==> swapper/1:0 [120]"),
     ]
-    text = "".join(f"{w:>16}   [{c:03d}]   {ts}: {ev + ':':21} {rest}\n"
-                   for w, c, ts, ev, rest in lines)
-    starts, ends, labels = lt.segments(lt.parse(text.splitlines()))
+    starts, ends, labels = lt.segments(lt.parse(report(lines).splitlines()))
     assert list(zip(labels, (e - s for s, e in zip(starts, ends, strict=True)),
                     strict=True)) == [
         ("softirq NET_RX in ktimers/1", 100_000), ("cyclictest", 200_000),
         ("softirq NET_RX in ktimers/1", 50_000), ("ktimers/1", 50_000)]
+
+
+def _main(argv: list[str], monkeypatch) -> None:
+    monkeypatch.setattr(sys, "argv", ["latency_trace.py", *argv])
+    lt.main()
+
+
+def test_bad_inputs_are_named(tmp_path, monkeypatch, capsys):
+    """A file that is no record, one that is missing, one that is no trace, and a bad
+    option: exit 2 with the file (or option) and the cause."""
+    notrec = tmp_path / "other.json"
+    notrec.write_text('{"rows": []}')
+    notdat = tmp_path / "x.dat"
+    notdat.write_text("not a trace")
+    cases = [([str(notrec)], f"{notrec}: not a record of latency_hrtick.py"),
+             ([str(tmp_path / "gone.json")], "gone.json: cannot read it: No such file"),
+             ([str(notdat)], f"{notdat}: trace-cmd report failed"),
+             ([str(notdat), "--silent", "0"], "--silent must be above 0")]
+    for argv, words in cases:
+        with pytest.raises(SystemExit) as e:
+            _main(argv, monkeypatch)
+        assert e.value.code == 2, argv
+        assert words in capsys.readouterr().err, argv
+
+
+def test_a_record_without_traced_rows(tmp_path, monkeypatch, capsys):
+    rec = tmp_path / "rec.json"
+    rec.write_text('{"raw_out": "/nowhere", "result": {"results": [{"label": "fifo50"}]}}')
+    with pytest.raises(SystemExit) as e:
+        _main([str(rec)], monkeypatch)
+    assert e.value.code == 2
+    assert "no traced row (run latency_hrtick.py with --trace KB)" in capsys.readouterr().err

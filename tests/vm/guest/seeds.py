@@ -767,6 +767,11 @@ def _suite_order(setup: dict, reserved: list[int]) -> dict:
 TRACEFS = "/sys/kernel/tracing"
 
 
+def _present(events: tuple[str, ...]) -> list[str]:
+    """Those of ``events`` (``group/name``) this kernel has."""
+    return [e for e in events if os.path.exists(os.path.join(TRACEFS, "events", e))]
+
+
 def _switch_trace_start(cpu: int, buffer_kb: int,
                         events: tuple[str, ...] = ("sched/sched_switch",)) -> None:
     """``events`` (sched_switch alone by default) of one CPU into the ring buffer,
@@ -775,8 +780,7 @@ def _switch_trace_start(cpu: int, buffer_kb: int,
     for name, value in (("tracing_on", "0"), ("trace", ""), ("trace_clock", "mono"),
                         ("buffer_size_kb", str(buffer_kb)), ("tracing_cpumask",
                                                              f"{1 << cpu:x}"),
-                        *((f"events/{e}/enable", "1") for e in events
-                          if os.path.exists(os.path.join(TRACEFS, "events", e))),
+                        *((f"events/{e}/enable", "1") for e in _present(events)),
                         ("tracing_on", "1")):
         with open(os.path.join(TRACEFS, name), "w") as f:
             f.write(value)
@@ -788,8 +792,7 @@ def _switch_trace_stop(path: str, ncpu: int,
     with open(os.path.join(TRACEFS, "tracing_on"), "w") as f:
         f.write("0")
     ex = sh(f"trace-cmd extract -o {path}", timeout=600)
-    for name, value in (*((f"events/{e}/enable", "0") for e in events
-                          if os.path.exists(os.path.join(TRACEFS, "events", e))),
+    for name, value in (*((f"events/{e}/enable", "0") for e in _present(events)),
                         ("trace_clock", "local"), ("tracing_cpumask", f"{(1 << ncpu) - 1:x}"),
                         ("trace", "")):
         with open(os.path.join(TRACEFS, name), "w") as f:
