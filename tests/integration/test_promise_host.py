@@ -4,8 +4,8 @@ promise when it is applied). A timerfd job of known period and CPU time
 P{response <= period} >= 0.99; irqresd puts that reservation on the job (a `task:`
 target by its comm) while it is recorded again; what the job achieved by its own clock
 (timer expiry to job end) and what `irqres analyze --under Q,T` reports from the second
-trace must keep the promise within TOLERANCE and agree. The same job under half the
-recommended budget must miss it: the check fails when the reservation is too small.
+trace must keep the promise within TOLERANCE and agree. The same job under a budget
+below its own work must miss it: the check fails when the reservation is too small.
 
 While a job is recorded, every CPU it may run on has a SCHED_IDLE spinner of this test's
 (`busy_cpus`): this host's kernel writes no sched_switch for a switch out of the idle task
@@ -166,9 +166,14 @@ def test_the_recommended_reservation_keeps_its_promise(tmp_path, daemon, profile
     assert p["achieved"] >= TARGET - TOLERANCE, runs[-1]
     assert abs(p["achieved"] - got) <= AGREE, runs[-1]
 
-    # the control: half the budget cannot keep the promise, so the check above can fail
-    _, resp = record_job(tmp_path / "halved", comm, period_us, work_us, count,
-                         irqresd_reserves(q // 2))
-    half = achieved(resp, d)
-    print(f"  under Q/2 = {q // 2} ns: achieved {half:.4f}")
-    assert half < TARGET - TOLERANCE, f"Q/2 = {q // 2} ns every {t} ns achieved {half}"
+    # the control: a budget whose bandwidth is below the job's own work (half of it, or
+    # of Q when that is smaller, every T <= the job's period) cannot keep the promise,
+    # so the check above can fail. Not simply Q/2: recorded free beside a heavy load,
+    # late jobs merge into long activations and Q can be several times the work
+    assert t <= d, (q, t)
+    low = min(q, work_us * US) // 2
+    _, resp = record_job(tmp_path / "starved", comm, period_us, work_us, count,
+                         irqresd_reserves(low))
+    starved = achieved(resp, d)
+    print(f"  under {low} ns every {t} ns: achieved {starved:.4f}")
+    assert starved < TARGET - TOLERANCE, f"{low} ns every {t} ns achieved {starved}"

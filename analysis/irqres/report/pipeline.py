@@ -25,6 +25,7 @@ from ..measure.activations import (
 from ..measure.calibration import MIN_PROBE_ACTIVATIONS, Calibration, calibrate, preempted
 from ..measure.charge import KernelCharge, execution_for_model, kernel_charge
 from ..measure.handover import handover_warning
+from ..measure.merged import merged_jobs_warning
 from ..measure.softirq import DeviceWork, device_work, work_per_activation
 from ..measure.stats import thread_stats
 from ..model.bound import far_from_use_note, near_use_bound
@@ -260,6 +261,9 @@ def analyze(trace: Trace, options: Options | None = None,
                     else handover_warning(trace, act))
         if handover:
             warnings.append(handover)
+        merged = None if rec is None else merged_jobs_warning(act, opt.target_prob)
+        if merged:
+            warnings.append(merged)
         promise = None
         if opt.under is not None and opt.deadline_ns is not None:
             promise = check_promise(act.start_ns, exec_ns, act.response_ns, opt.under[0],
