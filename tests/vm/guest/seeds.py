@@ -10,6 +10,7 @@ thread sees does not depend on how busy the host is.
 from __future__ import annotations
 
 import functools
+import json
 import os
 import re
 import subprocess
@@ -1004,3 +1005,25 @@ def scenario_seeds_player_dl(runs: int, seconds: int, period_ns: int, work_ns: i
 def _sched_of_player(pid: int) -> dict | None:
     """The player's scheduling attributes (the Popen pid is the player: ``exec``)."""
     return sched_attr(pid)
+
+
+def scenario_vcpu_turns(seconds: float, gap_ns: int, runs: int) -> dict:
+    """How the testbed's vCPUs share the host (bench/seeds/vcpu_turns.py): a busy task
+    that reads CLOCK_MONOTONIC in a loop (enforcement.BUSY) pinned to CPU 1 alone, then
+    one on each CPU at once, ``runs`` times each; every stretch longer than ``gap_ns``
+    between two of its reads is a pause (the task or its vCPU did not run)."""
+    from enforcement import BUSY
+
+    out = []
+    for run in range(runs):
+        for cpus in ((1,), (0, 1)):
+            mark(f"vcpu turns: run {run + 1}/{runs}, busy on CPU {cpus}")
+            procs = {cpu: subprocess.Popen(["taskset", "-c", str(cpu), "python3", "-c", BUSY,
+                                            str(seconds), str(gap_ns), f"turns{cpu}"],
+                                           stdout=subprocess.PIPE, text=True)
+                     for cpu in cpus}
+            for cpu, p in procs.items():
+                text, _ = p.communicate(timeout=seconds * 20 + 120)
+                bursts = json.loads(text)
+                out.append({"run": run, "busy": list(cpus), "cpu": cpu, "bursts": bursts})
+    return {"cases": out}
