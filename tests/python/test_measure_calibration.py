@@ -175,12 +175,17 @@ def test_a_real_probe_recorded_under_sched_deadline_calibrates(tmp_path):
                    "--period-us", "1000", "--work-us", "200", "--count", "300"]
             r = subprocess.run(cmd, capture_output=True, text=True)
             assert r.returncode == 0, (tag, r.stdout, r.stderr)
-            (act,) = activations(read_trace(out), None, ["timer-job"])
-            if act.count >= 200:
+            tr = read_trace(out)
+            (act,) = activations(tr, None, ["timer-job"])
+            # a probe must hold the job (throttled in at most the 0.01 the target leaves,
+            # else --calibrate refuses it); a stall of this virtual host's vCPU is charged
+            # to the running job's budget and throttles it now and then (3 of 298 seen)
+            held = tag == "free" or int(preempted(tr, act).sum()) <= 0.01 * act.count
+            if act.count >= 200 and held:
                 break
         else:
             pytest.fail(f"{RECORD_ATTEMPTS} recordings of the {tag} job in a row lost its "
-                        f"switches: {act.count} of 300 activations kept")
+                        f"switches or did not hold it: {act.count} of 300 activations kept")
         traces[tag] = out
     res = CliRunner().invoke(main, ["analyze", str(traces["free"]), "--task", "timer-job",
                                     "--deadline", "1ms", "--calibrate", str(traces["probe"]),

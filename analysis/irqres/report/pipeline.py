@@ -25,6 +25,7 @@ from ..measure.activations import (
 from ..measure.calibration import MIN_PROBE_ACTIVATIONS, Calibration, calibrate, preempted
 from ..measure.charge import KernelCharge, execution_for_model, kernel_charge
 from ..measure.handover import handover_warning
+from ..measure.idle import idle_switch_gaps, idle_switch_warning
 from ..measure.merged import merged_jobs_warning
 from ..measure.softirq import DeviceWork, device_work, work_per_activation
 from ..measure.stats import thread_stats
@@ -239,6 +240,7 @@ def analyze(trace: Trace, options: Options | None = None,
     threads = []
     execs = _executions(trace, acts, gaps, opt.exec_source)
     probes = None if probe is None else _probe_executions(probe, opt)
+    idle_gaps = idle_switch_gaps(trace)
     for act in acts:
         charge, exec_ns, exec_source, device, extra = execs[act.thread.pid]
         calibration = None
@@ -264,6 +266,9 @@ def analyze(trace: Trace, options: Options | None = None,
         merged = None if rec is None else merged_jobs_warning(act, opt.target_prob)
         if merged:
             warnings.append(merged)
+        idle = idle_switch_warning(idle_gaps, act)
+        if idle:
+            warnings.append(idle)
         promise = None
         if opt.under is not None and opt.deadline_ns is not None:
             promise = check_promise(act.start_ns, exec_ns, act.response_ns, opt.under[0],
