@@ -417,3 +417,60 @@ def test_the_boot_bench_reads_the_install_step_from_install_log():
            "payload install done: 03:27:48\n")
     assert install_seconds(log) == 8
     assert install_seconds("payload install: 03:27:40\n") is None
+
+
+EARLY = ("[    0.796465]  #3\n[    1.142809] acpi PNP0A03:00: fail to add MMCONFIG "
+         "information, can't access extended PCI configuration space under this bridge.\n")
+
+
+def test_a_guest_silent_before_user_space_is_killed_before_its_timeout(tmp_path):
+    import time
+    vm, console = _waiting(tmp_path, EARLY, quiet_s=600)
+    vm.BOOT_QUIET_S = 0.5
+    timed_out, dead = vm._wait(console)
+    assert not timed_out and dead is not None and "before user space" in dead[0]
+    assert vm.proc.returncode is not None and time.monotonic() - vm.started < 60
+
+
+def test_silence_once_user_space_started_is_not_a_hang(tmp_path):
+    vm, console = _waiting(tmp_path, EARLY + "Loading, please wait...\n", quiet_s=600)
+    vm.BOOT_QUIET_S, vm.timeout_s = 0.3, 1.5
+    timed_out, dead = vm._wait(console)
+    assert timed_out and dead is None
+
+
+class _Hung(_Guest):
+    """A scripted guest whose failed boots raise ``message`` (as VM._boot does)."""
+
+    def __init__(self, workdir: Path, consoles: list[str | None], message: str):
+        super().__init__(workdir, consoles)
+        self.message = message
+
+    def _run_once(self) -> vmrunner.Result:
+        try:
+            return super()._run_once()
+        except vmrunner.VMError as err:
+            raise vmrunner.VMError(self.message, err.console) from None
+
+
+@pytest.mark.parametrize("message", [
+    "scripted: the guest kernel printed nothing for 180s before user space started and "
+    "was killed after 190s",
+    "scripted: guest did not power off within 900s and was killed"])
+def test_a_hang_before_user_space_boots_the_guest_once_more_but_only_once(tmp_path, message):
+    vm = _Hung(tmp_path, [EARLY, None], message)
+    res = vm.run()
+    assert vm.boots == 2 and "hung before user space" in res.retried
+    for consoles in ([EARLY, EARLY, None], [STALL, EARLY, None]):
+        vm = _Hung(tmp_path, consoles, message)
+        with pytest.raises(vmrunner.VMError):
+            vm.run()
+        assert vm.boots == 2
+
+
+def test_a_timeout_after_user_space_started_is_not_retried(tmp_path):
+    vm = _Hung(tmp_path, [EARLY + "Welcome to Debian\n", None],
+               "scripted: guest did not power off within 900s and was killed")
+    with pytest.raises(vmrunner.VMError):
+        vm.run()
+    assert vm.boots == 1

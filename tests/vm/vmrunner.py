@@ -92,6 +92,19 @@ _OOPS_RIP = re.compile(r"RIP: 0010:(\S+)")
 # an oops that killed only a task lets the guest go on writing; one that took the
 # scheduler down leaves nothing more to print.
 OOPS_QUIET_S = 60.0
+# What a console shows once the kernel has started user space: the initramfs's first line
+# (initramfs-tools), systemd's greeting, the scenario's marks.
+_USER_SPACE = ("Loading, please wait", "Welcome to ", "irqres-vm:")
+# Wall seconds a console may stay silent before user space started: the kernel alone
+# boots in 2 s of guest time, and its console was never silent for more than about 30 s
+# of wall time on a loaded host; one CI guest stopped at 1.1 s of guest time (ACPI, PCI)
+# with a vCPU spinning in the kernel and was killed only at its 900 s timeout.
+BOOT_QUIET_S = 180.0
+
+
+def user_space_started(console: str) -> bool:
+    """Whether the guest's console shows that its kernel started user space."""
+    return any(m in console for m in _USER_SPACE)
 
 
 def kernel_oops(console: str) -> str | None:
@@ -730,8 +743,8 @@ class VM:
 
         A guest whose kernel died of a live-patching int3 (see ``patching_oops``) is booted
         again, up to BOOTS_AFTER_PATCHING_DEATHS boots in all; a guest whose kernel stalled
-        (``kernel_stall``) or oopsed otherwise (``kernel_oops``) and never finished is booted
-        once more, once in all for those two causes. Each dead boot's console is kept as
+        (``kernel_stall``), oopsed otherwise (``kernel_oops``) or hung before it started
+        user space, and never finished, is booted once more, once in all for those causes. Each dead boot's console is kept as
         console.attemptN.log and the Result's ``retried`` says why. Any other failure, or
         the last boot dying so too, raises.
         """
@@ -754,13 +767,15 @@ class VM:
     def _death(self, err: VMError, deaths: list[str]) -> str | None:
         """Why the guest that raised ``err`` may be booted again, or None if it may not.
 
-        A stall or another oops is retried once only, and only one of them: neither
-        cause is known. The stall seen (6.1, CI) began at a start-up kill of the partition
-        fault campaign, while no irqres code ran (irqresd had been killed, its
-        ExecStopPost's process was still blocked before it ran irqresd); the oops seen
-        (6.12.95, CI, 1 boot of several hundred) was a NULL dereference in the fair
-        class's pick_task_fair() on ksoftirqd/0 while the unit's ExecStopPost ran
-        ``irqresd --restore`` after a kill. A lasting defect fails the second boot too."""
+        A stall, another oops or a hang before user space (the console silent for
+        BOOT_QUIET_S, or the guest's timeout, before the kernel started user space) is
+        retried once only, and only one of them: no cause is known. The stall seen (6.1,
+        CI) began at a start-up kill of the partition fault campaign, while no irqres
+        code ran (irqresd had been killed, its ExecStopPost's process was still blocked
+        before it ran irqresd); the oops seen (6.12.95, CI, 1 boot of several hundred)
+        was a NULL dereference in the fair class's pick_task_fair() on ksoftirqd/0 while
+        the unit's ExecStopPost ran ``irqresd --restore`` after a kill. A lasting defect
+        fails the second boot too."""
         if len(deaths) + 1 >= self.BOOTS_AFTER_PATCHING_DEATHS:
             return None
         oops = patching_oops(err.console)
@@ -771,6 +786,10 @@ class VM:
         stall = kernel_stall(err.console)
         if stall is not None:
             return f"{self._UNEXPLAINED} stalled ({stall.splitlines()[0].strip()})"
+        msg = str(err)
+        if (("before user space" in msg or "did not power off" in msg)
+                and not user_space_started(err.console)):
+            return f"{self._UNEXPLAINED} hung before user space started"
         other = kernel_oops(err.console)
         if other is not None:
             return f"{self._UNEXPLAINED} oopsed in {oops_site(other)}"
@@ -780,13 +799,16 @@ class VM:
 
     POLL_S = 10.0  # how often _wait reads the console
     OOPS_QUIET_S = OOPS_QUIET_S
+    BOOT_QUIET_S = BOOT_QUIET_S
 
     def _wait(self, console_path: Path) -> tuple[bool, tuple[str, str] | None]:
         """Wait for QEMU to end; kill it at ``timeout_s``, once the guest's kernel is
-        stuck in an RCU stall (``kernel_stall``), or once it oopsed (``kernel_oops``) and
-        its console then stayed silent for OOPS_QUIET_S: (timed out, None) or (False,
-        (what killed the guest, the console from it on)). A guest killed at its timeout
-        is first described by QEMU (``qemu_state``, kept in ``self.last_state``)."""
+        stuck in an RCU stall (``kernel_stall``), once it oopsed (``kernel_oops``) and
+        its console then stayed silent for OOPS_QUIET_S, or once its console stayed silent
+        for BOOT_QUIET_S before user space started (``user_space_started``): (timed out,
+        None) or (False, (what killed the guest, the console from it on)). A guest killed
+        at its timeout is first described by QEMU (``qemu_state``, kept in
+        ``self.last_state``)."""
         deadline = self.started + self.timeout_s
         size, grown = -1, time.monotonic()
         while True:
@@ -807,6 +829,9 @@ class VM:
                 return dead is None, dead
 
     def _dead(self, console: str, silent_s: float) -> tuple[str, str] | None:
+        if silent_s >= self.BOOT_QUIET_S and not user_space_started(console):
+            return (f"printed nothing for {self.BOOT_QUIET_S:.0f}s before user space "
+                    f"started"), console
         stall = kernel_stall(console)
         if stall is not None:
             return f"stalled (RCU stall reported {STALL_REPORTS} times)", stall
