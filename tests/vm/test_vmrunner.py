@@ -440,7 +440,8 @@ def test_silence_once_user_space_started_is_not_a_hang(tmp_path):
 
 
 class _Hung(_Guest):
-    """A scripted guest whose failed boots raise ``message`` (as VM._boot does)."""
+    """A scripted guest whose failed boots raise ``message``, killed by the harness (as
+    VM._boot does)."""
 
     def __init__(self, workdir: Path, consoles: list[str | None], message: str):
         super().__init__(workdir, consoles)
@@ -450,7 +451,7 @@ class _Hung(_Guest):
         try:
             return super()._run_once()
         except vmrunner.VMError as err:
-            raise vmrunner.VMError(self.message, err.console) from None
+            raise vmrunner.VMError(self.message, err.console, killed=True) from None
 
 
 @pytest.mark.parametrize("message", [

@@ -45,11 +45,13 @@ NS_PER_S = 1_000_000_000
 
 class VMError(RuntimeError):
     """A guest run failed: the message names the scenario, the cause and the console tail;
-    ``console`` holds the whole console log when the guest got as far as booting."""
+    ``console`` holds the whole console log when the guest got as far as booting;
+    ``killed``: the harness killed the guest (its timeout, or its kernel found dead)."""
 
-    def __init__(self, message: str, console: str = ""):
+    def __init__(self, message: str, console: str = "", killed: bool = False):
         super().__init__(message)
         self.console = console
+        self.killed = killed
 
 
 _INT3_OOPS = re.compile(r"Oops: int3\b.*?RIP: 0010:(\S+).*?Code: ([0-9a-f <>]+)", re.S)
@@ -744,8 +746,9 @@ class VM:
         A guest whose kernel died of a live-patching int3 (see ``patching_oops``) is booted
         again, up to BOOTS_AFTER_PATCHING_DEATHS boots in all; a guest whose kernel stalled
         (``kernel_stall``), oopsed otherwise (``kernel_oops``) or hung before it started
-        user space, and never finished, is booted once more, once in all for those causes. Each dead boot's console is kept as
-        console.attemptN.log and the Result's ``retried`` says why. Any other failure, or
+        user space, and never finished, is booted once more, once in all for those causes.
+        Each dead boot's console is kept as console.attemptN.log and the Result's
+        ``retried`` says why. Any other failure, or
         the last boot dying so too, raises.
         """
         deaths: list[str] = []
@@ -786,9 +789,7 @@ class VM:
         stall = kernel_stall(err.console)
         if stall is not None:
             return f"{self._UNEXPLAINED} stalled ({stall.splitlines()[0].strip()})"
-        msg = str(err)
-        if (("before user space" in msg or "did not power off" in msg)
-                and not user_space_started(err.console)):
+        if err.killed and not user_space_started(err.console):
             return f"{self._UNEXPLAINED} hung before user space started"
         other = kernel_oops(err.console)
         if other is not None:
@@ -894,11 +895,11 @@ class VM:
         if dead is not None:
             raise VMError(f"{self.name}: the guest kernel {dead[0]} and was killed after "
                           f"{wall:.0f}s; console from there:\n{tail(dead[1], 80)}",
-                          console_text)
+                          console_text, killed=True)
         if timed_out:
             raise VMError(f"{self.name}: guest did not power off within {self.timeout_s:.0f}s "
                           f"and was killed; before the kill: {self.last_state}; console "
-                          f"tail:\n{tail(console_text)}", console_text)
+                          f"tail:\n{tail(console_text)}", console_text, killed=True)
         return payload, console_text, wall, server.marks
 
 

@@ -240,7 +240,9 @@ def analyze(trace: Trace, options: Options | None = None,
     threads = []
     execs = _executions(trace, acts, gaps, opt.exec_source)
     probes = None if probe is None else _probe_executions(probe, opt)
-    idle_gaps = idle_switch_gaps(trace)
+    # only a thread that lost activations as inconsistent can be told why (measure/idle)
+    idle_gaps = (idle_switch_gaps(trace) if any(a.dropped_inconsistent for a in acts)
+                 else {})
     for act in acts:
         charge, exec_ns, exec_source, device, extra = execs[act.thread.pid]
         calibration = None
