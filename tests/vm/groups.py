@@ -90,11 +90,17 @@ def load_durations(path: Path = DURATIONS) -> dict[str, float]:
     return {str(k): float(v) for k, v in data.items()}
 
 
+def arch_of(node: str) -> str:
+    """The guest architecture a test id boots: "arm64" for test_x[arm64-6.1], else amd64
+    (the host checks among them too)."""
+    return "arm64" if "[arm64-" in node else "amd64"
+
+
 def bundle(node: str) -> str:
     """Tests that share a costly first step go to one group: every arm64 scenario (the
     arm64 image and package, built by whichever runs first, take minutes under qemu-user
     and a second group would only wait for them)."""
-    return "arm64" if "[arm64-" in node else node
+    return "arm64" if arch_of(node) == "arm64" else node
 
 
 def deal(ids: list[str], groups: int, times: dict[str, float]) -> list[list[str]]:
@@ -113,6 +119,14 @@ def deal(ids: list[str], groups: int, times: dict[str, float]) -> list[list[str]
         dealt[g] += bundles[k]
         load[g] += cost[k]
     return [sorted(d, key=ids.index) for d in dealt if d]
+
+
+def by_arch(ids: list[str]) -> list[list[str]]:
+    """One group per architecture, in file order, amd64 first: `make test-vm` runs the
+    amd64 suite one guest at a time as it always has, and the arm64 guest beside it (its
+    image and package are built under qemu-user while the amd64 guests run)."""
+    arches = sorted({arch_of(i) for i in ids}, key=lambda a: (a != "amd64", a))
+    return [[i for i in ids if arch_of(i) == a] for a in arches]
 
 
 def _relay(n: int, proc: subprocess.Popen, log: Path, lock: threading.Lock,
@@ -194,6 +208,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--groups", type=int, default=None,
                     help="pytest processes at once (default $IRQRES_VM_GROUPS, else 2 on "
                          "a machine with 2 or more CPUs)")
+    ap.add_argument("--by-arch", action="store_true",
+                    help="one group per guest architecture instead of --groups balanced "
+                         "ones (what `make test-vm` runs)")
     ap.add_argument("--out", type=Path, default=OUT,
                     help=f"directory for the logs and junit XML (default {OUT})")
     ap.add_argument("--durations", type=Path, default=DURATIONS,
@@ -208,12 +225,15 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.record_durations:
         return record(args.out, args.durations)
+    if args.by_arch and args.groups is not None:
+        ap.error("--by-arch and --groups: choose one")
     groups = args.groups if args.groups is not None else default_groups()
     if groups < 1:
         ap.error(f"--groups: at least 1, not {groups}")
     python = sys.executable
+    times = load_durations(args.durations)
     ids = collect(python, args.paths)
-    dealt = deal(ids, groups, load_durations(args.durations))
+    dealt = by_arch(ids) if args.by_arch else deal(ids, groups, times)
     t0 = time.monotonic()
     results = run(dealt, python, args.workdir, args.out)
     failed = summary(results, args.out)

@@ -138,3 +138,28 @@ def test_a_bad_durations_file_is_named_before_anything_runs(tmp_path):
                           "--durations", str(bad), "tests/vm/test_groups.py"],
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 1 and f"{bad}: not JSON" in out.stderr, out.stderr
+
+
+def test_by_arch_runs_amd64_in_one_group_and_arm64_beside_it():
+    ids = ["tests/vm/test_groups.py::test_x", "t::a[6.1]", "t::a[arm64-6.1]", "t::b[6.12]",
+           "t::b[arm64-6.1]"]
+    assert groups.by_arch(ids) == [["tests/vm/test_groups.py::test_x", "t::a[6.1]", "t::b[6.12]"],
+                                   ["t::a[arm64-6.1]", "t::b[arm64-6.1]"]]
+    assert groups.by_arch(["t::a[arm64-6.1]"]) == [["t::a[arm64-6.1]"]]
+    assert groups.by_arch(["t::a[6.1]", "t::b"]) == [["t::a[6.1]", "t::b"]]
+
+
+def test_make_test_vm_runs_by_arch_with_the_arm64_guest():
+    """The README's `make test` takes the arm64 guest in (issue: every kernel Debian
+    serves, amd64 and arm64); IRQRES_VM_ARCH=amd64 leaves it out."""
+    def recipe(*env):
+        out = subprocess.run(["make", "-n", "-C", str(groups.ROOT), "test-vm", *env],
+                             capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0, out.stderr
+        return out.stdout
+    both = recipe()
+    assert "IRQRES_VM_ARCH=amd64,arm64 " in both and "groups.py --by-arch tests/vm" in both
+    assert "install-deps.sh vm-arm64" in both or (groups.ROOT / "build/.deps-vm-arm64-stamp"
+                                                 ).exists()
+    alone = recipe("IRQRES_VM_ARCH=amd64")
+    assert "IRQRES_VM_ARCH=amd64 " in alone and "vm-arm64" not in alone

@@ -432,9 +432,32 @@ def test_a_guest_silent_before_user_space_is_killed_before_its_timeout(tmp_path)
     assert vm.proc.returncode is not None and time.monotonic() - vm.started < 60
 
 
-def test_silence_once_user_space_started_is_not_a_hang(tmp_path):
+def test_silence_once_user_space_started_is_not_a_hang_before_user_space(tmp_path):
     vm, console = _waiting(tmp_path, EARLY + "Loading, please wait...\n", quiet_s=600)
     vm.BOOT_QUIET_S, vm.timeout_s = 0.3, 1.5
+    timed_out, dead = vm._wait(console)
+    assert timed_out and dead is None
+
+
+STARTED = EARLY + "Welcome to Debian GNU/Linux 12 (bookworm)!\n"
+SCENARIO = STARTED + "[   30.1] python3[412]: irqres-vm: scenario boot starts\n"
+
+
+def test_a_guest_silent_before_its_scenario_is_killed_before_its_timeout(tmp_path):
+    import time
+    vm, console = _waiting(tmp_path, STARTED, quiet_s=600)
+    vm.BOOT_QUIET_S, vm.SCENARIO_QUIET_S = 0.2, 0.5
+    timed_out, dead = vm._wait(console)
+    assert not timed_out and dead is not None and "before its scenario started" in dead[0]
+    assert time.monotonic() - vm.started < 60
+
+
+@pytest.mark.parametrize("console_text, awaits", [(SCENARIO, True), (STARTED, False)])
+def test_silence_is_no_hang_once_the_scenario_runs_nor_in_a_layer_boot(tmp_path,
+                                                                      console_text, awaits):
+    vm, console = _waiting(tmp_path, console_text, quiet_s=600)
+    vm.BOOT_QUIET_S, vm.SCENARIO_QUIET_S, vm.timeout_s = 0.2, 0.3, 1.5
+    vm.awaits_scenario = awaits
     timed_out, dead = vm._wait(console)
     assert timed_out and dead is None
 
@@ -469,9 +492,19 @@ def test_a_hang_before_user_space_boots_the_guest_once_more_but_only_once(tmp_pa
         assert vm.boots == 2
 
 
-def test_a_timeout_after_user_space_started_is_not_retried(tmp_path):
-    vm = _Hung(tmp_path, [EARLY + "Welcome to Debian\n", None],
+def test_a_timeout_after_the_scenario_started_is_not_retried(tmp_path):
+    vm = _Hung(tmp_path, [SCENARIO, None],
                "scripted: guest did not power off within 900s and was killed")
     with pytest.raises(vmrunner.VMError):
         vm.run()
     assert vm.boots == 1
+
+
+def test_a_hang_before_the_scenario_boots_the_guest_once_more_but_only_once(tmp_path):
+    message = "scripted: guest did not power off within 600s and was killed"
+    vm = _Hung(tmp_path, [STARTED, None], message)
+    assert "before its scenario" in vm.run().retried and vm.boots == 2
+    vm = _Hung(tmp_path, [STARTED, EARLY, None], message)
+    with pytest.raises(vmrunner.VMError):
+        vm.run()
+    assert vm.boots == 2

@@ -102,11 +102,23 @@ _USER_SPACE = ("Loading, please wait", "Welcome to ", "irqres-vm:")
 # of wall time on a loaded host; one CI guest stopped at 1.1 s of guest time (ACPI, PCI)
 # with a vCPU spinning in the kernel and was killed only at its 900 s timeout.
 BOOT_QUIET_S = 180.0
+# What the console shows once the scenario runs (run.py's first mark).
+_SCENARIO_STARTS = "irqres-vm: scenario "
+# Wall seconds a console may stay silent after user space started and before the scenario
+# said its first line: systemd reaches the scenario unit in 20-60 s of wall time, twice
+# that on a loaded host; one CI guest (6.1, two guests at once) printed nothing more after
+# systemd started the unit, not even the scenario's first line, until its 600 s timeout.
+SCENARIO_QUIET_S = 300.0
 
 
 def user_space_started(console: str) -> bool:
     """Whether the guest's console shows that its kernel started user space."""
     return any(m in console for m in _USER_SPACE)
+
+
+def scenario_started(console: str) -> bool:
+    """Whether the guest's console shows that its scenario started."""
+    return _SCENARIO_STARTS in console
 
 
 def kernel_oops(console: str) -> str | None:
@@ -746,10 +758,10 @@ class VM:
         A guest whose kernel died of a live-patching int3 (see ``patching_oops``) is booted
         again, up to BOOTS_AFTER_PATCHING_DEATHS boots in all; a guest whose kernel stalled
         (``kernel_stall``), oopsed otherwise (``kernel_oops``) or hung before it started
-        user space, and never finished, is booted once more, once in all for those causes.
-        Each dead boot's console is kept as console.attemptN.log and the Result's
-        ``retried`` says why. Any other failure, or
-        the last boot dying so too, raises.
+        user space or its scenario, and never finished, is booted once more, once in all
+        for those causes. Each dead boot's console is kept as console.attemptN.log and the
+        Result's ``retried`` says why. Any other failure, or the last boot dying so too,
+        raises.
         """
         deaths: list[str] = []
         while True:
@@ -771,14 +783,15 @@ class VM:
         """Why the guest that raised ``err`` may be booted again, or None if it may not.
 
         A stall, another oops or a hang before user space (the console silent for
-        BOOT_QUIET_S, or the guest's timeout, before the kernel started user space) is
-        retried once only, and only one of them: no cause is known. The stall seen (6.1,
-        CI) began at a start-up kill of the partition fault campaign, while no irqres
-        code ran (irqresd had been killed, its ExecStopPost's process was still blocked
-        before it ran irqresd); the oops seen (6.12.95, CI, 1 boot of several hundred)
-        was a NULL dereference in the fair class's pick_task_fair() on ksoftirqd/0 while
-        the unit's ExecStopPost ran ``irqresd --restore`` after a kill. A lasting defect
-        fails the second boot too."""
+        BOOT_QUIET_S, or the guest's timeout, before the kernel started user space) or
+        before the scenario (silent for SCENARIO_QUIET_S, or the timeout, after user space
+        started and before the scenario's first line) is retried once only, and only one
+        of them: no cause is known. The stall seen (6.1, CI) began at a start-up kill of
+        the partition fault campaign, while no irqres code ran (irqresd had been killed,
+        its ExecStopPost's process was still blocked before it ran irqresd); the oops seen
+        (6.12.95, CI, 1 boot of several hundred) was a NULL dereference in the fair class's
+        pick_task_fair() on ksoftirqd/0 while the unit's ExecStopPost ran ``irqresd
+        --restore`` after a kill. A lasting defect fails the second boot too."""
         if len(deaths) + 1 >= self.BOOTS_AFTER_PATCHING_DEATHS:
             return None
         oops = patching_oops(err.console)
@@ -791,6 +804,8 @@ class VM:
             return f"{self._UNEXPLAINED} stalled ({stall.splitlines()[0].strip()})"
         if err.killed and not user_space_started(err.console):
             return f"{self._UNEXPLAINED} hung before user space started"
+        if err.killed and self.awaits_scenario and not scenario_started(err.console):
+            return f"{self._UNEXPLAINED} hung after user space started, before its scenario"
         other = kernel_oops(err.console)
         if other is not None:
             return f"{self._UNEXPLAINED} oopsed in {oops_site(other)}"
@@ -801,14 +816,17 @@ class VM:
     POLL_S = 10.0  # how often _wait reads the console
     OOPS_QUIET_S = OOPS_QUIET_S
     BOOT_QUIET_S = BOOT_QUIET_S
+    SCENARIO_QUIET_S = SCENARIO_QUIET_S
+    awaits_scenario = True  # False while a layer boots: no scenario runs there
 
     def _wait(self, console_path: Path) -> tuple[bool, tuple[str, str] | None]:
         """Wait for QEMU to end; kill it at ``timeout_s``, once the guest's kernel is
         stuck in an RCU stall (``kernel_stall``), once it oopsed (``kernel_oops``) and
         its console then stayed silent for OOPS_QUIET_S, or once its console stayed silent
-        for BOOT_QUIET_S before user space started (``user_space_started``): (timed out,
-        None) or (False, (what killed the guest, the console from it on)). A guest killed
-        at its timeout is first described by QEMU (``qemu_state``, kept in
+        for BOOT_QUIET_S before user space started (``user_space_started``) or for
+        SCENARIO_QUIET_S after it and before the scenario started (``scenario_started``):
+        (timed out, None) or (False, (what killed the guest, the console from it on)). A
+        guest killed at its timeout is first described by QEMU (``qemu_state``, kept in
         ``self.last_state``)."""
         deadline = self.started + self.timeout_s
         size, grown = -1, time.monotonic()
@@ -833,6 +851,10 @@ class VM:
         if silent_s >= self.BOOT_QUIET_S and not user_space_started(console):
             return (f"printed nothing for {self.BOOT_QUIET_S:.0f}s before user space "
                     f"started"), console
+        if (self.awaits_scenario and silent_s >= self.SCENARIO_QUIET_S
+                and user_space_started(console) and not scenario_started(console)):
+            return (f"printed nothing for {self.SCENARIO_QUIET_S:.0f}s after user space "
+                    f"started, before its scenario started"), console
         stall = kernel_stall(console)
         if stall is not None:
             return f"stalled (RCU stall reported {STALL_REPORTS} times)", stall
@@ -844,7 +866,7 @@ class VM:
 
     def boot_layer(self) -> str:
         """The layer's boot (see installed_layer): its install.log."""
-        payload, console_text, wall, _ = self._boot()
+        payload, console_text, wall, _ = self._boot(scenario=False)
         log = self._fetch_out(payload) / "install.log"
         if not log.is_file():
             raise VMError(f"{self.name}: the guest left no install.log (qemu status "
@@ -871,9 +893,11 @@ class VM:
                           f"ran {booted!r}")
         return Result(self.name, self.kernel, data, out, console_text, wall, marks)
 
-    def _boot(self) -> tuple[Path, str, float, list]:
+    def _boot(self, scenario: bool = True) -> tuple[Path, str, float, list]:
         """One boot to power-off: (payload disk, console, wall seconds, the guest's marks).
-        Raises VMError when the guest's kernel died or it outlived ``timeout_s``."""
+        Raises VMError when the guest's kernel died or it outlived ``timeout_s``.
+        ``scenario``: the guest runs a scenario (not a layer's install)."""
+        self.awaits_scenario = scenario
         payload = self._payload()
         ctl = self.workdir / "ctl.sock"
         console_path = self.workdir / "console.log"
