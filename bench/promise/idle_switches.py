@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Why the host's closed-loop test keeps the CPUs busy
-(tests/integration/test_promise_host.py, `busy_cpus`): records the free timer job with
-and without a SCHED_IDLE spinner on each CPU, alternating, and prints per recording the
+(tests/integration/test_promise_host.py, with irqres.trace.spinners as `irqres record
+--busy-idle`): records the free timer job with and without a SCHED_IDLE spinner on each
+CPU, alternating, and prints per recording the
 sched_switch events into and out of the idle task on each CPU (irqres.measure.idle) and
 how many of the job's activations the analysis kept and dropped as inconsistent.
 

@@ -7,11 +7,12 @@ target by its comm) while it is recorded again; what the job achieved by its own
 trace must keep the promise within TOLERANCE and agree. The same job under a budget
 below its own work must miss it: the check fails when the reservation is too small.
 
-While a job is recorded, every CPU it may run on has a SCHED_IDLE spinner of this test's
-(`busy_cpus`): this host's kernel writes no sched_switch for a switch out of the idle task
-on some CPUs, so an activation that started on an idle CPU had no switch-in in the trace
-and was dropped (1 of 400 1 ms jobs kept in one recording; with the spinners 399 of
-400: bench/promise/RESULTS.md, bench/promise/idle_switches.py). A SCHED_IDLE task is
+While a job is recorded, every CPU it may run on has a SCHED_IDLE spinner
+(`irqres.trace.spinners.idle_spinners`, what `irqres record --busy-idle` runs): this
+host's kernel writes no sched_switch for a switch out of the idle task on some CPUs, so
+an activation that started on an idle CPU had no switch-in in the trace and was dropped
+(1 of 400 1 ms jobs kept in one recording; with the spinners 399 of 400:
+bench/promise/RESULTS.md, bench/promise/idle_switches.py). A SCHED_IDLE task is
 preempted at once by any other policy, so the job is woken and run as from idle, minus
 the idle exit.
 
@@ -31,6 +32,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from irqres.trace.spinners import idle_spinners
 from irqresd_util import ROOT, profile_text, task_target, unique_comm, wait_for
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]
@@ -47,27 +49,11 @@ AGREE = 0.02
 #: reservation); a reservation that does not keep its promise fails every attempt
 ATTEMPTS = 2
 US = 1_000
-SCHED_IDLE = 5
 
 
 def need_tracefs() -> None:
     if not os.path.isfile(f"{TRACEFS}/events/sched/sched_stat_runtime/format"):
         pytest.skip(f"no tracefs with sched:sched_stat_runtime at {TRACEFS}")
-
-
-@contextlib.contextmanager
-def busy_cpus() -> Iterator[None]:
-    """One SCHED_IDLE spinner pinned to each CPU this process may use, for the block."""
-    spin = ("import os, sys; os.sched_setaffinity(0, {int(sys.argv[1])}); "
-            f"os.sched_setscheduler(0, {SCHED_IDLE}, os.sched_param(0))\nwhile True: pass")
-    procs = [subprocess.Popen([sys.executable, "-c", spin, str(cpu)])
-             for cpu in sorted(os.sched_getaffinity(0))]
-    try:
-        yield
-    finally:
-        for p in procs:
-            p.kill()
-            p.wait()
 
 
 def irqres(*args: str) -> subprocess.CompletedProcess:
@@ -87,13 +73,13 @@ def record_job(out: Path, comm: str, period_us: int, work_us: int, count: int,
                reserve=None, busy: bool = True) -> tuple[Path, np.ndarray]:
     """Records the job; its trace and its own response times (ns, -1: missed).
     ``reserve(comm)``: a context that puts the job under SCHED_DEADLINE once it runs (the
-    job waits for it before its first expiry); ``busy``: with `busy_cpus`."""
+    job waits for it before its first expiry); ``busy``: with `idle_spinners`."""
     trace, resp = out.with_suffix(".dat"), out.with_suffix(".resp")
     job = [sys.executable, str(JOB), "--period-us", str(period_us), "--work-us",
            str(work_us), "--count", str(count), "--comm", comm, "--responses-out", str(resp)]
     if reserve is not None:
         job += ["--wait-deadline", "30"]
-    with busy_cpus() if busy else contextlib.nullcontext():
+    with idle_spinners() if busy else contextlib.nullcontext():
         rec = subprocess.Popen([sys.executable, "-m", "irqres", "record", "-q", "-o",
                                 str(trace), "--buffer-kb", "8192", "--", *job],
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)

@@ -95,7 +95,10 @@ def _tune_signalled(daemon, sig, raised) -> str:
             proc.kill()
             proc.wait()
     assert proc.returncode == 0, out
-    assert daemon.requests[-1] == "set-budget load 2ms", daemon.requests[-3:]
+    # the last budget change is the put-back; a stats request of the loop's, cut by the
+    # signal, may reach this threaded fake after it (seen once in ~10 runs of the suite)
+    changes = [r for r in daemon.requests if r.startswith("set-budget")]
+    assert changes[-1] == "set-budget load 2ms", daemon.requests[-3:]
     assert daemon.target("load")["runtime_ns"] == 2_000_000
     assert "2ms (put back)" in out and "Traceback" not in out, out
     return out

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 
 import click
@@ -21,8 +22,13 @@ from .common import POSITIVE_DURATION, cli_errors, warn
                    "long.")
 @click.option("--buffer-kb", type=click.IntRange(min=1), default=16384, show_default=True,
               help="Ring buffer size per CPU, KiB.")
+@click.option("--busy-idle", is_flag=True,
+              help="Keep every CPU out of the idle task while recording: a SCHED_IDLE "
+                   "spinner (comm irqres-idle) on each, which any other task preempts at "
+                   "once. For kernels that leave switches out of idle out of the trace "
+                   "(`irqres analyze` warns when activations were lost so).")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
-def record_cmd(output, duration, buffer_kb, command):
+def record_cmd(output, duration, buffer_kb, busy_idle, command):
     """Record sched_switch, sched_waking/wakeup, sched_migrate_task,
     irq_handler_entry/exit and (where the kernel has them) sched_stat_runtime,
     softirq_entry/exit, netif_receive_skb, consume_skb, skb_copy_datagram_iovec,
@@ -43,12 +49,14 @@ def record_cmd(output, duration, buffer_kb, command):
     """
     from ..model.kernel import facts_path, host_facts, save_facts
     from ..trace.record import record
+    from ..trace.spinners import idle_spinners
 
     with cli_errors():
         if not command and duration is None:
             raise click.UsageError("give a command to run (after --) or --duration")
-        res = record(output, command=list(command) or None, duration_ns=duration,
-                     buffer_kb=buffer_kb)
+        with idle_spinners() if busy_idle else contextlib.nullcontext():
+            res = record(output, command=list(command) or None, duration_ns=duration,
+                         buffer_kb=buffer_kb)
         lost = {c: n for c, n in res.overrun.items() if n} | {
             c: n for c, n in res.dropped.items() if n}
         click.echo(f"recorded {res.duration_ns / 1e9:.2f} s into {res.path}")

@@ -53,4 +53,5 @@ def idle_switch_warning(gaps: dict[int, tuple[int, int]],
             f"inconsistent, and this trace has switches into the idle task but almost none "
             f"out of it on {cpus}: the kernel did not write those, so an activation that "
             f"started there on an idle CPU has no switch-in; record with those CPUs kept "
-            f"busy (a SCHED_IDLE task on each, which the thread preempts at once)")
+            f"busy: `irqres record --busy-idle` (a SCHED_IDLE task on each, which the "
+            f"thread preempts at once)")
