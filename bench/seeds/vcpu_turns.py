@@ -48,19 +48,27 @@ def main() -> int:
     testbed.add_options(ap)
     ap.add_argument("--seconds", type=float, default=3.0, help="each busy task's run")
     ap.add_argument("--gap-us", type=int, default=50, help="a longer stretch is a pause")
+    ap.add_argument("--heartbeat-us", type=int, default=0,
+                    help="a task on CPU 0 woken every that many µs meanwhile (SCHED_FIFO "
+                         "99): does a near timer end the turns? (default 0: none)")
     args = ap.parse_args()
     if args.runs < 3:
         ap.error("--runs must be at least 3")
-    rec = testbed.run_guest(args, "vcpu_turns", "vcpu-turns",
+    if args.heartbeat_us < 0:
+        ap.error(f"--heartbeat-us: at least 0, not {args.heartbeat_us}")
+    tag = f"vcpu-turns-hb{args.heartbeat_us}" if args.heartbeat_us else "vcpu-turns"
+    rec = testbed.run_guest(args, "vcpu_turns", tag,
                             {"seconds": args.seconds, "gap_ns": args.gap_us * 1_000,
-                             "runs": args.runs}, timeout_s=3600, irqresd=False)
+                             "runs": args.runs, "heartbeat_ns": args.heartbeat_us * 1_000},
+                            timeout_s=3600, irqresd=False)
     print(f"{rec['testbed']}, {rec['kernel']}, commit {rec['commit']}, {rec['date']}")
     print("run | busy CPUs | CPU | guest ms | paused | pauses | p50 / p99 / max µs")
     for case in rec["result"]["cases"]:
         s = summary(case)
         print(f"{s['run']} | {','.join(map(str, s['busy']))} | {s['cpu']} | {s['span_ms']} | "
               f"{s['paused_share']:.1%} | {s['pauses']} | {s['p50_us']} / {s['p99_us']} / "
-              f"{s['max_us']}")
+              f"{s['max_us']}" + (f" | heartbeat: {case['heartbeat']}"
+                                    if case.get("heartbeat") else ""))
     return 0
 
 

@@ -1007,17 +1007,29 @@ def _sched_of_player(pid: int) -> dict | None:
     return sched_attr(pid)
 
 
-def scenario_vcpu_turns(seconds: float, gap_ns: int, runs: int) -> dict:
+def scenario_vcpu_turns(seconds: float, gap_ns: int, runs: int, heartbeat_ns: int = 0) -> dict:
     """How the testbed's vCPUs share the host (bench/seeds/vcpu_turns.py): a busy task
     that reads CLOCK_MONOTONIC in a loop (enforcement.BUSY) pinned to CPU 1 alone, then
     one on each CPU at once, ``runs`` times each; every stretch longer than ``gap_ns``
-    between two of its reads is a pause (the task or its vCPU did not run)."""
+    between two of its reads is a pause (the task or its vCPU did not run).
+
+    ``heartbeat_ns``: meanwhile a task on CPU 0 (SCHED_FIFO 99) wakes every that many ns
+    (``seedload player`` with no work): under icount QEMU gives each vCPU at most its
+    share of the guest time to the next timer, so a timer that is always near ends
+    every turn soon."""
     from enforcement import BUSY
 
     out = []
     for run in range(runs):
         for cpus in ((1,), (0, 1)):
-            mark(f"vcpu turns: run {run + 1}/{runs}, busy on CPU {cpus}")
+            mark(f"vcpu turns: run {run + 1}/{runs}, busy on CPU {cpus}"
+                 + (f", heartbeat {heartbeat_ns} ns on CPU 0" if heartbeat_ns else ""))
+            beat = None
+            if heartbeat_ns:
+                frames = int((seconds + 2) * 1e9 // heartbeat_ns)
+                beat = subprocess.Popen(["chrt", "-f", "99", "taskset", "-c", "0", SEEDLOAD,
+                                         "player", str(heartbeat_ns), "0", str(frames)],
+                                        stdout=subprocess.PIPE, text=True)
             procs = {cpu: subprocess.Popen(["taskset", "-c", str(cpu), "python3", "-c", BUSY,
                                             str(seconds), str(gap_ns), f"turns{cpu}"],
                                            stdout=subprocess.PIPE, text=True)
@@ -1026,4 +1038,7 @@ def scenario_vcpu_turns(seconds: float, gap_ns: int, runs: int) -> dict:
                 text, _ = p.communicate(timeout=seconds * 20 + 120)
                 bursts = json.loads(text)
                 out.append({"run": run, "busy": list(cpus), "cpu": cpu, "bursts": bursts})
+            if beat is not None:
+                said, _ = beat.communicate(timeout=seconds * 20 + 120)
+                out[-1]["heartbeat"] = said.strip()
     return {"cases": out}
