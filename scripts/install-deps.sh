@@ -7,8 +7,8 @@
 #   vm       the PREEMPT_RT VM suite and the demo: QEMU, the guest image, the .deb
 #   vm-arm64 the arm64 guest (IRQRES_VM_ARCH=arm64): qemu-system-aarch64, and
 #            qemu-user-static registered with binfmt_misc for its arm64 userland and
-#            package build (make test-vm, make test-vm-arm64); only when named (not
-#            part of "all")
+#            package build (make test-vm-arm64, IRQRES_VM_ARCH=amd64,arm64 make
+#            test-vm); only when named (not part of "all")
 #   deb      build the Debian package (make deb) and check it with lintian
 #
 # usage: install-deps.sh [--list | --modules] [SET...]     (no SET: all of them)

@@ -122,9 +122,10 @@ def deal(ids: list[str], groups: int, times: dict[str, float]) -> list[list[str]
 
 
 def by_arch(ids: list[str]) -> list[list[str]]:
-    """One group per architecture, in file order, amd64 first: `make test-vm` runs the
-    amd64 suite one guest at a time as it always has, and the arm64 guest beside it (its
-    image and package are built under qemu-user while the amd64 guests run)."""
+    """One group per architecture, in file order, amd64 first: with
+    IRQRES_VM_ARCH=amd64,arm64, `make test-vm` runs the amd64 suite one guest at a time as
+    it always does, and the arm64 guest beside it (its image and package are built under
+    qemu-user while the amd64 guests run)."""
     arches = sorted({arch_of(i) for i in ids}, key=lambda a: (a != "amd64", a))
     return [[i for i in ids if arch_of(i) == a] for a in arches]
 
@@ -210,7 +211,7 @@ def main(argv: list[str] | None = None) -> int:
                          "a machine with 2 or more CPUs)")
     ap.add_argument("--by-arch", action="store_true",
                     help="one group per guest architecture instead of --groups balanced "
-                         "ones (what `make test-vm` runs)")
+                         "ones (what IRQRES_VM_ARCH=amd64,arm64 make test-vm runs)")
     ap.add_argument("--out", type=Path, default=OUT,
                     help=f"directory for the logs and junit XML (default {OUT})")
     ap.add_argument("--durations", type=Path, default=DURATIONS,
