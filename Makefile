@@ -108,8 +108,9 @@ test-py: all deps-test deps-runtime
 # --by-arch (docs/vm.md, "Two guests at once": not the default, a cold arm64 image
 # would take CI past its 90 minutes).
 IRQRES_VM_ARCH ?= amd64
-test-vm: all deps-test deps-runtime deps-vm deps-deb $(if $(findstring arm64,$(IRQRES_VM_ARCH)),deps-vm-arm64)
-	$(if $(findstring arm64,$(IRQRES_VM_ARCH)),IRQRES_VM_ARCH=$(IRQRES_VM_ARCH) $(PYTHON) tests/vm/groups.py --by-arch tests/vm,$(PYTEST) tests/vm)
+VM_ARM64 = $(findstring arm64,$(IRQRES_VM_ARCH))
+test-vm: all deps-test deps-runtime deps-vm deps-deb $(if $(VM_ARM64),deps-vm-arm64)
+	$(if $(VM_ARM64),IRQRES_VM_ARCH=$(IRQRES_VM_ARCH) $(PYTHON) tests/vm/groups.py --by-arch tests/vm,$(PYTEST) tests/vm)
 
 # The scenarios marked arm64 on the arm64 guest (docs/vm.md, "The arm64 guest").
 test-vm-arm64: all deps-test deps-runtime deps-vm-arm64

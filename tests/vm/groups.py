@@ -232,9 +232,8 @@ def main(argv: list[str] | None = None) -> int:
     if groups < 1:
         ap.error(f"--groups: at least 1, not {groups}")
     python = sys.executable
-    times = load_durations(args.durations)
     ids = collect(python, args.paths)
-    dealt = by_arch(ids) if args.by_arch else deal(ids, groups, times)
+    dealt = by_arch(ids) if args.by_arch else deal(ids, groups, load_durations(args.durations))
     t0 = time.monotonic()
     results = run(dealt, python, args.workdir, args.out)
     failed = summary(results, args.out)
