@@ -103,14 +103,16 @@ fuzz: all
 test-py: all deps-test deps-runtime
 	$(PYTEST) tests/python tests/integration
 
-# The amd64 guests one at a time. IRQRES_VM_ARCH=amd64,arm64 adds the arm64 guest's
-# scenarios (marked arm64) in a second pytest process beside them: tests/vm/groups.py
-# --by-arch (docs/vm.md, "Two guests at once": not the default, a cold arm64 image
-# would take CI past its 90 minutes).
+# The amd64 guests two at a time on a machine of two or more CPUs: tests/vm/groups.py
+# deals the suite to two pytest processes of about equal expected time (docs/vm.md, "Two
+# guests at once"; IRQRES_VM_GROUPS=1 runs one guest at a time). IRQRES_VM_ARCH=amd64,arm64
+# runs the amd64 guests one at a time and the arm64 guest's scenarios (marked arm64) in a
+# second process beside them, --by-arch (not the default: a cold arm64 image would take
+# CI past its 90 minutes).
 IRQRES_VM_ARCH ?= amd64
 VM_ARM64 = $(findstring arm64,$(IRQRES_VM_ARCH))
 test-vm: all deps-test deps-runtime deps-vm deps-deb $(if $(VM_ARM64),deps-vm-arm64)
-	$(if $(VM_ARM64),IRQRES_VM_ARCH=$(IRQRES_VM_ARCH) $(PYTHON) tests/vm/groups.py --by-arch tests/vm,$(PYTEST) tests/vm)
+	$(if $(VM_ARM64),IRQRES_VM_ARCH=$(IRQRES_VM_ARCH) $(PYTHON) tests/vm/groups.py --by-arch tests/vm,$(PYTHON) tests/vm/groups.py tests/vm)
 
 # The scenarios marked arm64 on the arm64 guest (docs/vm.md, "The arm64 guest").
 test-vm-arm64: all deps-test deps-runtime deps-vm-arm64

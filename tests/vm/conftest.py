@@ -118,7 +118,10 @@ def pytest_generate_tests(metafunc):
     """Every scenario that boots through ``kernel`` runs on each kernel of each
     architecture of $IRQRES_VM_ARCH (the arm64 ones only if it is marked ``arm64``; the
     amd64 kernels a ``kernels_too`` mark names as well, unless $IRQRES_VM_KERNELS says); its
-    test id names them: test_x[6.12] on amd64, test_x[arm64-6.1] on arm64."""
+    test id names them: test_x[6.12] on amd64, test_x[arm64-6.1] on arm64. A scenario
+    marked ``kernel_independent`` runs on the newest default kernel alone (and on its
+    ``kernels_too``), unless $IRQRES_VM_KERNELS names kernels (docs/vm.md, "Which
+    scenarios run on which kernel")."""
     if "kernel" not in metafunc.fixturenames:
         return
     params = []
@@ -127,8 +130,11 @@ def pytest_generate_tests(metafunc):
             continue
         prefix = "" if arch == "amd64" else f"{arch}-"
         labels = _kernel_labels(arch)
+        chosen = os.environ.get("IRQRES_VM_KERNELS")
+        if metafunc.definition.get_closest_marker("kernel_independent") and not chosen:
+            labels = labels[-1:]
         too = metafunc.definition.get_closest_marker("kernels_too")
-        if arch == "amd64" and too is not None and not os.environ.get("IRQRES_VM_KERNELS"):
+        if arch == "amd64" and too is not None and not chosen:
             labels += [k for k in too.args if k in vmrunner.KERNELS and k not in labels]
         params += [prefix + k for k in labels]
     if not params:

@@ -1,4 +1,4 @@
-"""Run the VM suite as several pytest processes at once (`make test-vm` runs one).
+"""Run the VM suite as several pytest processes at once (`make test-vm` runs it so).
 
     python3 tests/vm/groups.py                      # $IRQRES_VM_GROUPS groups (default 2)
     python3 tests/vm/groups.py --groups 1 tests/vm/test_boot.py
@@ -6,14 +6,14 @@
 
 A guest under TCG keeps one or two host cores busy, and much of a scenario is guest time
 spent waiting (boot, sleeps, load windows); on a 2-core machine two guests at once finish
-the suite in less time than one after the other (docs/vm.md, "Two guests at once", which
-also says why `make test-vm` does not do it yet). The tests are collected once (`pytest
---collect-only`), dealt to the groups so that each group's expected time
-(tests/vm/durations.json, seconds per test from an earlier run; the median for a test it
-does not know) is about the same, and each group runs its tests in one pytest process with
-its own work directory ($IRQRES_VM_WORKDIR-gN). Every line a group prints is shown as it
-comes, prefixed with the group; each writes build/vm-groups/gN.xml (junit) and gN.log.
-The exit status is 0 when every group passed; the failed tests are listed at the end.
+the suite in less time than one after the other (docs/vm.md, "Two guests at once"). The
+tests are collected once (`pytest --collect-only`), dealt to the groups so that each
+group's expected time (tests/vm/durations.json, seconds per test from an earlier run; the
+median for a test it does not know) is about the same, and each group runs its tests in
+one pytest process with its own work directory ($IRQRES_VM_WORKDIR-gN). Every line a
+group prints is shown as it comes, prefixed with the group; each writes
+build/vm-groups/gN.xml (junit) and gN.log. The exit status is 0 when every group
+passed; the failed tests are listed at the end.
 """
 from __future__ import annotations
 
@@ -123,8 +123,8 @@ def deal(ids: list[str], groups: int, times: dict[str, float]) -> list[list[str]
 
 def by_arch(ids: list[str]) -> list[list[str]]:
     """One group per architecture, in file order, amd64 first: with
-    IRQRES_VM_ARCH=amd64,arm64, `make test-vm` runs the amd64 suite one guest at a time as
-    it always does, and the arm64 guest beside it (its image and package are built under
+    IRQRES_VM_ARCH=amd64,arm64, `make test-vm` runs the amd64 suite one guest at a time
+    and the arm64 guest beside it (its image and package are built under
     qemu-user while the amd64 guests run)."""
     arches = sorted({arch_of(i) for i in ids}, key=lambda a: (a != "amd64", a))
     return [[i for i in ids if arch_of(i) == a] for a in arches]

@@ -30,6 +30,9 @@ MAX_PHASE_S = 150       # guest seconds a phase may take to gather its minimum
 # On 7.3 too: the NIC thread stays beside its partition there, and irqresd refuses a
 # decrease larger than the partition's count (0.5 ms every 10 ms), which tune takes in
 # steps (docs/vm.md, "What 7.3 changes").
+@pytest.mark.kernel_independent(
+    "irqres tune and set-budget on a partitioned NIC thread: the same calls on 6.1 "
+    "as on 6.12")
 @pytest.mark.kernels_too("7.3")
 def test_tune_follows_the_load(boot):
     profile = vmrunner.REPO / "profiles" / "adaptive.yaml"

@@ -49,6 +49,9 @@ def nic_thread(report: dict) -> dict:
     return found[0]
 
 
+@pytest.mark.kernel_independent(
+    "record, analyze, apply: 6.1's trace format is the sample traces' (tests/data), "
+    "read on the host")
 def test_trace_analyze_recommend_apply(boot, demo_profile):
     res = boot("analysis", profile=demo_profile["path"],
                params={"pps": PPS, "seconds": SECONDS, "size": 256,

@@ -14,6 +14,8 @@ PORT = 5555
 BOUND_S = 10.0      # the unit's rescan is 1 s; guest time stretches under emulation
 
 
+@pytest.mark.kernel_independent(
+    "sched_setattr of a FIFO priority: the same on every kernel")
 def test_nic_thread_follows_the_udp_receiver(boot, tmp_path):
     prof = tmp_path / "coupled.yaml"
     prof.write_text("version: 1\ntargets:\n  - name: nic\n    interface: eth0\n"
@@ -43,6 +45,8 @@ PER_NIC_PORTS = [6001, 6002]
 PER_NIC_PRIOS = [30, 12]
 
 
+@pytest.mark.kernel_independent(
+    "sched_setattr of a FIFO priority: the same on every kernel")
 def test_each_nic_thread_follows_its_own_receiver(boot, tmp_path):
     """One NIC per served process (docs/process-aware.md, "Per flow"): two e1000s, each in
     a coupled target serving its own receiver's port; each IRQ thread takes its own

@@ -187,6 +187,8 @@ def test_irqresd_reserves_nic_thread_at_boot(boot, demo_profile, nic_thread):
 
 
 @pytest.mark.arm64
+@pytest.mark.kernel_independent(
+    "a reloaded driver's new thread found from /proc: the same on 6.1 and 6.12")
 def test_hotplug_gets_the_reservation_back(boot, demo_profile, nic_thread):
     res = boot("hotplug", profile=demo_profile["path"], enable_irqresd=True,
                params={**want(demo_profile), "bound_s": HOTPLUG_BOUND_S})
@@ -241,6 +243,8 @@ def test_stop_and_kill_end_consistent(boot, demo_profile, nic_thread):
     assert "state" not in res.data["state_dir"]["out"], (res.data["state_dir"], journal)
 
 
+@pytest.mark.kernel_independent(
+    "drift found by reading sched_getattr, SIGHUP reload: the same on every kernel")
 def test_drift_and_reload(boot, demo_profile):
     """An IRQ thread changed behind irqresd's back gets its reservation back at the next
     rescan (no kernel event exists for it); systemctl reload reports a refusal."""

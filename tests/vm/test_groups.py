@@ -149,16 +149,17 @@ def test_by_arch_runs_amd64_in_one_group_and_arm64_beside_it():
     assert groups.by_arch(["t::a[6.1]", "t::b"]) == [["t::a[6.1]", "t::b"]]
 
 
-def test_make_test_vm_runs_amd64_alone_unless_arm64_is_asked_for():
-    """`make test-vm` (so the README's `make test`) runs the amd64 suite as one pytest;
-    IRQRES_VM_ARCH=amd64,arm64 deals it by architecture, the arm64 guest beside it."""
+def test_make_test_vm_deals_amd64_to_groups_unless_arm64_is_asked_for():
+    """`make test-vm` (so the README's `make test`) deals the amd64 suite to balanced
+    groups; IRQRES_VM_ARCH=amd64,arm64 deals it by architecture, the arm64 guest beside
+    it."""
     def recipe(*env):
         out = subprocess.run(["make", "-n", "-C", str(groups.ROOT), "test-vm", *env],
                              capture_output=True, text=True, timeout=60)
         assert out.returncode == 0, out.stderr
         return out.stdout
     alone = recipe()
-    assert "-m pytest tests/vm" in alone and "groups.py" not in alone
+    assert "groups.py tests/vm" in alone and "--by-arch" not in alone
     assert "vm-arm64" not in alone
     both = recipe("IRQRES_VM_ARCH=amd64,arm64")
     assert "IRQRES_VM_ARCH=amd64,arm64 " in both and "groups.py --by-arch tests/vm" in both

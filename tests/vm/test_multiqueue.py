@@ -18,6 +18,8 @@ IFACE = vmrunner.VM.VIRTIO_IFACE
 QUEUES = 2
 
 
+@pytest.mark.kernel_independent(
+    "virtio-net queue threads are named alike on 6.1 and 6.12")
 def test_interface_takes_every_queue_thread(boot, tmp_path):
     from irqres.units import parse_duration
 

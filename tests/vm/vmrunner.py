@@ -177,9 +177,10 @@ def say(msg: str) -> None:
 # use: Debian 12's linux-image-rt-amd64, the 6.12 of bookworm-backports and the 7.3 of
 # trixie-backports.
 KERNELS = ("6.1", "6.12", "7.3")
-# The kernels every scenario runs on unless $IRQRES_VM_KERNELS names others. 7.3 runs only
-# the scenarios marked kernels_too("7.3"), those that touch what changed there (docs/vm.md,
-# "What 7.3 changes", and "Which scenarios run on 7.3").
+# The kernels every scenario runs on unless $IRQRES_VM_KERNELS names others, newest last: a
+# scenario marked kernel_independent runs on the last alone. 7.3 runs only the scenarios
+# marked kernels_too("7.3"), those that touch what changed there (docs/vm.md, "What 7.3
+# changes", and "Which scenarios run on which kernel").
 DEFAULT_KERNELS = ("6.1", "6.12")
 # The arm64 image's kernels (build-image-arm64.sh: Debian 12's linux-image-rt-arm64 and
 # bookworm-backports'), and those its scenarios run on unless $IRQRES_VM_KERNELS says.
