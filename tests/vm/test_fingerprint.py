@@ -82,6 +82,28 @@ def test_a_workqueue_worker_s_cpus_are_the_kernel_s(prints):
     assert fingerprint_diff(before, after) == ["thread kthreadd (tid 2): policy 'other' -> 'fifo'"]
 
 
+def test_an_irq_thread_s_cpus_that_follow_its_irq_are_the_kernel_s(prints):
+    """The kernel gives an IRQ thread its IRQ's CPUs at its next wake-up; irqres never
+    writes an IRQ's affinity. Seen on 7.3 with CPU 1 isolated: the serial console's
+    irq/4-ttyS0 from CPU 1 to 0-1 while the scenario took CPU 1 offline."""
+    before, after = prints["before"], copy.deepcopy(prints["restored"])
+    tid, comm = next((tid, t["comm"]) for tid, t in before["threads"].items()
+                     if t["comm"].startswith("irq/") and tid in after["threads"])
+    irq = comm[len("irq/"):].partition("-")[0]
+    was = before["threads"][tid]["cpus"]
+    now = after["threads"][tid]["cpus"] = "0-1" if was != "0-1" else "1"
+    named = f"thread {comm} (tid {tid}): cpus {was!r} -> {now!r}"
+    assert fingerprint_diff(before, after) == [named]   # no affinity recorded: compared
+    after["irq_affinity"] = {irq: ["7", "7"]}
+    assert fingerprint_diff(before, after) == [named]   # not its IRQ's CPUs
+    after["irq_affinity"] = {irq: [now, "1"]}
+    assert fingerprint_diff(before, after) == []
+    policy = before["threads"][tid]["policy"]
+    after["threads"][tid]["policy"] = "deadline"        # the rest is still compared
+    assert fingerprint_diff(before, after) == [
+        f"thread {comm} (tid {tid}): policy {policy!r} -> 'deadline'"]
+
+
 def test_an_irq_thread_made_anew_is_compared_by_name(prints):
     before, after = prints["before"], copy.deepcopy(prints["restored"])
     tid = _tid(before, NIC)                     # a link down/up made it anew already
