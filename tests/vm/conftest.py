@@ -125,12 +125,12 @@ def pytest_generate_tests(metafunc):
     if "kernel" not in metafunc.fixturenames:
         return
     params = []
+    chosen = os.environ.get("IRQRES_VM_KERNELS")
     for arch in _arches():
         if arch != "amd64" and metafunc.definition.get_closest_marker(arch) is None:
             continue
         prefix = "" if arch == "amd64" else f"{arch}-"
         labels = _kernel_labels(arch)
-        chosen = os.environ.get("IRQRES_VM_KERNELS")
         if metafunc.definition.get_closest_marker("kernel_independent") and not chosen:
             labels = labels[-1:]
         too = metafunc.definition.get_closest_marker("kernels_too")

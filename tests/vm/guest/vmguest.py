@@ -470,12 +470,21 @@ def _irq_view(tries: int = 5) -> tuple[dict[str, dict], dict[str, list[str]]]:
     return threads, actions
 
 
+def _irq_of(comm: str) -> tuple[str, str]:
+    """(IRQ number, action name) of an IRQ thread's comm ("irq/11-eth0": "11", "eth0");
+    ("", "") for any other thread."""
+    if not comm.startswith("irq/"):
+        return "", ""
+    irq, _, name = comm[len("irq/"):].partition("-")
+    return irq, name
+
+
 def _irq_freed(comm: str, after: dict) -> bool:
     """An IRQ thread's handler is gone in ``after``: its device freed the IRQ (the 8250
     driver frees ttyS0's when the port's last user closes it, and requests it again at the
     next open), so the kernel ended the thread; not known for a fingerprint without
     ``irq_actions``."""
-    irq, _, name = comm[len("irq/"):].partition("-")
+    irq, name = _irq_of(comm)
     actions = after.get("irq_actions")
     if actions is None or not irq.isdigit():
         return False
@@ -528,8 +537,7 @@ def _follows_its_irq(cur: dict, after: dict) -> bool:
     serial console's irq/4-ttyS0 went from CPU 1 to 0-1 while a scenario took CPU 1
     offline). irqres never writes an IRQ's affinity; where it moves a thread, the
     thread's cgroup tells. Not known for a fingerprint without ``irq_affinity``."""
-    irq = cur["comm"][len("irq/"):].partition("-")[0] if cur["comm"].startswith("irq/") else ""
-    lists = (after.get("irq_affinity") or {}).get(irq) or []
+    lists = (after.get("irq_affinity") or {}).get(_irq_of(cur["comm"])[0]) or []
     return bool(cur.get("kthread")) and cur.get("cpus") in [c for c in lists if c]
 
 
