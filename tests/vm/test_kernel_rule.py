@@ -54,3 +54,11 @@ def test_the_kernels_named_override_the_rule(collected, kernels):
     assert got == sorted(f"test_{t}[{k}]" for k in kernels.split(",")
                          for t in ("each_nic_thread_follows_its_own_receiver",
                                    "nic_thread_follows_the_udp_receiver"))
+
+
+def test_a_bad_promise_job_choice_is_named(monkeypatch):
+    """IRQRES_VM_PROMISE_JOBS takes 'all' or nothing; anything else stops the collection
+    with the variable and its value named."""
+    monkeypatch.setenv("IRQRES_VM_PROMISE_JOBS", "some")
+    with pytest.raises(SystemExit, match="IRQRES_VM_PROMISE_JOBS='some': 'all' or nothing"):
+        groups.collect(sys.executable, ["tests/vm/test_promise.py"])
