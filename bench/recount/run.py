@@ -36,12 +36,13 @@ import vmrunner  # noqa: E402
 RUNTIMES = [2_000_000, 1_800_000]   # alternated; within 7.3's floor (0.5 ms every 10 ms)
 
 
-def boot(kernel: str, args: argparse.Namespace, image: vmrunner.Image, work: Path) -> dict:
+def boot(kernel: str, args: argparse.Namespace, work: Path) -> dict:
     import yaml
 
+    image = vmrunner.ensure_image(vmrunner.image_name("amd64", kernel))
     profile = vmrunner.REPO / "profiles" / "demo.yaml"
     nic = yaml.safe_load(profile.read_text())["targets"][0]
-    stage = vmrunner.stage_checkout(work / "stage")
+    stage = vmrunner.stage_checkout(work / f"stage-{image.name}", image)
     vm = vmrunner.VM(image, stage, "recount_cost", name=f"bench-recount-{kernel}",
                      profile=profile, enable_irqresd=True, workdir=work / kernel,
                      kernel=kernel, timeout_s=1800,
@@ -78,7 +79,6 @@ def main() -> int:
     ap.add_argument("--kernels", default="6.12,7.3")
     args = ap.parse_args()
     command = "python3 bench/recount/run.py " + " ".join(map(shlex.quote, sys.argv[1:]))
-    image = vmrunner.ensure_image()
     work = Path("/var/tmp/irqres-vm/bench-recount")
     commit = subprocess.run(["git", "-C", str(vmrunner.REPO), "rev-parse", "--short", "HEAD"],
                             capture_output=True, text=True).stdout.strip()
@@ -87,7 +87,8 @@ def main() -> int:
              f"Date {stamp:%Y-%m-%d %H:%M} UTC, commit `{commit}`, command `{command}` (root, "
              "top of the checkout). Testbed: QEMU `-accel tcg -smp 2 -m 1024` (guest time "
              "follows the host's: absolute latencies are emulation's, compare the phases "
-             "side by side), Debian 12 guest, e1000, demo.yaml (NIC 2 ms / 10 ms beside "
+             "side by side), each kernel in the Debian userland it ships with "
+             "(vmrunner.IMAGES), e1000, demo.yaml (NIC 2 ms / 10 ms beside "
              f"`irqres.cpu0`), host load average {open('/proc/loadavg').read().split()[0]} "
              "at the start.", "",
              "cyclictest on CPU 1 (SCHED_FIFO 80, every 1 ms) per phase, per run; *changes*: "
@@ -99,7 +100,7 @@ def main() -> int:
     data = {}
     t0 = time.monotonic()
     for kernel in args.kernels.split(","):
-        d = boot(kernel, args, image, work)
+        d = boot(kernel, args, work)
         s = summary(d)
         data[kernel] = {"summary": s, "recounts_logged": d["recounts_logged"], "raw": d}
         for label, v in s.items():

@@ -58,7 +58,7 @@ def add_options(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--runs", type=int, default=3, help="repetitions (at least 3)")
     ap.add_argument("--tag", default="", help="added to the raw data file's name")
     ap.add_argument("--kernel", default=None, choices=vmrunner.KERNELS,
-                    help="the guest kernel (default: the image's first)")
+                    help="the guest kernel (default: 6.1, Debian 12's own)")
 
 
 def qemu_command(args) -> tuple[list[str], str, dict[str, str]]:
@@ -124,8 +124,8 @@ def run_guest(args, scenario: str, name: str, params: dict, timeout_s: float = 7
     qemu, version, qemu_env = qemu_command(args)
     smp = smp_of(args, version)
     work = Path(os.environ.get("IRQRES_VM_WORKDIR", "/var/tmp/irqres-vm")) / f"seeds-{name}"
-    image = vmrunner.ensure_image()
-    stage = vmrunner.stage_checkout(work / "stage")
+    image = vmrunner.ensure_image(vmrunner.image_name("amd64", args.kernel or "6.1"))
+    stage = vmrunner.stage_checkout(work / f"stage-{image.name}", image)
     seedload = build_seedload(work)
     icount = f"shift={args.shift},sleep=off" if args.testbed == "icount" else None
     load0 = os.getloadavg()

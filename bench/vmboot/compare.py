@@ -84,22 +84,23 @@ def main(argv: list[str] | None = None) -> int:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rounds", type=int, default=3, help="rounds of both ways (3)")
     ap.add_argument("--kernels", default="6.1", help="comma-separated kernel labels (6.1)")
-    ap.add_argument("--arch", default="amd64", choices=sorted(vmrunner.ARCHES))
+    ap.add_argument("--image", default="bookworm", choices=sorted(vmrunner.IMAGES),
+                    help="the guest image the kernels are in (bookworm)")
     ap.add_argument("--out", type=Path, default=Path("/var/tmp/vmboot"),
                     help="the guests' work directories and results.json")
     args = ap.parse_args(argv)
     if args.rounds < 1:
         ap.error(f"--rounds: at least 1, not {args.rounds}")
     kernels = [k for k in args.kernels.split(",") if k]
-    known = vmrunner.ARCHES[args.arch][1]
+    known = vmrunner.IMAGES[args.image].kernels
     unknown = [k for k in kernels if k not in known]
     if not kernels:
-        ap.error(f"--kernels: no kernel given (the {args.arch} image has {', '.join(known)})")
+        ap.error(f"--kernels: no kernel given (the {args.image} image has {', '.join(known)})")
     if unknown:
-        ap.error(f"--kernels: {', '.join(unknown)} not among the {args.arch} image's kernels "
+        ap.error(f"--kernels: {', '.join(unknown)} not among the {args.image} image's kernels "
                  f"({', '.join(known)})")
-    image = vmrunner.ensure_image(args.arch)
-    stage = vmrunner.stage_checkout(args.out / "stage", image if args.arch != "amd64" else None)
+    image = vmrunner.ensure_image(args.image)
+    stage = vmrunner.stage_checkout(args.out / f"stage-{image.name}", image)
     if stage.missing:
         sys.exit(f"vmboot: {'; '.join(stage.missing)}")
     t0 = time.monotonic()
@@ -119,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     if bad:
         sys.exit(f"vmboot: irqres not installed in {len(bad)} guests: {bad}")
     args.out.mkdir(parents=True, exist_ok=True)
-    record = {"layer": str(layer), "layer_s": layer_s, "arch": args.arch, "rows": rows}
+    record = {"layer": str(layer), "layer_s": layer_s, "image": args.image, "rows": rows}
     (args.out / "results.json").write_text(json.dumps(record, indent=1) + "\n")
     print(table(rows, kernels))
     print(f"\nlayer made (or found) in {layer_s} s before the first round: {layer}")

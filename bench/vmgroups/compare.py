@@ -54,7 +54,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.rounds < 1:
         ap.error(f"--rounds: at least 1, not {args.rounds}")
     ids = collect(sys.executable, args.paths)
-    vmrunner.ensure_image("amd64")  # once, outside the rounds
+    for name in {vmrunner.image_name("amd64", k) for k in vmrunner.DEFAULT_KERNELS}:
+        vmrunner.ensure_image(name)  # once, outside the rounds
     rows = []
     for r in range(args.rounds):
         for groups in ((1, 2) if r % 2 == 0 else (2, 1)):

@@ -1,24 +1,27 @@
 #!/usr/bin/env bash
-# Build (or reuse) the Debian 12 PREEMPT_RT guest image for the VM suite.
+# Build (or reuse) a PREEMPT_RT guest image of the VM suite, in the Debian userland its
+# kernels ship with:
 #
-# The image lives outside the repository, in $IRQRES_VM_CACHE (default
-# /var/cache/irqres-vm)/<hash>/ where <hash> covers this script and tests/vm/image/, so it
-# is rebuilt only when its inputs change. A build happens in a temporary directory that is
-# renamed into place only when complete: a half-built cache is never used. The three
-# newest complete images are kept (checkouts of other commits share the cache).
+#   build-image.sh [bookworm]   Debian 12 with its own linux-image-rt-amd64 (6.1)
+#   build-image.sh trixie       Debian 13 with the newest 6.12 it ships (trixie and
+#                               trixie-security) and trixie-backports' 7.x
 #
-# Three PREEMPT_RT kernels go into the one image, so that every scenario runs on each
-# without a second root disk: Debian 12's linux-image-rt-amd64 (6.1), the
-# mainline-PREEMPT_RT 6.12 of bookworm-backports and the 7.x of trixie-backports (their
-# linux-image-rt-amd64). The 7.x packages pre-depend on a linux-base newer than
-# bookworm's, so they are not installed: their files (vmlinuz, modules, config) are
-# unpacked into the bookworm root and its initramfs is made there, the userland staying
-# Debian 12's for all three. The guest's root file system holds the three module trees;
-# QEMU picks the kernel with -kernel/-initrd.
+# An image lives outside the repository, in $IRQRES_VM_CACHE (default /var/cache/irqres-vm;
+# for trixie the same with -trixie)/<hash>/ where <hash> covers this script, the suite and
+# tests/vm/image/, so it is rebuilt only when its inputs change. A build happens in a
+# temporary directory that is renamed into place only when complete: a half-built cache is
+# never used. The three newest complete images of a suite are kept (checkouts of other
+# commits share the cache).
 #
-# Downloaded packages are kept in $cache_root/debs (debootstrap's and apt's cache,
-# checked by their hash), so that a rebuild after a change of the inputs downloads
-# nothing that it already has.
+# The guest's root file system holds every kernel's module tree; QEMU picks the kernel
+# with -kernel/-initrd. The host's irqres package is built on Debian 12 (its compiled
+# Python module for bookworm's Python), so a trixie image also keeps, as builder/, its
+# root with debian/control's Build-Depends: the VM harness builds the trixie package
+# there (tests/vm/debbuild.py), natively, against the libraries the guest has.
+#
+# Downloaded packages are kept in $cache_root/debs, shared by every image (debootstrap's
+# and apt's cache, checked by their hash), so that a rebuild after a change of the inputs
+# downloads nothing that it already has.
 #
 # Output (last line of stdout): the cache directory, holding disk.img (raw ext4 root),
 # kernels (one "<label> <release>" line per kernel, oldest first), vmlinuz-<release> and
@@ -27,9 +30,10 @@ set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 cache_root=${IRQRES_VM_CACHE:-/var/cache/irqres-vm}
-suite=bookworm
+suite=${1:-bookworm}
 mirror=$(awk '/^URIs:/ {print $2; exit}' /etc/apt/sources.list.d/debian.sources 2>/dev/null || true)
 mirror=${mirror:-http://deb.debian.org/debian}
+security_mirror=${mirror%/debian}/debian-security
 
 # Guest packages: the system, the tools the scenarios use and the runtime libraries of
 # the project's binaries (irqresd: libyaml, libsystemd; the trace reader: libtracecmd).
@@ -39,21 +43,40 @@ packages=(
 	trace-cmd rt-tests ethtool libyaml-0-2 libsystemd0 libtracecmd1 libtracefs1 libtraceevent1
 )
 kernel_packages=(initramfs-tools zstd linux-image-rt-amd64)
-# The 6.12 RT kernel comes from bookworm-backports (with the linux-base it pre-depends on).
-backports=bookworm-backports
-backports_packages=(linux-image-rt-amd64)
-# The 7.x RT kernel: trixie-backports' linux-image-rt-amd64, unpacked (see above).
-unpacked_suite=trixie-backports
-unpacked_meta=linux-image-rt-amd64
+case $suite in
+bookworm)
+	images=$cache_root
+	# Debian 12's own RT kernel, at the point release the suite's figures were measured on.
+	kernel_suites=()
+	backports=()
+	build_packages=()
+	;;
+trixie)
+	images=$cache_root-trixie
+	# The newest 6.12 Debian ships: trixie's, updated by trixie-security.
+	kernel_suites=("$security_mirror trixie-security")
+	# 7.x: two deadline servers per CPU, sched_ext built in.
+	backports=(trixie-backports)
+	# debian/control's Build-Depends, for the package built in builder/
+	build_packages=(build-essential debhelper dh-python libsystemd-dev libtracecmd-dev
+		libtraceevent-dev libtracefs-dev libyaml-dev pkg-config python3-dev python3-click
+		python3-numpy python3-setuptools python3-yaml)
+	;;
+*)
+	printf 'build-image: unknown suite %s (bookworm or trixie)\n' "$suite" >&2
+	exit 2
+	;;
+esac
+kernel_count=$(( 1 + ${#backports[@]} ))
 disk_size=3G
 
 log() { printf 'build-image: %s\n' "$*" >&2; }
 
 key=$( { cat "$0"; find "$here/image" -type f -print0 | sort -z | xargs -0 cat; \
 	echo "$suite $mirror ${packages[*]} ${kernel_packages[*]} $disk_size"; \
-	echo "$backports ${backports_packages[*]}"; echo "$unpacked_suite $unpacked_meta"; } |
+	echo "${kernel_suites[*]} ${backports[*]} ${build_packages[*]}"; } |
 	sha256sum | cut -c1-16)
-dest=$cache_root/$key
+dest=$images/$key
 
 if [[ -f $dest/complete ]]; then
 	log "cached image $dest"
@@ -66,9 +89,9 @@ for tool in debootstrap mke2fs chroot; do
 	command -v "$tool" >/dev/null || { log "missing $tool: run scripts/install-deps.sh"; exit 1; }
 done
 
-mkdir -p "$cache_root"
-exec 9>"$cache_root/.lock"
-log "waiting for the cache lock $cache_root/.lock"
+mkdir -p "$images"
+exec 9>"$images/.lock"
+log "waiting for the cache lock $images/.lock"
 flock 9
 if [[ -f $dest/complete ]]; then   # built by someone else while we waited
 	echo "$dest"
@@ -76,7 +99,7 @@ if [[ -f $dest/complete ]]; then   # built by someone else while we waited
 fi
 
 start=$(date +%s)
-work=$(mktemp -d "$cache_root/build.$key.XXXXXX")
+work=$(mktemp -d "$images/build.$key.XXXXXX")
 rootfs=$work/rootfs
 
 cleanup() {
@@ -98,7 +121,8 @@ debootstrap --variant=minbase --cache-dir="$debs" --include="$(IFS=,; echo "${pa
 	"$suite" "$rootfs" "$mirror" >"$work/debootstrap.log" 2>&1 ||
 	{ tail -n 30 "$work/debootstrap.log" >&2; exit 1; }
 
-step "kernel: ${kernel_packages[*]}"
+in_root() { chroot "$rootfs" /usr/bin/env DEBIAN_FRONTEND=noninteractive "$@"; }
+step "kernel: ${kernel_packages[*]} ${kernel_suites[*]:+(with ${kernel_suites[*]})}"
 mount -t proc proc "$rootfs/proc"
 mount -t sysfs sysfs "$rootfs/sys"
 mount --bind "$debs" "$rootfs/var/cache/apt/archives"
@@ -106,41 +130,20 @@ mkdir -p "$rootfs/etc/initramfs-tools/conf.d"
 echo MODULES=most >"$rootfs/etc/initramfs-tools/conf.d/irqres"
 printf '#!/bin/sh\nexit 101\n' >"$rootfs/usr/sbin/policy-rc.d"
 chmod 0755 "$rootfs/usr/sbin/policy-rc.d"
-chroot "$rootfs" /usr/bin/env DEBIAN_FRONTEND=noninteractive \
-	apt-get install -y -q --no-install-recommends "${kernel_packages[@]}" \
-	>"$work/kernel.log" 2>&1 || { tail -n 30 "$work/kernel.log" >&2; exit 1; }
-step "kernel from $backports: ${backports_packages[*]}"
-echo "deb $mirror $backports main" >"$rootfs/etc/apt/sources.list.d/$backports.list"
-{ chroot "$rootfs" apt-get update -q &&
-  chroot "$rootfs" /usr/bin/env DEBIAN_FRONTEND=noninteractive \
-	apt-get install -y -q --no-install-recommends -t "$backports" "${backports_packages[@]}"
-} >>"$work/kernel.log" 2>&1 || { tail -n 30 "$work/kernel.log" >&2; exit 1; }
-rm -f "$rootfs/etc/apt/sources.list.d/$backports.list"
-
-step "kernel from $unpacked_suite: $unpacked_meta, unpacked"
-echo "deb $mirror $unpacked_suite main" >"$rootfs/etc/apt/sources.list.d/$unpacked_suite.list"
-unpack_kernel() {
-	local release pkg deb
-	chroot "$rootfs" apt-get update -q || return 1
-	# The metapackage names the versioned image package: linux-image-<release>.
-	release=$(chroot "$rootfs" apt-cache depends "$unpacked_meta/$unpacked_suite" |
-		sed -n 's/^ *Depends: linux-image-\(.*-rt-amd64\)$/\1/p')
-	[[ -n $release ]] || { log "$unpacked_suite: $unpacked_meta names no kernel"; return 1; }
-	# Its files are in linux-{base,binary,modules}-<release> (7.x packaging).
-	chroot "$rootfs" /usr/bin/env -C /var/cache/apt/archives \
-		apt-get download -q "linux-base-$release" "linux-binary-$release" \
-		"linux-modules-$release" || return 1
-	for pkg in base binary modules; do
-		deb=$(ls "$debs/linux-$pkg-${release}_"*.deb | tail -n 1)
-		dpkg-deb -x "$deb" "$rootfs" || return 1
-	done
-	cp "$rootfs/lib/modules/$release/vmlinuz" "$rootfs/boot/vmlinuz-$release"
-	cp "$rootfs/lib/modules/$release/config" "$rootfs/boot/config-$release"
-	chroot "$rootfs" depmod -a "$release" &&
-	chroot "$rootfs" mkinitramfs -o "/boot/initrd.img-$release" "$release"
-}
-unpack_kernel >>"$work/kernel.log" 2>&1 || { tail -n 30 "$work/kernel.log" >&2; exit 1; }
-rm -f "$rootfs/etc/apt/sources.list.d/$unpacked_suite.list"
+for source in "${kernel_suites[@]}"; do
+	echo "deb $source main" >>"$rootfs/etc/apt/sources.list.d/irqres-kernel.list"
+done
+{ if [[ ${#kernel_suites[@]} -gt 0 ]]; then in_root apt-get update -q; fi &&
+  in_root apt-get install -y -q --no-install-recommends "${kernel_packages[@]}"
+} >"$work/kernel.log" 2>&1 || { tail -n 30 "$work/kernel.log" >&2; exit 1; }
+for bpo in "${backports[@]}"; do
+	step "kernel from $bpo: linux-image-rt-amd64"
+	echo "deb $mirror $bpo main" >>"$rootfs/etc/apt/sources.list.d/irqres-kernel.list"
+	{ in_root apt-get update -q &&
+	  in_root apt-get install -y -q --no-install-recommends -t "$bpo" linux-image-rt-amd64
+	} >>"$work/kernel.log" 2>&1 || { tail -n 30 "$work/kernel.log" >&2; exit 1; }
+done
+rm -f "$rootfs/etc/apt/sources.list.d/irqres-kernel.list"
 umount "$rootfs/var/cache/apt/archives"
 rm -f "$rootfs/usr/sbin/policy-rc.d"
 umount "$rootfs/sys" "$rootfs/proc"
@@ -159,8 +162,8 @@ rm -rf "$rootfs/var/lib/apt/lists/"* "$rootfs/var/cache/apt/"*.bin \
 # One line per kernel, "<major.minor> <release>", oldest first; the first is also the
 # image's default (vmlinuz, initrd.img, kernel-release: make demo, bench/).
 mapfile -t releases < <(ls "$rootfs/lib/modules" | grep -- '-rt-' | sort -V)
-[[ ${#releases[@]} -ge 3 ]] ||
-	{ log "expected three PREEMPT_RT kernels in the image, found: ${releases[*]:-none}"; exit 1; }
+[[ ${#releases[@]} -eq $kernel_count ]] ||
+	{ log "expected $kernel_count PREEMPT_RT kernels in the image, found: ${releases[*]:-none}"; exit 1; }
 : >"$work/kernels"
 for release in "${releases[@]}"; do
 	cp "$rootfs/boot/vmlinuz-$release" "$work/vmlinuz-$release"
@@ -174,7 +177,20 @@ echo "$release" >"$work/kernel-release"
 
 step "mke2fs -d into a $disk_size raw disk"
 mke2fs -q -t ext4 -L irqres-root -d "$rootfs" "$work/disk.img" "$disk_size" >&2
-rm -rf --one-file-system "$rootfs"
+if [[ ${#build_packages[@]} -gt 0 ]]; then
+	step "builder: the guest's root with the package's Build-Depends"
+	mount -t proc proc "$rootfs/proc"
+	mount --bind "$debs" "$rootfs/var/cache/apt/archives"
+	{ in_root apt-get update -q &&
+	  in_root apt-get install -y -q --no-install-recommends "${build_packages[@]}"
+	} >"$work/builder.log" 2>&1 || { tail -n 30 "$work/builder.log" >&2; exit 1; }
+	umount "$rootfs/var/cache/apt/archives" "$rootfs/proc"
+	rm -rf "$rootfs/var/lib/apt/lists/"* "$rootfs/var/cache/apt/"*.bin
+	mv "$rootfs" "$work/builder"
+	rootfs=$work/builder
+else
+	rm -rf --one-file-system "$rootfs"
+fi
 
 elapsed=$(( $(date +%s) - start ))
 echo "$elapsed" >"$work/build-seconds"
@@ -186,8 +202,8 @@ step "image ready in ${elapsed}s (kernels ${releases[*]}): $dest"
 
 # Keep the disk in check: the three newest complete images stay (checkouts of different
 # commits, or image variants, share the cache), stale half-builds go.
-keep=$(ls -1dt "$cache_root"/*/complete 2>/dev/null | head -n 3 | xargs -r -n1 dirname)
-for old in "$cache_root"/*/; do
+keep=$(ls -1dt "$images"/*/complete 2>/dev/null | head -n 3 | xargs -r -n1 dirname)
+for old in "$images"/*/; do
 	old=${old%/}
 	[[ $old == "$dest" ]] && continue
 	case $(basename "$old") in

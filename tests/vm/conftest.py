@@ -50,48 +50,50 @@ _IMAGES: dict[str, vmrunner.Image] = {}
 _STAGES: dict[str, vmrunner.Stage] = {}
 
 
-def _image(arch: str) -> vmrunner.Image:
-    """The ``arch`` guest image, built or taken from the cache once per session."""
-    if arch not in _IMAGES:
-        reason = _why_not(arch)
+def _image(name: str) -> vmrunner.Image:
+    """The guest image ``name`` (vmrunner.IMAGES), built or taken from the cache once per
+    session."""
+    if name not in _IMAGES:
+        reason = _why_not(vmrunner.IMAGES[name].arch)
         if reason:
             pytest.skip(reason)
         t0 = time.monotonic()
-        _IMAGES[arch] = vmrunner.ensure_image(arch)
-        _TIMES.append((f"{arch} image (build or cache)", time.monotonic() - t0))
-    return _IMAGES[arch]
+        _IMAGES[name] = vmrunner.ensure_image(name)
+        _TIMES.append((f"{name} image (build or cache)", time.monotonic() - t0))
+    return _IMAGES[name]
 
 
-def _stage(arch: str, tmp_path_factory: pytest.TempPathFactory) -> vmrunner.Stage:
-    """The checkout's package for ``arch``, built once per session."""
-    if arch not in _STAGES:
-        img = _image(arch)
+def _stage(name: str, tmp_path_factory: pytest.TempPathFactory) -> vmrunner.Stage:
+    """The checkout's package for the image ``name``, built once per session."""
+    if name not in _STAGES:
+        img = _image(name)
         t0 = time.monotonic()
-        st = vmrunner.stage_checkout(tmp_path_factory.mktemp(f"stage-{arch}") / "root",
-                                     img if arch != "amd64" else None)
-        how = "make deb-package" if arch == "amd64" else f"built in the {arch} userland"
-        _TIMES.append((f"{arch} package ({how})", time.monotonic() - t0))
+        st = vmrunner.stage_checkout(tmp_path_factory.mktemp(f"stage-{name}") / "root", img)
+        how = (f"built in the {name} userland" if img.builder.is_dir()
+               else "make deb-package")
+        _TIMES.append((f"{name} package ({how})", time.monotonic() - t0))
         for m in st.missing:
             vmrunner.say(f"staging: missing {m}")
-        _STAGES[arch] = st
-    if _STAGES[arch].missing:
+        _STAGES[name] = st
+    if _STAGES[name].missing:
         # a guest without the checkout's package can only fail later and more obscurely
-        pytest.fail(f"staging the checkout for {arch}: missing "
-                    f"{'; '.join(_STAGES[arch].missing)}", pytrace=False)
-    return _STAGES[arch]
+        pytest.fail(f"staging the checkout for the {name} image: missing "
+                    f"{'; '.join(_STAGES[name].missing)}", pytrace=False)
+    return _STAGES[name]
 
 
 @pytest.fixture(scope="session")
 def image() -> vmrunner.Image:
-    """The amd64 image (scenarios that take the image themselves run on amd64 only)."""
+    """Debian 12's amd64 image (scenarios that take the image themselves boot its first
+    kernel, 6.1)."""
     if "amd64" not in _arches():
         pytest.skip("an amd64-only scenario, and IRQRES_VM_ARCH leaves amd64 out")
-    return _image("amd64")
+    return _image("bookworm")
 
 
 @pytest.fixture(scope="session")
 def stage(image, tmp_path_factory: pytest.TempPathFactory) -> vmrunner.Stage:
-    return _stage("amd64", tmp_path_factory)
+    return _stage("bookworm", tmp_path_factory)
 
 
 def _kernel_labels(arch: str = "amd64") -> list[str]:
@@ -155,10 +157,15 @@ def arch_of(kernel: str) -> tuple[str, str]:
     return arch or "amd64", label
 
 
+def image_of(kernel: str) -> str:
+    """The name of the image that holds ``kernel`` ("trixie" for "6.12")."""
+    return vmrunner.image_name(*arch_of(kernel))
+
+
 @pytest.fixture
 def guest_image(kernel) -> vmrunner.Image:
-    """The image of the architecture ``kernel`` names."""
-    return _image(arch_of(kernel)[0])
+    """The image that holds the kernel ``kernel`` names."""
+    return _image(image_of(kernel))
 
 
 @pytest.fixture
@@ -199,8 +206,8 @@ def boot(guest_image, kernel, request, tmp_path_factory):
     of the image's kernels, and on arm64 too if marked so); its files stay in
     :func:`_fresh_workdir`.
     """
-    arch, label = arch_of(kernel)
-    stage = _stage(arch, tmp_path_factory)
+    label = arch_of(kernel)[1]
+    stage = _stage(guest_image.name, tmp_path_factory)
 
     def run(scenario: str, **kw) -> vmrunner.Result:
         vm = vmrunner.VM(guest_image, stage, scenario, name=request.node.name,

@@ -2,7 +2,7 @@
 
 The pieces, in the order a run uses them:
 
-* :func:`ensure_image` builds or reuses the cached Debian 12 image (build-image.sh).
+* :func:`ensure_image` builds or reuses a cached guest image (build-image.sh).
 * :func:`stage_checkout` builds the checkout's Debian package (``make deb-package``) once.
 * :func:`installed_layer` installs that package with dpkg, in one boot of the image, into
   a qcow2 layer over the image's disk, once per package: the scenarios' guests start
@@ -173,21 +173,49 @@ def say(msg: str) -> None:
     print(f"[vm {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
 
 
-# The PREEMPT_RT kernels of the image (build-image.sh installs them), by the label tests
-# use: Debian 12's linux-image-rt-amd64, the 6.12 of bookworm-backports and the 7.3 of
-# trixie-backports.
-KERNELS = ("6.1", "6.12", "7.3")
+# The guest images by name: the architecture each is for, the script (and its argument)
+# under tests/vm that builds it, and its PREEMPT_RT kernels by the label tests use. Each
+# amd64 kernel boots in the Debian userland it ships with: Debian 12's own (6.1) in
+# bookworm's; the newest 6.12 Debian ships (trixie-security's) and trixie-backports' 7.3
+# in trixie's. The arm64 image holds Debian 12's and bookworm-backports' arm64 kernels.
+# ``numpy``: the numpy series the userland ships (bookworm's 1.24 is the oldest the
+# project supports).
+@dataclass(frozen=True)
+class ImageSpec:
+    arch: str
+    build: tuple[str, ...]
+    kernels: tuple[str, ...]
+    numpy: str
+
+
+IMAGES = {
+    "bookworm": ImageSpec("amd64", ("build-image.sh", "bookworm"), ("6.1",), "1.24"),
+    "trixie": ImageSpec("amd64", ("build-image.sh", "trixie"), ("6.12", "7.3"), "2.2"),
+    "arm64": ImageSpec("arm64", ("build-image-arm64.sh",), ("6.1", "6.12"), "1.24"),
+}
+# The amd64 kernels, oldest first, and the arm64 image's.
+KERNELS = tuple(k for spec in IMAGES.values() if spec.arch == "amd64" for k in spec.kernels)
+ARM64_KERNELS = IMAGES["arm64"].kernels
 # The kernels every scenario runs on unless $IRQRES_VM_KERNELS names others, newest last: a
 # scenario marked kernel_independent runs on the last alone. 7.3 runs only the scenarios
 # marked kernels_too("7.3"), those that touch what changed there (docs/vm.md, "What 7.3
 # changes", and "Which scenarios run on which kernel").
 DEFAULT_KERNELS = ("6.1", "6.12")
-# The arm64 image's kernels (build-image-arm64.sh: Debian 12's linux-image-rt-arm64 and
-# bookworm-backports'), and those its scenarios run on unless $IRQRES_VM_KERNELS says.
-ARM64_KERNELS = ("6.1", "6.12")
+# The arm64 kernels its scenarios run on unless $IRQRES_VM_KERNELS says.
 DEFAULT_ARM64_KERNELS = ("6.1",)
-# The guest architectures: the image each is built by, the kernels it must hold.
-ARCHES = {"amd64": ("build-image.sh", KERNELS), "arm64": ("build-image-arm64.sh", ARM64_KERNELS)}
+# The guest architectures.
+ARCHES = tuple(dict.fromkeys(spec.arch for spec in IMAGES.values()))
+
+
+def image_name(arch: str, label: str) -> str:
+    """The image that holds kernel ``label`` of ``arch`` ("trixie" for amd64's "6.12")."""
+    for name, spec in IMAGES.items():
+        if spec.arch == arch and label in spec.kernels:
+            return name
+    known = "; ".join(f"{n} ({spec.arch}): {' '.join(spec.kernels)}"
+                      for n, spec in IMAGES.items())
+    raise VMError(f"no {arch} image holds a {label} kernel (the images: {known})")
+
 
 # CPU 1 as RT boxes boot the NIC's CPU: out of the scheduler's domains (isolcpus=domain:
 # the kernel puts such CPUs in its default root domain, outside any partition), its
@@ -218,11 +246,13 @@ class Kernel:
 
 @dataclass(frozen=True)
 class Image:
-    """A built guest image: raw ext4 root disk and its kernels with their initramfs;
-    an arm64 image also has ``builder``, the root its package is built in."""
+    """A built guest image (``name``, a key of :data:`IMAGES`): raw ext4 root disk and its
+    kernels with their initramfs; an image whose userland is not the host's (arm64,
+    trixie) also has ``builder``, the root its package is built in."""
 
     path: Path
     arch: str = "amd64"
+    name: str = "bookworm"
 
     @property
     def builder(self) -> Path:
@@ -257,17 +287,21 @@ class Image:
         return self.kernel().release
 
 
-def ensure_image(arch: str = "amd64") -> Image:
-    """Build the ``arch`` guest image unless a complete cached one matches the inputs."""
+def ensure_image(name: str = "bookworm") -> Image:
+    """Build the image ``name`` (a key of :data:`IMAGES`) unless a complete cached one
+    matches the inputs."""
     t0 = time.monotonic()
-    script, kernels = ARCHES[arch]
+    spec = IMAGES[name]
+    script, *args = spec.build
+    kernels = spec.kernels
     proc = subprocess.run(
-        ["bash", str(HERE / script)], stdout=subprocess.PIPE, text=True, check=False
+        ["bash", str(HERE / script), *args], stdout=subprocess.PIPE, text=True, check=False
     )
     if proc.returncode != 0:
-        raise VMError(f"{script} failed with status {proc.returncode} (see its stderr)")
+        raise VMError(f"{' '.join(spec.build)} failed with status {proc.returncode} "
+                      "(see its stderr)")
     path = Path(proc.stdout.strip().splitlines()[-1])
-    image = Image(path, arch)
+    image = Image(path, spec.arch, name)
     if not (path / "kernels").is_file():
         raise VMError(f"image {path}: no kernels file (built by an older build-image.sh)")
     files = [image.disk, *(f for k in image.kernels.values() for f in (k.vmlinuz, k.initrd))]
@@ -295,19 +329,20 @@ def stage_checkout(dest: Path, image: Image | None = None) -> Stage:
     """Build the checkout's .deb (``make deb-package``) and put it in ``dest``.
 
     The guest installs it with dpkg (guest/install.sh): its Depends must be met by the
-    Debian 12 image alone, its maintainer scripts enable irqresd.service. A package
+    image's userland alone, its maintainer scripts enable irqresd.service. A package
     that does not build is listed in ``missing``; the guest then has no irqres. For an
-    arm64 ``image`` the package is built in the image's builder root (debbuild_arm64).
+    ``image`` with a builder root (arm64, trixie) the package is built there (debbuild).
     """
     dest.mkdir(parents=True, exist_ok=True)
-    if image is not None and image.arch != "amd64":
-        from debbuild_arm64 import build_in_root
+    if image is not None and image.builder.is_dir():
+        from debbuild import build_in_root
 
         stage = Stage(dest)
         try:
-            deb = build_in_root(image.builder, REPO / "build" / f"deb-{image.arch}")
+            deb = build_in_root(image.builder, REPO / "build" / f"deb-{image.name}",
+                                foreign=image.arch != "amd64")
         except VMError as err:
-            stage.missing.append(f"irqres {image.arch} .deb: {err}")
+            stage.missing.append(f"irqres {image.name} .deb: {err}")
             return stage
         shutil.copy2(deb, dest / deb.name)
         return stage
@@ -364,7 +399,7 @@ def installed_layer(image: Image, stage: Stage | None) -> Path | None:
         if layer.is_file():
             return layer
         t0 = time.monotonic()
-        say(f"installing {deb.name} into a layer of the {image.arch} image (once per package)")
+        say(f"installing {deb.name} into a layer of the {image.name} image (once per package)")
         work = Path(tempfile.mkdtemp(prefix="layer-", dir=layers))
         try:
             disk = work / "disk.qcow2"
@@ -377,7 +412,7 @@ def installed_layer(image: Image, stage: Stage | None) -> Path | None:
             log = vm.boot_layer()
             if "layer installed" not in log:
                 raise VMError(f"layer {deb.name}: dpkg did not install the package in the "
-                              f"{image.arch} image; install.log:\n{log}")
+                              f"{image.name} image; install.log:\n{log}")
             disk.replace(layer)
         finally:
             shutil.rmtree(work, ignore_errors=True)

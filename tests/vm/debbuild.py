@@ -29,9 +29,10 @@ def _newest_mtime(files: list[str]) -> float:
     return max((os.stat(REPO / f).st_mtime for f in files), default=0.0)
 
 
-def build_in_root(root: Path, out_dir: Path) -> Path:
+def build_in_root(root: Path, out_dir: Path, *, foreign: bool = True) -> Path:
     """Build irqres's .deb in the root file system ``root`` (a chroot, under a private
     mount namespace with its own /proc) and keep it in ``out_dir``; returns its path.
+    ``foreign``: the root's binaries run under qemu-user (only what the progress says).
 
     Raises VMError naming the root and the build log's tail when the build fails. Two test
     sessions of one checkout (the suite's groups) build one at a time, and the second
@@ -40,10 +41,10 @@ def build_in_root(root: Path, out_dir: Path) -> Path:
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     with open(out_dir.parent / f".{out_dir.name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        return _build_in_root(root, out_dir)
+        return _build_in_root(root, out_dir, foreign)
 
 
-def _build_in_root(root: Path, out_dir: Path) -> Path:
+def _build_in_root(root: Path, out_dir: Path, foreign: bool) -> Path:
     files = _checkout_files()
     debs = sorted(out_dir.glob("irqres_*.deb"))
     if len(debs) == 1 and debs[0].stat().st_mtime > _newest_mtime(files):
@@ -60,7 +61,8 @@ def _build_in_root(root: Path, out_dir: Path) -> Path:
             (src / f).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(REPO / f, src / f, follow_symlinks=False)
         inner = f"/{work.relative_to(root)}/irqres"
-        say(f"building the irqres package in {root} (under qemu-user: minutes)")
+        say(f"building the irqres package in {root}"
+            + (" (under qemu-user: minutes)" if foreign else ""))
         script = ('mount -t proc proc "$1/proc" && exec chroot "$1" /bin/sh -c '
                   '"cd $2 && dpkg-buildpackage -b -us -uc"')
         proc = subprocess.run(["unshare", "-m", "sh", "-c", script, "sh", str(root), inner],
