@@ -510,3 +510,22 @@ def test_a_hang_before_the_scenario_boots_the_guest_once_more_but_only_once(tmp_
     with pytest.raises(vmrunner.VMError):
         vm.run()
     assert vm.boots == 2
+
+
+def test_each_kernel_is_found_in_the_image_of_its_userland():
+    assert vmrunner.image_name("amd64", "6.1") == "bookworm"
+    assert vmrunner.image_name("amd64", "6.12") == "trixie"
+    assert vmrunner.image_name("amd64", "7.3") == "trixie"
+    assert vmrunner.image_name("arm64", "6.12") == "arm64"
+    assert vmrunner.KERNELS == ("6.1", "6.12", "7.3")
+    with pytest.raises(vmrunner.VMError, match=r"no arm64 image holds a 7\.3 kernel "
+                       r"\(the images: bookworm \(amd64\): 6\.1; trixie"):
+        vmrunner.image_name("arm64", "7.3")
+
+
+def test_an_unknown_suite_is_refused_by_the_image_build_naming_it():
+    out = subprocess.run(["bash", str(vmrunner.HERE / "build-image.sh"), "sid"],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2, out
+    assert "build-image: unknown suite sid (bookworm or trixie)" in out.stderr
+    assert out.stdout == ""
