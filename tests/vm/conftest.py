@@ -226,8 +226,9 @@ def pytest_terminal_summary(terminalreporter):
 
 
 @pytest.fixture
-def icount_boot(image, stage, tmp_path, request):
-    """Run one scenario on the seeds' testbed, on the image's first kernel:
+def icount_boot(image, tmp_path, tmp_path_factory, request):
+    """Run one scenario on the seeds' testbed, on 6.1 unless ``kernel=`` names another
+    (booted from the image that holds it, with that image's package):
     icount_boot(scenario, files=..., **VM options) -> Result (``icount=None``: the same
     QEMU and devices under plain TCG).
 
@@ -245,7 +246,9 @@ def icount_boot(image, stage, tmp_path, request):
     seedload = testbed.build_seedload(tmp_path)
 
     def run(scenario: str, files: dict | None = None, **kw) -> vmrunner.Result:
-        vm = vmrunner.VM(image, stage, scenario, name=request.node.name,
+        name = image_of(kw.get("kernel") or "6.1")
+        vm = vmrunner.VM(_image(name), _stage(name, tmp_path_factory), scenario,
+                         name=request.node.name,
                          workdir=_fresh_workdir(request),
                          profile=kw.pop("profile", vmrunner.REPO / "profiles" / "demo.yaml"),
                          enable_irqresd=True, nic="hub", cpus=2,
