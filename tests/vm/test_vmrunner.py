@@ -529,3 +529,18 @@ def test_an_unknown_suite_is_refused_by_the_image_build_naming_it():
     assert out.returncode == 2, out
     assert "build-image: unknown suite sid (bookworm or trixie)" in out.stderr
     assert out.stdout == ""
+
+
+def test_the_background_build_makes_every_amd64_image_and_counts_failures(monkeypatch):
+    asked = []
+
+    def ensure(name):
+        asked.append(name)
+        if name == "trixie":
+            raise vmrunner.VMError("build-image.sh trixie failed with status 1")
+        return None
+
+    monkeypatch.setattr(vmrunner, "ensure_image", ensure)
+    assert vmrunner.build_images() == 1
+    assert asked == [n for n, s in vmrunner.IMAGES.items() if s.arch == "amd64"]
+    assert asked == ["bookworm", "trixie"]
