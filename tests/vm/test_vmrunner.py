@@ -544,3 +544,13 @@ def test_the_background_build_makes_every_amd64_image_and_counts_failures(monkey
     assert vmrunner.build_images() == 1
     assert asked == [n for n, s in vmrunner.IMAGES.items() if s.arch == "amd64"]
     assert asked == ["bookworm", "trixie"]
+
+
+def test_the_image_build_command_has_help_and_refuses_a_bad_option():
+    script = str(vmrunner.HERE / "vmrunner.py")
+    out = subprocess.run([sys.executable, script, "--help"], capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 0 and "every amd64 guest image" in out.stdout, out
+    out = subprocess.run([sys.executable, script, "--bogus"], capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 2 and "unrecognized arguments: --bogus" in out.stderr, out
