@@ -2,6 +2,7 @@
 
 import re
 import subprocess
+import time
 
 import pytest
 import vmrunner
@@ -67,3 +68,31 @@ def test_a_package_the_image_cannot_take_is_refused_by_dpkg(image, tmp_path):
     assert "depends on irqres-absent-dependency; however:" in said, said
     assert set((image.path / "layers").glob("*.qcow2")) == before
     assert not list((image.path / "layers").glob("layer-*"))
+
+
+@pytest.mark.kernel_independent("the snapshot is QEMU's and the payload generator's, the "
+                                "same on every kernel; every guest of the suite on 6.1 and "
+                                "7.3 starts from one too")
+def test_guests_started_from_one_boot_snapshot_each_read_their_own_payload(boot, tmp_path):
+    """Guests of one configuration start from one saved boot (bootsnap), each with its
+    own payload disk: each reads its own profile, not the blocks the snapshot's boot read
+    of another disk, its clock is the host's time of day, and a guest booted cold without
+    the snapshot reads the same."""
+    results = []
+    for n, snapshots in ((1, True), (2, True), (3, False)):
+        profile = tmp_path / f"profile{n}.yaml"
+        profile.write_text(f"# payload {n}\ntargets: []\n")
+        res = boot("shell", profile=profile, boot_snapshots=snapshots)
+        results.append((res, time.time()))
+    (a, _), (b, b_end), (cold, _) = results
+    assert a.boot_snapshot is not None and a.boot_snapshot == b.boot_snapshot
+    assert cold.boot_snapshot is None
+    assert [r.data["profile"].splitlines()[0] for r, _ in results] == [
+        "# payload 1", "# payload 2", "# payload 3"]
+    assert f"restored from boot snapshot {a.boot_snapshot}" in b.console
+    # the saved guest's clock was the snapshot's: the generator set it from the host's
+    assert abs(b.data["time_s"] - b_end) < 300, (b.data["time_s"], b_end)
+    # the kernel booted once for both: the same boot messages, to the timestamp
+    boot_line = [ln for ln in a.data["dmesg"]["out"].splitlines() if "Run /init" in ln]
+    assert boot_line and boot_line[0] in b.data["dmesg"]["out"]
+    assert boot_line[0] not in cold.data["dmesg"]["out"]

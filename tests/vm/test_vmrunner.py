@@ -401,6 +401,9 @@ def test_the_boot_bench_refuses_bad_options_naming_them():
                         "--kernels: 7.3 not among the arm64 image's kernels (6.1, 6.12)"),
                        (["--kernels", "7.3"],
                         "--kernels: 7.3 not among the bookworm image's kernels (6.1, 6.12)"),
+                       (["--ways", "layer,layer"],
+                        "--ways: two different ways of in-guest, layer, snapshot, not "
+                        "'layer,layer'"),
                        (["--kernels", ","],
                         "--kernels: no kernel given (the bookworm image has 6.1, 6.12)")):
         out = subprocess.run([sys.executable, str(script), *args], capture_output=True,

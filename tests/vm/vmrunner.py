@@ -35,6 +35,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bootsnap import HOLD_ARG, RESTORED, BootSnapshot, SnapshotError, key_of
 from qemu_state import qemu_state
 
 HERE = Path(__file__).resolve().parent
@@ -421,6 +422,7 @@ def installed_layer(image: Image, stage: Stage | None) -> Path | None:
             shutil.rmtree(work, ignore_errors=True)
         for old in sorted(layers.glob("*.qcow2"), key=lambda f: f.stat().st_mtime)[:-LAYERS_KEPT]:
             old.unlink(missing_ok=True)
+            shutil.rmtree(old.with_name(old.name + ".snapshots"), ignore_errors=True)
         say(f"layer {layer} ready in {time.monotonic() - t0:.1f}s")
         return layer
 
@@ -444,6 +446,7 @@ class LoadServer:
         self.sock: socket.socket | None = None
         self.thread = threading.Thread(target=self._serve, daemon=True)
         self.marks: list[tuple[float, str]] = []
+        self.held = threading.Event()  # the generator said "hold" (bootsnap)
 
     def start(self, path: Path, deadline: float) -> None:
         while time.monotonic() < deadline:
@@ -459,6 +462,13 @@ class LoadServer:
             self.sock = s
             self.thread.start()
             return
+
+    def send(self, line: str) -> None:
+        """A line the guest waits for unasked: the answer to a ``hold`` it said in the
+        boot the snapshot was taken of."""
+        if self.sock is None:
+            raise VMError(f"{self.vm.name}: no control connection to answer the guest on")
+        self.sock.sendall(line.encode() + b"\n")
 
     def _serve(self) -> None:
         assert self.sock is not None
@@ -483,6 +493,9 @@ class LoadServer:
     def _handle(self, text: str) -> str | None:
         words = text.split()
         try:
+            if words[0] == "hold":
+                self.held.set()  # answered once the snapshot is saved (VM._make_snapshot)
+                return None
             if words[0] == "mark":
                 msg = text[5:]
                 self.marks.append((time.monotonic() - self.vm.started, msg))
@@ -554,6 +567,8 @@ class Result:
     marks: list[tuple[float, str]]
     # Why the guest was booted again (see VM.run), or None.
     retried: str | None = None
+    # The boot snapshot (bootsnap) the guest started from, or None: booted cold.
+    boot_snapshot: str | None = None
 
 
 class VM:
@@ -593,7 +608,8 @@ class VM:
                  icount: str | None = None, files: dict[str, Path] | None = None,
                  qemu: list[str] | None = None, qemu_env: dict[str, str] | None = None,
                  e1000_mitigation_opt: bool = True, extra_qemu: list[str] | None = None,
-                 kernel_args: str = "", layered: bool = True):
+                 kernel_args: str = "", layered: bool = True,
+                 boot_snapshots: bool | None = None):
         self.image = image
         self.stage = stage
         self.scenario = scenario
@@ -623,6 +639,13 @@ class VM:
         self.root: Path | None = None
         self.making_layer = False
         self.layered = layered
+        # start from a boot snapshot of this configuration (bootsnap), made by the first
+        # guest that needs it; $IRQRES_VM_BOOT_SNAPSHOTS=0 boots every guest cold
+        if boot_snapshots is None:
+            boot_snapshots = os.environ.get("IRQRES_VM_BOOT_SNAPSHOTS", "1") != "0"
+        self.boot_snapshots = boot_snapshots
+        self.hold = False  # this boot's command line asks the generator to hold
+        self.restored_from: str | None = None  # the snapshot this boot started from
         self.proc: subprocess.Popen | None = None
         self.started = 0.0
         self.last_state = ""
@@ -685,6 +708,8 @@ class VM:
                   "acpi_irq_nobalance")
         if self.kernel_args:
             append += " " + self.kernel_args
+        if self.hold:
+            append += " " + HOLD_ARG
         models = self.nic.split("+")
         if models == ["e1000"]:
             append += " net.ifnames=0"
@@ -722,7 +747,7 @@ class VM:
         timing = ["-icount", self.icount] if self.icount else []
         if self.image.arch == "arm64":
             return self._qemu_cmd_arm64(payload, ctl, append, nic)
-        return [*self.qemu, "-accel", "tcg", *timing, "-smp", str(self.cpus),
+        return [*self.qemu, "-nodefaults", "-accel", "tcg", *timing, "-smp", str(self.cpus),
                 "-m", str(self.memory_mb),
                 "-kernel", str(self.kernel.vmlinuz), "-initrd", str(self.kernel.initrd),
                 "-append", append,
@@ -807,7 +832,7 @@ class VM:
             try:
                 res = self._run_once()
             except VMError as err:
-                why = self._death(err, deaths)
+                why = self._restore_failed(err) or self._death(err, deaths)
                 if why is None:
                     raise
                 kept = self.workdir / f"console.attempt{len(deaths) + 1}.log"
@@ -816,7 +841,17 @@ class VM:
                 deaths.append(f"{why}, console {kept}")
                 continue
             res.retried = "; ".join(deaths) or None
+            res.boot_snapshot = self.restored_from
             return res
+
+    def _restore_failed(self, err: VMError) -> str | None:
+        """Why a guest started from a boot snapshot is booted again, cold: it failed
+        before its scenario started, which a cold boot tells apart from a bad snapshot."""
+        if self.restored_from is None or scenario_started(err.console):
+            return None
+        self.boot_snapshots = False
+        first = str(err).splitlines()[0]
+        return f"the guest started from boot snapshot {self.restored_from} failed ({first})"
 
     def _death(self, err: VMError, deaths: list[str]) -> str | None:
         """Why the guest that raised ``err`` may be booted again, or None if it may not.
@@ -857,6 +892,7 @@ class VM:
     BOOT_QUIET_S = BOOT_QUIET_S
     SCENARIO_QUIET_S = SCENARIO_QUIET_S
     awaits_scenario = True  # False while a layer boots: no scenario runs there
+    restored_from: str | None = None  # the boot snapshot the last boot started from
 
     def _wait(self, console_path: Path) -> tuple[bool, tuple[str, str] | None]:
         """Wait for QEMU to end; kill it at ``timeout_s``, once the guest's kernel is
@@ -937,20 +973,33 @@ class VM:
         Raises VMError when the guest's kernel died or it outlived ``timeout_s``.
         ``scenario``: the guest runs a scenario (not a layer's install)."""
         self.awaits_scenario = scenario
+        self.restored_from = None
+        snap = self._snapshot(scenario)
+        self.hold = snap is not None
         payload = self._payload()
         ctl = self.workdir / "ctl.sock"
         console_path = self.workdir / "console.log"
         cmd = self._qemu_cmd(payload, ctl)
+        if snap is not None:
+            cmd[cmd.index(self._root_drive())] = snap.root_drive()
+            cmd += snap.restore_args()
         (self.workdir / "qemu.cmd").write_text(" ".join(cmd) + "\n")
-        say(f"{self.name}: booting {self.kernel.release} ({self.cpus} vCPUs, {self.nic}), "
-            f"workdir {self.workdir}")
+        how = f"from boot snapshot {snap.key}" if snap is not None else "cold"
+        say(f"{self.name}: booting {self.kernel.release} ({self.cpus} vCPUs, {self.nic}) "
+            f"{how}, workdir {self.workdir}")
         self.started = time.monotonic()
         server = LoadServer(self)
         with self._netns() as prefix, open(console_path, "wb") as console:
+            if snap is not None:
+                # the boot up to the snapshot, as a cold boot's console would show it
+                console.write(snap.console.read_bytes() + RESTORED.format(key=snap.key).encode())
+                console.flush()
             env = dict(os.environ, **self.qemu_env) if self.qemu_env else None
             self.proc = subprocess.Popen([*prefix, *cmd], stdin=subprocess.DEVNULL, env=env,
                                          stdout=console, stderr=subprocess.STDOUT)
             server.start(ctl, self.started + 30)
+            if snap is not None:
+                self._resume(snap, server, console_path)
             timed_out, dead = self._wait(console_path)
         wall = time.monotonic() - self.started
         console_text = console_path.read_text(errors="replace")
@@ -964,6 +1013,86 @@ class VM:
                           f"and was killed; before the kill: {self.last_state}; console "
                           f"tail:\n{tail(console_text)}", console_text, killed=True)
         return payload, console_text, wall, server.marks
+
+
+    def _snapshot(self, scenario: bool) -> BootSnapshot | None:
+        """The boot snapshot this boot starts from, made now by a boot of its own if no
+        guest made it yet; None for a cold boot: no snapshots wanted, a boot that is no
+        scenario's, a configuration a snapshot cannot carry (instruction counting, extra
+        devices whose contents differ between runs, the arm64 board), or a snapshot that
+        could not be made."""
+        if not (scenario and self.boot_snapshots and self.root is not None
+                and not self.making_layer and self.image.arch == "amd64"
+                and not self.icount and not self.extra_qemu):
+            return None
+        self.hold = True
+        snap = BootSnapshot(self.root, key_of(
+            self._qemu_cmd(self.workdir / "payload.img", self.workdir / "ctl.sock"),
+            self.workdir))
+        if not snap.ready():
+            with snap.making() as needed:
+                if needed:
+                    self._make_snapshot(snap)
+        return snap if snap.ready() else None
+
+    def _make_snapshot(self, snap: BootSnapshot) -> None:
+        """Boot this configuration until its generator holds, and save it there. A boot
+        that dies or never holds leaves no snapshot (the guest then boots cold)."""
+        payload = self._payload()  # not read: the generator holds before it looks
+        ctl = self.workdir / "ctl.sock"
+        cmd = self._qemu_cmd(payload, ctl)
+        cmd[cmd.index(self._root_drive())] = f"file={snap.disk},if=virtio,format=qcow2"
+        console_path = self.workdir / "console.snapshot.log"
+        say(f"{self.name}: making boot snapshot {snap.key} of {self.kernel.release} "
+            f"({self.cpus} vCPUs, {self.nic})")
+        t0 = time.monotonic()
+        server = LoadServer(self)
+        why = "it never held"
+        with self._netns() as prefix, open(console_path, "wb") as console:
+            env = dict(os.environ, **self.qemu_env) if self.qemu_env else None
+            proc = subprocess.Popen([*prefix, *cmd], stdin=subprocess.DEVNULL, env=env,
+                                    stdout=console, stderr=subprocess.STDOUT)
+            try:
+                self.proc = proc
+                server.start(ctl, t0 + 30)
+                while not server.held.wait(1.0):
+                    if proc.poll() is not None:
+                        why = f"QEMU ended (status {proc.returncode}) before the guest held"
+                        break
+                    if time.monotonic() - t0 > min(self.timeout_s, BOOT_QUIET_S * 2):
+                        why = f"the guest did not hold within {time.monotonic() - t0:.0f}s"
+                        break
+                if server.held.is_set():
+                    console.flush()
+                    saved = snap.save(self.workdir / "qmp.sock",
+                                      console_path.read_text(errors="replace"))
+                    say(f"{self.name}: boot snapshot {snap.key} held at "
+                        f"{time.monotonic() - t0 - saved:.1f}s, saved in {saved:.1f}s "
+                        f"({snap.state.stat().st_size >> 20} MiB)")
+                    return
+            except (SnapshotError, OSError, RuntimeError, ConnectionError) as err:
+                why = str(err)
+            finally:
+                if proc.poll() is None:
+                    proc.kill()
+                proc.wait()
+        say(f"{self.name}: no boot snapshot {snap.key}: {why}; booting cold")
+
+    def _resume(self, snap: BootSnapshot, server: LoadServer, console_path: Path) -> None:
+        """Run the guest QEMU is loading from ``snap`` and answer its generator's hold
+        with the time of day (the saved guest's clock is that of the snapshot)."""
+        self.restored_from = snap.key  # a failure here is the snapshot's (_restore_failed)
+        try:
+            loaded = snap.resume(self.workdir / "qmp.sock", lambda: self.proc.poll() is None)
+            server.send(f"ok {int(time.time())}")
+        except (SnapshotError, OSError) as err:
+            if self.proc.poll() is None:
+                self.proc.kill()
+            self.proc.wait()
+            text = console_path.read_text(errors="replace")
+            raise VMError(f"{self.name}: could not start from boot snapshot {snap.key}: "
+                          f"{err}; console tail:\n{tail(text)}", text) from err
+        say(f"{self.name}: started from boot snapshot {snap.key} in {loaded:.1f}s")
 
 
 def tail(text: str, lines: int = 60) -> str:

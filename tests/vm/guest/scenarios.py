@@ -546,7 +546,11 @@ def scenario_shell() -> dict:
                                                     "cyclictest")},
             "units": sh("systemctl list-units --no-pager 'irqres*'"),
             "profile": read("/etc/irqres/profile.yaml"), "env": dict(os.environ),
-            "meminfo": json.dumps(read("/proc/meminfo"))[:400]}
+            "meminfo": json.dumps(read("/proc/meminfo"))[:400],
+            # where the boot's time went (systemd-analyze refuses while the boot, this
+            # scenario's unit included, runs), and the guest's clocks
+            "journal": sh("journalctl -b -o short-monotonic --no-pager"),
+            "dmesg": sh("dmesg"), "time_s": time.time(), "uptime": read("/proc/uptime")}
 
 
 def _tcp_throughput(port: int, seconds: int) -> dict:
