@@ -142,9 +142,9 @@ echo irqres-vm >"$rootfs/etc/hostname"
 echo '/dev/vda / ext4 rw,errors=remount-ro 0 1' >"$rootfs/etc/fstab"
 chroot "$rootfs" passwd -d root >/dev/null
 chroot "$rootfs" systemctl enable systemd-networkd.service >/dev/null 2>&1
-chroot "$rootfs" systemctl mask systemd-networkd-wait-online.service \
-	apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer fstrim.timer \
-	>/dev/null 2>&1 || true
+# shellcheck disable=SC2046 # one unit per word
+chroot "$rootfs" systemctl mask $(grep -v '^#' "$rootfs/etc/irqres-vm/masked-units") \
+	>/dev/null
 [[ ${#releases[@]} -ge 2 ]] ||
 	{ log "expected two PREEMPT_RT kernels in the image, found: ${releases[*]:-none}"; exit 1; }
 : >"$work/kernels"

@@ -156,9 +156,9 @@ echo irqres-vm >"$rootfs/etc/hostname"
 echo '/dev/vda / ext4 rw,errors=remount-ro 0 1' >"$rootfs/etc/fstab"
 chroot "$rootfs" passwd -d root >/dev/null
 chroot "$rootfs" systemctl enable systemd-networkd.service >/dev/null 2>&1
-chroot "$rootfs" systemctl mask systemd-networkd-wait-online.service \
-	apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer fstrim.timer \
-	>/dev/null 2>&1 || true
+# shellcheck disable=SC2046 # one unit per word
+chroot "$rootfs" systemctl mask $(grep -v '^#' "$rootfs/etc/irqres-vm/masked-units") \
+	>/dev/null
 rm -rf "$rootfs/var/lib/apt/lists/"* "$rootfs/var/cache/apt/"*.bin \
 	"$rootfs/var/cache/apt/archives/"*.deb
 # One line per kernel, "<major.minor> <release>", oldest first; the first is also the
