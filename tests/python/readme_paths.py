@@ -40,7 +40,7 @@ GUARD_DIR = Path(__file__).resolve().parent / "import_guard"
 SAMPLE_TRACE = REPO / "tests" / "data" / "vm-e1000-udp.dat"
 INSTALL_DEPS = REPO / "scripts" / "install-deps.sh"
 IRQRESD = REPO / "build" / "daemon" / "irqresd"
-FIRST_PARTY = ("irqres", "demo", "vmrunner", "qemu_state", "__main__")
+FIRST_PARTY = ("irqres", "demo", "vmrunner", "bootsnap", "qemu_state", "__main__")
 # the RT box's irqres commands that need no running irqresd (the others do, or root)
 DAEMONLESS = {"analyze": "", "apply": "--dry-run", "status": ""}
 # what the test path's source scan reads: what `make test` runs with $PYTHON

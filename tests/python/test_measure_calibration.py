@@ -185,7 +185,8 @@ def test_a_real_probe_recorded_under_sched_deadline_calibrates(tmp_path):
                 break
         else:
             pytest.fail(f"{RECORD_ATTEMPTS} recordings of the {tag} job in a row lost its "
-                        f"switches or did not hold it: {act.count} of 300 activations kept")
+                        f"switches or did not hold it: {act.count} of 300 activations kept; "
+                        f"the last record said {r.stderr.strip()[-400:]!r}")
         traces[tag] = out
     res = CliRunner().invoke(main, ["analyze", str(traces["free"]), "--task", "timer-job",
                                     "--deadline", "1ms", "--calibrate", str(traces["probe"]),
