@@ -73,7 +73,9 @@ def test_a_package_the_image_cannot_take_is_refused_by_dpkg(image, tmp_path):
 @pytest.mark.kernel_independent("the snapshot is QEMU's and the payload generator's, the "
                                 "same on every kernel; every guest of the suite on 6.1 and "
                                 "7.3 starts from one too")
-def test_guests_started_from_one_boot_snapshot_each_read_their_own_payload(boot, tmp_path):
+# (the name is short: QEMU's sockets live in the test's work directory, and a Unix socket's
+# path must stay under 108 bytes)
+def test_snapshot_guests_read_own_payloads(boot, tmp_path):
     """Guests of one configuration start from one saved boot (bootsnap), each with its
     own payload disk: each reads its own profile, not the blocks the snapshot's boot read
     of another disk, its clock is the host's time of day, and a guest booted cold without

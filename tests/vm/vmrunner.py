@@ -744,7 +744,7 @@ class VM:
         timing = ["-icount", self.icount] if self.icount else []
         if self.image.arch == "arm64":
             return self._qemu_cmd_arm64(payload, ctl, append, nic)
-        return [*self.qemu, "-nodefaults", "-accel", "tcg", *timing, "-smp", str(self.cpus),
+        return [*self.qemu, "-accel", "tcg", *timing, "-smp", str(self.cpus),
                 "-m", str(self.memory_mb),
                 "-kernel", str(self.kernel.vmlinuz), "-initrd", str(self.kernel.initrd),
                 "-append", append,
