@@ -2,7 +2,8 @@
 # Build (or reuse) a PREEMPT_RT guest image of the VM suite, in the Debian userland its
 # kernels ship with:
 #
-#   build-image.sh [bookworm]   Debian 12 with its own linux-image-rt-amd64 (6.1)
+#   build-image.sh [bookworm]   Debian 12 with its own linux-image-rt-amd64 (6.1) and
+#                               bookworm-backports' (6.12)
 #   build-image.sh trixie       Debian 13 with the newest 6.12 it ships (trixie and
 #                               trixie-security) and trixie-backports' 7.x
 #
@@ -46,9 +47,10 @@ kernel_packages=(initramfs-tools zstd linux-image-rt-amd64)
 case $suite in
 bookworm)
 	images=$cache_root
-	# Debian 12's own RT kernel, at the point release the suite's figures were measured on.
+	# Debian 12's own RT kernel, at the point release the suite's figures were measured on,
+	# and bookworm-backports' 6.12 (mainline PREEMPT_RT).
 	kernel_suites=()
-	backports=()
+	backports=(bookworm-backports)
 	build_packages=()
 	;;
 trixie)
