@@ -125,7 +125,7 @@ def test_the_generator_holds_only_when_asked_and_before_it_reads_the_payload():
     ("Welcome to Debian\n---- irqres-vm: restored ----\n", True, True),
     ("... irqres-vm: scenario boot_basics starts\n", True, False),
     ("Welcome to Debian\n", False, False),
-])
+], ids=["restored-failed-before-its-scenario", "restored-failed-in-it", "cold"])
 def test_a_restored_guest_that_failed_before_its_scenario_boots_cold(console, restored, why):
     vm = vmrunner.VM.__new__(vmrunner.VM)
     vm.restored_from = "abc" if restored else None
