@@ -110,8 +110,10 @@ class BootSnapshot:
     def restore_args(self) -> list[str]:
         return ["-incoming", f"exec:zstd -q -dc {self.state}"]
 
-    def root_drive(self) -> str:
-        return f"file={self.disk},if=virtio,format=qcow2,snapshot=on"
+    def root_drive(self, *, writable: bool = False) -> str:
+        """QEMU's root drive: written by the boot that makes the snapshot, in snapshot
+        mode (never written) for every guest started from it."""
+        return f"file={self.disk},if=virtio,format=qcow2" + ("" if writable else ",snapshot=on")
 
     @staticmethod
     def resume(qmp_path: Path, alive) -> float:

@@ -645,7 +645,6 @@ class VM:
             boot_snapshots = os.environ.get("IRQRES_VM_BOOT_SNAPSHOTS", "1") != "0"
         self.boot_snapshots = boot_snapshots
         self.hold = False  # this boot's command line asks the generator to hold
-        self.restored_from: str | None = None  # the snapshot this boot started from
         self.proc: subprocess.Popen | None = None
         self.started = 0.0
         self.last_state = ""
@@ -994,9 +993,7 @@ class VM:
                 # the boot up to the snapshot, as a cold boot's console would show it
                 console.write(snap.console.read_bytes() + RESTORED.format(key=snap.key).encode())
                 console.flush()
-            env = dict(os.environ, **self.qemu_env) if self.qemu_env else None
-            self.proc = subprocess.Popen([*prefix, *cmd], stdin=subprocess.DEVNULL, env=env,
-                                         stdout=console, stderr=subprocess.STDOUT)
+            self.proc = self._popen(prefix, cmd, console)
             server.start(ctl, self.started + 30)
             if snap is not None:
                 self._resume(snap, server, console_path)
@@ -1014,6 +1011,11 @@ class VM:
                           f"tail:\n{tail(console_text)}", console_text, killed=True)
         return payload, console_text, wall, server.marks
 
+    def _popen(self, prefix: list[str], cmd: list[str], console) -> subprocess.Popen:
+        """QEMU, its console (and QEMU's own messages) into ``console``."""
+        env = dict(os.environ, **self.qemu_env) if self.qemu_env else None
+        return subprocess.Popen([*prefix, *cmd], stdin=subprocess.DEVNULL, env=env,
+                                stdout=console, stderr=subprocess.STDOUT)
 
     def _snapshot(self, scenario: bool) -> BootSnapshot | None:
         """The boot snapshot this boot starts from, made now by a boot of its own if no
@@ -1041,7 +1043,7 @@ class VM:
         payload = self._payload()  # not read: the generator holds before it looks
         ctl = self.workdir / "ctl.sock"
         cmd = self._qemu_cmd(payload, ctl)
-        cmd[cmd.index(self._root_drive())] = f"file={snap.disk},if=virtio,format=qcow2"
+        cmd[cmd.index(self._root_drive())] = snap.root_drive(writable=True)
         console_path = self.workdir / "console.snapshot.log"
         say(f"{self.name}: making boot snapshot {snap.key} of {self.kernel.release} "
             f"({self.cpus} vCPUs, {self.nic})")
@@ -1049,9 +1051,7 @@ class VM:
         server = LoadServer(self)
         why = "it never held"
         with self._netns() as prefix, open(console_path, "wb") as console:
-            env = dict(os.environ, **self.qemu_env) if self.qemu_env else None
-            proc = subprocess.Popen([*prefix, *cmd], stdin=subprocess.DEVNULL, env=env,
-                                    stdout=console, stderr=subprocess.STDOUT)
+            proc = self._popen(prefix, cmd, console)
             try:
                 self.proc = proc
                 server.start(ctl, t0 + 30)
